@@ -1,0 +1,223 @@
+// Package simnet is the simulated world lagscope's engine runs in: a
+// deterministic discrete-event Scheduler over virtual time and an in-memory
+// Network of Nodes whose datagrams go through the impairment model
+// (netcore/impair) per direction.
+//
+// Everything runs on one goroutine, the one calling Step/Run; nothing here
+// reads the wall clock or a global random source. Given the same seed and the
+// same sequence of calls, a simulation delivers the same datagrams at the same
+// virtual times in the same order — the determinism `lagscope sim` promises
+// (DESIGN.md, "one engine, two worlds").
+//
+// A Node satisfies netcore.Transport structurally; simnet does not import
+// netcore so that netcore's own tests can run on it. The network drops
+// datagrams after the sender numbered them, so receivers observe real gaps
+// (SPEC L2), and it reports its own drops as asked-for loss, never as
+// measured loss (SPEC L7).
+package simnet
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Event is a function scheduled to run at a virtual time. Events created by
+// At and After belong to the caller, who may Cancel or Reschedule them at any
+// time, including after they ran.
+type Event struct {
+	at    time.Duration
+	seq   uint64 // insertion order, the tie-breaker for equal times
+	index int    // position in the heap; -1 when not pending
+	owner *Scheduler
+	fn    func()
+
+	// A datagram in flight: pooled by the Network, never handed out.
+	net      *Network
+	from, to netip.AddrPort
+	buf      []byte
+}
+
+// Scheduler runs events in order of virtual time and, for equal times, in
+// the order they were scheduled. It is not safe for concurrent use: one
+// goroutine drives a simulation.
+type Scheduler struct {
+	now  time.Duration
+	seq  uint64
+	heap []*Event
+	free []*Event // spent datagram events, reused so delivery does not allocate
+}
+
+// NewScheduler returns a scheduler whose clock reads zero.
+func NewScheduler() *Scheduler { return &Scheduler{} }
+
+// Now is the virtual time: the time of the event running, or of the last
+// one run, or what RunUntil advanced it to.
+func (s *Scheduler) Now() time.Duration { return s.now }
+
+// Pending is the number of events waiting to run.
+func (s *Scheduler) Pending() int { return len(s.heap) }
+
+// Next returns the time of the earliest pending event.
+func (s *Scheduler) Next() (time.Duration, bool) {
+	if len(s.heap) == 0 {
+		return 0, false
+	}
+	return s.heap[0].at, true
+}
+
+// At schedules fn to run at virtual time t. A time already past runs at Now,
+// after the events already due then.
+func (s *Scheduler) At(t time.Duration, fn func()) *Event {
+	if fn == nil {
+		panic("simnet: At with a nil function")
+	}
+	e := &Event{fn: fn, index: -1}
+	s.push(e, t)
+	return e
+}
+
+// After schedules fn to run d after Now.
+func (s *Scheduler) After(d time.Duration, fn func()) *Event {
+	return s.At(s.now+d, fn)
+}
+
+// Cancel stops e from running. It reports whether e was pending.
+func (e *Event) Cancel() bool {
+	if e.index < 0 {
+		return false
+	}
+	e.owner.remove(e.index)
+	return true
+}
+
+// Reschedule moves e to time t (Now if t is past), whether it is pending,
+// cancelled or has already run. It counts as a new insertion for ordering
+// among events at the same time. Reusing one event this way is how a driver
+// re-arms a peer's wake-up without allocating.
+func (e *Event) Reschedule(t time.Duration) {
+	s := e.owner
+	if e.index >= 0 {
+		s.remove(e.index)
+	}
+	s.push(e, t)
+}
+
+// Time is when e runs, or last ran.
+func (e *Event) Time() time.Duration { return e.at }
+
+// Pending reports whether e is waiting to run.
+func (e *Event) Pending() bool { return e.index >= 0 }
+
+// Step runs the earliest pending event and reports whether there was one.
+func (s *Scheduler) Step() bool {
+	if len(s.heap) == 0 {
+		return false
+	}
+	e := s.heap[0]
+	s.remove(0)
+	s.now = e.at
+	if e.net != nil {
+		e.net.deliver(e)
+		e.net, e.buf = nil, e.buf[:0]
+		s.free = append(s.free, e)
+		return true
+	}
+	e.fn()
+	return true
+}
+
+// RunUntil runs every event due at or before t, then sets the clock to t if
+// it is later than the last event run.
+func (s *Scheduler) RunUntil(t time.Duration) {
+	for len(s.heap) > 0 && s.heap[0].at <= t {
+		s.Step()
+	}
+	s.now = max(s.now, t)
+}
+
+// Run runs events until stop reports true (checked before each event) or no
+// event is left. A nil stop runs until the queue is empty.
+func (s *Scheduler) Run(stop func() bool) {
+	for stop == nil || !stop() {
+		if !s.Step() {
+			return
+		}
+	}
+}
+
+// pooled returns a datagram event from the free list.
+func (s *Scheduler) pooled() *Event {
+	if n := len(s.free); n > 0 {
+		e := s.free[n-1]
+		s.free = s.free[:n-1]
+		return e
+	}
+	return &Event{index: -1}
+}
+
+func (s *Scheduler) push(e *Event, t time.Duration) {
+	e.owner = s
+	e.at = max(t, s.now)
+	e.seq = s.seq
+	s.seq++
+	e.index = len(s.heap)
+	s.heap = append(s.heap, e)
+	s.up(e.index)
+}
+
+func (s *Scheduler) remove(i int) {
+	h := s.heap
+	last := len(h) - 1
+	e := h[i]
+	if i != last {
+		h[i] = h[last]
+		h[i].index = i
+	}
+	h[last] = nil
+	s.heap = h[:last]
+	if i != last {
+		if !s.down(i) {
+			s.up(i)
+		}
+	}
+	e.index = -1
+}
+
+func less(a, b *Event) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+func (s *Scheduler) up(i int) {
+	h := s.heap
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !less(h[i], h[parent]) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		h[i].index, h[parent].index = i, parent
+		i = parent
+	}
+}
+
+// down sifts element i toward the leaves and reports whether it moved.
+func (s *Scheduler) down(i int) bool {
+	h := s.heap
+	start := i
+	for {
+		child := 2*i + 1
+		if child >= len(h) {
+			break
+		}
+		if r := child + 1; r < len(h) && less(h[r], h[child]) {
+			child = r
+		}
+		if !less(h[child], h[i]) {
+			break
+		}
+		h[i], h[child] = h[child], h[i]
+		h[i].index, h[child].index = i, child
+		i = child
+	}
+	return i > start
+}
