@@ -1,0 +1,184 @@
+package netcore
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+)
+
+// The live transport: one *net.UDPConn, one reader goroutine, and pooled
+// fixed-size buffers handed to the goroutine that owns the Endpoint over a
+// channel. In steady state neither direction allocates per datagram (the
+// hot-path rule of SPEC L6 applied to the socket).
+//
+// The path of a received datagram, in order:
+//  1. the reader takes a Datagram from the pool and reads into its buffer,
+//     which is larger than MaxDatagram so that an oversize datagram is seen
+//     whole (or truncated at the buffer's end) rather than cut silently to a
+//     plausible size;
+//  2. oversize datagrams are dropped and counted (SPEC Q5: nothing of ours
+//     is larger, so one that is came from someone else);
+//  3. the rest go into the inbox; when the owner falls behind, the reader
+//     waits and the kernel's socket buffer absorbs, and if need be drops,
+//     what comes next — one place where datagrams queue, not two;
+//  4. the owner feeds Bytes() to Endpoint.Receive and calls Release.
+
+// readBufferSize is the reader's buffer. Anything above MaxDatagram is
+// oversize; 2048 leaves room to see that without reading 64 KiB per buffer.
+const readBufferSize = 2048
+
+// inboxDepth is how many received datagrams may wait for the owner. At 30
+// frames per second and a few datagrams per frame per peer, 256 covers a
+// stall of several frames with dozens of peers before the kernel's buffer
+// takes over.
+const inboxDepth = 256
+
+// ErrTooLarge is returned by Send for a datagram longer than MaxDatagram.
+var ErrTooLarge = fmt.Errorf("netcore: datagram larger than %d bytes (SPEC Q5)", MaxDatagram)
+
+// Datagram is one received datagram in a pooled buffer. It belongs to the
+// receiver until Release, after which neither it nor Bytes() may be used.
+type Datagram struct {
+	From netip.AddrPort
+	n    int
+	buf  [readBufferSize]byte
+}
+
+// Bytes is the datagram's payload.
+func (d *Datagram) Bytes() []byte { return d.buf[:d.n] }
+
+// Release returns the buffer to the pool. Call it exactly once.
+func (d *Datagram) Release() { datagramPool.Put(d) }
+
+var datagramPool = sync.Pool{New: func() any { return new(Datagram) }}
+
+// UDPTransport is a Transport over a UDP socket.
+type UDPTransport struct {
+	conn  *net.UDPConn
+	local netip.AddrPort
+	inbox chan *Datagram
+	done  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+
+	sent, sendErrors, received, oversize, readErrors atomic.Uint64
+}
+
+var _ Transport = (*UDPTransport)(nil)
+
+// ListenUDP opens a UDP socket on addr ("host:port"; port 0 picks a free
+// one) and starts its reader goroutine.
+func ListenUDP(addr string) (*UDPTransport, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, err
+	}
+	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	t := &UDPTransport{
+		conn:  conn,
+		local: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
+		inbox: make(chan *Datagram, inboxDepth),
+		done:  make(chan struct{}),
+	}
+	t.wg.Add(1)
+	go t.read()
+	return t, nil
+}
+
+// LocalAddr is the socket's address. For a socket bound to all interfaces
+// its host is the unspecified address; peers reach it at one of the
+// machine's own addresses on that port.
+func (t *UDPTransport) LocalAddr() netip.AddrPort { return t.local }
+
+// Send writes one datagram. It refuses anything longer than MaxDatagram.
+func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
+	if len(p) > MaxDatagram {
+		return ErrTooLarge
+	}
+	if _, err := t.conn.WriteToUDPAddrPort(p, to); err != nil {
+		t.sendErrors.Add(1)
+		return err
+	}
+	t.sent.Add(1)
+	return nil
+}
+
+// Inbox delivers received datagrams to the owning goroutine. It is closed
+// once the transport is closed and the reader has stopped.
+func (t *UDPTransport) Inbox() <-chan *Datagram { return t.inbox }
+
+// Close closes the socket and waits for the reader goroutine to exit.
+// Datagrams already in the inbox can still be drained.
+func (t *UDPTransport) Close() error {
+	err := net.ErrClosed
+	t.once.Do(func() {
+		close(t.done)
+		err = t.conn.Close()
+		t.wg.Wait()
+	})
+	return err
+}
+
+// UDPStats counts what the socket did. Oversize and read errors are
+// datagrams that never reached an Endpoint.
+type UDPStats struct {
+	Sent, SendErrors uint64
+	Received         uint64 // handed to the inbox
+	Oversize         uint64 // longer than MaxDatagram, dropped (SPEC Q5)
+	ReadErrors       uint64
+}
+
+// Stats reads the counters; safe from any goroutine.
+func (t *UDPTransport) Stats() UDPStats {
+	return UDPStats{
+		Sent:       t.sent.Load(),
+		SendErrors: t.sendErrors.Load(),
+		Received:   t.received.Load(),
+		Oversize:   t.oversize.Load(),
+		ReadErrors: t.readErrors.Load(),
+	}
+}
+
+// read is the reader goroutine: the only one that reads the socket and the
+// only sender on the inbox.
+func (t *UDPTransport) read() {
+	defer t.wg.Done()
+	defer close(t.inbox)
+	d := datagramPool.Get().(*Datagram)
+	defer func() { datagramPool.Put(d) }()
+	for {
+		n, from, err := t.conn.ReadFromUDPAddrPort(d.buf[:])
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Transient (e.g. an ICMP error surfaced by the OS): the
+			// datagram is lost like any other and the link's retries
+			// cover it.
+			t.readErrors.Add(1)
+			continue
+		}
+		if n > MaxDatagram {
+			t.oversize.Add(1)
+			continue
+		}
+		// A dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d; peers
+		// are known by their plain IPv4 address everywhere else.
+		d.From = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		d.n = n
+		t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
+		select {
+		case t.inbox <- d:
+			d = datagramPool.Get().(*Datagram)
+		case <-t.done:
+			return
+		}
+	}
+}

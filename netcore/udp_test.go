@@ -1,0 +1,210 @@
+package netcore
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore/simnet"
+	"go.uber.org/goleak"
+)
+
+// Both worlds satisfy the one interface the Endpoint sends through.
+var (
+	_ Transport = (*UDPTransport)(nil)
+	_ Transport = (*simnet.Node)(nil)
+)
+
+// udpBound caps how long a loopback test waits for datagrams that should
+// arrive within microseconds; reaching it is a failure, not a timing result.
+const udpBound = 5 * time.Second
+
+func listenLoopback(t testing.TB) *UDPTransport {
+	t.Helper()
+	tr, err := ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// receive takes n datagrams from tr's inbox, copying and releasing each.
+func receive(t *testing.T, tr *UDPTransport, n int) (from []netip.AddrPort, data [][]byte) {
+	t.Helper()
+	deadline := time.After(udpBound)
+	for range n {
+		select {
+		case d, ok := <-tr.Inbox():
+			if !ok {
+				t.Fatal("inbox closed early")
+			}
+			from = append(from, d.From)
+			data = append(data, bytes.Clone(d.Bytes()))
+			d.Release()
+		case <-deadline:
+			t.Fatalf("received %d of %d datagrams within %v", len(data), n, udpBound)
+		}
+	}
+	return from, data
+}
+
+func TestUDPTransportCarriesDatagramsBothWays(t *testing.T) {
+	a, b := listenLoopback(t), listenLoopback(t)
+	if !a.LocalAddr().Addr().IsLoopback() || a.LocalAddr().Port() == 0 {
+		t.Fatalf("LocalAddr = %v", a.LocalAddr())
+	}
+	var want [][]byte
+	for i := range 50 {
+		p := bytes.Repeat([]byte{byte(i)}, 1+i*28) // 1 .. 1373 bytes
+		want = append(want, p)
+		if err := a.Send(b.LocalAddr(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Send(b.LocalAddr(), make([]byte, MaxDatagram)); err != nil {
+		t.Fatalf("a datagram of exactly MaxDatagram: %v", err)
+	}
+	want = append(want, make([]byte, MaxDatagram))
+	from, got := receive(t, b, len(want))
+	for _, f := range from {
+		if f != a.LocalAddr() {
+			t.Fatalf("datagram from %v, want %v", f, a.LocalAddr())
+		}
+	}
+	sortBytes := func(s [][]byte) { slices.SortFunc(s, bytes.Compare) }
+	sortBytes(want)
+	sortBytes(got)
+	if !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Fatal("received datagrams differ from those sent")
+	}
+
+	if err := b.Send(a.LocalAddr(), []byte("back")); err != nil {
+		t.Fatal(err)
+	}
+	if from, got := receive(t, a, 1); from[0] != b.LocalAddr() || string(got[0]) != "back" {
+		t.Fatalf("got %q from %v", got[0], from[0])
+	}
+	if st := a.Stats(); st.Sent != 51 || st.Received != 1 {
+		t.Fatalf("a's stats %+v", st)
+	}
+}
+
+// Nothing of ours exceeds 1400 bytes (SPEC Q5): Send refuses to, and the
+// reader drops and counts what arrives larger, truncated or not.
+func TestUDPTransportOversizeDatagrams_Q5(t *testing.T) {
+	tr := listenLoopback(t)
+	if err := tr.Send(tr.LocalAddr(), make([]byte, MaxDatagram+1)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Send of %d bytes: %v", MaxDatagram+1, err)
+	}
+	raw, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	to := tr.LocalAddr()
+	for _, size := range []int{MaxDatagram + 1, readBufferSize, 9000} {
+		if _, err := raw.WriteToUDPAddrPort(make([]byte, size), to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A well-formed datagram after them proves the reader kept going; it
+	// reads in order, so by the time it arrives the others were judged.
+	raw.WriteToUDPAddrPort([]byte("fine"), to)
+	_, got := receive(t, tr, 1)
+	if string(got[0]) != "fine" {
+		t.Fatalf("first datagram through was %d bytes, want the 4-byte one", len(got[0]))
+	}
+	if st := tr.Stats(); st.Oversize != 3 || st.Received != 1 {
+		t.Fatalf("stats %+v, want 3 oversize and 1 received", st)
+	}
+}
+
+func TestUDPTransportCloseStopsTheReader(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	a, err := ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill a's inbox past its depth so its reader is blocked handing over a
+	// datagram when Close comes: Close must still stop it.
+	for range inboxDepth + 10 {
+		b.Send(a.LocalAddr(), []byte("x"))
+	}
+	deadline := time.Now().Add(udpBound)
+	for a.Stats().Received < inboxDepth+1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // waiting for the kernel, not measuring time
+	}
+	if got := a.Stats().Received; got < inboxDepth+1 {
+		t.Fatalf("reader received %d, want it blocked on a full inbox", got)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("second Close: %v", err)
+	}
+	drained := 0
+	for d := range a.Inbox() { // ends: the reader closed the inbox
+		d.Release()
+		drained++
+	}
+	if drained != inboxDepth {
+		t.Fatalf("drained %d datagrams after Close, want the %d queued", drained, inboxDepth)
+	}
+	b.Close()
+}
+
+// A dual-stack socket reports IPv4 peers as IPv4-mapped IPv6 addresses; the
+// transport hands them on as plain IPv4 so peers are known by one address.
+func TestUDPTransportUnmapsIPv4Peers(t *testing.T) {
+	dual, err := ListenUDP(":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dual.Close()
+	v4 := listenLoopback(t)
+	to := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), dual.LocalAddr().Port())
+	if err := v4.Send(to, []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	from, _ := receive(t, dual, 1)
+	if from[0] != v4.LocalAddr() {
+		t.Fatalf("From = %v, want %v", from[0], v4.LocalAddr())
+	}
+}
+
+func TestListenUDPBadAddress(t *testing.T) {
+	if _, err := ListenUDP("not an address"); err == nil {
+		t.Fatal("ListenUDP accepted a bad address")
+	}
+}
+
+// BenchmarkUDPSendReceive is one datagram through loopback: Send on one
+// transport, the reader of the other, the inbox, Release. Nothing allocates
+// per datagram in steady state.
+func BenchmarkUDPSendReceive(b *testing.B) {
+	for _, size := range []int{64, MaxDatagram} {
+		b.Run(map[int]string{64: "64B", MaxDatagram: "1400B"}[size], func(b *testing.B) {
+			src, dst := listenLoopback(b), listenLoopback(b)
+			p := make([]byte, size)
+			to := dst.LocalAddr()
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if err := src.Send(to, p); err != nil {
+					b.Fatal(err)
+				}
+				(<-dst.Inbox()).Release()
+			}
+		})
+	}
+}
