@@ -3,9 +3,11 @@
 // Gilbert–Elliott burst loss), decided one datagram at a time from a seeded
 // random stream.
 //
-// The model is pure: it reads no clock and no global random source, so the
-// simulated network (netcore/simnet) and the live relay (Relay, `lagscope
-// impair`) make the same decisions from the same seed. It applies its loss to
+// The model (Path) is pure: it reads no clock and no global random source,
+// so the simulated network (netcore/simnet) and the live relay make the same
+// decisions from the same seed. Relay is the package's one live part: a UDP
+// proxy on the wall clock that applies a Path to each direction (`lagscope
+// impair`). It applies its loss to
 // datagrams that the sender has already numbered, so a receiver observes a
 // real gap (SPEC L2). What it drops is loss that was asked for, never loss
 // that was measured (SPEC L7): Stats reports it under its own name and nothing

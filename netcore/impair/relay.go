@@ -1,0 +1,326 @@
+package impair
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Relay is the live impairment proxy behind `lagscope impair`: it listens on
+// one UDP address, forwards what a client sends there to a target, forwards
+// the target's replies back to the client, and applies a Path to each
+// direction on the wall clock.
+//
+// The client is whoever last sent to the listening address; a relay serves
+// one client at a time (a client that restarts on a new port takes over).
+//
+// A datagram's journey, in order:
+//  1. a direction's reader goroutine reads it and asks the direction's Path
+//     for the delays of its copies (none: dropped; two: duplicated);
+//  2. each copy goes into the direction's delay line, due at arrival time
+//     plus its delay;
+//  3. the direction's writer goroutine sends each copy when it is due, to the
+//     target (upstream) or to the client known at arrival time (downstream).
+type Relay struct {
+	client *net.UDPConn // the listening socket; talks to the client
+	target *net.UDPConn // talks to the target
+	to     netip.AddrPort
+	start  time.Time
+
+	up, down *direction
+
+	mu       sync.Mutex
+	peer     netip.AddrPort // the client, once one has sent something
+	havePeer bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+// RelayConfig says where a relay listens, where it forwards, and what it does
+// to each direction.
+type RelayConfig struct {
+	Listen     string  // address the client sends to, "host:port"
+	Target     string  // address datagrams are forwarded to
+	Upstream   Profile // client → target
+	Downstream Profile // target → client
+	// Seed seeds the upstream path; the downstream path's seed is derived
+	// from it, so one number reproduces both directions' decisions.
+	Seed uint64
+}
+
+// DirectionStats is what one direction of a relay did. The impairment
+// counts are asked-for, not measured, loss (SPEC L7).
+type DirectionStats struct {
+	Stats              // offered, dropped, duplicated, reordered
+	Forwarded   uint64 // copies written to the far side
+	Pending     uint64 // copies still waiting in the delay line
+	WriteErrors uint64
+	Ignored     uint64 // datagrams from a stranger (downstream) or before any client was known
+}
+
+// RelayStats is both directions' counts.
+type RelayStats struct {
+	Upstream, Downstream DirectionStats // client → target, target → client
+}
+
+// maxUDP is the largest UDP payload; the relay carries whatever it is given
+// (pooled buffers hold a typical datagram and grow for the rare larger one).
+const maxUDP = 65535
+
+var relayBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// downstreamSeed derives the second direction's seed; any fixed odd
+// constant keeps the two streams apart.
+const downstreamSeed = 0x9e3779b97f4a7c15
+
+// ListenRelay binds the relay's two sockets and starts forwarding. It fails
+// on an invalid profile or an address that cannot be resolved or bound.
+func ListenRelay(cfg RelayConfig) (*Relay, error) {
+	for _, p := range []Profile{cfg.Upstream, cfg.Downstream} {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	ta, err := net.ResolveUDPAddr("udp", cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	to := ta.AddrPort()
+	to = netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
+	if !to.Addr().IsValid() || to.Port() == 0 {
+		return nil, errors.New("target needs a host and a port")
+	}
+	la, err := net.ResolveUDPAddr("udp", cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	client, err := net.ListenUDP("udp", la)
+	if err != nil {
+		return nil, err
+	}
+	target, err := net.ListenUDP("udp", nil) // any local port, for replies
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	r := &Relay{
+		client: client,
+		target: target,
+		to:     to,
+		start:  time.Now(),
+		up:     newDirection(NewPath(cfg.Upstream, cfg.Seed)),
+		down:   newDirection(NewPath(cfg.Downstream, cfg.Seed^downstreamSeed)),
+		done:   make(chan struct{}),
+	}
+	r.wg.Add(4)
+	go r.readUpstream()
+	go r.readDownstream()
+	go r.write(r.up, r.target)
+	go r.write(r.down, r.client)
+	return r, nil
+}
+
+// Addr is the address clients send to.
+func (r *Relay) Addr() netip.AddrPort {
+	a := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
+	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
+
+// Target is where the relay forwards.
+func (r *Relay) Target() netip.AddrPort { return r.to }
+
+// SetProfiles changes both directions' profiles from the next datagram on,
+// keeping their random streams (a scripted spike, say).
+func (r *Relay) SetProfiles(upstream, downstream Profile) error {
+	for _, p := range []Profile{upstream, downstream} {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	r.up.setProfile(upstream)
+	r.down.setProfile(downstream)
+	return nil
+}
+
+// Stats reads both directions' counts; safe from any goroutine.
+func (r *Relay) Stats() RelayStats {
+	return RelayStats{Upstream: r.up.stats(), Downstream: r.down.stats()}
+}
+
+// Close stops forwarding, closes both sockets and waits for the relay's
+// goroutines to exit. Copies still in a delay line are discarded (Stats
+// counts them as Pending).
+func (r *Relay) Close() error {
+	err := net.ErrClosed
+	r.once.Do(func() {
+		close(r.done)
+		err = errors.Join(r.client.Close(), r.target.Close())
+		r.wg.Wait()
+	})
+	return err
+}
+
+// now is the relay's clock: monotonic time since it started.
+func (r *Relay) now() time.Duration { return time.Since(r.start) }
+
+func (r *Relay) readUpstream() {
+	defer r.wg.Done()
+	buf := make([]byte, maxUDP)
+	for {
+		n, from, err := r.client.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // transient; the datagram is gone either way
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		r.mu.Lock()
+		r.peer, r.havePeer = from, true
+		r.mu.Unlock()
+		r.up.offer(r.now(), r.to, buf[:n])
+	}
+}
+
+func (r *Relay) readDownstream() {
+	defer r.wg.Done()
+	buf := make([]byte, maxUDP)
+	for {
+		n, from, err := r.target.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		r.mu.Lock()
+		peer, ok := r.peer, r.havePeer
+		r.mu.Unlock()
+		if from != r.to || !ok {
+			r.down.ignore()
+			continue
+		}
+		r.down.offer(r.now(), peer, buf[:n])
+	}
+}
+
+// write is a direction's writer goroutine: it sleeps until the earliest copy
+// is due (or a new one arrives), then sends everything due.
+func (r *Relay) write(d *direction, conn *net.UDPConn) {
+	defer r.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var batch []lineItem
+	for {
+		d.mu.Lock()
+		now := r.now()
+		batch = batch[:0]
+		for {
+			it, ok := d.line.popDue(now)
+			if !ok {
+				break
+			}
+			batch = append(batch, it)
+		}
+		next, pending := d.line.next()
+		d.mu.Unlock()
+
+		var forwarded, failed uint64
+		for i := range batch {
+			if _, err := conn.WriteToUDPAddrPort(*batch[i].buf, batch[i].to); err != nil {
+				failed++
+			} else {
+				forwarded++
+			}
+			relayBufPool.Put(batch[i].buf)
+			batch[i] = lineItem{}
+		}
+		if forwarded+failed > 0 {
+			d.mu.Lock()
+			d.forwarded += forwarded
+			d.writeErrors += failed
+			d.mu.Unlock()
+		}
+
+		if pending {
+			timer.Reset(max(next-r.now(), 0))
+			select {
+			case <-timer.C:
+			case <-d.wake:
+			case <-r.done:
+				return
+			}
+		} else {
+			select {
+			case <-d.wake:
+			case <-r.done:
+				return
+			}
+		}
+	}
+}
+
+// direction is one way through the relay: its Path and delay line, shared
+// by its reader and writer goroutines under mu.
+type direction struct {
+	mu          sync.Mutex
+	path        *Path
+	line        delayLine
+	delays      []time.Duration
+	forwarded   uint64
+	writeErrors uint64
+	ignored     uint64
+	wake        chan struct{} // capacity 1: "the delay line changed"
+}
+
+func newDirection(p *Path) *direction {
+	return &direction{path: p, wake: make(chan struct{}, 1)}
+}
+
+// offer decides a datagram's fate and queues its copies for delivery to to.
+func (d *direction) offer(now time.Duration, to netip.AddrPort, p []byte) {
+	d.mu.Lock()
+	d.delays = d.path.Decide(d.delays)
+	for _, delay := range d.delays {
+		b := relayBufPool.Get().(*[]byte)
+		*b = append((*b)[:0], p...)
+		d.line.push(now+delay, to, b)
+	}
+	queued := len(d.delays) > 0
+	d.mu.Unlock()
+	if queued {
+		select {
+		case d.wake <- struct{}{}:
+		default: // the writer is already due to look
+		}
+	}
+}
+
+func (d *direction) ignore() {
+	d.mu.Lock()
+	d.ignored++
+	d.mu.Unlock()
+}
+
+func (d *direction) setProfile(p Profile) {
+	d.mu.Lock()
+	d.path.SetProfile(p)
+	d.mu.Unlock()
+}
+
+func (d *direction) stats() DirectionStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return DirectionStats{
+		Stats:       d.path.Stats(),
+		Forwarded:   d.forwarded,
+		Pending:     uint64(d.line.len()),
+		WriteErrors: d.writeErrors,
+		Ignored:     d.ignored,
+	}
+}
