@@ -1,0 +1,194 @@
+package netcore
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/netcore/simnet"
+)
+
+// Two kinds of test world:
+//   - capture: a Transport that only records what was sent, so a test
+//     decides datagram by datagram what arrives, when, and what is lost;
+//   - simnet: the simulated network with impairment, on virtual time.
+
+var (
+	addrA = netip.MustParseAddrPort("10.0.0.1:7373")
+	addrB = netip.MustParseAddrPort("10.0.0.2:7373")
+	addrC = netip.MustParseAddrPort("10.0.0.3:7373")
+)
+
+const (
+	peerA PeerID = 1
+	peerB PeerID = 2
+	token        = 0x1122334455667788
+)
+
+type sentDatagram struct {
+	to   netip.AddrPort
+	data []byte
+}
+
+// capture is a Transport that records datagrams instead of sending them.
+type capture struct {
+	addr netip.AddrPort
+	sent []sentDatagram
+}
+
+func (c *capture) Send(to netip.AddrPort, p []byte) error {
+	c.sent = append(c.sent, sentDatagram{to, bytes.Clone(p)})
+	return nil
+}
+
+func (c *capture) LocalAddr() netip.AddrPort { return c.addr }
+
+// take returns and forgets everything sent so far.
+func (c *capture) take() []sentDatagram {
+	s := c.sent
+	c.sent = nil
+	return s
+}
+
+var _ Transport = (*capture)(nil)
+
+type delivery struct {
+	at   time.Duration
+	from PeerID
+	ch   Channel
+	msg  []byte
+}
+
+// side is one endpoint of a capture pair with what it delivered.
+type side struct {
+	ep   *Endpoint
+	tr   *capture
+	addr netip.AddrPort
+	got  []delivery
+}
+
+func (s *side) record(now time.Duration, from PeerID, ch Channel, msg []byte) {
+	s.got = append(s.got, delivery{now, from, ch, bytes.Clone(msg)})
+}
+
+// newPair builds endpoints A and B linked to each other over capture
+// transports. mod may adjust each config (it gets the PeerID).
+func newPair(t testing.TB, mod func(PeerID, *Config)) (a, b *side) {
+	t.Helper()
+	mk := func(self, other PeerID, addr, otherAddr netip.AddrPort) *side {
+		s := &side{tr: &capture{addr: addr}, addr: addr}
+		cfg := Config{Self: self, Session: token}
+		if mod != nil {
+			mod(self, &cfg)
+		}
+		ep, err := NewEndpoint(cfg, s.tr, s.record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ep.AddLink(0, other, otherAddr); err != nil {
+			t.Fatal(err)
+		}
+		s.ep = ep
+		return s
+	}
+	return mk(peerA, peerB, addrA, addrB), mk(peerB, peerA, addrB, addrA)
+}
+
+// pass hands everything from sent so far to to, at now, and returns how
+// many datagrams it passed.
+func pass(from, to *side, now time.Duration) int {
+	ds := from.tr.take()
+	for _, d := range ds {
+		to.ep.Receive(now, from.addr, d.data)
+	}
+	return len(ds)
+}
+
+// drop forgets everything from sent so far.
+func drop(from *side) int { return len(from.tr.take()) }
+
+// simPeer drives an Endpoint on a simnet scheduler the way the live driver
+// does on the wall clock: datagrams go to Receive, one re-armed event calls
+// Tick at the endpoint's next deadline.
+type simPeer struct {
+	ep    *Endpoint
+	node  *simnet.Node
+	sched *simnet.Scheduler
+	wake  *simnet.Event
+	got   []delivery
+	count map[string]int // reliable payload → times delivered
+}
+
+func newSimPeer(t testing.TB, n *simnet.Network, self PeerID, addr netip.AddrPort, mod func(*Config)) *simPeer {
+	t.Helper()
+	p := &simPeer{sched: n.Scheduler(), count: map[string]int{}}
+	p.node = n.Attach(addr, func(now time.Duration, from netip.AddrPort, d []byte) {
+		p.ep.Receive(now, from, d)
+		p.arm()
+	})
+	cfg := Config{Self: self, Session: token}
+	if mod != nil {
+		mod(&cfg)
+	}
+	ep, err := NewEndpoint(cfg, p.node, func(now time.Duration, from PeerID, ch Channel, msg []byte) {
+		if ch == ChannelReliable {
+			p.count[string(msg)]++
+		}
+		p.got = append(p.got, delivery{now, from, ch, bytes.Clone(msg)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ep = ep
+	p.wake = p.sched.At(0, func() {
+		p.ep.Tick(p.sched.Now())
+		p.arm()
+	})
+	return p
+}
+
+// arm moves the wake-up to the endpoint's next deadline.
+func (p *simPeer) arm() {
+	if d, ok := p.ep.NextDeadline(); ok {
+		p.wake.Reschedule(d)
+	} else {
+		p.wake.Cancel()
+	}
+}
+
+func (p *simPeer) send(t testing.TB, to PeerID, ch Channel, msg []byte) {
+	t.Helper()
+	if err := p.ep.Send(p.sched.Now(), to, ch, msg); err != nil {
+		t.Fatal(err)
+	}
+	p.arm()
+}
+
+// simPair links two simPeers over n with the given profile each way.
+func simPair(t testing.TB, seed uint64, prof impair.Profile, mod func(*Config)) (*simnet.Network, *simPeer, *simPeer) {
+	t.Helper()
+	n := simnet.NewNetwork(simnet.NewScheduler(), seed)
+	n.SetLink(addrA, addrB, prof)
+	a := newSimPeer(t, n, peerA, addrA, mod)
+	b := newSimPeer(t, n, peerB, addrB, mod)
+	if err := a.ep.AddLink(0, peerB, addrB); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ep.AddLink(0, peerA, addrA); err != nil {
+		t.Fatal(err)
+	}
+	a.arm()
+	b.arm()
+	return n, a, b
+}
+
+func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+
+func near(t testing.TB, what string, got, want, tol time.Duration) {
+	t.Helper()
+	if d := got - want; d > tol || d < -tol {
+		t.Errorf("%s = %v, want %v ± %v", what, got, want, tol)
+	}
+}

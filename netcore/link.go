@@ -1,0 +1,190 @@
+package netcore
+
+import (
+	"net/netip"
+	"time"
+)
+
+// SendWindow is how many datagrams an acked channel (reliable, global) may
+// have in flight on one link. Messages beyond it wait in a backlog, in
+// order; nothing is dropped (T11). The receiver's reorder buffer has the
+// same depth, so a conforming sender never sends past it.
+const SendWindow = 256
+
+// MaxBacklog bounds the bytes of messages waiting for room in one
+// channel's send window. Send refuses (ErrBacklog) rather than grow without
+// limit towards a peer that has stopped answering; what was accepted is
+// still never dropped.
+const MaxBacklog = 16 << 20
+
+// outPacket is one datagram in flight on an acked channel.
+type outPacket struct {
+	inUse     bool
+	packet    uint32
+	retries   uint32
+	epoch     uint32        // measurement epoch at first send (T5)
+	firstSent time.Duration // round trips are measured from here (T4)
+	firstRTO  time.Duration // retry timeout in force at first send (T8, T12)
+	wait      time.Duration // current gap between retries (T8)
+	nextRetry time.Duration
+	body      []byte // plaintext body, cap MaxBody; kept for reuse
+}
+
+// pendingMsg is a message accepted by Send that is waiting for room in
+// the send window.
+type pendingMsg struct {
+	msgID uint32
+	data  []byte
+	off   int // bytes already cut into fragments
+}
+
+// outQueue is the sending half of an acked channel.
+type outQueue struct {
+	slots        [SendWindow]outPacket
+	next         uint32 // next packet number to assign
+	oldest       uint32 // lowest packet number that may still be in flight
+	nextMsg      uint32
+	backlog      []pendingMsg
+	backlogBytes int
+}
+
+func (q *outQueue) inFlight() int { return int(q.next - q.oldest) }
+
+func (q *outQueue) room() bool { return q.next-q.oldest < SendWindow }
+
+// lookup returns the in-flight packet with number s, or nil.
+func (q *outQueue) lookup(s uint32) *outPacket {
+	if s-q.oldest >= q.next-q.oldest {
+		return nil
+	}
+	p := &q.slots[s%SendWindow]
+	if !p.inUse || p.packet != s {
+		return nil
+	}
+	return p
+}
+
+// advance moves oldest past packets that are no longer in flight.
+func (q *outQueue) advance() {
+	for q.oldest != q.next && !q.slots[q.oldest%SendWindow].inUse {
+		q.oldest++
+	}
+}
+
+// claim takes the slot for the next packet; the caller checked room().
+func (q *outQueue) claim() *outPacket {
+	p := &q.slots[q.next%SendWindow]
+	if p.body == nil {
+		p.body = make([]byte, 0, MaxBody)
+	}
+	p.inUse, p.packet, p.retries = true, q.next, 0
+	p.body = p.body[:0]
+	q.next++
+	return p
+}
+
+// inOrder is the receiving half of the reliable channel: a reorder buffer
+// that delivers datagrams in sequence, and the reassembly of in-order
+// fragments.
+type inOrder struct {
+	next  uint32 // next packet to deliver; everything before arrived
+	have  [SendWindow]bool
+	slots [SendWindow][]byte // bodies that arrived early, cap MaxBody
+
+	// Fragment reassembly: fragments of one message arrive consecutively.
+	asmID    uint32
+	asmNext  uint16 // next fragment index expected; 0 = none pending
+	asmCount uint16
+	asm      []byte
+}
+
+// inSet is the receiving half of the global channel: which packets
+// arrived, for exactly-once delivery without order. A sender keeps at most
+// SendWindow packets in flight, so a resent packet is never more than
+// SendWindow below the newest one; twice that is remembered.
+type inSet struct {
+	started bool
+	highest uint32
+	bits    [2 * SendWindow / 64]uint64
+}
+
+const inSetBits = 2 * SendWindow
+
+// add records s and reports whether it is new.
+func (s *inSet) add(seq uint32) bool {
+	if !s.started {
+		s.started, s.highest = true, seq
+		s.set(seq)
+		return true
+	}
+	d := int32(seq - s.highest)
+	if d > 0 {
+		if d >= inSetBits {
+			s.bits = [inSetBits / 64]uint64{}
+		} else {
+			for x := s.highest + 1; x != seq; x++ {
+				s.clear(x)
+			}
+		}
+		s.highest = seq
+		s.set(seq)
+		return true
+	}
+	if -d >= inSetBits {
+		return false // far too old: a conforming sender gave up on it long ago
+	}
+	if s.isSet(seq) {
+		return false
+	}
+	s.set(seq)
+	return true
+}
+
+func (s *inSet) set(x uint32)        { i := x % inSetBits; s.bits[i/64] |= 1 << (i % 64) }
+func (s *inSet) clear(x uint32)      { i := x % inSetBits; s.bits[i/64] &^= 1 << (i % 64) }
+func (s *inSet) isSet(x uint32) bool { i := x % inSetBits; return s.bits[i/64]&(1<<(i%64)) != 0 }
+
+// link is one private connection to one peer (T1).
+type link struct {
+	peer   PeerID
+	addr   netip.AddrPort
+	closed bool // removed while a callback ran
+
+	est Estimator
+
+	rel, glob outQueue            // acked channels
+	txSeq     [numChannels]uint32 // next datagram number per numbered channel (L2)
+	unrelMsg  uint32              // next unreliable message id
+
+	relIn   inOrder
+	globIn  inSet
+	unrelIn struct {
+		delivered bool
+		last      uint32 // newest message id delivered (Q1)
+	}
+	unrelAsm, globAsm reassembler
+
+	windows [numChannels]recvWindow // loss windows per numbered channel (L2)
+
+	loss     Loss
+	peerLoss PeerLoss
+	global   GlobalStats
+
+	bad        bool // a packet outlived the connection timeout (T11)
+	nextReport time.Duration
+
+	open *opener // authenticates the peer's datagrams when a key is set
+}
+
+// GlobalStats counts the global channel's outbound datagrams (T14). They
+// are kept apart from Loss.Sent/Retransmitted: the global channel retries
+// on a fixed interval that says nothing about the link's round trip (L8).
+type GlobalStats struct {
+	Sent, Retransmitted, Dropped uint64
+}
+
+func (g *GlobalStats) add(o GlobalStats) {
+	g.Sent += o.Sent
+	g.Retransmitted += o.Retransmitted
+	g.Dropped += o.Dropped
+}

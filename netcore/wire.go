@@ -1,0 +1,540 @@
+package netcore
+
+import (
+	"encoding/binary"
+	"errors"
+	"unicode/utf8"
+)
+
+// The wire format, byte by byte, is in docs/protocol.md; keep the two in
+// step. Everything is little-endian. IDs never change meaning: a new message
+// gets a new ID, and a receiver skips record types it does not know.
+
+// Protocol identity.
+const (
+	Magic0  = 'L'
+	Magic1  = 'S'
+	Version = 1 // bump when a known record changes shape
+)
+
+// Header layout.
+const (
+	HeaderLen = 24
+	// FlagSealed marks a datagram whose body is AEAD-sealed with the
+	// session's pre-shared key (Q7). Other flag bits are reserved and must
+	// be zero.
+	FlagSealed = 0x01
+	// sealPrefixLen is the sender instance (8) and nonce counter (8) that
+	// follow the header of a sealed datagram; sealTagLen the GCM tag.
+	sealPrefixLen = 16
+	sealTagLen    = 16
+	// SealOverhead is what sealing adds to a datagram.
+	SealOverhead = sealPrefixLen + sealTagLen
+	// MaxBody is the most body bytes a datagram may carry, sealed or not,
+	// so that fragmenting does not depend on whether a key is set (Q5).
+	MaxBody = MaxDatagram - HeaderLen - SealOverhead
+)
+
+// PeerID names a machine within a session.
+type PeerID uint16
+
+// PeerUnassigned is the sender ID of a machine that has not been welcomed
+// into a session yet (handshake only).
+const PeerUnassigned PeerID = 0xFFFF
+
+// Channel says how a datagram travels. Numbered channels (reliable,
+// unreliable, global) number their datagrams consecutively (L2); control
+// datagrams (handshake, acks, link reports) are not numbered.
+type Channel uint8
+
+const (
+	ChannelControl    Channel = 0 // unnumbered: handshake, acks, link reports
+	ChannelReliable   Channel = 1 // private link: acked, resent, never dropped, in order (T8, T11)
+	ChannelUnreliable Channel = 2 // private link: numbered, newest state wins (Q1)
+	ChannelGlobal     Channel = 3 // lobby/chat: acked, fixed retry, dropped at timeout (T14)
+	numChannels               = 4
+)
+
+func (c Channel) String() string {
+	switch c {
+	case ChannelControl:
+		return "control"
+	case ChannelReliable:
+		return "reliable"
+	case ChannelUnreliable:
+		return "unreliable"
+	case ChannelGlobal:
+		return "global"
+	}
+	return "invalid"
+}
+
+// Record types. Stable numeric IDs (S19 applies to the wire as well).
+const (
+	RecHello      uint8 = 0x01
+	RecChallenge  uint8 = 0x02
+	RecResponse   uint8 = 0x03
+	RecWelcome    uint8 = 0x04
+	RecRefuse     uint8 = 0x05
+	RecData       uint8 = 0x10
+	RecFragment   uint8 = 0x11
+	RecAck        uint8 = 0x20
+	RecLinkReport uint8 = 0x21
+)
+
+// Record and message sizes.
+const (
+	recordHeaderLen = 3 // type u8, length u16
+	dataFixedLen    = 4 // message id
+	fragFixedLen    = 8 // message id, index, count
+	ackFixedLen     = 6 // channel, count, cumulative
+	linkReportLen   = 16
+	// MaxDataPayload is the largest message sent whole, in one Data record.
+	MaxDataPayload = MaxBody - recordHeaderLen - dataFixedLen
+	// FragmentPayload is the size of every fragment but the last (Q5).
+	FragmentPayload = MaxBody - recordHeaderLen - fragFixedLen
+	// MaxMessage bounds a message, and so the memory reassembly may hold
+	// for one.
+	MaxMessage = 1 << 20
+	// MaxFragments is the most fragments a message of MaxMessage bytes needs.
+	MaxFragments = (MaxMessage + FragmentPayload - 1) / FragmentPayload
+	// MaxAckPackets bounds the explicit packets in one Ack record.
+	MaxAckPackets = 255
+	// MaxNameLen bounds a player name in the handshake.
+	MaxNameLen = 32
+	// CookieLen is the size of a handshake challenge cookie.
+	CookieLen = 16
+)
+
+// Decode errors. They are sentinels so that rejecting a flood of bad
+// datagrams allocates nothing.
+var (
+	ErrShort     = errors.New("netcore: datagram or record too short")
+	ErrMagic     = errors.New("netcore: bad magic")
+	ErrVersion   = errors.New("netcore: unsupported protocol version")
+	ErrReserved  = errors.New("netcore: reserved bits set")
+	ErrChannel   = errors.New("netcore: bad channel")
+	ErrLength    = errors.New("netcore: length does not match content")
+	ErrField     = errors.New("netcore: field out of range")
+	ErrOversize  = errors.New("netcore: datagram or message too large")
+	ErrAuth      = errors.New("netcore: authentication failed")
+	ErrReplay    = errors.New("netcore: replayed or stale datagram")
+	ErrNotSealed = errors.New("netcore: datagram sealing does not match the session")
+)
+
+var le = binary.LittleEndian
+
+// Header is the fixed 24-byte start of every datagram.
+type Header struct {
+	Flags   uint8
+	Token   uint64 // session token: guards against blind spoofing
+	Sender  PeerID
+	Channel Channel
+	// Seq numbers every datagram a numbered channel sends, resends
+	// included, consecutively: the receiver's loss window judges these
+	// (L2). 0 on control.
+	Seq uint32
+	// Packet is the acked channels' packet number: the same for every
+	// copy of a packet, the unit of acks, ordering and exactly-once
+	// delivery. 0 on the unreliable and control channels.
+	Packet uint32
+}
+
+// PutHeader writes h into b[:HeaderLen]. b must be at least HeaderLen long.
+func PutHeader(b []byte, h Header) {
+	_ = b[HeaderLen-1]
+	b[0], b[1], b[2], b[3] = Magic0, Magic1, Version, h.Flags
+	le.PutUint64(b[4:], h.Token)
+	le.PutUint16(b[12:], uint16(h.Sender))
+	b[14], b[15] = byte(h.Channel), 0
+	le.PutUint32(b[16:], h.Seq)
+	le.PutUint32(b[20:], h.Packet)
+}
+
+// DecodeHeader reads and checks the header at the start of b.
+func DecodeHeader(b []byte) (Header, error) {
+	if len(b) < HeaderLen {
+		return Header{}, ErrShort
+	}
+	if b[0] != Magic0 || b[1] != Magic1 {
+		return Header{}, ErrMagic
+	}
+	if b[2] != Version {
+		return Header{}, ErrVersion
+	}
+	if b[3]&^FlagSealed != 0 || b[15] != 0 {
+		return Header{}, ErrReserved
+	}
+	h := Header{
+		Flags:   b[3],
+		Token:   le.Uint64(b[4:]),
+		Sender:  PeerID(le.Uint16(b[12:])),
+		Channel: Channel(b[14]),
+		Seq:     le.Uint32(b[16:]),
+		Packet:  le.Uint32(b[20:]),
+	}
+	switch {
+	case h.Channel >= numChannels:
+		return Header{}, ErrChannel
+	case h.Channel == ChannelControl && (h.Seq != 0 || h.Packet != 0):
+		return Header{}, ErrField
+	case h.Channel == ChannelUnreliable && h.Packet != 0:
+		return Header{}, ErrField
+	}
+	return h, nil
+}
+
+// NextRecord splits the first record off a body: its type, its payload
+// (aliasing body) and the rest of the body.
+func NextRecord(body []byte) (typ uint8, payload, rest []byte, err error) {
+	if len(body) < recordHeaderLen {
+		return 0, nil, nil, ErrShort
+	}
+	n := int(le.Uint16(body[1:]))
+	if len(body)-recordHeaderLen < n {
+		return 0, nil, nil, ErrLength
+	}
+	end := recordHeaderLen + n
+	return body[0], body[recordHeaderLen:end], body[end:], nil
+}
+
+// appendRecordHeader appends a record header for a payload of n bytes.
+func appendRecordHeader(b []byte, typ uint8, n int) []byte {
+	return append(b, typ, byte(n), byte(n>>8))
+}
+
+// Data is one whole message on a numbered channel.
+type Data struct {
+	MsgID   uint32
+	Payload []byte // aliases the datagram
+}
+
+// AppendData appends a Data record.
+func AppendData(b []byte, d Data) []byte {
+	b = appendRecordHeader(b, RecData, dataFixedLen+len(d.Payload))
+	b = le.AppendUint32(b, d.MsgID)
+	return append(b, d.Payload...)
+}
+
+// DecodeData decodes a Data record's payload.
+func DecodeData(p []byte) (Data, error) {
+	if len(p) < dataFixedLen {
+		return Data{}, ErrShort
+	}
+	if len(p)-dataFixedLen > MaxDataPayload {
+		return Data{}, ErrOversize
+	}
+	return Data{MsgID: le.Uint32(p), Payload: p[dataFixedLen:]}, nil
+}
+
+// Fragment is one piece of a message longer than MaxDataPayload (Q5).
+// Every fragment but the last carries exactly FragmentPayload bytes, so a
+// fragment's place in the message is Index·FragmentPayload.
+type Fragment struct {
+	MsgID   uint32
+	Index   uint16
+	Count   uint16
+	Payload []byte // aliases the datagram
+}
+
+// AppendFragment appends a Fragment record.
+func AppendFragment(b []byte, f Fragment) []byte {
+	b = appendRecordHeader(b, RecFragment, fragFixedLen+len(f.Payload))
+	b = le.AppendUint32(b, f.MsgID)
+	b = le.AppendUint16(b, f.Index)
+	b = le.AppendUint16(b, f.Count)
+	return append(b, f.Payload...)
+}
+
+// DecodeFragment decodes a Fragment record's payload and checks that it
+// can belong to a message of at most MaxMessage bytes.
+func DecodeFragment(p []byte) (Fragment, error) {
+	if len(p) < fragFixedLen {
+		return Fragment{}, ErrShort
+	}
+	f := Fragment{
+		MsgID:   le.Uint32(p),
+		Index:   le.Uint16(p[4:]),
+		Count:   le.Uint16(p[6:]),
+		Payload: p[fragFixedLen:],
+	}
+	switch {
+	case f.Count > MaxFragments:
+		return Fragment{}, ErrOversize
+	case f.Count < 2 || f.Index >= f.Count:
+		return Fragment{}, ErrField
+	case len(f.Payload) > FragmentPayload:
+		return Fragment{}, ErrOversize
+	case f.Index < f.Count-1 && len(f.Payload) != FragmentPayload:
+		return Fragment{}, ErrLength
+	case f.Index == f.Count-1 && int(f.Index)*FragmentPayload+len(f.Payload) > MaxMessage:
+		return Fragment{}, ErrOversize
+	}
+	return f, nil
+}
+
+// Ack acknowledges packets of one acked channel (reliable or global) by
+// their packet numbers (Header.Packet). The explicit packets are those that
+// just arrived: each may give a round-trip sample. Cumulative (reliable
+// channel only; 0 on global) says every packet before it has arrived: it
+// frees retries after a lost ack but gives no sample. One datagram may carry
+// several Ack records (T1).
+type Ack struct {
+	Channel    Channel
+	Cumulative uint32
+	packets    []byte // count × u32, aliases the datagram
+}
+
+// Len is the number of explicit packets.
+func (a Ack) Len() int { return len(a.packets) / 4 }
+
+// Packet returns the i-th explicit packet number.
+func (a Ack) Packet(i int) uint32 { return le.Uint32(a.packets[4*i:]) }
+
+// AppendAck appends an Ack record for the given packets (at most
+// MaxAckPackets of them).
+func AppendAck(b []byte, ch Channel, cumulative uint32, packets ...uint32) []byte {
+	b = appendRecordHeader(b, RecAck, ackFixedLen+4*len(packets))
+	b = append(b, byte(ch), byte(len(packets)))
+	b = le.AppendUint32(b, cumulative)
+	for _, s := range packets {
+		b = le.AppendUint32(b, s)
+	}
+	return b
+}
+
+// appendAck1 is AppendAck for one packet without a variadic slice.
+func appendAck1(b []byte, ch Channel, cumulative, packet uint32) []byte {
+	b = appendRecordHeader(b, RecAck, ackFixedLen+4)
+	b = append(b, byte(ch), 1)
+	b = le.AppendUint32(b, cumulative)
+	return le.AppendUint32(b, packet)
+}
+
+// DecodeAck decodes an Ack record's payload.
+func DecodeAck(p []byte) (Ack, error) {
+	if len(p) < ackFixedLen {
+		return Ack{}, ErrShort
+	}
+	a := Ack{Channel: Channel(p[0]), Cumulative: le.Uint32(p[2:])}
+	if a.Channel != ChannelReliable && a.Channel != ChannelGlobal {
+		return Ack{}, ErrChannel
+	}
+	n := int(p[1])
+	if len(p) != ackFixedLen+4*n {
+		return Ack{}, ErrLength
+	}
+	a.packets = p[ackFixedLen:]
+	return a, nil
+}
+
+// LinkReport is a machine's own inbound totals for one link, sent to the
+// peer once per ping interval so the peer learns its outbound loss (L4).
+type LinkReport struct {
+	Expected, Missing uint64
+}
+
+// AppendLinkReport appends a LinkReport record.
+func AppendLinkReport(b []byte, r LinkReport) []byte {
+	b = appendRecordHeader(b, RecLinkReport, linkReportLen)
+	b = le.AppendUint64(b, r.Expected)
+	return le.AppendUint64(b, r.Missing)
+}
+
+// DecodeLinkReport decodes a LinkReport record's payload.
+func DecodeLinkReport(p []byte) (LinkReport, error) {
+	if len(p) != linkReportLen {
+		return LinkReport{}, ErrLength
+	}
+	r := LinkReport{Expected: le.Uint64(p), Missing: le.Uint64(p[8:])}
+	if r.Missing > r.Expected {
+		return LinkReport{}, ErrField
+	}
+	return r, nil
+}
+
+// Role is what a joining machine asks to be.
+type Role uint8
+
+const (
+	RolePlayer   Role = 1 // seated, waited for
+	RoleObserver Role = 2 // sees everything, never waited for
+)
+
+// Handshake records (codec only here; the session logic lives in probe).
+// A joiner sends Hello with token 0 and sender PeerUnassigned; the host
+// answers Challenge with a cookie bound to the joiner's address; the joiner
+// echoes it in Response; the host answers Welcome (with the joiner's ID and
+// the session token) or Refuse. Nonce is the joiner's random number, echoed
+// in every answer so a joiner can match answers to its attempt.
+type (
+	Hello struct {
+		Nonce uint64
+		Role  Role
+		Name  string
+	}
+	Challenge struct {
+		Nonce  uint64
+		Cookie [CookieLen]byte
+	}
+	Response struct {
+		Nonce  uint64
+		Cookie [CookieLen]byte
+		Role   Role
+		Name   string
+	}
+	Welcome struct {
+		Nonce uint64
+		Peer  PeerID
+		Token uint64
+	}
+	Refuse struct {
+		Nonce  uint64
+		Reason RefuseReason
+	}
+)
+
+// RefuseReason says why a host refused a joiner.
+type RefuseReason uint8
+
+const (
+	RefuseFull       RefuseReason = 1 // no seat left
+	RefuseStarted    RefuseReason = 2 // game running, players cannot join
+	RefuseBadCookie  RefuseReason = 3 // challenge not answered correctly
+	RefuseBadVersion RefuseReason = 4 // reserved: the header version already differs
+)
+
+func appendName(b []byte, name string) []byte {
+	b = append(b, byte(len(name)))
+	return append(b, name...)
+}
+
+func decodeName(p []byte) (string, error) {
+	if len(p) < 1 {
+		return "", ErrShort
+	}
+	n := int(p[0])
+	if n > MaxNameLen {
+		return "", ErrOversize
+	}
+	if len(p) != 1+n {
+		return "", ErrLength
+	}
+	name := p[1:]
+	if !utf8.Valid(name) {
+		return "", ErrField
+	}
+	return string(name), nil
+}
+
+func validRole(r Role) bool { return r == RolePlayer || r == RoleObserver }
+
+// AppendHello appends a Hello record. The name is cut to MaxNameLen bytes
+// by the caller's choice; an over-long name is an encoding error.
+func AppendHello(b []byte, m Hello) ([]byte, error) {
+	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
+		return b, ErrField
+	}
+	b = appendRecordHeader(b, RecHello, 10+len(m.Name))
+	b = le.AppendUint64(b, m.Nonce)
+	b = append(b, byte(m.Role))
+	return appendName(b, m.Name), nil
+}
+
+// DecodeHello decodes a Hello record's payload.
+func DecodeHello(p []byte) (Hello, error) {
+	if len(p) < 10 {
+		return Hello{}, ErrShort
+	}
+	m := Hello{Nonce: le.Uint64(p), Role: Role(p[8])}
+	if !validRole(m.Role) {
+		return Hello{}, ErrField
+	}
+	var err error
+	if m.Name, err = decodeName(p[9:]); err != nil {
+		return Hello{}, err
+	}
+	return m, nil
+}
+
+// AppendChallenge appends a Challenge record.
+func AppendChallenge(b []byte, m Challenge) []byte {
+	b = appendRecordHeader(b, RecChallenge, 8+CookieLen)
+	b = le.AppendUint64(b, m.Nonce)
+	return append(b, m.Cookie[:]...)
+}
+
+// DecodeChallenge decodes a Challenge record's payload.
+func DecodeChallenge(p []byte) (Challenge, error) {
+	if len(p) != 8+CookieLen {
+		return Challenge{}, ErrLength
+	}
+	m := Challenge{Nonce: le.Uint64(p)}
+	copy(m.Cookie[:], p[8:])
+	return m, nil
+}
+
+// AppendResponse appends a Response record.
+func AppendResponse(b []byte, m Response) ([]byte, error) {
+	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
+		return b, ErrField
+	}
+	b = appendRecordHeader(b, RecResponse, 8+CookieLen+2+len(m.Name))
+	b = le.AppendUint64(b, m.Nonce)
+	b = append(b, m.Cookie[:]...)
+	b = append(b, byte(m.Role))
+	return appendName(b, m.Name), nil
+}
+
+// DecodeResponse decodes a Response record's payload.
+func DecodeResponse(p []byte) (Response, error) {
+	if len(p) < 8+CookieLen+2 {
+		return Response{}, ErrShort
+	}
+	m := Response{Nonce: le.Uint64(p), Role: Role(p[8+CookieLen])}
+	copy(m.Cookie[:], p[8:])
+	if !validRole(m.Role) {
+		return Response{}, ErrField
+	}
+	var err error
+	if m.Name, err = decodeName(p[8+CookieLen+1:]); err != nil {
+		return Response{}, err
+	}
+	return m, nil
+}
+
+// AppendWelcome appends a Welcome record.
+func AppendWelcome(b []byte, m Welcome) []byte {
+	b = appendRecordHeader(b, RecWelcome, 18)
+	b = le.AppendUint64(b, m.Nonce)
+	b = le.AppendUint16(b, uint16(m.Peer))
+	return le.AppendUint64(b, m.Token)
+}
+
+// DecodeWelcome decodes a Welcome record's payload.
+func DecodeWelcome(p []byte) (Welcome, error) {
+	if len(p) != 18 {
+		return Welcome{}, ErrLength
+	}
+	m := Welcome{Nonce: le.Uint64(p), Peer: PeerID(le.Uint16(p[8:])), Token: le.Uint64(p[10:])}
+	if m.Peer == PeerUnassigned || m.Token == 0 {
+		return Welcome{}, ErrField
+	}
+	return m, nil
+}
+
+// AppendRefuse appends a Refuse record.
+func AppendRefuse(b []byte, m Refuse) []byte {
+	b = appendRecordHeader(b, RecRefuse, 9)
+	b = le.AppendUint64(b, m.Nonce)
+	return append(b, byte(m.Reason))
+}
+
+// DecodeRefuse decodes a Refuse record's payload. An unknown reason is kept
+// as is: a newer host may know more reasons than we do.
+func DecodeRefuse(p []byte) (Refuse, error) {
+	if len(p) != 9 {
+		return Refuse{}, ErrLength
+	}
+	return Refuse{Nonce: le.Uint64(p), Reason: RefuseReason(p[8])}, nil
+}
