@@ -102,7 +102,10 @@ func ListenRelay(cfg RelayConfig) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	target, err := net.ListenUDP("udp", nil) // any local port, for replies
+	// Connected to the target: the kernel picks a concrete source address
+	// (so ForwardAddr is what the target really sees) and filters out
+	// datagrams from anyone else.
+	target, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
 	if err != nil {
 		client.Close()
 		return nil, err
@@ -119,8 +122,8 @@ func ListenRelay(cfg RelayConfig) (*Relay, error) {
 	r.wg.Add(4)
 	go r.readUpstream()
 	go r.readDownstream()
-	go r.write(r.up, r.target)
-	go r.write(r.down, r.client)
+	go r.write(r.up, func(b []byte, _ netip.AddrPort) error { _, err := r.target.Write(b); return err })
+	go r.write(r.down, func(b []byte, to netip.AddrPort) error { _, err := r.client.WriteToUDPAddrPort(b, to); return err })
 	return r, nil
 }
 
@@ -132,6 +135,13 @@ func (r *Relay) Addr() netip.AddrPort {
 
 // Target is where the relay forwards.
 func (r *Relay) Target() netip.AddrPort { return r.to }
+
+// ForwardAddr is the address the target sees the client's datagrams come
+// from: a peer behind the relay is known to the target by this address.
+func (r *Relay) ForwardAddr() netip.AddrPort {
+	a := r.target.LocalAddr().(*net.UDPAddr).AddrPort()
+	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
 
 // SetProfiles changes both directions' profiles from the next datagram on,
 // keeping their random streams (a scripted spike, say).
@@ -176,7 +186,7 @@ func (r *Relay) readUpstream() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			continue // transient; the datagram is gone either way
+			continue // transient (e.g. an ICMP error); the datagram is gone either way
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		r.mu.Lock()
@@ -211,7 +221,7 @@ func (r *Relay) readDownstream() {
 
 // write is a direction's writer goroutine: it sleeps until the earliest copy
 // is due (or a new one arrives), then sends everything due.
-func (r *Relay) write(d *direction, conn *net.UDPConn) {
+func (r *Relay) write(d *direction, send func(b []byte, to netip.AddrPort) error) {
 	defer r.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -232,7 +242,7 @@ func (r *Relay) write(d *direction, conn *net.UDPConn) {
 
 		var forwarded, failed uint64
 		for i := range batch {
-			if _, err := conn.WriteToUDPAddrPort(*batch[i].buf, batch[i].to); err != nil {
+			if err := send(*batch[i].buf, batch[i].to); err != nil {
 				failed++
 			} else {
 				forwarded++

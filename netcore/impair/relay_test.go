@@ -197,6 +197,31 @@ func TestRelayReorderIsTheSeededPathsDecision(t *testing.T) {
 	}
 }
 
+// The target knows the client by the relay's forward address, and only the
+// target's own datagrams travel back to the client.
+func TestRelayForwardAddrAndStrangers(t *testing.T) {
+	target := udpSocket(t)
+	r := startRelay(t, addrOf(target), Profile{}, Profile{}, 1)
+	client, stranger := udpSocket(t), udpSocket(t)
+	sendSeqs(t, client, r.Addr(), 1)
+	target.SetReadDeadline(time.Now().Add(relayBound))
+	buf := make([]byte, 64)
+	_, from, err := target.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from != r.ForwardAddr() {
+		t.Fatalf("target saw the relay at %v, ForwardAddr says %v", from, r.ForwardAddr())
+	}
+	// The stranger writes first; a relay that forwarded it would hand it to
+	// the client before the target's reply.
+	stranger.WriteToUDPAddrPort(binary.LittleEndian.AppendUint32(nil, 666), r.ForwardAddr())
+	target.WriteToUDPAddrPort(binary.LittleEndian.AppendUint32(nil, 7), from)
+	if got := readSeqs(t, client, 1); got[0] != 7 {
+		t.Fatalf("client got %d, want the target's 7", got[0])
+	}
+}
+
 func TestRelayAnswersTheLatestClient(t *testing.T) {
 	echo := startEcho(t)
 	r := startRelay(t, addrOf(echo.conn), Profile{}, Profile{}, 1)
