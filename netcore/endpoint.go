@@ -39,12 +39,18 @@ var (
 	ErrMessageTooLarge = errors.New("netcore: message larger than MaxMessage")
 	ErrBacklog         = errors.New("netcore: send backlog full")
 	ErrConfig          = errors.New("netcore: bad config")
+	ErrNoSession       = errors.New("netcore: no session yet (token 0 or PeerUnassigned)")
+	ErrLinksOpen       = errors.New("netcore: cannot change identity while links are open")
 )
 
 // Config sets up an Endpoint.
 type Config struct {
-	Self    PeerID // this machine's ID in the session
-	Session uint64 // session token; datagrams carrying another are dropped
+	// Self is this machine's ID in the session and Session the session
+	// token; datagrams carrying another token are dropped. A joiner that
+	// has not been welcomed yet uses PeerUnassigned and 0: it can only
+	// exchange handshakes until Rebind.
+	Self    PeerID
+	Session uint64
 	// Key is the optional pre-shared key (Q7). When set, every datagram is
 	// sealed with AES-256-GCM and replays are rejected.
 	Key []byte
@@ -60,6 +66,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Rand is the source of the sealing instance; nil uses crypto/rand.
 	Rand io.Reader
+	// Handshake receives handshake records (control datagrams with token
+	// 0) from any address; nil drops them as a wrong token.
+	Handshake HandshakeFunc
 }
 
 // DeliverFunc receives one whole message. msg is valid only during the
@@ -118,11 +127,12 @@ type Endpoint struct {
 	links map[PeerID]*link
 	order []*link // by PeerID, so every walk is deterministic
 
-	epoch   uint32 // measurement epoch (T5)
-	sealer  *sealer
-	bodyOff int // where a body starts in tx: after the header and seal prefix
-	tx      [MaxDatagram]byte
-	rx      [MaxDatagram]byte // opened bodies
+	epoch    uint32 // measurement epoch (T5)
+	sealer   *sealer
+	hsSealer *sealer // handshake datagrams: same instance, own key
+	bodyOff  int     // where a body starts in tx: after the header and seal prefix
+	tx       [MaxDatagram]byte
+	rx       [MaxDatagram]byte // opened bodies
 
 	budget   budget
 	rejected RejectCounts
@@ -132,7 +142,7 @@ type Endpoint struct {
 
 // NewEndpoint builds an endpoint. deliver gets every message that arrives.
 func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, error) {
-	if tr == nil || deliver == nil || cfg.Self == PeerUnassigned {
+	if tr == nil || deliver == nil {
 		return nil, ErrConfig
 	}
 	if cfg.RetryInterval <= 0 {
@@ -173,21 +183,56 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 		if _, err := io.ReadFull(r, inst[:]); err != nil {
 			return nil, err
 		}
-		s := &sealer{instance: le.Uint64(inst[:])}
-		aead, err := deriveAEAD(e.cfg.Key, cfg.Session, cfg.Self, s.instance)
-		if err != nil {
+		e.sealer = &sealer{instance: le.Uint64(inst[:])}
+		e.hsSealer = &sealer{instance: e.sealer.instance}
+		if err := e.rekey(); err != nil {
 			return nil, err
 		}
-		s.aead = aead
-		e.sealer = s
 		e.bodyOff = HeaderLen + sealPrefixLen
 	}
 	return e, nil
 }
 
+// rekey derives this endpoint's sealing keys for its current identity.
+// The counters carry on: a key never sees a nonce twice either way.
+func (e *Endpoint) rekey() error {
+	if e.sealer == nil {
+		return nil
+	}
+	var err error
+	if e.sealer.aead, err = deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, e.cfg.Self, e.sealer.instance); err != nil {
+		return err
+	}
+	e.hsSealer.aead, err = deriveAEAD(e.cfg.Key, sealHandshakeInfo, 0, e.cfg.Self, e.hsSealer.instance)
+	return err
+}
+
+// Rebind gives the endpoint its place in a session once a Welcome arrived:
+// its PeerID and the session token. It fails while links are open, since
+// they were made under the old identity.
+func (e *Endpoint) Rebind(self PeerID, session uint64) error {
+	if len(e.order) > 0 {
+		return ErrLinksOpen
+	}
+	old := e.cfg
+	e.cfg.Self, e.cfg.Session = self, session
+	if err := e.rekey(); err != nil {
+		e.cfg = old
+		_ = e.rekey()
+		return err
+	}
+	return nil
+}
+
+// Self is this endpoint's PeerID.
+func (e *Endpoint) Self() PeerID { return e.cfg.Self }
+
 // AddLink opens a private link to peer at addr (T1). Adding a peer that
 // already has a link only moves it to the new address.
 func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) error {
+	if e.cfg.Session == 0 || e.cfg.Self == PeerUnassigned {
+		return ErrNoSession
+	}
 	if peer == e.cfg.Self || peer == PeerUnassigned {
 		return ErrPeerID
 	}
@@ -394,7 +439,11 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 		e.rejected.Malformed++
 		return
 	}
-	if h.Token != e.cfg.Session {
+	if h.Token == 0 && h.Channel == ChannelControl && e.cfg.Handshake != nil {
+		e.receiveHandshake(now, from, h, datagram)
+		return
+	}
+	if h.Token != e.cfg.Session || h.Token == 0 {
 		e.rejected.Token++
 		return
 	}
@@ -455,7 +504,7 @@ func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
 		return nil, false
 	}
 	if o == nil {
-		aead, err := deriveAEAD(e.cfg.Key, e.cfg.Session, l.peer, inst)
+		aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
 		if err != nil {
 			e.rejected.Auth++
 			return nil, false

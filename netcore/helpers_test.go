@@ -192,3 +192,80 @@ func near(t testing.TB, what string, got, want, tol time.Duration) {
 		t.Errorf("%s = %v, want %v ± %v", what, got, want, tol)
 	}
 }
+
+// record is one decoded record of a datagram.
+type record struct {
+	typ     uint8
+	payload []byte
+}
+
+// parse decodes an unsealed datagram.
+func parse(t testing.TB, d []byte) (Header, []record) {
+	t.Helper()
+	h, err := DecodeHeader(d)
+	if err != nil {
+		t.Fatalf("datagram does not decode: %v", err)
+	}
+	var recs []record
+	for b := d[HeaderLen:]; len(b) > 0; {
+		typ, p, rest, err := NextRecord(b)
+		if err != nil {
+			t.Fatalf("record does not decode: %v", err)
+		}
+		recs = append(recs, record{typ, p})
+		b = rest
+	}
+	return h, recs
+}
+
+// raw builds an unsealed datagram.
+func raw(h Header, body []byte) []byte {
+	d := make([]byte, HeaderLen, HeaderLen+len(body))
+	PutHeader(d, h)
+	return append(d, body...)
+}
+
+// runTicks calls Tick at every deadline up to until, calling each after
+// every Tick.
+func runTicks(t testing.TB, s *side, until time.Duration, each func(now time.Duration)) {
+	t.Helper()
+	last := time.Duration(-1)
+	for range 100000 {
+		d, ok := s.ep.NextDeadline()
+		if !ok || d > until {
+			return
+		}
+		if d <= last {
+			t.Fatalf("deadline %v does not advance past %v", d, last)
+		}
+		last = d
+		s.ep.Tick(d)
+		if each != nil {
+			each(d)
+		}
+	}
+	t.Fatal("too many deadlines")
+}
+
+// measure gives a's link one clean round trip of rtt, starting at start.
+func measure(t testing.TB, a, b *side, start, rtt time.Duration) {
+	t.Helper()
+	if err := a.ep.Send(start, b.ep.Self(), ChannelReliable, []byte("measure")); err != nil {
+		t.Fatal(err)
+	}
+	pass(a, b, start+rtt/2)
+	pass(b, a, start+rtt)
+}
+
+// reliableSends returns the times and packet numbers of reliable datagrams
+// among ds.
+func countChannel(t testing.TB, ds []sentDatagram, ch Channel) int {
+	t.Helper()
+	n := 0
+	for _, d := range ds {
+		if h, _ := parse(t, d.data); h.Channel == ch {
+			n++
+		}
+	}
+	return n
+}

@@ -22,14 +22,15 @@ import (
 
 const sealInfo = "lagscope/1 datagram key"
 
-// deriveAEAD builds the AEAD for one sender instance.
-func deriveAEAD(psk []byte, token uint64, sender PeerID, instance uint64) (cipher.AEAD, error) {
+// deriveAEAD builds the AEAD for one sender instance; info separates the
+// datagram key from the handshake key.
+func deriveAEAD(psk []byte, info string, token uint64, sender PeerID, instance uint64) (cipher.AEAD, error) {
 	var salt [8]byte
 	le.PutUint64(salt[:], token)
 	var id [10]byte
 	le.PutUint16(id[:], uint16(sender))
 	le.PutUint64(id[2:], instance)
-	key, err := hkdf.Key(sha256.New, psk, salt[:], sealInfo+string(id[:]), 32)
+	key, err := hkdf.Key(sha256.New, psk, salt[:], info+string(id[:]), 32)
 	if err != nil {
 		return nil, err
 	}

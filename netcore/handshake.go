@@ -1,0 +1,125 @@
+package netcore
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Handshake transport. The session logic (who may join, cookies, seats)
+// belongs to probe; netcore only carries the records. Handshake datagrams
+// are control datagrams with session token 0: a joiner does not know the
+// token until Welcome hands it over. They are accepted from any address
+// and reach Config.Handshake instead of a link. With a pre-shared key they
+// are sealed too, under a key of their own (sealHandshakeInfo), so a
+// machine without the key cannot even start a handshake; replays of
+// handshake records are the session logic's to refuse (the Nonce and the
+// challenge cookie exist for that).
+
+// HandshakeMsg is one of Hello, Challenge, Response, Welcome or Refuse.
+type HandshakeMsg interface {
+	appendRecord(b []byte) ([]byte, error)
+}
+
+func (m Hello) appendRecord(b []byte) ([]byte, error)     { return AppendHello(b, m) }
+func (m Challenge) appendRecord(b []byte) ([]byte, error) { return AppendChallenge(b, m), nil }
+func (m Response) appendRecord(b []byte) ([]byte, error)  { return AppendResponse(b, m) }
+func (m Welcome) appendRecord(b []byte) ([]byte, error)   { return AppendWelcome(b, m), nil }
+func (m Refuse) appendRecord(b []byte) ([]byte, error)    { return AppendRefuse(b, m), nil }
+
+// HandshakeFunc receives one handshake record; sender is the header's
+// sender (PeerUnassigned for a joiner).
+type HandshakeFunc func(now time.Duration, from netip.AddrPort, sender PeerID, m HandshakeMsg)
+
+const sealHandshakeInfo = "lagscope/1 handshake key"
+
+// SendHandshake sends one handshake record to addr.
+func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
+	if m == nil {
+		return ErrField
+	}
+	b, err := m.appendRecord(e.tx[e.bodyOff:e.bodyOff])
+	if err != nil {
+		return err
+	}
+	h := Header{Sender: e.cfg.Self, Channel: ChannelControl}
+	if e.hsSealer != nil {
+		h.Flags = FlagSealed
+	}
+	PutHeader(e.tx[:], h)
+	d := e.tx[:e.bodyOff+len(b)]
+	if e.hsSealer != nil {
+		d = e.hsSealer.seal(d)
+	}
+	if err := e.tr.Send(to, d); err != nil {
+		e.sendErrs++
+		return err
+	}
+	return nil
+}
+
+// receiveHandshake opens a handshake datagram and hands its records to
+// Config.Handshake.
+func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h Header, d []byte) {
+	body := d[HeaderLen:]
+	sealed := h.Flags&FlagSealed != 0
+	switch {
+	case sealed != (e.hsSealer != nil):
+		e.rejected.Auth++
+		return
+	case sealed:
+		inst, ctr, _, err := sealedParts(d)
+		if err != nil {
+			e.rejected.Malformed++
+			return
+		}
+		aead, err := deriveAEAD(e.cfg.Key, sealHandshakeInfo, 0, h.Sender, inst)
+		if err != nil {
+			e.rejected.Auth++
+			return
+		}
+		o := opener{aead: aead, instance: inst}
+		if body, err = o.open(e.rx[:], d, ctr); err != nil {
+			e.rejected.Auth++
+			return
+		}
+	}
+	// Decode everything first so a malformed datagram is rejected whole.
+	var msgs [4]HandshakeMsg
+	n := 0
+	for b := body; len(b) > 0; {
+		typ, p, rest, err := NextRecord(b)
+		if err != nil {
+			e.rejected.Malformed++
+			return
+		}
+		b = rest
+		var m HandshakeMsg
+		switch typ {
+		case RecHello:
+			m, err = DecodeHello(p)
+		case RecChallenge:
+			m, err = DecodeChallenge(p)
+		case RecResponse:
+			m, err = DecodeResponse(p)
+		case RecWelcome:
+			m, err = DecodeWelcome(p)
+		case RecRefuse:
+			m, err = DecodeRefuse(p)
+		default:
+			continue // unknown or not a handshake record: skipped
+		}
+		if err != nil {
+			e.rejected.Malformed++
+			return
+		}
+		if n == len(msgs) {
+			e.rejected.Oversize++
+			return
+		}
+		msgs[n] = m
+		n++
+	}
+	for _, m := range msgs[:n] {
+		e.cfg.Handshake(now, from, h.Sender, m)
+	}
+}
