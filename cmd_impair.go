@@ -194,6 +194,9 @@ func impairProfile(fs *pflag.FlagSet, name string, delay, jitter time.Duration, 
 func printDirection(w io.Writer, name string, d impair.DirectionStats) {
 	fmt.Fprintf(w, "%s: offered %d, forwarded %d, dropped %d, duplicated %d, reordered %d",
 		name, d.Offered, d.Forwarded, d.Dropped, d.Duplicated, d.Reordered)
+	if d.Forwarded > 0 {
+		fmt.Fprintf(w, ", at most %v late", d.MaxLate.Round(10*time.Microsecond))
+	}
 	if d.Pending > 0 {
 		fmt.Fprintf(w, ", still delayed at exit %d", d.Pending)
 	}

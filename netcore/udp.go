@@ -36,6 +36,10 @@ const readBufferSize = 2048
 // takes over.
 const inboxDepth = 256
 
+// socketBuffer is the kernel receive buffer asked for: room for about a
+// thousand small datagrams where the usual default holds a couple of hundred.
+const socketBuffer = 1 << 20
+
 // ErrTooLarge is returned by Send for a datagram longer than MaxDatagram.
 var ErrTooLarge = fmt.Errorf("netcore: datagram larger than %d bytes (SPEC Q5)", MaxDatagram)
 
@@ -80,6 +84,9 @@ func ListenUDP(addr string) (*UDPTransport, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A host with dozens of peers takes bursts; let them queue in the
+	// kernel. Best effort: the system may cap it.
+	conn.SetReadBuffer(socketBuffer)
 	local := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	t := &UDPTransport{
 		conn:  conn,

@@ -55,8 +55,12 @@ type RelayConfig struct {
 // DirectionStats is what one direction of a relay did. The impairment
 // counts are asked-for, not measured, loss (SPEC L7).
 type DirectionStats struct {
-	Stats              // offered, dropped, duplicated, reordered
-	Forwarded   uint64 // copies written to the far side
+	Stats            // offered, dropped, duplicated, reordered
+	Forwarded uint64 // copies written to the far side
+	// MaxLate is the most any copy left after its due time: how faithfully
+	// the wall clock and the scheduler kept the asked-for delay. A large
+	// value means the machine was too busy for the relay's timing to hold.
+	MaxLate     time.Duration
 	Pending     uint64 // copies still waiting in the delay line
 	WriteErrors uint64
 	Ignored     uint64 // datagrams from a stranger (downstream) or before any client was known
@@ -66,6 +70,10 @@ type DirectionStats struct {
 type RelayStats struct {
 	Upstream, Downstream DirectionStats // client → target, target → client
 }
+
+// socketBuffer is the receive buffer the relay asks for: a second of a busy
+// session's datagrams rather than the system default of a few hundred.
+const socketBuffer = 1 << 20
 
 // maxUDP is the largest UDP payload; the relay carries whatever it is given
 // (pooled buffers hold a typical datagram and grow for the rare larger one).
@@ -110,6 +118,10 @@ func ListenRelay(cfg RelayConfig) (*Relay, error) {
 		client.Close()
 		return nil, err
 	}
+	// Bursts (a reordered batch, a duplicated one) should queue in the
+	// kernel rather than be dropped there; best effort, as the system caps it.
+	client.SetReadBuffer(socketBuffer)
+	target.SetReadBuffer(socketBuffer)
 	r := &Relay{
 		client: client,
 		target: target,
@@ -236,6 +248,7 @@ func (r *Relay) write(d *direction, send func(b []byte, to netip.AddrPort) error
 				break
 			}
 			batch = append(batch, it)
+			d.maxLate = max(d.maxLate, now-it.due)
 		}
 		next, pending := d.line.next()
 		d.mu.Unlock()
@@ -283,6 +296,7 @@ type direction struct {
 	line        delayLine
 	delays      []time.Duration
 	forwarded   uint64
+	maxLate     time.Duration
 	writeErrors uint64
 	ignored     uint64
 	wake        chan struct{} // capacity 1: "the delay line changed"
@@ -329,6 +343,7 @@ func (d *direction) stats() DirectionStats {
 	return DirectionStats{
 		Stats:       d.path.Stats(),
 		Forwarded:   d.forwarded,
+		MaxLate:     d.maxLate,
 		Pending:     uint64(d.line.len()),
 		WriteErrors: d.writeErrors,
 		Ignored:     d.ignored,
