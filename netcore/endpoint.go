@@ -127,12 +127,11 @@ type Endpoint struct {
 	links map[PeerID]*link
 	order []*link // by PeerID, so every walk is deterministic
 
-	epoch    uint32 // measurement epoch (T5)
-	sealer   *sealer
-	hsSealer *sealer // handshake datagrams: same instance, own key
-	bodyOff  int     // where a body starts in tx: after the header and seal prefix
-	tx       [MaxDatagram]byte
-	rx       [MaxDatagram]byte // opened bodies
+	epoch   uint32 // measurement epoch (T5)
+	sealer  *sealer
+	bodyOff int // where a body starts in tx: after the header and seal prefix
+	tx      [MaxDatagram]byte
+	rx      [MaxDatagram]byte // opened bodies
 
 	budget   budget
 	rejected RejectCounts
@@ -184,7 +183,6 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 			return nil, err
 		}
 		e.sealer = &sealer{instance: le.Uint64(inst[:])}
-		e.hsSealer = &sealer{instance: e.sealer.instance}
 		if err := e.rekey(); err != nil {
 			return nil, err
 		}
@@ -203,7 +201,7 @@ func (e *Endpoint) rekey() error {
 	if e.sealer.aead, err = deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, e.cfg.Self, e.sealer.instance); err != nil {
 		return err
 	}
-	e.hsSealer.aead, err = deriveAEAD(e.cfg.Key, sealHandshakeInfo, 0, e.cfg.Self, e.hsSealer.instance)
+	e.sealer.hsAEAD, err = deriveAEAD(e.cfg.Key, sealHandshakeInfo, 0, e.cfg.Self, e.sealer.instance)
 	return err
 }
 
@@ -419,7 +417,7 @@ func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) {
 	PutHeader(e.tx[:], h)
 	d := e.tx[:e.bodyOff+n]
 	if e.sealer != nil {
-		d = e.sealer.seal(d)
+		d = e.sealer.seal(e.sealer.aead, d)
 	}
 	if err := e.tr.Send(l.addr, d); err != nil {
 		e.sendErrs++

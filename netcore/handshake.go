@@ -42,13 +42,13 @@ func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
 		return err
 	}
 	h := Header{Sender: e.cfg.Self, Channel: ChannelControl}
-	if e.hsSealer != nil {
+	if e.sealer != nil {
 		h.Flags = FlagSealed
 	}
 	PutHeader(e.tx[:], h)
 	d := e.tx[:e.bodyOff+len(b)]
-	if e.hsSealer != nil {
-		d = e.hsSealer.seal(d)
+	if e.sealer != nil {
+		d = e.sealer.seal(e.sealer.hsAEAD, d)
 	}
 	if err := e.tr.Send(to, d); err != nil {
 		e.sendErrs++
@@ -63,7 +63,7 @@ func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h He
 	body := d[HeaderLen:]
 	sealed := h.Flags&FlagSealed != 0
 	switch {
-	case sealed != (e.hsSealer != nil):
+	case sealed != (e.sealer != nil):
 		e.rejected.Auth++
 		return
 	case sealed:

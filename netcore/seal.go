@@ -41,25 +41,28 @@ func deriveAEAD(psk []byte, info string, token uint64, sender PeerID, instance u
 	return cipher.NewGCM(block)
 }
 
-// sealer seals this endpoint's outgoing datagrams.
+// sealer seals this endpoint's outgoing datagrams. Session and handshake
+// datagrams have different keys but share one counter, so no nonce is ever
+// used twice by this endpoint under any key.
 type sealer struct {
-	aead     cipher.AEAD
+	aead     cipher.AEAD // session datagrams
+	hsAEAD   cipher.AEAD // handshake datagrams
 	instance uint64
 	counter  uint64   // last counter used; the first datagram uses 1
 	nonce    [12]byte // kept here so Seal's interface call does not move it to the heap
 }
 
-// seal seals the datagram in b: b[:HeaderLen] is the header (with
-// FlagSealed set), b[HeaderLen+sealPrefixLen:] the plaintext body. It
+// seal seals the datagram in b with aead: b[:HeaderLen] is the header
+// (with FlagSealed set), b[HeaderLen+sealPrefixLen:] the plaintext body. It
 // returns the sealed datagram, which reuses b's memory; b must have room
 // for the tag.
-func (s *sealer) seal(b []byte) []byte {
+func (s *sealer) seal(aead cipher.AEAD, b []byte) []byte {
 	s.counter++
 	le.PutUint64(b[HeaderLen:], s.instance)
 	le.PutUint64(b[HeaderLen+8:], s.counter)
 	le.PutUint64(s.nonce[4:], s.counter)
 	start := HeaderLen + sealPrefixLen
-	out := s.aead.Seal(b[start:start], s.nonce[:], b[start:], b[:start])
+	out := aead.Seal(b[start:start], s.nonce[:], b[start:], b[:start])
 	return b[:start+len(out)]
 }
 
