@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lagscope/lagscope/netcore/impair"
 )
 
 // Every flag error is one line on stderr, exit 2, nothing on stdout
@@ -193,4 +195,33 @@ func TestImpairHelp(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
+}
+
+// Flag values are outside input: the parsers return an error or a value in
+// range, never panic.
+func FuzzParseChance(f *testing.F) {
+	for _, s := range []string{"0", "0.02", "2%", "100%", "1e-3", "-0", "NaN", "Inf", "%", "", "1.0000001", "0x1p-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseChance(s)
+		if err == nil && !(v >= 0 && v <= 1) {
+			t.Fatalf("parseChance(%q) = %v without an error", s, v)
+		}
+	})
+}
+
+func FuzzParseBurst(f *testing.F) {
+	for _, s := range []string{"1%,25%", "0.01,0.25,0.5", "0.01,0.25,0.5,0.001", ",", "a,b", "1,2,3,4,5", "NaN,0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, err := parseBurst(s)
+		if err != nil {
+			return
+		}
+		if p := (impair.Profile{Burst: g}); p.Validate() != nil {
+			t.Fatalf("parseBurst(%q) = %+v, which does not validate", s, *g)
+		}
+	})
 }
