@@ -1,0 +1,284 @@
+package netcore
+
+import (
+	"bytes"
+	"net/netip"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// Every decoder of outside bytes has a fuzz test: it must return an error
+// or a value, never panic, and a value it returns must encode back to the
+// bytes it came from (so the decoder accepts nothing the encoder would not
+// write). Seeds: f.Add below and testdata/fuzz/<FuzzName>/.
+
+func FuzzDecodeHeader(f *testing.F) {
+	for _, h := range []Header{
+		{Token: 1, Channel: ChannelControl},
+		{Flags: FlagSealed, Token: 7, Sender: 2, Channel: ChannelReliable, Seq: 3, Packet: 4},
+		{Token: 7, Sender: PeerUnassigned, Channel: ChannelUnreliable, Seq: 1 << 31},
+		{Token: 7, Sender: 2, Channel: ChannelGlobal, Seq: 5, Packet: 5},
+	} {
+		b := make([]byte, HeaderLen)
+		PutHeader(b, h)
+		f.Add(b)
+	}
+	f.Add([]byte("LS"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := DecodeHeader(b)
+		if err != nil {
+			return
+		}
+		out := make([]byte, HeaderLen)
+		PutHeader(out, h)
+		if !bytes.Equal(out, b[:HeaderLen]) {
+			t.Errorf("%x decodes to %+v, which encodes to %x", b[:HeaderLen], h, out)
+		}
+	})
+}
+
+func FuzzNextRecord(f *testing.F) {
+	f.Add(AppendData(AppendAck(nil, ChannelReliable, 1, 2), Data{MsgID: 1, Payload: []byte("x")}))
+	f.Add([]byte{0x7F, 0, 0})
+	f.Add([]byte{RecData, 0xFF, 0xFF, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var rebuilt []byte
+		for rest := b; len(rest) > 0; {
+			typ, p, r, err := NextRecord(rest)
+			if err != nil {
+				return
+			}
+			rebuilt = appendRecordHeader(rebuilt, typ, len(p))
+			rebuilt = append(rebuilt, p...)
+			rest = r
+		}
+		if !bytes.Equal(rebuilt, b) {
+			t.Errorf("records of %x rebuild to %x", b, rebuilt)
+		}
+	})
+}
+
+// fuzzRecord checks one record decoder: decode p, and if it succeeds, the
+// re-encoded record's payload must equal p.
+func fuzzRecord[T any](f *testing.F, seeds [][]byte, decode func([]byte) (T, error), encode func(T) []byte) {
+	for _, s := range seeds {
+		f.Add(payloadOf(s))
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		m, err := decode(p)
+		if err != nil {
+			return
+		}
+		again, err := decode(payloadOf(encode(m)))
+		if err != nil || !reflect.DeepEqual(again, m) {
+			t.Errorf("%x → %+v → %+v, %v", p, m, again, err)
+		}
+		if out := payloadOf(encode(m)); !bytes.Equal(out, p) {
+			t.Errorf("%x decodes to %+v, which encodes to %x", p, m, out)
+		}
+	})
+}
+
+func FuzzDecodeData(f *testing.F) {
+	fuzzRecord(f, [][]byte{AppendData(nil, Data{MsgID: 3, Payload: []byte("hello")})},
+		DecodeData, func(d Data) []byte { return AppendData(nil, d) })
+}
+
+func FuzzDecodeFragment(f *testing.F) {
+	full := bytes.Repeat([]byte{1}, FragmentPayload)
+	fuzzRecord(f, [][]byte{
+		AppendFragment(nil, Fragment{MsgID: 1, Index: 0, Count: 2, Payload: full}),
+		AppendFragment(nil, Fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("end")}),
+	}, DecodeFragment, func(m Fragment) []byte { return AppendFragment(nil, m) })
+}
+
+func FuzzDecodeAck(f *testing.F) {
+	fuzzRecord(f, [][]byte{
+		AppendAck(nil, ChannelReliable, 5, 4),
+		AppendAck(nil, ChannelGlobal, 0, 1, 2, 3),
+	}, DecodeAck, func(a Ack) []byte {
+		ps := make([]uint32, a.Len())
+		for i := range ps {
+			ps[i] = a.Packet(i)
+		}
+		return AppendAck(nil, a.Channel, a.Cumulative, ps...)
+	})
+}
+
+func FuzzDecodeLinkReport(f *testing.F) {
+	fuzzRecord(f, [][]byte{AppendLinkReport(nil, LinkReport{Expected: 100, Missing: 5})},
+		DecodeLinkReport, func(r LinkReport) []byte { return AppendLinkReport(nil, r) })
+}
+
+func FuzzDecodeHello(f *testing.F) {
+	fuzzRecord(f, [][]byte{must(AppendHello(nil, Hello{Nonce: 1, Role: RolePlayer, Name: "alice"}))},
+		DecodeHello, func(m Hello) []byte { return must(AppendHello(nil, m)) })
+}
+
+func FuzzDecodeChallenge(f *testing.F) {
+	fuzzRecord(f, [][]byte{AppendChallenge(nil, Challenge{Nonce: 1, Cookie: [CookieLen]byte{1, 2}})},
+		DecodeChallenge, func(m Challenge) []byte { return AppendChallenge(nil, m) })
+}
+
+func FuzzDecodeResponse(f *testing.F) {
+	fuzzRecord(f, [][]byte{must(AppendResponse(nil, Response{Nonce: 1, Role: RoleObserver, Name: "watcher"}))},
+		DecodeResponse, func(m Response) []byte { return must(AppendResponse(nil, m)) })
+}
+
+func FuzzDecodeWelcome(f *testing.F) {
+	fuzzRecord(f, [][]byte{AppendWelcome(nil, Welcome{Nonce: 1, Peer: 2, Token: 3})},
+		DecodeWelcome, func(m Welcome) []byte { return AppendWelcome(nil, m) })
+}
+
+func FuzzDecodeRefuse(f *testing.F) {
+	fuzzRecord(f, [][]byte{AppendRefuse(nil, Refuse{Nonce: 1, Reason: RefuseStarted})},
+		DecodeRefuse, func(m Refuse) []byte { return AppendRefuse(nil, m) })
+}
+
+// splitDatagrams cuts fuzz input into datagrams, each prefixed by a
+// little-endian u16 length, so the fuzzer can build sequences.
+func splitDatagrams(b []byte) [][]byte {
+	var ds [][]byte
+	for len(b) >= 2 {
+		n := int(le.Uint16(b))
+		b = b[2:]
+		n = min(n, len(b))
+		ds = append(ds, b[:n])
+		b = b[n:]
+	}
+	return ds
+}
+
+func joinDatagrams(ds ...[]byte) []byte {
+	var b []byte
+	for _, d := range ds {
+		b = le.AppendUint16(b, uint16(len(d)))
+		b = append(b, d...)
+	}
+	return b
+}
+
+// fuzzInstance makes sealing instances fixed, so seeds made by these
+// endpoints stay valid sealed datagrams for the fuzzed one.
+var fuzzInstance = []byte{1, 2, 3, 4, 5, 6, 7, 8}
+
+const fuzzKey = "fuzz key"
+
+// fuzzEndpoint builds one side of the fuzz world. The fuzzed endpoint is
+// B; before the input arrives it has sent A a reliable and a global
+// message, so acks in the input find packets in flight.
+func fuzzEndpoint(tb testing.TB, self PeerID, sealed bool, deliver DeliverFunc) (*Endpoint, *capture) {
+	var key []byte
+	if sealed {
+		key = []byte(fuzzKey)
+	}
+	addr, peer, peerAddr := addrA, peerB, addrB
+	if self == peerB {
+		addr, peer, peerAddr = addrB, peerA, addrA
+	}
+	tr := &capture{addr: addr}
+	e, err := NewEndpoint(Config{Self: self, Session: token, Key: key, Rand: bytes.NewReader(fuzzInstance),
+		Handshake: func(time.Duration, netip.AddrPort, PeerID, HandshakeMsg) {}}, tr, deliver)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.AddLink(0, peer, peerAddr)
+	if self == peerB {
+		e.Send(0, peer, ChannelReliable, []byte("from B"))
+		e.Send(0, peer, ChannelGlobal, []byte("from B"))
+	}
+	return e, tr
+}
+
+// fuzzSeeds is traffic A would really send the fuzzed B: reliable,
+// unreliable and global messages (some fragmented), resends, a link report,
+// a handshake, and acks of B's own first packets.
+func fuzzSeeds(f *testing.F, sealed bool) [][]byte {
+	nop := func(time.Duration, PeerID, Channel, []byte) {}
+	a, atr := fuzzEndpoint(f, peerA, sealed, nop)
+	b, btr := fuzzEndpoint(f, peerB, sealed, nop)
+	for _, d := range btr.take() {
+		a.Receive(ms(30), addrB, d.data) // A acks them
+	}
+	a.Send(0, peerB, ChannelReliable, []byte("reliable"))
+	a.Send(0, peerB, ChannelUnreliable, []byte("state"))
+	a.Send(0, peerB, ChannelGlobal, []byte("chat"))
+	a.Send(0, peerB, ChannelReliable, bytes.Repeat([]byte("R"), 2*FragmentPayload+5))
+	a.Send(0, peerB, ChannelUnreliable, bytes.Repeat([]byte("U"), FragmentPayload+5))
+	a.Tick(2 * time.Second) // resends and a link report
+	a.SendHandshake(addrB, Hello{Nonce: 1, Role: RolePlayer, Name: "a"})
+	_ = b
+	var ds [][]byte
+	for _, d := range atr.take() {
+		ds = append(ds, d.data)
+	}
+	return ds
+}
+
+func FuzzEndpointReceive(f *testing.F) {
+	for _, sealed := range []bool{false, true} {
+		ds := fuzzSeeds(f, sealed)
+		f.Add(joinDatagrams(ds...), sealed)
+		for _, d := range ds {
+			f.Add(joinDatagrams(d), sealed)
+		}
+		f.Add(joinDatagrams(ds[3], ds[2], ds[3], ds[0]), sealed)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, sealed bool) {
+		b, tr := fuzzEndpoint(t, peerB, sealed, func(_ time.Duration, _ PeerID, _ Channel, msg []byte) {
+			if len(msg) > MaxMessage {
+				t.Fatalf("delivered %d bytes", len(msg))
+			}
+		})
+		tr.take()
+		now := time.Duration(0)
+		for _, d := range splitDatagrams(in) {
+			now += 7 * time.Millisecond
+			b.Receive(now, addrA, d)
+			b.Tick(now)
+			if dl, ok := b.NextDeadline(); !ok || dl <= now {
+				t.Fatalf("deadline %v at %v", dl, now)
+			}
+			for _, s := range tr.take() {
+				if len(s.data) > MaxDatagram {
+					t.Fatalf("sent %d bytes", len(s.data))
+				}
+			}
+		}
+		st, _ := b.Stats(peerA)
+		if st.Loss.Missing > st.Loss.Expected || st.PeerLoss.Missing > st.PeerLoss.Expected {
+			t.Fatalf("impossible totals %+v %+v", st.Loss, st.PeerLoss)
+		}
+		if b.budget.used < 0 || b.budget.used > b.budget.limit {
+			t.Fatalf("reassembly budget %d of %d", b.budget.used, b.budget.limit)
+		}
+	})
+}
+
+// FuzzLossWindow checks the receive window against the obvious model for
+// any arrival order.
+func FuzzLossWindow(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 40, 41, 5, 90})
+	f.Add([]byte{200, 100, 0, 255, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Each byte is an offset from a running base that creeps upward,
+		// so arrivals are early, late or duplicate.
+		var seqs []int64
+		for i, x := range b {
+			seqs = append(seqs, int64(i/2)+int64(x)-64)
+		}
+		var w recvWindow
+		var loss Loss
+		m := &windowModel{}
+		for i, s := range seqs {
+			w.observe(uint32(s), &loss)
+			m.observe(s)
+			e, x := m.totals()
+			if loss.Expected != e || loss.Missing != x {
+				t.Fatalf("after %v: window %d/%d, model %d/%d", seqs[:i+1], loss.Missing, loss.Expected, x, e)
+			}
+		}
+	})
+}
