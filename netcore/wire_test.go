@@ -318,3 +318,23 @@ func TestUnreliableDeliversOnlyNewerMessages_Q1(t *testing.T) {
 		t.Errorf("delivered %q, want the newest states only", got)
 	}
 }
+
+// The sizes docs/protocol.md states.
+func TestProtocolSizesMatchTheDocument_Q5(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"HeaderLen", HeaderLen, 24},
+		{"SealOverhead", SealOverhead, 32},
+		{"MaxBody", MaxBody, 1344},
+		{"MaxDataPayload", MaxDataPayload, 1337},
+		{"FragmentPayload", FragmentPayload, 1333},
+		{"MaxFragments", MaxFragments, 787},
+		{"largest datagram", HeaderLen + SealOverhead + MaxBody, MaxDatagram},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %d, docs/protocol.md says %d", c.name, c.got, c.want)
+		}
+	}
+}
