@@ -629,9 +629,6 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 		i := pk % SendWindow
 		if !in.have[i] {
 			in.have[i] = true
-			if in.slots[i] == nil {
-				in.slots[i] = make([]byte, 0, MaxBody)
-			}
 			in.slots[i] = append(in.slots[i][:0], body...)
 		}
 		e.ack(l, ChannelReliable, in.next, pk)

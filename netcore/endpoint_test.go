@@ -389,3 +389,114 @@ func TestGlobalChannelIsNotBlockedByUnansweredPacket_T14(t *testing.T) {
 		t.Errorf("deliveries %d, last %q", len(b.got), got.msg)
 	}
 }
+
+// The deliver func may call back into the endpoint: echo with Send, or end
+// the link in the middle of delivering a run of buffered packets.
+func TestDeliverMayCallBackIntoTheEndpoint(t *testing.T) {
+	a, b := newPair(t, nil)
+	b.ep.deliver = func(now time.Duration, from PeerID, ch Channel, msg []byte) {
+		b.record(now, from, ch, msg)
+		if string(msg) == "stop" {
+			b.ep.RemoveLink(from)
+			return
+		}
+		if err := b.ep.Send(now, from, ChannelReliable, append([]byte("echo "), msg...)); err != nil {
+			t.Errorf("echo: %v", err)
+		}
+	}
+	for _, m := range []string{"0", "1", "stop", "3"} {
+		a.ep.Send(0, peerB, ChannelReliable, []byte(m))
+	}
+	ds := a.tr.take()
+	// 1, stop, 3 arrive before 0: all four become deliverable at once.
+	for _, i := range []int{1, 2, 3, 0} {
+		b.ep.Receive(ms(10), addrA, ds[i].data)
+	}
+	var got []string
+	for _, d := range b.got {
+		got = append(got, string(d.msg))
+	}
+	if fmt.Sprint(got) != "[0 1 stop]" {
+		t.Errorf("delivered %q, want delivery to stop with the link", got)
+	}
+	pass(b, a, ms(20))
+	var echoes []string
+	for _, d := range a.got {
+		echoes = append(echoes, string(d.msg))
+	}
+	if fmt.Sprint(echoes) != "[echo 0 echo 1]" {
+		t.Errorf("echoes %q", echoes)
+	}
+	if _, ok := b.ep.Stats(peerA); ok {
+		t.Error("link still there")
+	}
+	if err := b.ep.Send(ms(30), peerA, ChannelReliable, nil); err != ErrUnknownPeer {
+		t.Errorf("send on removed link: %v", err)
+	}
+}
+
+func TestConfigAndLinkErrors(t *testing.T) {
+	if _, err := NewEndpoint(Config{Self: 1, Session: token}, nil, func(time.Duration, PeerID, Channel, []byte) {}); err != ErrConfig {
+		t.Errorf("nil transport: %v", err)
+	}
+	a, _ := newPair(t, nil)
+	if err := a.ep.AddLink(0, peerA, addrB); err != ErrPeerID {
+		t.Errorf("link to self: %v", err)
+	}
+	if err := a.ep.AddLink(0, PeerUnassigned, addrB); err != ErrPeerID {
+		t.Errorf("link to unassigned: %v", err)
+	}
+	if err := a.ep.Send(0, peerB, ChannelControl, nil); err != ErrSendChannel {
+		t.Errorf("send on control: %v", err)
+	}
+	// Re-adding a peer moves it to the new address and keeps the link.
+	a.ep.Send(0, peerB, ChannelReliable, []byte("x"))
+	a.ep.AddLink(0, peerB, addrC)
+	a.tr.take()
+	a.ep.Tick(time.Second)
+	if ds := a.tr.take(); len(ds) == 0 || ds[0].to != addrC {
+		t.Errorf("resend went to %v, want the new address", ds)
+	}
+	if st, _ := a.ep.Stats(peerB); st.InFlight != 1 || st.Addr != addrC {
+		t.Errorf("stats after move: %+v", st)
+	}
+	if got := a.ep.Peers(nil); len(got) != 1 || got[0] != peerB {
+		t.Errorf("peers %v", got)
+	}
+}
+
+func TestBacklogBeyondSendWindowNeverDrops_T11(t *testing.T) {
+	a, b := newPair(t, nil)
+	const n = 3 * SendWindow
+	for i := range n {
+		if err := a.ep.Send(0, peerB, ChannelReliable, fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := a.ep.Stats(peerB)
+	if st.InFlight != SendWindow || st.Backlog != n-SendWindow {
+		t.Fatalf("in flight %d, waiting %d", st.InFlight, st.Backlog)
+	}
+	for now := ms(10); len(b.got) < n && now < time.Minute; now += ms(10) {
+		pass(a, b, now)
+		pass(b, a, now)
+	}
+	if len(b.got) != n {
+		t.Fatalf("delivered %d of %d", len(b.got), n)
+	}
+	for i, d := range b.got {
+		if string(d.msg) != fmt.Sprint(i) {
+			t.Fatalf("delivery %d = %q", i, d.msg)
+		}
+	}
+	// The backlog is bounded: a peer that never answers gets ErrBacklog,
+	// not unbounded memory.
+	big := make([]byte, MaxMessage)
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		err = a.ep.Send(time.Minute, peerB, ChannelReliable, big)
+	}
+	if err != ErrBacklog {
+		t.Errorf("after flooding: %v, want ErrBacklog", err)
+	}
+}

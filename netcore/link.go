@@ -27,7 +27,7 @@ type outPacket struct {
 	firstRTO  time.Duration // retry timeout in force at first send (T8, T12)
 	wait      time.Duration // current gap between retries (T8)
 	nextRetry time.Duration
-	body      []byte // plaintext body, cap MaxBody; kept for reuse
+	body      []byte // plaintext body; its memory is reused by later packets in the slot
 }
 
 // pendingMsg is a message accepted by Send that is waiting for room in
@@ -74,9 +74,6 @@ func (q *outQueue) advance() {
 // claim takes the slot for the next packet; the caller checked room().
 func (q *outQueue) claim() *outPacket {
 	p := &q.slots[q.next%SendWindow]
-	if p.body == nil {
-		p.body = make([]byte, 0, MaxBody)
-	}
 	p.inUse, p.packet, p.retries = true, q.next, 0
 	p.body = p.body[:0]
 	q.next++
@@ -89,7 +86,7 @@ func (q *outQueue) claim() *outPacket {
 type inOrder struct {
 	next  uint32 // next packet to deliver; everything before arrived
 	have  [SendWindow]bool
-	slots [SendWindow][]byte // bodies that arrived early, cap MaxBody
+	slots [SendWindow][]byte // bodies that arrived early; memory reused
 
 	// Fragment reassembly: fragments of one message arrive consecutively.
 	asmID    uint32

@@ -109,17 +109,15 @@ const (
 // Decode errors. They are sentinels so that rejecting a flood of bad
 // datagrams allocates nothing.
 var (
-	ErrShort     = errors.New("netcore: datagram or record too short")
-	ErrMagic     = errors.New("netcore: bad magic")
-	ErrVersion   = errors.New("netcore: unsupported protocol version")
-	ErrReserved  = errors.New("netcore: reserved bits set")
-	ErrChannel   = errors.New("netcore: bad channel")
-	ErrLength    = errors.New("netcore: length does not match content")
-	ErrField     = errors.New("netcore: field out of range")
-	ErrOversize  = errors.New("netcore: datagram or message too large")
-	ErrAuth      = errors.New("netcore: authentication failed")
-	ErrReplay    = errors.New("netcore: replayed or stale datagram")
-	ErrNotSealed = errors.New("netcore: datagram sealing does not match the session")
+	ErrShort    = errors.New("netcore: datagram or record too short")
+	ErrMagic    = errors.New("netcore: bad magic")
+	ErrVersion  = errors.New("netcore: unsupported protocol version")
+	ErrReserved = errors.New("netcore: reserved bits set")
+	ErrChannel  = errors.New("netcore: bad channel")
+	ErrLength   = errors.New("netcore: length does not match content")
+	ErrField    = errors.New("netcore: field out of range")
+	ErrOversize = errors.New("netcore: datagram or message too large")
+	ErrAuth     = errors.New("netcore: authentication failed")
 )
 
 var le = binary.LittleEndian
