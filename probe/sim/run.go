@@ -1,0 +1,352 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// Result is what a run leaves besides its NDJSON: the machines, for tests.
+type Result struct {
+	Peers   []*probe.Peer
+	Network simnet.Stats
+	End     time.Duration
+	Summary probe.SummaryEvent
+}
+
+type machine struct {
+	name  string
+	addr  netip.AddrPort
+	peer  *probe.Peer
+	node  *simnet.Node
+	wake  *simnet.Event
+	gone  bool
+	procT time.Duration
+}
+
+type runner struct {
+	sc       *Scenario
+	opt      Options
+	sched    *simnet.Scheduler
+	net      *simnet.Network
+	machines []*machine
+	byName   map[string]*machine
+	out      *bufio.Writer
+	werr     error
+
+	// narration: each network event is printed once, by the first machine
+	// that executes its frame.
+	narratedFrame int
+	narrator      string
+
+	pendingFrame []Change // at_frame changes, sorted
+	master       string
+	stop         bool
+}
+
+// ErrStuck is returned when a session stops making progress (every machine
+// waits on a machine that will never answer) for longer than a run allows.
+var ErrStuck = errors.New("sim: the session stopped making progress")
+
+// Run plays the scenario and writes NDJSON events to w. The last line is
+// the summary.
+func Run(sc *Scenario, w io.Writer) (*Result, error) { return RunWith(sc, w, Options{}) }
+
+// Options are hooks for tests and recorders.
+type Options struct {
+	// OnFrame is called after a machine executes a frame, with the running
+	// checksum of the commands it has executed.
+	OnFrame func(player string, frame int, checksum uint32)
+}
+
+// RunWith is Run with hooks.
+func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
+	r := &runner{sc: sc, opt: opt, sched: simnet.NewScheduler(), byName: map[string]*machine{}, out: bufio.NewWriterSize(w, 64<<10), narratedFrame: -1}
+	r.net = simnet.NewNetwork(r.sched, sc.Seed)
+	if err := r.build(); err != nil {
+		return nil, err
+	}
+	r.applyNetwork()
+	for _, m := range r.machines {
+		m.peer.Connect(0)
+	}
+	for _, m := range r.machines {
+		m.peer.Start(0)
+		r.poke(m)
+	}
+	r.scheduleTimeline()
+	fps := time.Second / time.Duration(sc.FPS)
+	dropTimeout := 60 * time.Second
+	if sc.DropTimeoutMs != nil {
+		dropTimeout = msDur(*sc.DropTimeoutMs)
+	}
+	// A generous bound: every frame at a tenth of the game speed, plus time
+	// for drop timeouts.
+	limit := time.Duration(sc.Frames)*fps*10 + 4*dropTimeout + time.Minute
+	var err error
+	for !r.stop && r.werr == nil {
+		if !r.sched.Step() {
+			err = ErrStuck
+			break
+		}
+		if r.sched.Now() > limit {
+			err = fmt.Errorf("%w by virtual time %v", ErrStuck, limit)
+			break
+		}
+	}
+	res := &Result{Network: r.net.Stats(), End: r.sched.Now()}
+	for _, m := range r.machines {
+		res.Peers = append(res.Peers, m.peer)
+	}
+	res.Summary = r.summary()
+	r.write(&res.Summary)
+	if ferr := r.out.Flush(); r.werr == nil {
+		r.werr = ferr
+	}
+	if r.werr != nil {
+		return res, r.werr
+	}
+	return res, err
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+func (r *runner) build() error {
+	sc := r.sc
+	cpm := 60.0
+	if sc.CommandsPerMinute != nil {
+		cpm = *sc.CommandsPerMinute
+	}
+	var roster []probe.Member
+	names := append(append([]string{}, sc.Players...), sc.Observers...)
+	for i, n := range names {
+		// Addresses exist only inside the simulated network.
+		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 77, byte(i >> 8), byte(i + 1)}), 7373)
+		roster = append(roster, probe.Member{ID: netcore.PeerID(i + 1), Name: n, Addr: addr, Observer: i >= len(sc.Players)})
+	}
+	dropTimeout := time.Duration(0)
+	if sc.DropTimeoutMs != nil {
+		dropTimeout = msDur(*sc.DropTimeoutMs)
+	}
+	for i, mem := range roster {
+		m := &machine{name: mem.Name, addr: mem.Addr, procT: msDur(sc.ProcessMs[mem.Name])}
+		m.node = r.net.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
+			if m.gone {
+				return
+			}
+			m.peer.Receive(now, from, p)
+			r.after(m)
+		})
+		peer, err := probe.NewPeer(probe.Config{
+			Self:              mem.ID,
+			Roster:            roster,
+			Speed:             sc.FPS,
+			DropTimeout:       dropTimeout,
+			ProcessTime:       m.procT,
+			CommandsPerMinute: cpm,
+			Seed:              sc.Seed*1_000_003 + uint64(i),
+			LinkEvery:         sc.LinkEvery,
+			Net:               netcore.Config{Session: sc.Seed | 1},
+			Sink:              probe.SinkFunc(r.emit),
+			OnFrame:           r.onFrame(mem.Name),
+		}, m.node)
+		if err != nil {
+			return err
+		}
+		m.peer = peer
+		r.machines = append(r.machines, m)
+		r.byName[m.name] = m
+	}
+	if len(sc.Players) > 0 {
+		r.master = sc.Players[0]
+	}
+	return nil
+}
+
+func profileOf(l LinkSpec, base impair.Profile) impair.Profile {
+	p := base
+	if l.RTTMs != nil {
+		p.Delay = msDur(*l.RTTMs / 2)
+	}
+	if l.JitterMs != nil {
+		p.Jitter = msDur(*l.JitterMs)
+	}
+	if l.Loss != nil {
+		p.Loss = *l.Loss
+	}
+	if l.Dup != nil {
+		p.Dup = *l.Dup
+	}
+	if l.Reorder != nil {
+		p.Reorder = *l.Reorder
+		if p.Reorder > 0 && p.ReorderDelay == 0 {
+			p.ReorderDelay = max(p.Delay/2, 5*time.Millisecond)
+		}
+	}
+	return p
+}
+
+func (r *runner) defaultProfile() impair.Profile { return profileOf(r.sc.Network, impair.Profile{}) }
+
+func (r *runner) applyNetwork() {
+	r.net.SetDefault(r.defaultProfile())
+	r.applyPairs(r.sc.Links)
+}
+
+func (r *runner) applyPairs(pairs []PairSpec) {
+	for _, p := range pairs {
+		a, b := r.byName[p.Between[0]], r.byName[p.Between[1]]
+		r.net.SetLink(a.addr, b.addr, profileOf(p.LinkSpec, r.defaultProfile()))
+	}
+}
+
+func (r *runner) scheduleTimeline() {
+	for _, c := range r.sc.Timeline {
+		if c.AtMs != nil {
+			c := c
+			r.sched.At(msDur(*c.AtMs), func() { r.apply(c) })
+		} else {
+			r.pendingFrame = append(r.pendingFrame, c)
+		}
+	}
+	sort.SliceStable(r.pendingFrame, func(i, j int) bool { return *r.pendingFrame[i].AtFrame < *r.pendingFrame[j].AtFrame })
+	r.checkFrameChanges()
+}
+
+func (r *runner) apply(c Change) {
+	r.applyPairs(c.Links)
+	if c.FPS != nil {
+		if m := r.byName[r.master]; m != nil && !m.gone {
+			m.peer.SetSpeed(*c.FPS)
+		}
+	}
+	if c.Remove != "" {
+		if m := r.byName[c.Remove]; m != nil && !m.gone {
+			m.peer.Quit(r.sched.Now())
+			r.after(m)
+		}
+	}
+	if c.Vanish != "" {
+		if m := r.byName[c.Vanish]; m != nil && !m.gone {
+			m.gone = true
+			m.node.Detach()
+			if m.wake != nil {
+				m.wake.Cancel()
+			}
+		}
+	}
+}
+
+// checkFrameChanges applies at_frame entries once the current master's
+// machine has reached their frame.
+func (r *runner) checkFrameChanges() {
+	m := r.byName[r.master]
+	if m == nil {
+		return
+	}
+	for len(r.pendingFrame) > 0 && m.peer.Frame() >= *r.pendingFrame[0].AtFrame {
+		c := r.pendingFrame[0]
+		r.pendingFrame = r.pendingFrame[1:]
+		r.apply(c)
+	}
+}
+
+// after runs once a machine has handled an input: re-arm its wake-up and
+// check the run's end and the timeline.
+func (r *runner) after(m *machine) {
+	r.poke(m)
+	if m.name == r.master {
+		r.checkFrameChanges()
+		if m.peer.Frame() >= r.sc.Frames {
+			r.stop = true
+		}
+	}
+}
+
+func (r *runner) poke(m *machine) {
+	if m.gone {
+		return
+	}
+	d, ok := m.peer.NextDeadline()
+	if !ok {
+		if m.wake != nil {
+			m.wake.Cancel()
+		}
+		return
+	}
+	if m.wake == nil {
+		m.wake = r.sched.At(d, func() {
+			if m.gone {
+				return
+			}
+			m.peer.Tick(r.sched.Now())
+			r.after(m)
+		})
+		return
+	}
+	if !m.wake.Pending() || m.wake.Time() != d {
+		m.wake.Reschedule(d)
+	}
+}
+
+// emit is every peer's sink.
+func (r *runner) emit(from string, e probe.Event) {
+	h := probe.Head(e)
+	if m, ok := e.(*probe.MasterEvent); ok {
+		r.master = m.Player
+	}
+	if e.Network() {
+		switch {
+		case h.Frame > r.narratedFrame:
+			r.narratedFrame, r.narrator = h.Frame, from
+		case h.Frame == r.narratedFrame && from == r.narrator:
+		default:
+			return
+		}
+	}
+	r.write(e)
+}
+
+func (r *runner) write(e any) {
+	if r.werr != nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		r.werr = err
+		return
+	}
+	b = append(b, '\n')
+	_, r.werr = r.out.Write(b)
+}
+
+func (r *runner) summary() probe.SummaryEvent {
+	s := probe.SummaryEvent{Header: probe.Header{Type: "summary"}, Links: []probe.LinkStat{}, Players: []probe.PlayerSummary{}}
+	if m := r.byName[r.master]; m != nil {
+		s.Frame = m.peer.Frame()
+	}
+	for _, m := range r.machines {
+		s.Links = append(s.Links, m.peer.Links()...)
+		if !m.peer.Observer() {
+			s.Players = append(s.Players, m.peer.Summary())
+		}
+	}
+	return s
+}
+
+func (r *runner) onFrame(name string) func(int, uint32) {
+	if r.opt.OnFrame == nil {
+		return nil
+	}
+	return func(f int, ck uint32) { r.opt.OnFrame(name, f, ck) }
+}

@@ -1,0 +1,117 @@
+package probe
+
+import (
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// View is the read-only picture of a peer that front ends draw (DESIGN
+// "What the user sees"). A View is a copy: holding one never touches the
+// engine. Unknown values are nil pointers, never zeros (L3).
+type View struct {
+	At      time.Duration // time since the world started
+	Session string
+	Self    string
+	Master  string
+	Frame   int  // next frame to execute
+	Started bool // the game has started (false: lobby)
+
+	FPS      int          // frame rate in force (S15)
+	Speed    int          // game speed: the frame-rate cap (S17)
+	InForce  rungs.Timing // timing in force
+	Target   rungs.Timing // the last timing the master chose
+	Staged   bool         // a decrease is stepping down (S12)
+	Stalled  bool         // waiting for commands right now
+	WaitedOn string       // whom we wait for, when Stalled
+
+	Links   []LinkView   // one per other machine, house order
+	Players []PlayerView // every machine, house order
+	Totals  LossTotals   // this machine's transport, summed over links
+}
+
+// LinkView is one private link from this machine.
+type LinkView struct {
+	LinkStat
+	Peer     string
+	Observer bool
+	Bad      bool          // a packet has outlived the connection timeout (T11)
+	Caused   time.Duration // total time this machine waited for the peer's commands
+	Through  int           // the highest frame the peer's commands are complete for
+}
+
+// PlayerView is one machine of the session.
+type PlayerView struct {
+	Name     string
+	Observer bool
+	Removed  bool
+	Master   bool
+	Self     bool
+	// Latest report (S5), if any.
+	Report *ReportView
+}
+
+// ReportView is a player's latest executed report.
+type ReportView struct {
+	Frame   int
+	RTT     *time.Duration // nil: left out (S6)
+	Wait    time.Duration
+	Process time.Duration
+	Fresh   bool
+}
+
+// LossTotals are cumulative datagram counts (L1, L5).
+type LossTotals struct {
+	Sent, Retransmitted, Expected, Missing uint64
+	PeerExpected, PeerMissing              uint64
+	PeerKnown                              bool
+}
+
+// View takes a picture of the peer at now.
+func (p *Peer) View(now time.Duration) View {
+	v := View{At: now, Self: p.self.Name, Frame: p.frame, Started: p.started, Speed: p.speed, Stalled: p.stalled}
+	if p.started {
+		v.FPS = p.sched.FPS()
+		v.InForce = p.sched.InForce()
+		v.Target = p.sched.Target()
+		v.Staged = p.sched.Staged()
+	} else {
+		v.FPS = p.cfg.Speed
+		v.InForce, v.Target = p.cfg.Timing, p.cfg.Timing
+	}
+	if p.masterP != nil {
+		v.Master = p.masterP.Name
+	}
+	if p.stalled && p.lastCause != nil {
+		v.WaitedOn = p.lastCause.Name
+	}
+	for _, pl := range p.players {
+		pv := PlayerView{Name: pl.Name, Observer: pl.Observer, Removed: pl.removed, Master: pl == p.masterP, Self: pl == p.self}
+		if p.record != nil && pl.seated {
+			if rep, ok := p.record.Latest(pl.idx); ok {
+				rv := &ReportView{Frame: rep.Frame, Wait: rep.Wait, Process: rep.Process, Fresh: p.record.Fresh(pl.idx, p.frame)}
+				if rep.HasRTT {
+					d := rep.RTT
+					rv.RTT = &d
+				}
+				pv.Report = rv
+			}
+		}
+		v.Players = append(v.Players, pv)
+		if pl == p.self {
+			continue
+		}
+		st, ok := p.ep.Stats(pl.ID)
+		if !ok {
+			continue
+		}
+		v.Links = append(v.Links, LinkView{
+			LinkStat: linkStat(p.self.Name, pl.Name, st),
+			Peer:     pl.Name, Observer: pl.Observer, Bad: st.State == netcore.Bad,
+			Caused: pl.caused, Through: pl.through,
+		})
+	}
+	v.Totals = p.totals()
+	return v
+}

@@ -1,0 +1,254 @@
+package probe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Command types. These are the network event IDs of S19: they travel inside
+// frame packets and never change meaning. LATENCYFUDGE keeps its ID so old
+// recordings still decode, but nothing sends it and the timing never reads it.
+const (
+	CmdGame          uint8 = 0x01 // an opaque game command (synthetic in sim and demo)
+	CmdNetworkReport uint8 = 0x10 // S5: NETWORK_REPORT
+	CmdTiming        uint8 = 0x11 // S12: a timing change with its frame rate (S15)
+	CmdRemove        uint8 = 0x12 // S7/S16: a player is removed
+	CmdGameSpeed     uint8 = 0x13 // S17: the game speed (caps the frame rate)
+	CmdLatencyFudge  uint8 = 0x14 // S19: reserved, never sent, ignored on receipt
+)
+
+// ProtocolVersion names the version of the frame-packet format and event IDs;
+// recordings carry it (S19).
+const ProtocolVersion = 1
+
+// Packet kinds carried on the netcore data channels.
+const (
+	kindFrame  uint8 = 1 // a frame packet (DESIGN "The lockstep")
+	kindStatus uint8 = 2 // a frame packet without commands repeated while stalled
+)
+
+// Command is one command or network event, tagged with the frame on which
+// every machine executes it (S1). Seq orders one player's commands.
+type Command struct {
+	Tag     int32 // the frame it was scheduled for; executes on the next send frame ≥ Tag (S13)
+	Seq     uint32
+	Type    uint8
+	Payload []byte
+}
+
+// framePacket is what each player sends once per send period. Through is the
+// highest frame for which the sender has now sent every command it will ever
+// send; RelCount is how many reliable frame packets the sender had sent
+// including this one, so a receiver that got this packet unreliably knows
+// whether it also holds everything sent reliably before it.
+type framePacket struct {
+	Kind     uint8
+	Frame    int32 // the send frame it was sent on
+	Through  int32
+	RelCount uint32
+	CkFrame  int32 // the last frame the sender executed, and its running checksum
+	Ck       uint32
+	Commands []Command
+	// Holds is, in status packets only, the sender's completeness for each
+	// other player: the master needs it to pick a removed player's last frame.
+	Holds []hold
+}
+
+type hold struct {
+	Player  uint16
+	Through int32
+}
+
+const framePacketHeader = 1 + 4 + 4 + 4 + 4 + 4 + 2
+const commandHeader = 4 + 4 + 1 + 2
+
+var errShort = errors.New("probe: packet too short")
+
+func (p *framePacket) appendTo(b []byte) []byte {
+	b = append(b, p.Kind)
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.Frame))
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.Through))
+	b = binary.LittleEndian.AppendUint32(b, p.RelCount)
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.CkFrame))
+	b = binary.LittleEndian.AppendUint32(b, p.Ck)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(p.Commands)))
+	for _, c := range p.Commands {
+		b = binary.LittleEndian.AppendUint32(b, uint32(c.Tag))
+		b = binary.LittleEndian.AppendUint32(b, c.Seq)
+		b = append(b, c.Type)
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(c.Payload)))
+		b = append(b, c.Payload...)
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(p.Holds)))
+	for _, h := range p.Holds {
+		b = binary.LittleEndian.AppendUint16(b, h.Player)
+		b = binary.LittleEndian.AppendUint32(b, uint32(h.Through))
+	}
+	return b
+}
+
+// decodeFramePacket parses a frame packet. Command payloads are copied, so the
+// result does not alias b.
+func decodeFramePacket(b []byte) (framePacket, error) {
+	var p framePacket
+	if len(b) < framePacketHeader {
+		return p, errShort
+	}
+	p.Kind = b[0]
+	if p.Kind != kindFrame && p.Kind != kindStatus {
+		return p, fmt.Errorf("probe: unknown packet kind %d", p.Kind)
+	}
+	p.Frame = int32(binary.LittleEndian.Uint32(b[1:]))
+	p.Through = int32(binary.LittleEndian.Uint32(b[5:]))
+	p.RelCount = binary.LittleEndian.Uint32(b[9:])
+	p.CkFrame = int32(binary.LittleEndian.Uint32(b[13:]))
+	p.Ck = binary.LittleEndian.Uint32(b[17:])
+	n := int(binary.LittleEndian.Uint16(b[21:]))
+	if p.Frame < 0 || p.Through < 0 {
+		return p, errors.New("probe: negative frame")
+	}
+	rest := b[framePacketHeader:]
+	if n > len(rest)/commandHeader {
+		return p, errShort
+	}
+	if n > 0 {
+		p.Commands = make([]Command, 0, n)
+	}
+	for i := 0; i < n; i++ {
+		if len(rest) < commandHeader {
+			return p, errShort
+		}
+		c := Command{
+			Tag:  int32(binary.LittleEndian.Uint32(rest)),
+			Seq:  binary.LittleEndian.Uint32(rest[4:]),
+			Type: rest[8],
+		}
+		l := int(binary.LittleEndian.Uint16(rest[9:]))
+		rest = rest[commandHeader:]
+		if len(rest) < l {
+			return p, errShort
+		}
+		if c.Tag < 0 {
+			return p, errors.New("probe: negative command frame")
+		}
+		c.Payload = append([]byte(nil), rest[:l]...)
+		rest = rest[l:]
+		p.Commands = append(p.Commands, c)
+	}
+	if len(rest) < 2 {
+		return p, errShort
+	}
+	nh := int(binary.LittleEndian.Uint16(rest))
+	rest = rest[2:]
+	if len(rest) != nh*6 {
+		return p, errors.New("probe: holds do not match their count")
+	}
+	if nh > 0 {
+		p.Holds = make([]hold, nh)
+		for i := range p.Holds {
+			p.Holds[i] = hold{Player: binary.LittleEndian.Uint16(rest[i*6:]), Through: int32(binary.LittleEndian.Uint32(rest[i*6+2:]))}
+		}
+	}
+	return p, nil
+}
+
+// Network event payloads (S19), little-endian, fixed size.
+
+// reportPayload is NETWORK_REPORT (S5): times in microseconds; RTT is
+// 0xFFFFFFFF when the report leaves it out (S6).
+type reportPayload struct {
+	RTTMicros     uint32
+	WaitMicros    uint32
+	ProcessMicros uint32
+}
+
+const noRTT = ^uint32(0)
+
+func (r reportPayload) bytes() []byte {
+	b := make([]byte, 0, 12)
+	b = binary.LittleEndian.AppendUint32(b, r.RTTMicros)
+	b = binary.LittleEndian.AppendUint32(b, r.WaitMicros)
+	return binary.LittleEndian.AppendUint32(b, r.ProcessMicros)
+}
+
+func decodeReport(b []byte) (reportPayload, error) {
+	if len(b) != 12 {
+		return reportPayload{}, errors.New("probe: report payload must be 12 bytes")
+	}
+	return reportPayload{
+		RTTMicros:     binary.LittleEndian.Uint32(b),
+		WaitMicros:    binary.LittleEndian.Uint32(b[4:]),
+		ProcessMicros: binary.LittleEndian.Uint32(b[8:]),
+	}, nil
+}
+
+// timingPayload is a timing event (S12, S15).
+type timingPayload struct {
+	Decided    int32 // the evaluation frame
+	SendPeriod uint16
+	LookAhead  uint16
+	FPS        uint16
+	Reason     uint8
+}
+
+func (t timingPayload) bytes() []byte {
+	b := make([]byte, 0, 11)
+	b = binary.LittleEndian.AppendUint32(b, uint32(t.Decided))
+	b = binary.LittleEndian.AppendUint16(b, t.SendPeriod)
+	b = binary.LittleEndian.AppendUint16(b, t.LookAhead)
+	b = binary.LittleEndian.AppendUint16(b, t.FPS)
+	return append(b, t.Reason)
+}
+
+func decodeTiming(b []byte) (timingPayload, error) {
+	if len(b) != 11 {
+		return timingPayload{}, errors.New("probe: timing payload must be 11 bytes")
+	}
+	t := timingPayload{
+		Decided:    int32(binary.LittleEndian.Uint32(b)),
+		SendPeriod: binary.LittleEndian.Uint16(b[4:]),
+		LookAhead:  binary.LittleEndian.Uint16(b[6:]),
+		FPS:        binary.LittleEndian.Uint16(b[8:]),
+		Reason:     b[10],
+	}
+	if t.SendPeriod < 1 || t.SendPeriod > 10 || t.LookAhead < 1 || t.LookAhead > 250 || t.FPS < 1 || t.FPS > 1000 {
+		return t, errors.New("probe: timing out of range")
+	}
+	return t, nil
+}
+
+// removePayload is a removal (S7, S16). Last is the highest frame of the
+// removed player's commands that every machine executes; its commands tagged
+// after Last are discarded everywhere, so a vanished player's partial
+// deliveries cannot desync the others.
+type removePayload struct {
+	Player uint16
+	Last   int32
+}
+
+func (r removePayload) bytes() []byte {
+	b := make([]byte, 0, 6)
+	b = binary.LittleEndian.AppendUint16(b, r.Player)
+	return binary.LittleEndian.AppendUint32(b, uint32(r.Last))
+}
+
+func decodeRemove(b []byte) (removePayload, error) {
+	if len(b) != 6 {
+		return removePayload{}, errors.New("probe: removal payload must be 6 bytes")
+	}
+	return removePayload{Player: binary.LittleEndian.Uint16(b), Last: int32(binary.LittleEndian.Uint32(b[2:]))}, nil
+}
+
+func decodeSpeed(b []byte) (int, error) {
+	if len(b) != 2 {
+		return 0, errors.New("probe: game speed payload must be 2 bytes")
+	}
+	v := int(binary.LittleEndian.Uint16(b))
+	if v < 1 || v > 1000 {
+		return 0, errors.New("probe: game speed out of range")
+	}
+	return v, nil
+}
+
+func speedBytes(fps int) []byte { return binary.LittleEndian.AppendUint16(nil, uint16(fps)) }
