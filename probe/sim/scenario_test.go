@@ -26,8 +26,8 @@ func TestShippedScenariosParse(t *testing.T) {
 
 func TestScenarioErrorsNameTheKey(t *testing.T) {
 	cases := map[string]string{
-		`{"frames":10,"players":["a"],"bogus":1}`:                                  `"bogus"`,
-		`{"frames":"ten","players":["a"]}`:                                         `"frames"`,
+		`{"frames":10,"players":["a"],"bogus":1}`:                                 `"bogus"`,
+		`{"frames":"ten","players":["a"]}`:                                        `"frames"`,
 		`{"frames":10,"players":["a","a"]}`:                                       `"players"`,
 		`{"frames":10,"players":["a"],"fps":2000}`:                                `"fps"`,
 		`{"frames":10,"players":["a"],"network":{"rtt_ms":-1}}`:                   `network.rtt_ms`,
@@ -35,7 +35,7 @@ func TestScenarioErrorsNameTheKey(t *testing.T) {
 		`{"frames":10,"players":["a"],"timeline":[{"remove":"a"}]}`:               `timeline[0]`,
 		`{"frames":10,"players":["a"],"timeline":[{"at_frame":5}]}`:               `changes nothing`,
 		`{"frames":10,"players":["a","b"],"timeline":[{"at_ms":5,"remove":"c"}]}`: `timeline[0].remove`,
-		`{"frames":10,"players":["a"]} {}`:                                         `trailing`,
+		`{"frames":10,"players":["a"]} {}`:                                        `trailing`,
 	}
 	for in, want := range cases {
 		_, err := ParseScenario(strings.NewReader(in))
