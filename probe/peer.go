@@ -84,6 +84,7 @@ type player struct {
 	removal   *removePayload
 	removing  bool // a removal of it is issued or held
 	desynced  bool
+	bad       bool // the link to it has gone bad (T11)
 
 	// waits this machine spent on this player's commands
 	caused time.Duration
@@ -295,7 +296,29 @@ func (p *Peer) Tick(now time.Duration) {
 		return
 	}
 	p.ep.Tick(now)
+	p.watchLinks()
 	p.run(now)
+}
+
+// watchLinks adds a message when a link goes bad (a packet outlived the
+// connection timeout, T11) and when it recovers.
+func (p *Peer) watchLinks() {
+	for _, pl := range p.players {
+		if pl == p.self || pl.removed {
+			continue
+		}
+		st, ok := p.ep.Stats(pl.ID)
+		if !ok || st.Bad == pl.bad {
+			continue
+		}
+		pl.bad = st.Bad
+		text := "Connection to " + pl.Name + " recovered"
+		if st.Bad {
+			text = "Connection to " + pl.Name + " has gone bad"
+		}
+		p.emit(&MessageEvent{Header: Header{Type: "message", Frame: p.frame}, Text: text, Player: p.self.Name})
+	}
+	p.flushEvents()
 }
 
 // NextDeadline is when the peer next needs a Tick, if ever.
@@ -424,7 +447,14 @@ func (p *Peer) issueRemoval(now time.Duration, pl *player, last int) {
 	if pl == p.self {
 		last = tag
 	}
-	p.issue(CmdRemove, removePayload{Player: uint16(pl.ID), Last: int32(last)}.bytes())
+	r := removePayload{Player: uint16(pl.ID), Last: int32(last)}
+	if pl != p.self {
+		// We hold our own removal as soon as we issue it: it excuses pl
+		// past its last frame here as on every machine that receives it.
+		pl.removal = &r
+		pl.discardAfter(last)
+	}
+	p.issue(CmdRemove, r.bytes())
 	p.sendFramePacket(now, p.frame, tag, true, true)
 }
 

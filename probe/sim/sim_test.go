@@ -468,3 +468,43 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// A machine that vanishes without a word is removed by the master after the
+// drop timeout, and the others keep playing; when the master itself
+// vanishes, the next player removes it and takes over (S16).
+func TestVanishedPlayersRemovedAfterDropTimeout_S16(t *testing.T) {
+	r := runScenario(t, loadScenario(t, "vanish.json"))
+	removed := r.of("removed")
+	if len(removed) != 2 || removed[0].str("player") != "carol" || removed[1].str("player") != "alice" {
+		t.Fatalf("removed %v, want carol then alice\n%s", removed, describe(r))
+	}
+	masters := r.of("master")
+	if len(masters) != 2 || masters[1].str("player") != "bob" || masters[1].int("frame") != removed[1].int("frame") {
+		t.Fatalf("masters %v, want bob to take over when alice's removal executes", masters)
+	}
+	// The drop timeout is 5 s: carol vanished at frame 300 and nobody
+	// could execute much past it until her removal.
+	stalled := 0.0
+	for _, s := range r.of("stall") {
+		if s.str("cause") == "carol" {
+			stalled = math.Max(stalled, s.num("wait_ms"))
+		}
+	}
+	if stalled < 4500 || stalled > 7000 {
+		t.Fatalf("longest wait for carol %.0f ms, want about the 5 s drop timeout (counted from her last datagram)", stalled)
+	}
+	for _, p := range r.res.Summary.Players {
+		if (p.Player == "bob" || p.Player == "dave") && p.Frames < 1500 {
+			t.Fatalf("%s stopped at %d frames", p.Player, p.Frames)
+		}
+	}
+	if !contains(r.messages(), "Connection to alice has gone bad") {
+		t.Fatalf("no bad-connection message for alice: %q", r.messages())
+	}
+	// Every survivor executed the same commands.
+	for f, ck := range r.cks["bob"] {
+		if d, ok := r.cks["dave"][f]; ok && d != ck {
+			t.Fatalf("bob and dave differ at frame %d", f)
+		}
+	}
+}
