@@ -43,6 +43,11 @@ const (
 	Worse                      // the worst round trip needs more (S11a)
 	Better                     // an improvement step (S11b–d)
 	Forced                     // a player never reported a round trip: 10/250 (S8)
+	// Rate keeps the target and changes only the frame rate (S15): the game
+	// speed or the slowest player's processing time moved while the target
+	// had no reason to. Our extension of CONTRACTS.md's list: without it a
+	// Speed slider change would wait for the next change of rung.
+	Rate
 )
 
 func (r Reason) String() string {
@@ -55,6 +60,8 @@ func (r Reason) String() string {
 		return "worse"
 	case Better:
 		return "better"
+	case Rate:
+		return "rate"
 	case Forced:
 		return "forced"
 	}
@@ -139,7 +146,16 @@ func (m *Master) Evaluate(frame int, rec *Record, speedFPS int) (d Decision, ok 
 	if sum.AllFresh() {
 		fps = FrameRate(sum.MaxProcess, speedFPS)
 	}
+	d, ok = m.evaluate(frame, sum, fps)
+	if !ok && m.initialDone && fps != m.fps {
+		// Nothing moves the target, but the rate every machine runs at
+		// must follow the game speed and processing times (S15).
+		return m.decide(frame, m.target, fps, Rate, true)
+	}
+	return d, ok
+}
 
+func (m *Master) evaluate(frame int, sum Summary, fps int) (d Decision, ok bool) {
 	if sum.Forced { // S8: a player never reported a round trip
 		m.restart()
 		return m.decide(frame, WidestTiming(), fps, Forced, false)

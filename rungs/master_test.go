@@ -486,11 +486,44 @@ func TestObserve_S16(t *testing.T) {
 	if m.Target() != RungTiming(4) || m.FPS() != 25 {
 		t.Fatalf("after Observe: %v at %d fps", m.Target(), m.FPS())
 	}
-	// Having observed the initial decision, it does not make its own at 128.
+	// Having observed the initial decision, it does not make its own at 128
+	// (the game speed allows the 25 fps it observed).
 	rec := NewRecord(0, []int{1})
 	rec.Add(Report{Player: 1, Frame: 128, RTT: ms(100), HasRTT: true})
-	if d, ok := m.Evaluate(128, rec, 30); ok {
+	if d, ok := m.Evaluate(128, rec, 25); ok {
 		t.Fatalf("decided %+v after observing the initial target", d)
+	}
+}
+
+// A frame-rate change with no reason to move the target still goes out as a
+// timing event that keeps the target (S15), reason "rate"; an unchanged rate
+// sends nothing.
+func TestRateOnlyTimingEvent_S15(t *testing.T) {
+	m := NewMaster(0, StartTiming(), 30)
+	rec := NewRecord(0, []int{1, 2})
+	rec.Add(Report{Player: 1, Frame: 40, RTT: ms(60), HasRTT: true})
+	rec.Add(Report{Player: 2, Frame: 40, RTT: ms(60), HasRTT: true})
+	d, ok := m.Evaluate(64, rec, 30)
+	if !ok || d.Reason != Initial || d.FPS != 30 {
+		t.Fatalf("initial %+v %v", d, ok)
+	}
+	rec.Add(Report{Player: 1, Frame: 200, RTT: ms(60), HasRTT: true})
+	rec.Add(Report{Player: 2, Frame: 200, RTT: ms(60), HasRTT: true})
+	if d, ok := m.Evaluate(256, rec, 30); ok {
+		t.Fatalf("unchanged rate sent %+v", d)
+	}
+	d, ok = m.Evaluate(512, rec, 20) // the Speed slider moved to 20
+	if !ok || d.Reason != Rate || d.FPS != 20 || d.Target != m.Target() {
+		t.Fatalf("speed change: %+v %v, want a rate event keeping %v", d, ok, m.Target())
+	}
+	if Rate.String() != "rate" {
+		t.Fatalf("Rate reads %q", Rate.String())
+	}
+	// While a report is stale the master keeps the current rate (S15).
+	rec2 := NewRecord(600, []int{1, 2})
+	rec2.Add(Report{Player: 1, Frame: 700, RTT: ms(60), HasRTT: true})
+	if d, ok := m.Evaluate(768, rec2, 10); ok {
+		t.Fatalf("changed the rate with a report missing: %+v", d)
 	}
 }
 
