@@ -508,3 +508,23 @@ func TestVanishedPlayersRemovedAfterDropTimeout_S16(t *testing.T) {
 		}
 	}
 }
+
+// The game speed caps the frame rate (S15, S17): a speed change travels as
+// an event, and the master's next evaluation sends the new rate with the
+// target unchanged (reason "rate"); machines then run at it.
+func TestGameSpeedCapsFrameRate_S15_S17(t *testing.T) {
+	r := runScenario(t, loadScenario(t, "speed.json"))
+	ts := r.timings()
+	if len(ts) != 2 || ts[1].str("reason") != "rate" || ts[1].int("fps") != 20 || timingStr(ts[1]) != timingStr(ts[0]) {
+		t.Fatalf("timings:\n%s", describe(r))
+	}
+	if ts[1].int("decided") != 512 {
+		t.Fatalf("rate change decided at %d, want the first evaluation after the speed change (512)", ts[1].int("decided"))
+	}
+	// 900 frames: 512+ at 30 fps, the rest at 20 fps.
+	end := r.res.End.Seconds()
+	want := 517.0/30 + (900-517)/20.0
+	if math.Abs(end-want) > 1 {
+		t.Fatalf("900 frames took %.1f s of game time, want about %.1f s", end, want)
+	}
+}
