@@ -1,0 +1,225 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"time"
+)
+
+// Reader reads a recording record by record.
+type Reader struct {
+	r      *bufio.Reader
+	header Header
+	off    int64 // offset of the next record
+	index  int   // index of the next record
+	stop   error // sticky once the reader has stopped
+	line   []byte
+}
+
+// NewReader reads and checks the header. A file that is not a recording, or
+// is one in a newer format, is refused; a file cut off inside its header is
+// a StopError wrapping ErrTruncated.
+func NewReader(r io.Reader) (*Reader, error) {
+	rd := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+	kind, body, err := rd.readLine()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: empty file", ErrNotRecording)
+		}
+		var se *StopError
+		if errors.As(err, &se) && errors.Is(se.Err, ErrCorrupt) {
+			return nil, fmt.Errorf("%w: %v", ErrNotRecording, err)
+		}
+		return nil, err
+	}
+	if kind != KindHeader {
+		return nil, fmt.Errorf("%w: first record is a %v", ErrNotRecording, kind)
+	}
+	if err := json.Unmarshal(body, &rd.header); err != nil || rd.header.Magic != Magic {
+		return nil, fmt.Errorf("%w: bad header", ErrNotRecording)
+	}
+	if rd.header.Format < 1 || rd.header.Format > Format {
+		return nil, fmt.Errorf("%w: format %d (this build reads 1 to %d)", ErrVersion, rd.header.Format, Format)
+	}
+	rd.advance()
+	return rd, nil
+}
+
+// Header is the recording's header.
+func (r *Reader) Header() Header { return r.header }
+
+// Offset is the byte offset of the next record to read.
+func (r *Reader) Offset() int64 { return r.off }
+
+func (r *Reader) advance() {
+	r.off += int64(len(r.line))
+	r.index++
+}
+
+// Next returns the next record. At a clean end it returns io.EOF; when the
+// file ends inside a record or a record is damaged it returns a *StopError
+// naming the place, and every record before it has been returned.
+func (r *Reader) Next() (Record, error) {
+	if r.stop != nil {
+		return Record{}, r.stop
+	}
+	kind, body, err := r.readLine()
+	if err != nil {
+		r.stop = err
+		return Record{}, err
+	}
+	rec := Record{Kind: kind, Offset: r.off}
+	if err := decodeBody(&rec, body); err != nil {
+		r.stop = r.stopped(ErrCorrupt, fmt.Sprintf("%v record: %v", kind, err))
+		return Record{}, r.stop
+	}
+	r.advance()
+	return rec, nil
+}
+
+func decodeBody(rec *Record, body []byte) error {
+	if rec.Kind == KindHeader {
+		return errors.New("a second header")
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return err
+	}
+	if env.AtNs < 0 {
+		return errors.New("negative time")
+	}
+	rec.At, rec.From = time.Duration(env.AtNs), env.From
+	switch rec.Kind {
+	case KindEvent:
+		if len(env.Event) == 0 {
+			return errors.New("no event")
+		}
+		e, err := DecodeEvent(env.Event)
+		if err != nil {
+			return err
+		}
+		rec.Raw, rec.Event = env.Event, e
+	case KindView:
+		if env.View == nil {
+			return errors.New("no view")
+		}
+		rec.View = env.View
+	case KindCommand:
+		if env.Command == nil {
+			return errors.New("no command")
+		}
+		rec.Command = env.Command
+	}
+	// Another kind with a good checksum comes from a newer writer: its
+	// time and machine are kept, its content skipped.
+	return nil
+}
+
+func (r *Reader) stopped(err error, detail string) *StopError {
+	return &StopError{Offset: r.off, Index: r.index, Err: err, Detail: detail}
+}
+
+// readLine reads one whole line and checks its frame and checksum.
+func (r *Reader) readLine() (Kind, []byte, error) {
+	r.line = r.line[:0]
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		r.line = append(r.line, chunk...)
+		if len(r.line) > MaxRecord {
+			return 0, nil, r.stopped(ErrCorrupt, fmt.Sprintf("record longer than %d bytes", MaxRecord))
+		}
+		if err == nil {
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if len(r.line) == 0 {
+				return 0, nil, io.EOF
+			}
+			return 0, nil, r.stopped(ErrTruncated, fmt.Sprintf("%d bytes of an unfinished record", len(r.line)))
+		}
+		return 0, nil, err
+	}
+	l := r.line
+	// "xxxxxxxx K {...}\n": 8 hex digits, space, kind, space, body, newline.
+	if len(l) < 13 || l[8] != ' ' || l[10] != ' ' {
+		return 0, nil, r.stopped(ErrCorrupt, "not a record line")
+	}
+	var want uint32
+	for _, c := range l[:8] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		default:
+			return 0, nil, r.stopped(ErrCorrupt, "bad checksum digits")
+		}
+		want = want<<4 | uint32(d)
+	}
+	if got := crc32.Checksum(l[9:len(l)-1], castagnoli); got != want {
+		return 0, nil, r.stopped(ErrCorrupt, fmt.Sprintf("checksum %08x, want %08x", got, want))
+	}
+	body := l[11 : len(l)-1]
+	if bytes.IndexByte(body, '\n') >= 0 {
+		return 0, nil, r.stopped(ErrCorrupt, "newline inside a record")
+	}
+	return Kind(l[9]), body, nil
+}
+
+// Recording is a whole recording in memory.
+type Recording struct {
+	Header  Header
+	Records []Record
+	// Stop is nil when the file ended cleanly, else where and why reading
+	// stopped; Records holds everything complete before it.
+	Stop *StopError
+	Size int64 // bytes of complete records, header included
+}
+
+// ReadAll reads every complete record. It returns an error only when the
+// file is not a readable recording at all; a cut-off or damaged tail is
+// reported in Recording.Stop.
+func ReadAll(r io.Reader) (*Recording, error) {
+	rd, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recording{Header: rd.Header()}
+	for {
+		x, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var se *StopError
+			if errors.As(err, &se) {
+				rec.Stop = se
+				break
+			}
+			return nil, err
+		}
+		rec.Records = append(rec.Records, x)
+	}
+	rec.Size = rd.Offset()
+	return rec, nil
+}
+
+// Open reads the recording at path.
+func Open(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadAll(f)
+}
