@@ -149,8 +149,48 @@ type execCmd struct {
 	cmd Command
 }
 
-// NewPeer builds the peer and its endpoint on the given transport.
+// NewPeer builds the peer and its endpoint on the given transport. The
+// endpoint delivers straight to the peer.
 func NewPeer(cfg Config, tr netcore.Transport) (*Peer, error) {
+	p, err := newPeer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	nc := p.cfg.Net
+	nc.Self = p.cfg.Self
+	if nc.Logger == nil {
+		nc.Logger = p.cfg.Logger
+	}
+	ep, err := netcore.NewEndpoint(nc, tr, p.deliver)
+	if err != nil {
+		return nil, err
+	}
+	p.ep = ep
+	return p, nil
+}
+
+// NewPeerOn builds a peer on an endpoint the caller already runs: a live
+// session forms its links and exchanges lobby messages on the endpoint
+// before the game starts, and keeps routing the endpoint's messages
+// afterwards. The endpoint's DeliverFunc belongs to the caller, which hands
+// the peer its frame packets through Deliver. cfg.Net is not used; the
+// endpoint's own identity must be cfg.Self.
+func NewPeerOn(cfg Config, ep *netcore.Endpoint) (*Peer, error) {
+	if ep == nil {
+		return nil, errors.New("probe: no endpoint")
+	}
+	if ep.Self() != cfg.Self {
+		return nil, fmt.Errorf("probe: endpoint is peer %d, config says %d", ep.Self(), cfg.Self)
+	}
+	p, err := newPeer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.ep = ep
+	return p, nil
+}
+
+func newPeer(cfg Config) (*Peer, error) {
 	if cfg.Speed == 0 {
 		cfg.Speed = 30
 	}
@@ -188,16 +228,6 @@ func NewPeer(cfg Config, tr netcore.Transport) (*Peer, error) {
 		}
 	}
 	p.rng = rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Self)+0x9e3779b97f4a7c15))
-	nc := cfg.Net
-	nc.Self = cfg.Self
-	if nc.Logger == nil {
-		nc.Logger = cfg.Logger
-	}
-	ep, err := netcore.NewEndpoint(nc, tr, p.deliver)
-	if err != nil {
-		return nil, err
-	}
-	p.ep = ep
 	return p, nil
 }
 
@@ -215,6 +245,42 @@ func (p *Peer) Done() bool { return p.done }
 
 // Observer reports whether this machine watches without a seat.
 func (p *Peer) Observer() bool { return p.self.Observer }
+
+// Started reports whether the game has started here.
+func (p *Peer) Started() bool { return p.started }
+
+// FPS is the frame rate in force (S15); before the start, the game speed.
+func (p *Peer) FPS() int {
+	if p.started {
+		return p.sched.FPS()
+	}
+	return p.cfg.Speed
+}
+
+// Deliver hands the peer one message that arrived on its endpoint. Only a
+// peer built with NewPeerOn needs it: the caller's DeliverFunc passes on
+// the frame packets (and nothing else) here. Like any delivery it may be
+// called before Start; frames run on the next Receive or Tick.
+func (p *Peer) Deliver(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
+	if p.done {
+		return
+	}
+	p.deliver(now, from, ch, msg)
+}
+
+// ForgetObserver ends this machine's link to an observer that has left or
+// fallen silent. An observer has no seat, so nothing waits for it and no
+// removal event is needed: every machine forgets it on its own. It
+// reports whether id was an observer still linked.
+func (p *Peer) ForgetObserver(id netcore.PeerID) bool {
+	pl := p.byID[id]
+	if pl == nil || pl == p.self || !pl.Observer || pl.removed {
+		return false
+	}
+	pl.removed = true
+	p.ep.RemoveLink(id)
+	return true
+}
 
 // Connect opens the private link to every other machine of the roster (T1).
 // Call it before Start, while the lobby forms.
