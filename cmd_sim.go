@@ -1,11 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/sim"
 )
 
@@ -17,9 +22,11 @@ func init() {
 		examples: []string{
 			"lagscope sim testdata/scenarios/slow_link.json",
 			"lagscope sim scenario.json | jq -c 'select(.type==\"timing\")'",
+			"lagscope sim --record run.lsrec scenario.json && lagscope report run.lsrec",
 		},
 		order: 20,
 		setup: func(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
+			recordTo := fs.String("record", "", "also write a recording of the run to `FILE` (see lagscope replay, lagscope report)")
 			return func(args []string, stdout, stderr io.Writer) int {
 				if len(args) != 1 {
 					return fail(stderr, "sim", usagef("needs exactly one scenario file (see lagscope sim --help)"))
@@ -33,11 +40,36 @@ func init() {
 				if err != nil {
 					return fail(stderr, "sim", usagef("%s: %v", args[0], err))
 				}
-				if _, err := sim.Run(sc, stdout); err != nil {
+				var opt sim.Options
+				var rec *record.Writer
+				if *recordTo != "" {
+					rec, err = record.Create(*recordTo, record.Header{Program: "lagscope sim", Session: filepath.Base(args[0]), Virtual: true})
+					if err != nil {
+						return fail(stderr, "sim", usagef("--record: %v", err))
+					}
+					opt = recordSim(rec)
+				}
+				_, err = sim.RunWith(sc, stdout, opt)
+				if rec != nil {
+					if cerr := rec.Close(); err == nil && cerr != nil {
+						err = fmt.Errorf("--record %s: %w", *recordTo, cerr)
+					}
+				}
+				if err != nil {
 					return fail(stderr, "sim", err)
 				}
 				return 0
 			}
 		},
 	})
+}
+
+// recordSim stores every printed line and every machine's View once a
+// virtual second (issue 8). Write errors are kept by the Writer and
+// reported when it closes.
+func recordSim(w *record.Writer) sim.Options {
+	return sim.Options{
+		OnLine: func(at time.Duration, from string, line []byte) { w.EventLine(at, from, line) },
+		OnView: func(v probe.View) { w.View(v) },
+	}
 }

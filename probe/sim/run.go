@@ -67,6 +67,13 @@ type Options struct {
 	// OnFrame is called after a machine executes a frame, with the running
 	// checksum of the commands it has executed.
 	OnFrame func(player string, frame int, checksum uint32)
+	// OnLine is called with every line the run prints (without its newline),
+	// the virtual time and the machine that published it ("" for the
+	// summary): a recorder stores exactly what was printed (issue 8).
+	OnLine func(at time.Duration, from string, line []byte)
+	// OnView, when set, is called once per second of virtual time with the
+	// View of every machine still running (a recorder's link lines).
+	OnView func(v probe.View)
 }
 
 // RunWith is Run with hooks.
@@ -85,6 +92,7 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 		r.poke(m)
 	}
 	r.scheduleTimeline()
+	r.scheduleViews()
 	fps := time.Second / time.Duration(sc.FPS)
 	dropTimeout := 60 * time.Second
 	if sc.DropTimeoutMs != nil {
@@ -109,7 +117,7 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 		res.Peers = append(res.Peers, m.peer)
 	}
 	res.Summary = r.summary()
-	r.write(&res.Summary)
+	r.write("", &res.Summary)
 	if ferr := r.out.Flush(); r.werr == nil {
 		r.werr = ferr
 	}
@@ -314,10 +322,10 @@ func (r *runner) emit(from string, e probe.Event) {
 			return
 		}
 	}
-	r.write(e)
+	r.write(from, e)
 }
 
-func (r *runner) write(e any) {
+func (r *runner) write(from string, e any) {
 	if r.werr != nil {
 		return
 	}
@@ -326,8 +334,34 @@ func (r *runner) write(e any) {
 		r.werr = err
 		return
 	}
+	if r.opt.OnLine != nil {
+		r.opt.OnLine(r.sched.Now(), from, b)
+	}
 	b = append(b, '\n')
 	_, r.werr = r.out.Write(b)
+}
+
+// scheduleViews hands OnView every machine's View once per virtual second.
+// The tick re-arms only while other events are pending, so it never keeps a
+// stuck run alive, and it only reads, so the printed events are the same
+// with or without it.
+func (r *runner) scheduleViews() {
+	if r.opt.OnView == nil {
+		return
+	}
+	var tick func()
+	tick = func() {
+		now := r.sched.Now()
+		for _, m := range r.machines {
+			if !m.gone && !m.peer.Done() {
+				r.opt.OnView(m.peer.View(now))
+			}
+		}
+		if r.sched.Pending() > 0 {
+			r.sched.At(now+time.Second, tick)
+		}
+	}
+	r.sched.At(0, tick)
 }
 
 func (r *runner) summary() probe.SummaryEvent {

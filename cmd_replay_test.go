@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/probe/record"
+)
+
+// Recording a sim run and replaying it with --json gives the very bytes the
+// sim printed, and recording does not change what the sim prints (issue 8).
+func TestReplayJSONMatchesSim_S19(t *testing.T) {
+	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_link.json"} {
+		t.Run(sc, func(t *testing.T) {
+			path := filepath.Join("testdata", "scenarios", sc)
+			var plain, recorded, replayed, errb bytes.Buffer
+			if code := run([]string{"sim", path}, &plain, &errb); code != 0 {
+				t.Fatalf("sim: exit %d %s", code, errb.String())
+			}
+			file := filepath.Join(t.TempDir(), "run.lsrec")
+			if code := run([]string{"sim", "--record", file, path}, &recorded, &errb); code != 0 {
+				t.Fatalf("sim --record: exit %d %s", code, errb.String())
+			}
+			if !bytes.Equal(plain.Bytes(), recorded.Bytes()) {
+				t.Fatal("sim prints something else when it records")
+			}
+			if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 {
+				t.Fatalf("replay: exit %d %s", code, errb.String())
+			}
+			if !bytes.Equal(plain.Bytes(), replayed.Bytes()) {
+				t.Fatalf("replay --json differs from the sim's output (%d vs %d bytes)", replayed.Len(), plain.Len())
+			}
+			if errb.Len() != 0 {
+				t.Fatalf("stderr: %s", errb.String())
+			}
+			rec, err := record.Open(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			views := 0
+			for _, r := range rec.Records {
+				if r.Kind == record.KindView {
+					views++
+				}
+			}
+			if rec.Header.Protocol == 0 || rec.Header.Program != "lagscope sim" || views == 0 {
+				t.Fatalf("header %+v, %d views", rec.Header, views)
+			}
+		})
+	}
+}
+
+func TestReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notRec := filepath.Join(dir, "events.ndjson")
+	os.WriteFile(notRec, []byte(`{"type":"master","frame":0,"player":"a"}`+"\n"), 0o644)
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no file":         {[]string{"replay"}, "exactly one"},
+		"missing":         {[]string{"replay", "--json", filepath.Join(dir, "nope")}, "no such file"},
+		"not a recording": {[]string{"replay", "--json", notRec}, "not a lagscope recording"},
+		"speed":           {[]string{"replay", "--speed", "32", notRec}, "--speed"},
+		"bad flag":        {[]string{"replay", "--bogus", notRec}, "bogus"},
+	}
+	for name, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(c.args, &out, &errb)
+		if code != exitUsage || out.Len() != 0 || !strings.Contains(errb.String(), c.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out.String(), errb.String())
+		}
+	}
+}
+
+// A cut-off recording replays everything complete and says where it stopped.
+func TestReplayCutOffRecording(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.lsrec")
+	var full, errb bytes.Buffer
+	if code := run([]string{"sim", "--record", file, "testdata/scenarios/handoff.json"}, &full, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	b, _ := os.ReadFile(file)
+	os.WriteFile(file, b[:len(b)-10], 0o644)
+	var out bytes.Buffer
+	errb.Reset()
+	if code := run([]string{"replay", "--json", file}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !bytes.HasPrefix(full.Bytes(), out.Bytes()) || out.Len() == 0 || out.Len() == full.Len() {
+		t.Fatalf("replayed %d of %d bytes", out.Len(), full.Len())
+	}
+	if !strings.Contains(errb.String(), "stopped at byte") {
+		t.Fatalf("stderr %q", errb.String())
+	}
+}
+
+// The recording is cut by SIGKILL while the sim is writing it: every
+// complete record reads back, and the reader names where it stopped.
+func TestRecordingSurvivesSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "long.json")
+	os.WriteFile(scen, []byte(`{"fps":30,"frames":2000000,"seed":3,"players":["a","b","c","d"],"commands_per_minute":600,
+		"link_every":30,"network":{"rtt_ms":60,"jitter_ms":10,"loss":0.02}}`), 0o644)
+	file := filepath.Join(dir, "run.lsrec")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LAGSCOPE_TEST_CHILD="+strings.Join([]string{"sim", "--record", file, scen}, "\x1f"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if st, err := os.Stat(file); err == nil && st.Size() > 256<<10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the recording did not grow within 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want SIGKILL", err)
+	}
+	b, _ := os.ReadFile(file)
+	rec, err := record.ReadAll(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Records) < 100 {
+		t.Fatalf("%d records survived", len(rec.Records))
+	}
+	switch {
+	case rec.Stop == nil && rec.Size != int64(len(b)):
+		t.Fatalf("clean end at %d of %d bytes", rec.Size, len(b))
+	case rec.Stop != nil && (!errors.Is(rec.Stop, record.ErrTruncated) || rec.Stop.Offset != rec.Size):
+		t.Fatalf("stop %v, size %d", rec.Stop, rec.Size)
+	}
+	for _, r := range rec.Records {
+		if r.Kind == record.KindEvent && r.Event == nil {
+			t.Fatalf("undecodable event %s", r.Raw)
+		}
+	}
+	t.Logf("SIGKILL at %d bytes: %d complete records, %v", len(b), len(rec.Records), rec.Stop)
+}
+
+// TestMain lets a test run lagscope as a child process of the test binary
+// (TestRecordingSurvivesSIGKILL kills one): with LAGSCOPE_TEST_CHILD set to
+// NUL-separated arguments, the binary runs them as lagscope would and exits.
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv("LAGSCOPE_TEST_CHILD"); ok {
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}

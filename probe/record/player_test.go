@@ -1,0 +1,115 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+	"go.uber.org/goleak"
+)
+
+// timeline writes views of alice every second and one stall event every
+// 500 ms for ten seconds.
+func timeline(t *testing.T) *Recording {
+	t.Helper()
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{})
+	for ms := 0; ms <= 10000; ms += 500 {
+		at := time.Duration(ms) * time.Millisecond
+		if ms%1000 == 0 {
+			w.View(probe.View{At: at, Self: "alice", Frame: ms / 33})
+			w.View(probe.View{At: at, Self: "bob", Frame: ms / 33})
+		}
+		w.Event(at, "alice", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: ms}, Player: "alice", WaitMs: 40})
+	}
+	w.Close()
+	rec, err := ReadAll(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func frames(u probe.Update) []int {
+	var out []int
+	for _, e := range u.Events {
+		out = append(out, probe.Head(e).Frame)
+	}
+	return out
+}
+
+func TestCursorPlaysSeeksBack(t *testing.T) {
+	c := NewCursor(timeline(t), "bob")
+	if c.End() != 10*time.Second {
+		t.Fatalf("end %v", c.End())
+	}
+	u := c.Advance(0)
+	if len(u.Events) != 1 || u.View.Self != "bob" || u.View.At != 0 {
+		t.Fatalf("start: %v %+v", frames(u), u.View)
+	}
+	u = c.Advance(2500 * time.Millisecond)
+	if got := frames(u); len(got) != 5 || got[0] != 500 || got[4] != 2500 || u.View.At != 2*time.Second {
+		t.Fatalf("to 2.5 s: %v view at %v", got, u.View.At)
+	}
+	// Seeking back starts over: every event up to the target again.
+	u = c.Advance(time.Second)
+	if got := frames(u); len(got) != 3 || got[0] != 0 || u.View.At != time.Second {
+		t.Fatalf("back to 1 s: %v view at %v", got, u.View.At)
+	}
+	u = c.Advance(time.Hour)
+	if len(u.Events) != 18 || c.Pos() != 10*time.Second || u.View.At != 10*time.Second {
+		t.Fatalf("past the end: %d events, pos %v", len(u.Events), c.Pos())
+	}
+}
+
+// The player moves by wall time × speed, pauses, seeks and ends on Quit;
+// driven by made-up ticks, so no sleeps.
+func TestPlayerSpeedPauseSeek(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	p := newPlayer(timeline(t), "", 2)
+	ticks := make(chan time.Time)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { p.run(ctx, ticks); close(done) }()
+	if u := <-p.Updates(); u.View.Self != "alice" || len(u.Events) != 1 {
+		t.Fatalf("first update %+v", u)
+	}
+	base := time.Unix(0, 0)
+	tick := func(d time.Duration) { ticks <- base.Add(d) }
+	tick(0)
+	tick(500 * time.Millisecond) // ×2: one second of recording
+	u := <-p.Updates()
+	if got := frames(u); len(got) != 2 || got[1] != 1000 {
+		t.Fatalf("after 0.5 s at ×2: %v", got)
+	}
+	p.SetSpeed(100) // clamped to ×16
+	if _, _, _, s := p.Position(); s != MaxSpeed {
+		t.Fatalf("speed %v", s)
+	}
+	p.SetSpeed(0.5)
+	tick(1500 * time.Millisecond) // ×0.5: half a second more
+	u = <-p.Updates()
+	if at, _, _, _ := p.Position(); at != 1500*time.Millisecond || len(u.Events) != 1 {
+		t.Fatalf("at %v, %v", at, frames(u))
+	}
+	p.TogglePause()
+	tick(5 * time.Second)
+	p.Seek(9 * time.Second)
+	tick(6 * time.Second)
+	u = <-p.Updates()
+	if at, _, playing, _ := p.Position(); at != 9*time.Second || playing || u.View.At != 9*time.Second {
+		t.Fatalf("after pause and seek: at %v playing %v view %v", at, playing, u.View.At)
+	}
+	p.Control(probe.Control{Quit: true})
+	<-done
+	var last probe.Update
+	for u := range p.Updates() {
+		last = u
+	}
+	if !last.Done {
+		t.Fatal("no Done update after Quit")
+	}
+}
