@@ -1,0 +1,94 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Receiver applies one sender's updates (Q2–Q4). It keeps the snapshots it
+// has received in a ring of its own, so it can apply a delta against any
+// of them, and reports the newest as its ack.
+//
+// A Receiver belongs to one life of one Sender's stream: when the sender
+// starts over (Sender.Forget, a restarted peer), make a new Receiver.
+// Not safe for concurrent use.
+type Receiver[S any] struct {
+	table   *Table[S]
+	zero    []uint32
+	seq     [Ring]uint32
+	vals    []uint32
+	scratch []uint32
+	newest  uint32
+	state   S
+}
+
+// NewReceiver returns a receiver for states described by table, holding
+// nothing yet.
+func NewReceiver[S any](table *Table[S]) *Receiver[S] {
+	n := table.Fields()
+	return &Receiver[S]{table: table, zero: make([]uint32, n), vals: make([]uint32, Ring*n), scratch: make([]uint32, n)}
+}
+
+func (r *Receiver[S]) slot(seq uint32) []uint32 {
+	n := r.table.Fields()
+	i := int(seq % Ring)
+	return r.vals[i*n : (i+1)*n]
+}
+
+// Decode applies one update. It returns the receiver's current state (the
+// newest snapshot held; the pointer stays valid and is overwritten by
+// later updates) and whether this update made it newer. A late, duplicated
+// or reordered update that is not newer than the current one leaves the
+// state as it is and reports false. An update whose base is not held
+// returns ErrNoBase; malformed bytes return another error. On any error
+// nothing changes.
+func (r *Receiver[S]) Decode(b []byte) (*S, bool, error) {
+	if len(b) < HeaderLen {
+		return nil, false, errors.New("snapshot: update shorter than its header")
+	}
+	seq := binary.LittleEndian.Uint32(b)
+	back := uint32(b[4])
+	switch {
+	case seq == 0:
+		return nil, false, errors.New("snapshot: sequence 0")
+	case back >= Ring:
+		return nil, false, fmt.Errorf("snapshot: base %d updates back, ring holds %d", back, Ring)
+	case back > seq-1:
+		return nil, false, errors.New("snapshot: base before the first update")
+	}
+	base := r.zero
+	if back != 0 {
+		bseq := seq - back
+		if r.seq[bseq%Ring] != bseq {
+			return nil, false, ErrNoBase
+		}
+		base = r.slot(bseq)
+	}
+	rd := bitReader{b: b[HeaderLen:]}
+	if err := r.table.decode(&rd, base, r.scratch); err != nil {
+		return nil, false, err
+	}
+	if err := rd.done(); err != nil {
+		return nil, false, err
+	}
+	if seq <= r.newest {
+		return &r.state, false, nil
+	}
+	// Keep it. The slot's previous snapshot is Ring or more updates older
+	// than this one, so no base the sender may still use is lost.
+	i := int(seq % Ring)
+	n := r.table.Fields()
+	copy(r.vals[i*n:(i+1)*n], r.scratch)
+	r.seq[i] = seq
+	r.newest = seq
+	r.table.store(r.scratch, &r.state)
+	return &r.state, true, nil
+}
+
+// Ack is the newest sequence held, 0 for none: the value to piggyback on
+// traffic to the sender, which passes it to Sender.Acked.
+func (r *Receiver[S]) Ack() uint32 { return r.newest }
+
+// State returns the current state and whether any update has arrived.
+func (r *Receiver[S]) State() (*S, bool) { return &r.state, r.newest != 0 }
