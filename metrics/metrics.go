@@ -1,0 +1,352 @@
+// Package metrics publishes a session's link and timing numbers for
+// Prometheus (`--metrics ADDR`, issue 8), through the OpenTelemetry metrics
+// SDK and its Prometheus exporter, so an admin's existing Prometheus (or any
+// OpenTelemetry collector) watches a whole LAN party.
+//
+// It implements L5 for the scrape: per link (labels session, player, peer)
+// six cumulative counters — datagrams sent, retransmitted, expected, lost,
+// peer_expected, peer_lost (L1, L4) — published as totals, never as rates
+// or shares (whoever has two readings does the division), never decreasing:
+// each link keeps a high-water mark, and when a link ends (a player leaves,
+// a link restarts and its totals start again from zero) the totals it
+// reached fold into a retired accumulator under the same labels. A peer
+// that never reported its half leaves peer_* at zero: a cumulative counter
+// cannot say "not measured" (seed 004), so read them beside sent.
+//
+// Gauges are the picture now: SRTT, RTTVAR, RTO and the connection timeout
+// per link (T3, T7, T10), absent while unknown (L3: unknown is not zero);
+// the rung, send period, look-ahead and frame rate in force per machine
+// (S1, S2, S15); and each player's latest reported wait (S5).
+//
+// Names on /metrics are fixed by CONTRACTS.md; the tests read them back.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/lagscope/lagscope/probe"
+)
+
+// Counts are one link's cumulative datagram totals (L1, L4) and the time
+// its machine spent waiting for the peer's commands.
+type Counts struct {
+	Sent, Retransmitted, Expected, Lost uint64
+	PeerExpected, PeerLost              uint64
+	Waited                              time.Duration
+}
+
+func (c Counts) plus(d Counts) Counts {
+	return Counts{c.Sent + d.Sent, c.Retransmitted + d.Retransmitted, c.Expected + d.Expected, c.Lost + d.Lost,
+		c.PeerExpected + d.PeerExpected, c.PeerLost + d.PeerLost, c.Waited + d.Waited}
+}
+
+// restarted: one of this end's own totals went down, which a living link
+// never does, so this is a new link under the same names.
+func (c Counts) restarted(from Counts) bool {
+	return c.Sent < from.Sent || c.Retransmitted < from.Retransmitted || c.Expected < from.Expected || c.Lost < from.Lost
+}
+
+func (c Counts) highWater(d Counts) Counts {
+	return Counts{max(c.Sent, d.Sent), max(c.Retransmitted, d.Retransmitted), max(c.Expected, d.Expected), max(c.Lost, d.Lost),
+		max(c.PeerExpected, d.PeerExpected), max(c.PeerLost, d.PeerLost), max(c.Waited, d.Waited)}
+}
+
+// Fold turns the totals of successive link lives into counters that never
+// decrease (L5): the high-water mark of the live link plus everything
+// retired links reached.
+type Fold struct {
+	retired Counts
+	live    Counts
+}
+
+// Observe takes the link's current totals. Totals below the high-water mark
+// of this end's own counts mean the link restarted: the old life retires.
+// The peer's half travels unreliably and may arrive out of order, so within
+// one life its largest value is the true one (L4).
+func (f *Fold) Observe(c Counts) {
+	if c.restarted(f.live) {
+		f.Retire()
+	}
+	f.live = f.live.highWater(c)
+}
+
+// Retire ends the current life: its totals stay in the counter.
+func (f *Fold) Retire() {
+	f.retired = f.retired.plus(f.live)
+	f.live = Counts{}
+}
+
+// Total is the counter value: never less than any earlier Total.
+func (f *Fold) Total() Counts { return f.retired.plus(f.live) }
+
+func countsOf(l probe.LinkView) Counts {
+	v := func(p *uint64) uint64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return Counts{v(l.Sent), v(l.Retransmitted), v(l.Expected), v(l.Missing), v(l.PeerExpected), v(l.PeerMissing), l.Caused}
+}
+
+type linkKey struct{ player, peer string }
+
+type link struct {
+	fold   Fold
+	live   bool
+	srtt   *float64 // seconds; nil while unknown (L3)
+	rttvar *float64
+	rto    *float64
+	connTO *float64
+}
+
+type machine struct {
+	rung, sendPeriod, lookAhead, fps int64
+}
+
+// Exporter holds the latest numbers of every machine it observes and hands
+// them to the OpenTelemetry SDK when Prometheus scrapes. One Exporter may
+// observe several machines of a session (a demo runs them all in one
+// process); each Update is attributed to its View's Self.
+type Exporter struct {
+	session  string
+	provider *sdkmetric.MeterProvider
+	registry *prometheus.Registry
+
+	mu       sync.Mutex
+	links    map[linkKey]*link
+	order    []linkKey // first-seen order, for a stable scrape
+	machines map[string]*machine
+	waits    map[string]float64 // player → latest reported wait, seconds (S5)
+}
+
+// New builds an Exporter for one session; the session names the `session`
+// label of every series.
+func New(session string) (*Exporter, error) {
+	reg := prometheus.NewRegistry()
+	// The exporter's defaults would add otel_scope_* labels to every series
+	// and a target_info series: the contract's label set is session, player
+	// and peer only.
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
+	if err != nil {
+		return nil, err
+	}
+	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{}}
+	e.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.Empty()))
+	if err := e.register(e.provider.Meter("github.com/lagscope/lagscope/metrics")); err != nil {
+		e.provider.Shutdown(context.Background())
+		return nil, err
+	}
+	return e, nil
+}
+
+// register creates every instrument up front — always registered (L5) — and
+// one callback that reads the Exporter's state at scrape time.
+//
+// Names: the exporter turns an instrument "a.b" with unit "s" into a_b_seconds
+// and appends _total to counters; units in braces ({datagram}) add nothing.
+// The test TestNamesMatchContract reads the scrape back.
+func (e *Exporter) register(m metric.Meter) error {
+	var errs []error
+	icounter := func(name, desc string) metric.Int64ObservableCounter {
+		c, err := m.Int64ObservableCounter(name, metric.WithDescription(desc), metric.WithUnit("{datagram}"))
+		errs = append(errs, err)
+		return c
+	}
+	sent := icounter("lagscope.datagrams.sent", "Reliable datagrams this machine sent to the peer, first sends and resends (L1).")
+	retx := icounter("lagscope.datagrams.retransmitted", "Reliable datagrams this machine resent to the peer (L1): inferred loss, reads high (L8).")
+	expected := icounter("lagscope.datagrams.expected", "Numbered datagrams from the peer judged by this machine's loss window (L1, L2).")
+	lost := icounter("lagscope.datagrams.lost", "Numbered datagrams from the peer that never arrived (L1, L2): observed inbound loss.")
+	peerExp := icounter("lagscope.datagrams.peer_expected", "The peer's expected total for this link, from its LinkReports (L4); zero until it reports.")
+	peerLost := icounter("lagscope.datagrams.peer_lost", "The peer's lost total for this link, from its LinkReports (L4): observed outbound loss.")
+	waited, err := m.Float64ObservableCounter("lagscope.caused_wait", metric.WithUnit("s"),
+		metric.WithDescription("Time this machine waited before executing frames, last for the peer's commands (who causes lag)."))
+	errs = append(errs, err)
+
+	fgauge := func(name, unit, desc string) metric.Float64ObservableGauge {
+		g, err := m.Float64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		return g
+	}
+	igauge := func(name, unit, desc string) metric.Int64ObservableGauge {
+		g, err := m.Int64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+		errs = append(errs, err)
+		return g
+	}
+	srtt := fgauge("lagscope.srtt", "s", "Smoothed round trip of the link (T3); absent until measured.")
+	rttvar := fgauge("lagscope.rttvar", "s", "Round-trip variation of the link (T3); absent until measured.")
+	rto := fgauge("lagscope.rto", "s", "Retry timeout of the link (T7, T12).")
+	connTO := fgauge("lagscope.connection_timeout", "s", "Connection timeout of the link (T9, T10).")
+	wait := fgauge("lagscope.wait", "s", "Longest wait the player reported over its last two report intervals (S5).")
+	rung := igauge("lagscope.rung", "{rung}", "Rung of the timing in force on this machine, 1 to 10 (S2, S17).")
+	sendPeriod := igauge("lagscope.send_period_frames", "{frame}", "Send period in force, frames (S1).")
+	lookAhead := igauge("lagscope.look_ahead_frames", "{frame}", "Look-ahead in force, frames (S1, S4).")
+	fps := igauge("lagscope.frame_rate", "{fps}", "Frame rate in force (S15).")
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Units in braces are annotations the exporter leaves out of the name,
+	// so the frame gauges carry "frames" in theirs, and the frame rate's unit
+	// is {fps} (frame/s would become _per_second, which the contract lacks).
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		for _, k := range e.order {
+			l := e.links[k]
+			at := metric.WithAttributeSet(attribute.NewSet(
+				attribute.String("session", e.session), attribute.String("player", k.player), attribute.String("peer", k.peer)))
+			t := l.fold.Total()
+			o.ObserveInt64(sent, int64(t.Sent), at)
+			o.ObserveInt64(retx, int64(t.Retransmitted), at)
+			o.ObserveInt64(expected, int64(t.Expected), at)
+			o.ObserveInt64(lost, int64(t.Lost), at)
+			o.ObserveInt64(peerExp, int64(t.PeerExpected), at)
+			o.ObserveInt64(peerLost, int64(t.PeerLost), at)
+			o.ObserveFloat64(waited, t.Waited.Seconds(), at)
+			if !l.live {
+				continue
+			}
+			for _, g := range []struct {
+				i metric.Float64ObservableGauge
+				v *float64
+			}{{srtt, l.srtt}, {rttvar, l.rttvar}, {rto, l.rto}, {connTO, l.connTO}} {
+				if g.v != nil {
+					o.ObserveFloat64(g.i, *g.v, at)
+				}
+			}
+		}
+		for name, mc := range e.machines {
+			at := metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session), attribute.String("player", name)))
+			o.ObserveInt64(rung, mc.rung, at)
+			o.ObserveInt64(sendPeriod, mc.sendPeriod, at)
+			o.ObserveInt64(lookAhead, mc.lookAhead, at)
+			o.ObserveInt64(fps, mc.fps, at)
+		}
+		for name, w := range e.waits {
+			o.ObserveFloat64(wait, w, metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session), attribute.String("player", name))))
+		}
+		return nil
+	}, sent, retx, expected, lost, peerExp, peerLost, waited, srtt, rttvar, rto, connTO, wait, rung, sendPeriod, lookAhead, fps)
+	return err
+}
+
+func seconds(ms *float64) *float64 {
+	if ms == nil {
+		return nil
+	}
+	s := *ms / 1000
+	return &s
+}
+
+// Observe takes one update of a machine's feed: a sink like the recorder
+// and the TUI. The last update (Done) retires the machine's links and drops
+// its gauges; its counters stay.
+func (e *Exporter) Observe(u probe.Update) {
+	v := u.View
+	if v.Self == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seen := map[string]bool{}
+	if !u.Done {
+		for _, lv := range v.Links {
+			k := linkKey{v.Self, lv.Peer}
+			l := e.links[k]
+			if l == nil {
+				l = &link{}
+				e.links[k] = l
+				e.order = append(e.order, k)
+			}
+			l.fold.Observe(countsOf(lv))
+			l.live = true
+			l.srtt, l.rttvar, l.rto, l.connTO = seconds(lv.SRTTMs), seconds(lv.RTTVARMs), seconds(lv.RTOMs), seconds(lv.ConnTimeoutMs)
+			seen[lv.Peer] = true
+		}
+	}
+	// A link that is no longer in the picture has ended (its peer was
+	// removed, or this machine left): its totals retire into the fold.
+	for _, k := range e.order {
+		if l := e.links[k]; k.player == v.Self && l.live && !seen[k.peer] {
+			l.fold.Retire()
+			l.live = false
+		}
+	}
+	if u.Done {
+		delete(e.machines, v.Self)
+	} else {
+		e.machines[v.Self] = &machine{rung: int64(v.InForce.Rung()), sendPeriod: int64(v.InForce.SendPeriod),
+			lookAhead: int64(v.InForce.LookAhead), fps: int64(v.FPS)}
+	}
+	for _, p := range v.Players {
+		switch {
+		case p.Removed:
+			delete(e.waits, p.Name) // its reports are dropped with it (S7)
+		case p.Report != nil:
+			e.waits[p.Name] = p.Report.Wait.Seconds()
+		}
+	}
+}
+
+// Handler serves the Prometheus text format.
+func (e *Exporter) Handler() http.Handler {
+	return promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Serve listens on addr and serves /metrics until ctx ends. A bad address
+// is returned at once, before anything is served.
+func (e *Exporter) Serve(ctx context.Context, addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return e.ServeListener(ctx, l)
+}
+
+// ServeListener serves /metrics on l until ctx ends, then closes l.
+func (e *Exporter) ServeListener(ctx context.Context, l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", e.Handler())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("lagscope: metrics at /metrics\n"))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done, stop := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+		case <-stop:
+		}
+		shut, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	err := srv.Serve(l)
+	close(stop)
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the SDK.
+func (e *Exporter) Close() error { return e.provider.Shutdown(context.Background()) }

@@ -1,0 +1,381 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/goleak"
+
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/sim"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// The names CONTRACTS.md fixes, with their label sets.
+var contractCounters = []string{
+	"lagscope_datagrams_sent_total", "lagscope_datagrams_retransmitted_total",
+	"lagscope_datagrams_expected_total", "lagscope_datagrams_lost_total",
+	"lagscope_datagrams_peer_expected_total", "lagscope_datagrams_peer_lost_total",
+}
+
+var linkGauges = []string{"lagscope_srtt_seconds", "lagscope_rttvar_seconds", "lagscope_rto_seconds", "lagscope_connection_timeout_seconds"}
+
+var machineGauges = []string{"lagscope_rung", "lagscope_send_period_frames", "lagscope_look_ahead_frames", "lagscope_frame_rate", "lagscope_wait_seconds"}
+
+func scrape(t testing.TB, e *Exporter) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("scrape does not parse: %v\n%s", err, body)
+	}
+	return fams, body
+}
+
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+func labelNames(m *dto.Metric) string {
+	var n []string
+	for k := range labels(m) {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return strings.Join(n, ",")
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	}
+	return -1
+}
+
+func find(fams map[string]*dto.MetricFamily, name, player, peer string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+	for _, m := range f.GetMetric() {
+		l := labels(m)
+		if l["player"] == player && l["peer"] == peer {
+			return value(m), true
+		}
+	}
+	return 0, false
+}
+
+func f64(v float64) *float64 { return &v }
+func u64(v uint64) *uint64   { return &v }
+
+func view(self string, links ...probe.LinkView) probe.View {
+	return probe.View{Self: self, FPS: 30, Started: true, InForce: rungs.Timing{SendPeriod: 6, LookAhead: 18}, Links: links}
+}
+
+func lv(peer string, sent, exp uint64) probe.LinkView {
+	return probe.LinkView{Peer: peer, LinkStat: probe.LinkStat{State: "measured", SRTTMs: f64(80), RTTVARMs: f64(5), RTOMs: f64(120), ConnTimeoutMs: f64(2000),
+		Sent: u64(sent), Retransmitted: u64(sent / 10), Expected: u64(exp), Missing: u64(exp / 20), PeerExpected: u64(sent), PeerMissing: u64(sent / 50)}}
+}
+
+// Every name on /metrics is the one CONTRACTS.md fixes — no unit suffix
+// added twice, no _total missing or doubled — with exactly the labels it
+// names, and help text on each (L5).
+func TestNamesMatchContract_L5(t *testing.T) {
+	e, err := New("lan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	v := view("alice", lv("bob", 100, 400))
+	v.Players = []probe.PlayerView{{Name: "bob", Report: &probe.ReportView{Wait: 250 * time.Millisecond}}}
+	e.Observe(probe.Update{View: v})
+	fams, _ := scrape(t, e)
+	want := map[string]string{"lagscope_caused_wait_seconds_total": "peer,player,session"}
+	for _, n := range contractCounters {
+		want[n] = "peer,player,session"
+	}
+	for _, n := range linkGauges {
+		want[n] = "peer,player,session"
+	}
+	for _, n := range machineGauges {
+		want[n] = "player,session"
+	}
+	for name, lbls := range want {
+		f := fams[name]
+		if f == nil {
+			t.Errorf("%s missing", name)
+			continue
+		}
+		if f.GetHelp() == "" {
+			t.Errorf("%s has no help", name)
+		}
+		typ := dto.MetricType_GAUGE
+		if strings.HasSuffix(name, "_total") {
+			typ = dto.MetricType_COUNTER
+		}
+		if f.GetType() != typ {
+			t.Errorf("%s is a %v", name, f.GetType())
+		}
+		for _, m := range f.GetMetric() {
+			if got := labelNames(m); got != lbls {
+				t.Errorf("%s labels %s, want %s", name, got, lbls)
+			}
+		}
+	}
+	for name := range fams {
+		if _, ok := want[name]; !ok {
+			t.Errorf("unexpected family %s", name)
+		}
+	}
+	if v, _ := find(fams, "lagscope_srtt_seconds", "alice", "bob"); v != 0.08 {
+		t.Errorf("srtt %v s, want 0.08", v)
+	}
+	if v, _ := find(fams, "lagscope_rung", "alice", ""); v != 6 {
+		t.Errorf("rung %v", v)
+	}
+	if v, _ := find(fams, "lagscope_wait_seconds", "bob", ""); v != 0.25 {
+		t.Errorf("wait %v", v)
+	}
+}
+
+// Unknown is not zero (L3): a link without an estimate has no SRTT series,
+// and a peer that has not reported leaves peer_* at zero (a counter cannot
+// say "not measured"; seed 004).
+func TestUnknownIsAbsent_L3(t *testing.T) {
+	e, _ := New("lan")
+	defer e.Close()
+	l := probe.LinkView{Peer: "bob", LinkStat: probe.LinkStat{State: "unmeasured", RTOMs: f64(1000), ConnTimeoutMs: f64(10000), Sent: u64(3), Retransmitted: u64(0), Expected: u64(0), Missing: u64(0)}}
+	e.Observe(probe.Update{View: view("alice", l)})
+	fams, _ := scrape(t, e)
+	if _, ok := find(fams, "lagscope_srtt_seconds", "alice", "bob"); ok {
+		t.Error("srtt published for an unmeasured link")
+	}
+	if _, ok := find(fams, "lagscope_rto_seconds", "alice", "bob"); !ok {
+		t.Error("rto missing")
+	}
+	if v, ok := find(fams, "lagscope_datagrams_peer_expected_total", "alice", "bob"); !ok || v != 0 {
+		t.Errorf("peer_expected %v %v", v, ok)
+	}
+}
+
+// The counters never decrease (L5): a link that ends folds its totals into
+// the accumulator under the same labels, and a link that restarts (a player
+// rejoins under the same name) counts on from there; peer totals arriving
+// out of order do not walk it back (L4).
+func TestCountersNeverDecrease_L5(t *testing.T) {
+	e, _ := New("lan")
+	defer e.Close()
+	sent := func() float64 {
+		fams, _ := scrape(t, e)
+		v, _ := find(fams, "lagscope_datagrams_sent_total", "alice", "bob")
+		return v
+	}
+	peerExp := func() float64 {
+		fams, _ := scrape(t, e)
+		v, _ := find(fams, "lagscope_datagrams_peer_expected_total", "alice", "bob")
+		return v
+	}
+	e.Observe(probe.Update{View: view("alice", lv("bob", 100, 400), lv("carol", 50, 50))})
+	if sent() != 100 {
+		t.Fatalf("sent %v", sent())
+	}
+	late := lv("bob", 120, 420)
+	late.PeerExpected = u64(90) // an older LinkReport arriving late
+	e.Observe(probe.Update{View: view("alice", late, lv("carol", 60, 60))})
+	if sent() != 120 || peerExp() != 100 {
+		t.Fatalf("sent %v peer_expected %v, want 120 and the high-water 100", sent(), peerExp())
+	}
+	// bob leaves: his link is gone from the picture.
+	e.Observe(probe.Update{View: view("alice", lv("carol", 70, 70))})
+	fams, _ := scrape(t, e)
+	if v, ok := find(fams, "lagscope_datagrams_sent_total", "alice", "bob"); !ok || v != 120 {
+		t.Fatalf("after bob left: %v %v", v, ok)
+	}
+	if _, ok := find(fams, "lagscope_srtt_seconds", "alice", "bob"); ok {
+		t.Fatal("a gone link still has an SRTT")
+	}
+	// bob rejoins: a new link that starts from zero.
+	e.Observe(probe.Update{View: view("alice", lv("bob", 5, 10), lv("carol", 80, 80))})
+	if sent() != 125 {
+		t.Fatalf("after rejoin: %v, want 125", sent())
+	}
+	// A restart seen without a gap in the picture (totals went down).
+	e.Observe(probe.Update{View: view("alice", lv("bob", 2, 3), lv("carol", 90, 90))})
+	if sent() != 127 {
+		t.Fatalf("after a restart: %v, want 127", sent())
+	}
+	// alice's machine ends: counters stay, its gauges go.
+	e.Observe(probe.Update{View: view("alice"), Done: true})
+	fams, _ = scrape(t, e)
+	if v, _ := find(fams, "lagscope_datagrams_sent_total", "alice", "carol"); v != 90 {
+		t.Fatalf("carol link after alice ended: %v", v)
+	}
+	if _, ok := find(fams, "lagscope_rung", "alice", ""); ok {
+		t.Fatal("an ended machine still has a rung")
+	}
+}
+
+func TestFoldTotalsMonotonic_L5(t *testing.T) {
+	var f Fold
+	steps := []Counts{{Sent: 5}, {Sent: 9, PeerExpected: 4}, {Sent: 9, PeerExpected: 2}, {Sent: 1}, {Sent: 3, PeerLost: 1}}
+	var prev Counts
+	for i, c := range steps {
+		f.Observe(c)
+		got := f.Total()
+		if got.Sent < prev.Sent || got.PeerExpected < prev.PeerExpected || got.PeerLost < prev.PeerLost {
+			t.Fatalf("step %d: %+v after %+v", i, got, prev)
+		}
+		prev = got
+	}
+	if prev.Sent != 12 || prev.PeerExpected != 4 || prev.PeerLost != 1 {
+		t.Fatalf("total %+v", prev)
+	}
+}
+
+// simFeed runs a scenario and returns every machine's Views, one batch per
+// virtual second, as the Updates a live feed would hand a sink; a machine
+// whose Views stop (it left) gets its last update with Done set.
+func simFeed(t testing.TB, scenario string) [][]probe.Update {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "testdata", "scenarios", scenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc, err := sim.ParseScenario(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches [][]probe.Update
+	var at time.Duration = -1
+	if _, err := sim.RunWith(sc, io.Discard, sim.Options{OnView: func(v probe.View) {
+		if v.At != at {
+			batches = append(batches, nil)
+			at = v.At
+		}
+		batches[len(batches)-1] = append(batches[len(batches)-1], probe.Update{View: v})
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]probe.View{}
+	for i, b := range batches {
+		here := map[string]bool{}
+		for _, u := range b {
+			here[u.View.Self] = true
+		}
+		for name, v := range last {
+			if !here[name] {
+				batches[i] = append(batches[i], probe.Update{View: v, Done: true})
+				delete(last, name)
+			}
+		}
+		for _, u := range b {
+			last[u.View.Self] = u.View
+		}
+	}
+	return batches
+}
+
+// Fed by a simulated session in which alice leaves at frame 300, no counter
+// of any link ever goes down between two scrapes (L5).
+func TestSimSessionCountersMonotonic_L5(t *testing.T) {
+	batches := simFeed(t, "handoff.json")
+	e, _ := New("handoff")
+	defer e.Close()
+	prev := map[string]float64{}
+	sawGone, sawPeer := false, false
+	for _, b := range batches {
+		for _, u := range b {
+			e.Observe(u)
+			if u.Done {
+				sawGone = true
+			}
+		}
+		fams, _ := scrape(t, e)
+		for _, name := range contractCounters {
+			for _, m := range fams[name].GetMetric() {
+				l := labels(m)
+				k := name + "/" + l["player"] + "/" + l["peer"]
+				if value(m) < prev[k] {
+					t.Fatalf("%s went from %v to %v", k, prev[k], value(m))
+				}
+				prev[k] = value(m)
+				if name == "lagscope_datagrams_peer_expected_total" && value(m) > 0 {
+					sawPeer = true
+				}
+			}
+		}
+	}
+	if !sawGone || !sawPeer || prev["lagscope_datagrams_sent_total/bob/alice"] == 0 || len(prev) != 6*6 {
+		t.Fatalf("gone %v peer %v, %d series: %v", sawGone, sawPeer, len(prev), prev)
+	}
+}
+
+func TestServeStopsWithContext(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	e, _ := New("lan")
+	defer e.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.ServeListener(ctx, l) }()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	r, err := c.Get("http://" + l.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 200 {
+		t.Fatalf("status %d", r.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Serve(context.Background(), "256.0.0.1:bad"); err == nil {
+		t.Fatal("a bad address served")
+	}
+}
+
+func BenchmarkScrape(b *testing.B) {
+	e, _ := New("lan")
+	defer e.Close()
+	var links []probe.LinkView
+	for i := 0; i < 7; i++ {
+		links = append(links, lv(string(rune('b'+i)), 100, 100))
+	}
+	for _, p := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		e.Observe(probe.Update{View: view(p, links...)})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	}
+}
