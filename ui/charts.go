@@ -1,0 +1,253 @@
+package ui
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/NimbleMarkets/ntcharts/canvas/runes"
+	"github.com/NimbleMarkets/ntcharts/linechart"
+	"github.com/NimbleMarkets/ntcharts/linechart/streamlinechart"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// gutter is the width of the charts' and lanes' left labels: the round-trip
+// chart's y labels (5 cells) and the lanes' names, so that column k of the
+// chart and column k of every lane are the same interval.
+const gutter = 5
+
+// Hint thresholds for L8: a resend share this high, and this many times the
+// observed loss, reads as a round-trip estimate that has fallen behind.
+const (
+	hintMinResend = 0.05
+	hintFactor    = 3.0
+)
+
+// niceCeil rounds v up to 1, 2 or 5 times a power of ten, so axis labels
+// stay round.
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, f := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
+		if f*p >= v {
+			return f * p
+		}
+	}
+	return 10 * p
+}
+
+// rttChart draws the focused link's SRTT and RTO over time: a title, the
+// chart, and a row marking intervals with resends (•) and bad spells (✕).
+// The y-range is taken from the intervals on screen only, so after a spike
+// has scrolled away the scale comes back down.
+func (m *Model) rttChart(h *linkHist, w, height int) []string {
+	st := &m.st
+	if h == nil {
+		return []string{m.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
+	}
+	title := st.title.Render("Round trip · "+h.peer) + " " +
+		st.srtt.Render("╭SRTT "+fmtMs(h.last.SRTTMs)) + " " +
+		st.rto.Render("┌RTO "+fmtMs(h.last.RTOMs)) + st.muted.Render(" ms")
+	if legend := " " + st.warn.Render("•") + st.muted.Render("resends ") + st.err.Render("✕") + st.muted.Render("bad"); lipgloss.Width(title+legend)+4 <= w {
+		title += legend
+	}
+	out := []string{m.rule(title, w)}
+	gh := height - 2
+	if gh < 2 {
+		return out
+	}
+	cols := w - gutter
+	vis := tail(h.samples, cols)
+	top := 0.0
+	for _, s := range vis {
+		if s.hasRTO {
+			top = max(top, s.rto)
+		}
+		if s.hasSRTT {
+			top = max(top, s.srtt)
+		}
+	}
+	// Labels every ystep rows at round values: the top is a whole number
+	// of nice label steps. The chart maps values onto rows 0..gh-1 (its
+	// origin row is the lowest), so the labels are computed from the row,
+	// not from the value ntcharts offers, which assumes gh rows of height.
+	ystep := 2
+	if gh <= 4 {
+		ystep = gh - 1
+	}
+	rowsUp := float64(gh - 1)
+	labels := max(1, (gh-1)/ystep)
+	step := niceCeil(top * 1.05 / float64(labels))
+	top = step * rowsUp / float64(ystep)
+	lc := linechart.New(w, gh, 0, 1, 0, top,
+		linechart.WithXYSteps(0, ystep),
+		linechart.WithStyles(st.border, st.muted, st.text),
+		linechart.WithYLabelFormatter(func(i int, _ float64) string {
+			return padLeft(strconv.FormatFloat(float64(i)*top/rowsUp, 'f', 0, 64), gutter)
+		}))
+	chart := streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
+	chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
+	chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
+	// Series start at their first known value; a gap later (a link that
+	// lost its estimate) repeats the last value so the line stays whole.
+	var lastS, lastR float64
+	var haveS, haveR bool
+	for _, s := range vis {
+		if s.hasRTO {
+			lastR, haveR = s.rto, true
+		}
+		if s.hasSRTT {
+			lastS, haveS = s.srtt, true
+		}
+		if haveR {
+			chart.PushDataSet("rto", lastR)
+		}
+		if haveS {
+			chart.PushDataSet("srtt", lastS)
+		}
+	}
+	if haveR || haveS {
+		chart.DrawDataSets([]string{"rto", "srtt"})
+	} else {
+		chart.DrawXYAxisAndLabel()
+	}
+	out = append(out, strings.Split(chart.View(), "\n")...)
+
+	// Marks row: the same columns as the chart.
+	var mb strings.Builder
+	mb.WriteString(st.muted.Render(padLeft("", gutter)))
+	off := len(h.samples) - len(vis)
+	for i := len(vis); i < cols; i++ {
+		mb.WriteByte(' ')
+	}
+	for i := range vis {
+		switch {
+		case vis[i].bad:
+			mb.WriteString(st.err.Render("✕"))
+		case h.retried(off + i):
+			mb.WriteString(st.warn.Render("•"))
+		default:
+			mb.WriteByte(' ')
+		}
+	}
+	out = append(out, mb.String())
+	return out
+}
+
+// laneRunes draw one interval's share in a lane; the scale is a square root
+// so that the loss shares that matter (a few percent) are visible.
+var laneRunes = []rune("▁▂▃▄▅▆▇█")
+
+// laneFull is the share drawn as a full cell.
+const laneFull = 0.25
+
+func laneCell(s share) rune {
+	switch {
+	case !s.ok:
+		return ' ' // nothing to divide: unknown, not zero (L3)
+	case s.v <= 0:
+		return '·'
+	}
+	lvl := int(math.Ceil(math.Sqrt(min(s.v, laneFull)/laneFull)*float64(len(laneRunes)))) - 1
+	return laneRunes[max(0, min(len(laneRunes)-1, lvl))]
+}
+
+// lossLanes draws the focused link's three loss lanes on the charts' time
+// axis: resend share, observed inbound loss, peer-reported outbound loss,
+// one interval per column, each differenced from the cumulative totals (L5).
+// The last line is the L8 hint when resends run far above the loss actually
+// observed, else the time axis.
+func (m *Model) lossLanes(h *linkHist, w, height int) []string {
+	st := &m.st
+	if h == nil {
+		return []string{m.rule(st.title.Render("Loss"), w)}
+	}
+	sh := h.windowShares()
+	title := st.title.Render("Loss · "+h.peer) + "  " +
+		st.resend.Render("resend "+fmtShare(sh.resend)) + "  " +
+		st.in.Render("in "+fmtShare(sh.in)) + "  " +
+		st.out.Render("out "+fmtShare(sh.out)) + st.muted.Render("  last "+strconv.Itoa(tableWindow)+"s")
+	out := []string{m.rule(title, w)}
+	cols := w - gutter
+	vis := tail(h.samples, cols)
+	off := len(h.samples) - len(vis)
+	lanes := []struct {
+		name  string
+		style lipgloss.Style
+		pick  func(shares) share
+	}{
+		{"rsnd", st.resend, func(s shares) share { return s.resend }},
+		{"in", st.in, func(s shares) share { return s.in }},
+		{"out", st.out, func(s shares) share { return s.out }},
+	}
+	for _, l := range lanes {
+		if len(out) >= height {
+			break
+		}
+		var b strings.Builder
+		b.WriteString(fit(l.name, gutter-1))
+		b.WriteString(st.border.Render("│"))
+		for i := len(vis); i < cols; i++ {
+			b.WriteByte(' ')
+		}
+		var cells strings.Builder
+		for i := range vis {
+			cells.WriteRune(laneCell(l.pick(h.intervalShares(off + i))))
+		}
+		b.WriteString(l.style.Render(cells.String()))
+		out = append(out, b.String())
+	}
+	if len(out) < height {
+		if long, short, ok := l8Hint(sh); ok {
+			hint := "⚠ " + long
+			if lipgloss.Width(hint) > w {
+				hint = "⚠ " + short
+			}
+			out = append(out, st.warn.Render(fit(hint, w)))
+		} else {
+			out = append(out, m.timeAxis(w))
+		}
+	}
+	return out
+}
+
+// timeAxis labels the charts' columns: seconds before now.
+func (m *Model) timeAxis(w int) string {
+	cols := w - gutter
+	left := "-" + strconv.Itoa(cols) + "s"
+	mid := "1 column = " + strconv.Itoa(int(interval.Seconds())) + " s"
+	right := "now"
+	line := strings.Repeat(" ", gutter) + left
+	pad := cols - len(left) - len(right)
+	if pad > len(mid)+2 {
+		l := (pad - len(mid)) / 2
+		line += strings.Repeat(" ", l) + mid + strings.Repeat(" ", pad-l-len(mid))
+	} else {
+		line += strings.Repeat(" ", max(pad, 1))
+	}
+	return m.st.muted.Render(line + right)
+}
+
+// l8Hint says when resends run far above observed loss (L8): some resending
+// is normal (one loss retried three times counts three; a lost or late ack
+// resends a datagram that arrived), but a resend share far above a near-zero
+// loss share points at a round-trip estimate that has fallen behind.
+func l8Hint(sh shares) (long, short string, ok bool) {
+	if !sh.resend.ok || sh.resend.v < hintMinResend {
+		return "", "", false
+	}
+	observed, known := 0.0, false
+	for _, s := range []share{sh.in, sh.out} {
+		if s.ok {
+			observed, known = max(observed, s.v), true
+		}
+	}
+	if !known || sh.resend.v < hintFactor*observed {
+		return "", "", false
+	}
+	r, o := fmtShare(sh.resend), fmtShare(share{observed, true})
+	return "resends " + r + " far above observed loss " + o + ": the round-trip estimate may have fallen behind (L8)",
+		"resends " + r + " ≫ loss " + o + ": RTT behind? (L8)", true
+}

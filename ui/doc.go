@@ -1,0 +1,27 @@
+// Package ui is lagscope's live terminal UI (issue 6), a bubbletea program
+// that draws what a peer publishes through a probe.Feed and nothing else.
+//
+// It reads Updates only; its one way back into the engine is Feed.Control
+// (quit, game speed). What it shows, and the SPEC items behind each part:
+//
+//   - header: session, you, master, frame rate (S15), the timing in force and
+//     the target (S1, S12), the tier as a coloured word (S17), the clock;
+//   - link table: per private link its state, SRTT, RTTVAR, RTO, connection
+//     timeout (T3, T4, T7, T10, T11), resend share, inbound loss share and the
+//     peer-reported outbound loss share (L1, L4), the wait this peer caused,
+//     and an SRTT sparkline; unknown values are "—", never 0 (L3);
+//   - round-trip chart and loss lanes for the focused link, the lanes
+//     differenced per interval from the cumulative totals (L5), with the
+//     L8 hint when resends run far above observed loss;
+//   - the rung ladder (S2–S4, S17) with the timing in force, the target and a
+//     staged decrease step by step (S12);
+//   - the message list, newest first (S18);
+//   - the options dialog with the disabled mirrored Connection slider and the
+//     Speed slider (S17).
+//
+// Themes come from package themes; the tier is always also written as a
+// word so nothing depends on colour (NO_COLOR is respected).
+//
+// Redraws are capped at ten a second: the program's renderer runs at 10 fps
+// and View caches its picture until something it shows has changed.
+package ui

@@ -1,0 +1,152 @@
+package ui
+
+import (
+	"math"
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// The fixture is a scripted session seen from alice, built by hand so the
+// goldens depend on the UI alone and not on the engine's arithmetic: 100
+// seconds, one picture a second, four links.
+//
+//   - bob: a 600 ms round trip that recovers to 110 ms at 60 s, resends and
+//     a bad spell at 30–33 s, a little loss both ways;
+//   - carol: a clean 60 ms;
+//   - dave: a measured 90 ms link resending a fifth of its datagrams with no
+//     loss observed either way (the L8 case);
+//   - erin: never measured (no round trip, no report from the peer: L3).
+const fixtureSeconds = 100
+
+func ptr[T any](v T) *T { return &v }
+
+func fixtureLink(peer string, t int) probe.LinkView {
+	ts := float64(t)
+	lv := probe.LinkView{Peer: peer}
+	lv.From, lv.To = "alice", peer
+	sent := uint64(t * 20)
+	exp := uint64(t * 20)
+	switch peer {
+	case "bob":
+		srtt := 600.0 + 40*math.Sin(ts/3)
+		if t >= 60 {
+			srtt = 110 + 5*math.Sin(ts/2)
+		}
+		v := 30.0
+		if t >= 30 && t < 34 {
+			v = 400
+		}
+		lv.State = "measured"
+		if t >= 30 && t < 34 {
+			lv.State, lv.Bad = "bad", true
+		}
+		lv.SRTTMs, lv.RTTVARMs = ptr(srtt), ptr(v)
+		lv.RTOMs = ptr(math.Min(4000, math.Max(100, srtt+4*v)))
+		lv.ConnTimeoutMs = ptr(math.Min(30000, math.Max(2000, math.Max(8*srtt+250, 4**lv.RTOMs))))
+		retx := uint64(t/3) + uint64(max(0, min(t, 34)-30)*6)
+		lv.Sent, lv.Retransmitted = ptr(sent), ptr(retx)
+		lv.Expected, lv.Missing = ptr(exp), ptr(uint64(t/5))
+		lv.PeerExpected, lv.PeerMissing = ptr(max(exp, 20)-20), ptr(uint64(t*2/5))
+		lv.Caused = time.Duration(t) * 37 * time.Millisecond
+		lv.Through = t*30 + 9
+	case "carol":
+		lv.State = "measured"
+		lv.SRTTMs, lv.RTTVARMs, lv.RTOMs, lv.ConnTimeoutMs = ptr(60+2*math.Sin(ts)), ptr(3.0), ptr(100.0), ptr(2000.0)
+		lv.Sent, lv.Retransmitted = ptr(sent), ptr(uint64(0))
+		lv.Expected, lv.Missing = ptr(exp), ptr(uint64(0))
+		lv.PeerExpected, lv.PeerMissing = ptr(max(exp, 20)-20), ptr(uint64(0))
+		lv.Caused = time.Duration(t) * 2 * time.Millisecond
+		lv.Through = t*30 + 12
+	case "dave":
+		lv.State = "measured"
+		lv.SRTTMs, lv.RTTVARMs, lv.RTOMs, lv.ConnTimeoutMs = ptr(90.0), ptr(4.0), ptr(106.0), ptr(2000.0)
+		lv.Sent, lv.Retransmitted = ptr(sent), ptr(uint64(t*4))
+		lv.Expected, lv.Missing = ptr(exp), ptr(uint64(0))
+		lv.PeerExpected, lv.PeerMissing = ptr(max(exp, 20)-20), ptr(uint64(0))
+		lv.Caused = time.Duration(t) * 5 * time.Millisecond
+		lv.Through = t*30 + 10
+	case "erin":
+		lv.State = "unmeasured"
+		lv.RTOMs, lv.ConnTimeoutMs = ptr(1000.0), ptr(8000.0)
+		lv.Sent, lv.Retransmitted = ptr(uint64(t)), ptr(uint64(t/2))
+		lv.Expected, lv.Missing = ptr(uint64(0)), ptr(uint64(0))
+		lv.Through = 5
+	}
+	return lv
+}
+
+func fixtureView(t int) probe.View {
+	v := probe.View{
+		At: time.Duration(t) * time.Second, Session: "7c3a91", Self: "alice", Master: "alice",
+		Frame: t * 30, Started: true, FPS: 30, Speed: 30,
+		InForce: rungs.RungTiming(5), Target: rungs.RungTiming(5),
+	}
+	switch {
+	case t < 10:
+		v.InForce, v.Target = rungs.StartTiming(), rungs.StartTiming()
+	case t >= 95:
+		v.InForce, v.Target, v.Staged = rungs.RungTiming(5), rungs.RungTiming(2), true
+	}
+	for _, p := range []string{"bob", "carol", "dave", "erin"} {
+		v.Links = append(v.Links, fixtureLink(p, t))
+	}
+	rtt := func(ms float64) *time.Duration { d := time.Duration(ms * float64(time.Millisecond)); return &d }
+	v.Players = []probe.PlayerView{
+		{Name: "alice", Master: true, Self: true, Report: &probe.ReportView{Frame: t*30 - 20, RTT: rtt(612), Wait: 80 * time.Millisecond, Process: 3 * time.Millisecond, Fresh: true}},
+		{Name: "bob", Report: &probe.ReportView{Frame: t*30 - 20, RTT: rtt(598), Wait: 12 * time.Millisecond, Process: 4 * time.Millisecond, Fresh: true}},
+		{Name: "carol", Report: &probe.ReportView{Frame: t*30 - 20, RTT: rtt(64), Wait: 410 * time.Millisecond, Process: 2 * time.Millisecond, Fresh: true}},
+		{Name: "dave", Report: &probe.ReportView{Frame: t*30 - 600, RTT: nil, Wait: 0, Process: 6 * time.Millisecond, Fresh: false}},
+		{Name: "erin", Observer: true},
+	}
+	return v
+}
+
+func fixtureEvents(t int) []probe.Event {
+	f := t * 30
+	h := func(typ string) probe.Header { return probe.Header{Type: typ, Frame: f} }
+	switch t {
+	case 0:
+		return []probe.Event{&probe.MasterEvent{Header: h("master"), Player: "alice"}}
+	case 10:
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Normal"}}
+	case 31:
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob has gone bad", Player: "alice"}}
+	case 34:
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob is good again", Player: "alice"}}
+	case 70:
+		return []probe.Event{&probe.RemovedEvent{Header: h("removed"), Player: "frank"}}
+	case 95:
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Fast"}}
+	}
+	return nil
+}
+
+// fixtureUpdates is the whole scripted session, without a Done update.
+func fixtureUpdates() []probe.Update {
+	out := make([]probe.Update, 0, fixtureSeconds+1)
+	for t := 0; t <= fixtureSeconds; t++ {
+		out = append(out, probe.Update{View: fixtureView(t), Events: fixtureEvents(t)})
+	}
+	return out
+}
+
+// manyLinks is a picture with n links, for the benchmarks and the scroll
+// tests: the fixture's four links repeated under other names.
+func manyLinks(n int) []probe.Update {
+	base := []string{"bob", "carol", "dave", "erin"}
+	var out []probe.Update
+	for t := 0; t <= fixtureSeconds; t++ {
+		v := fixtureView(t)
+		v.Links = v.Links[:0]
+		for i := 0; i < n; i++ {
+			lv := fixtureLink(base[i%len(base)], t)
+			lv.Peer = base[i%len(base)] + itoa(i)
+			lv.To = lv.Peer
+			v.Links = append(v.Links, lv)
+		}
+		out = append(out, probe.Update{View: v, Events: fixtureEvents(t)})
+	}
+	return out
+}

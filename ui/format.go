@@ -1,0 +1,145 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// unknown is how every value that is not known is written (L3): never 0.
+const unknown = "—"
+
+func fmtMs(p *float64) string {
+	v, ok := f64(p)
+	if !ok {
+		return unknown
+	}
+	return fmtMsVal(v)
+}
+
+func fmtMsVal(v float64) string {
+	switch {
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+}
+
+// fmtSec writes a millisecond value in seconds, for connection timeouts
+// (2 s to 30 s, T10).
+func fmtSec(p *float64) string {
+	v, ok := f64(p)
+	if !ok {
+		return unknown
+	}
+	if v < 10000 {
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
+	}
+	return strconv.FormatFloat(v/1000, 'f', 0, 64) + "s"
+}
+
+func fmtShare(s share) string {
+	if !s.ok {
+		return unknown
+	}
+	p := s.v * 100
+	switch {
+	case p >= 99.95:
+		return "100%"
+	case p >= 10:
+		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+	default:
+		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	}
+}
+
+// fmtWait writes a wait: milliseconds below a second, then seconds, then
+// minutes.
+func fmtWait(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < 100*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 0, 64) + "s"
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// fmtClock writes a time since the session's start as m:ss or h:mm:ss.
+func fmtClock(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%02d:%02d", s/60, s%60)
+}
+
+// fit makes s exactly w cells wide: cut (ANSI-aware) or padded.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := lipgloss.Width(s)
+	if n == w {
+		return s
+	}
+	if n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return lipgloss.NewStyle().MaxWidth(w).Render(s)
+}
+
+// padLeft right-aligns plain text in w cells.
+func padLeft(s string, w int) string {
+	n := lipgloss.Width(s)
+	if n >= w {
+		return fit(s, w)
+	}
+	return strings.Repeat(" ", w-n) + s
+}
+
+// block makes lines exactly w wide and h high.
+func block(lines []string, w, h int) string {
+	var b strings.Builder
+	for i := 0; i < h; i++ {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if i < len(lines) {
+			b.WriteString(fit(lines[i], w))
+		} else {
+			b.WriteString(strings.Repeat(" ", w))
+		}
+	}
+	return b.String()
+}
+
+// blockString is block over a multi-line string.
+func blockString(s string, w, h int) string { return block(strings.Split(s, "\n"), w, h) }
+
+// rule is a pane title on a horizontal line: "── Title ─────".
+func (m *Model) rule(title string, w int) string {
+	st := &m.st
+	head := st.border.Render("──") + " " + title + " "
+	n := lipgloss.Width(head)
+	if n >= w {
+		return fit(head, w)
+	}
+	return head + st.border.Render(strings.Repeat("─", w-n))
+}
+
+// sideBySide joins equal-height blocks left to right.
+func sideBySide(blocks ...string) string {
+	return lipgloss.JoinHorizontal(lipgloss.Top, blocks...)
+}
+
+func lipglossWidth(s string) int { return lipgloss.Width(s) }

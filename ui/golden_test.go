@@ -1,0 +1,113 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// drive runs the UI as a real bubbletea program under teatest at w×h on
+// the fixture session, waits for the last picture, types keys, waits for
+// want, and returns the final model once the program has stopped.
+func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want string) *Model {
+	t.Helper()
+	feed := NewStaticFeed(updates...)
+	m, err := NewModel(feed, Options{NoColor: true, Output: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
+	t.Cleanup(func() {
+		feed.Close()
+		close(m.stop)
+	})
+	last := "t " + fmtClock(updates[len(updates)-1].View.At)
+	if w < MinWidth || h < MinHeight {
+		last = "lagscope needs"
+	}
+	waitFor(t, tm, last)
+	for _, k := range keys {
+		tm.Send(k)
+	}
+	if want != "" {
+		waitFor(t, tm, want)
+	}
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	if !ok {
+		t.Fatal("final model is not *Model")
+	}
+	return fm
+}
+
+func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+}
+
+var tab = tea.KeyMsg{Type: tea.KeyTab}
+
+func typed(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+// TestGolden pins every view at the smallest supported size and at a large
+// one (issue 6): the four tabs, the options dialog, the help screen, the
+// L8 hint on a focused link, and the too-small message.
+func TestGolden(t *testing.T) {
+	type view struct {
+		name string
+		keys []tea.Msg
+		want string // text that shows the keys have taken effect
+	}
+	views := []view{
+		{"Session", nil, ""},
+		{"Link", []tea.Msg{tab}, "Link alice → bob"},
+		{"Players", []tea.Msg{tab, tab}, "Who made us wait"},
+		{"Messages", []tea.Msg{tab, tab, tab}, "in all"},
+		{"Options", []tea.Msg{typed("o")}, "(rung 5)"},
+		{"Help", []tea.Msg{typed("?")}, "Mouse:"},
+		{"HintL8", []tea.Msg{tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyEnter}}, "Round trip · dave"},
+	}
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		for _, v := range views {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
+				m := drive(t, sz[0], sz[1], fixtureUpdates(), v.keys, v.want)
+				out := m.View()
+				checkSize(t, out, sz[0], sz[1])
+				teatest.RequireEqualOutput(t, []byte(out))
+			})
+		}
+	}
+	t.Run("TooSmall_79x24", func(t *testing.T) {
+		m := drive(t, 79, 24, fixtureUpdates(), nil, "")
+		out := m.View()
+		if !strings.Contains(out, "at least 80×24") || !strings.Contains(out, "79×24") {
+			t.Fatalf("too-small message missing:\n%s", out)
+		}
+		teatest.RequireEqualOutput(t, []byte(out))
+	})
+}
+
+// checkSize asserts a picture fills the terminal exactly: h lines, none
+// wider than w.
+func checkSize(t *testing.T, out string, w, h int) {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	if len(lines) != h {
+		t.Errorf("picture has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := lipglossWidth(l); n > w {
+			t.Errorf("line %d is %d wide, more than %d: %q", i, n, w, l)
+		}
+	}
+}

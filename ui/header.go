@@ -1,0 +1,142 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// header is two lines: who and where, with the view tabs and the clock; then
+// the frame rate, the timing in force → target and the tier badge.
+func (m *Model) header(s *session, w int) []string {
+	st := &m.st
+	v := &s.view
+	sep := st.border.Render(" · ")
+
+	// Line 1: program, tabs, clock and status on the right.
+	left := st.title.Render("lagscope") + " "
+	x := lipgloss.Width(left)
+	var tabs strings.Builder
+	m.hits.tabs = m.hits.tabs[:0]
+	for i, sc := range screens {
+		t := st.tabOff.Render(sc.name)
+		if i == m.screen {
+			t = st.tabOn.Render(sc.name)
+		}
+		n := lipgloss.Width(t)
+		m.hits.tabs = append(m.hits.tabs, span{x, x + n})
+		x += n
+		tabs.WriteString(t)
+	}
+	left += tabs.String()
+	var right []string
+	switch {
+	case s.done && s.err != nil:
+		right = append(right, st.err.Render("ENDED: "+s.err.Error()))
+	case s.done:
+		right = append(right, st.warn.Render("ENDED"))
+	case m.quitting:
+		right = append(right, st.warn.Render("QUITTING…"))
+	}
+	if m.paused {
+		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
+	}
+	clock := "t " + fmtClock(v.At)
+	if m.opts.Clock != nil {
+		clock += "  " + m.opts.Clock().Format("15:04:05")
+	}
+	right = append(right, st.text.Render(clock))
+	line1 := spread(left, strings.Join(right, "  "), w)
+
+	// Line 2: the session and the timing. When it does not fit, the parts
+	// of least use to a glance go first: the session id, then the frame.
+	label := func(k, val string) string { return st.muted.Render(k+" ") + st.text.Render(val) }
+	orDash := func(s string) string {
+		if s == "" {
+			return unknown
+		}
+		return s
+	}
+	type part struct {
+		text string
+		drop int // 0: never dropped; higher goes first
+	}
+	parts := []part{
+		{label("you", orDash(v.Self)), 0},
+		{label("master", orDash(v.Master)), 0},
+		{label("session", orDash(v.Session)), 3},
+	}
+	fps := unknown
+	if v.FPS > 0 {
+		fps = strconv.Itoa(v.FPS) + " fps"
+		if v.Speed > 0 && v.Speed != v.FPS {
+			fps += " (speed " + strconv.Itoa(v.Speed) + ")"
+		}
+	}
+	parts = append(parts, part{st.text.Render(fps), 0})
+	timing := unknown
+	if v.InForce.Valid() {
+		timing = st.tierStyle(v.InForce.Tier()).Render(v.InForce.String())
+		if v.Target.Valid() && v.Target != v.InForce {
+			timing += st.muted.Render(" → ") + st.tierStyle(v.Target.Tier()).Render(v.Target.String())
+		}
+		badge := st.badgeStyle(v.InForce.Tier()).Render(strings.ToUpper(v.InForce.Tier().String()))
+		if v.Target.Valid() && v.Target.Tier() != v.InForce.Tier() {
+			badge += st.muted.Render("→") + st.badgeStyle(v.Target.Tier()).Render(strings.ToUpper(v.Target.Tier().String()))
+		}
+		timing += " " + badge
+	}
+	parts = append(parts, part{timing, 0})
+	switch {
+	case !s.have:
+		parts = append(parts, part{st.muted.Render("waiting for the engine…"), 0})
+	case !v.Started:
+		parts = append(parts, part{st.warn.Render("lobby"), 0})
+	case v.Stalled && v.WaitedOn != "":
+		parts = append(parts, part{st.warn.Render("waiting for " + v.WaitedOn), 1})
+	default:
+		parts = append(parts, part{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(v.Frame)), 2})
+	}
+	join := func() string {
+		var b []string
+		for _, p := range parts {
+			b = append(b, p.text)
+		}
+		return strings.Join(b, sep)
+	}
+	line2 := join()
+	for lipgloss.Width(line2) > w {
+		worst := -1
+		for i, p := range parts {
+			if p.drop > 0 && (worst < 0 || p.drop > parts[worst].drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		parts = append(parts[:worst], parts[worst+1:]...)
+		line2 = join()
+	}
+	line2 = fit(line2, w)
+	return []string{line1, line2}
+}
+
+// spread puts left and right on one line of width w, right-aligned; when
+// both do not fit the right part wins.
+func spread(left, right string, w int) string {
+	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
+	if rw >= w {
+		return fit(right, w)
+	}
+	if lw+rw+1 > w {
+		left = fit(left, w-rw-1)
+		lw = w - rw - 1
+	}
+	return left + strings.Repeat(" ", w-lw-rw) + right
+}
+
+// tierWord is a tier as a word in its ink.
+func (m *Model) tierWord(t rungs.Tier) string { return m.st.tierStyle(t).Render(t.String()) }

@@ -1,0 +1,73 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// span is a half-open range of columns or rows.
+type span struct{ from, to int }
+
+func (s span) has(x int) bool { return x >= s.from && x < s.to }
+
+// hitMap records where the last picture put the things a click can reach.
+type hitMap struct {
+	tabs     []span // header tabs by screen, columns on row 0
+	tableY   int    // row of the table's heading; -1: no table
+	rows     []string
+	cols     []span // heading columns, by position in colKeys
+	colKeys  []sortKey
+	hasTable bool
+}
+
+// mouse answers the wheel (move through links or messages) and clicks
+// (a tab, a heading to sort by, a row to focus).
+func (m *Model) mouse(msg tea.MouseMsg) {
+	if msg.Action != tea.MouseActionPress {
+		return
+	}
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		m.move(-1)
+		return
+	case tea.MouseButtonWheelDown:
+		m.move(+1)
+		return
+	case tea.MouseButtonLeft:
+	default:
+		return
+	}
+	if m.dialog != nil || m.showHelp {
+		return
+	}
+	if msg.Y == 0 {
+		for i, t := range m.hits.tabs {
+			if t.has(msg.X) {
+				m.screen = i
+				return
+			}
+		}
+		return
+	}
+	if !m.hits.hasTable {
+		return
+	}
+	if msg.Y == m.hits.tableY {
+		for i, c := range m.hits.cols {
+			if c.has(msg.X) {
+				k := m.hits.colKeys[i]
+				if m.sortBy == k {
+					m.sortDesc = !m.sortDesc
+				} else {
+					m.sortBy = k
+					m.sortDesc = k != sortHouse && k != sortPeer
+				}
+				return
+			}
+		}
+		return
+	}
+	if r := msg.Y - m.hits.tableY - 1; r >= 0 && r < len(m.hits.rows) {
+		m.selected = m.hits.rows[r]
+		m.focus = m.selected
+	}
+}

@@ -1,0 +1,64 @@
+package ui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// keyMap is every key the UI answers, in one place (bubbles/key), so the
+// help screen and the handlers cannot drift apart.
+type keyMap struct {
+	Help, Quit         key.Binding
+	NextView, PrevView key.Binding
+	Up, Down           key.Binding
+	PageUp, PageDown   key.Binding
+	Focus              key.Binding
+	Options, Pause     key.Binding
+	Theme              key.Binding
+	Sort, Reverse      key.Binding
+	Close              key.Binding
+	Left, Right, Apply key.Binding
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		NextView: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
+		PrevView: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous view")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous link")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next link")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Focus:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "focus link")),
+		Options:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "options")),
+		Pause:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause display")),
+		Theme:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "next theme")),
+		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
+		Reverse:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse sort")),
+		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+		Left:     key.NewBinding(key.WithKeys("left", "h", "-"), key.WithHelp("←/→", "game speed")),
+		Right:    key.NewBinding(key.WithKeys("right", "l", "+"), key.WithHelp("→", "faster")),
+		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply speed")),
+	}
+}
+
+// ShortHelp is the footer line (bubbles/help.KeyMap).
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Help, k.NextView, k.Up, k.Focus, k.Options, k.Pause, k.Theme, k.Quit}
+}
+
+// FullHelp is the help screen.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Focus, k.PageUp, k.PageDown},
+		{k.NextView, k.PrevView, k.Sort, k.Reverse},
+		{k.Options, k.Pause, k.Theme, k.Help, k.Close, k.Quit},
+	}
+}
+
+// dialogKeys is the help of the options dialog.
+type dialogKeys struct{ k keyMap }
+
+func (d dialogKeys) ShortHelp() []key.Binding {
+	return []key.Binding{d.k.Left, d.k.Apply, d.k.Close}
+}
+
+func (d dialogKeys) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }

@@ -1,0 +1,182 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// stagedSteps lists the timings a decrease from inForce to target passes
+// through, ending at target (S12). It runs rungs.Schedule itself, so the
+// ladder shows the steps the engine takes rather than a second model of
+// them. It is empty when nothing is staged.
+func stagedSteps(inForce, target rungs.Timing, fps int) []rungs.Timing {
+	if inForce == target || !inForce.Valid() || !target.Valid() {
+		return nil
+	}
+	s := rungs.NewSchedule(inForce, fps)
+	s.Change(0, target, fps)
+	steps := []rungs.Timing{inForce}
+	if s.InForce() != inForce {
+		steps = append(steps, s.InForce())
+	}
+	// A decrease takes at most the old look-ahead to activate and one send
+	// frame per step after that; the bound only guards against a loop.
+	for f := 1; f <= 4*rungs.MaxLookAhead && s.InForce() != target; f++ {
+		if s.Advance(f) {
+			steps = append(steps, s.InForce())
+		}
+	}
+	return steps
+}
+
+// worstRTT is the longest measured SRTT among the current links.
+func worstRTT(s *session) (float64, bool) {
+	best, ok := 0.0, false
+	for _, lv := range s.view.Links {
+		if v, k := f64(lv.SRTTMs); k && lv.State != "unmeasured" && (!ok || v > best) {
+			best, ok = v, true
+		}
+	}
+	return best, ok
+}
+
+// ladder draws rungs 10 down to 1 with their timing, tier and the round
+// trip each covers at the frame rate in force (S2, S3, S17); an extended
+// look-ahead past rung 10 (S4) gets rows of its own above. ▶ marks the
+// timing in force, ◆ the target, ○ the rung the worst link's round trip
+// needs now; a staged decrease is listed step by step (S12).
+func (m *Model) ladder(s *session, w, height int) []string {
+	st := &m.st
+	v := &s.view
+	fps := v.FPS
+	title := st.title.Render("Rungs")
+	if fps > 0 {
+		title += st.muted.Render(" at " + strconv.Itoa(fps) + " fps")
+	}
+	out := []string{m.rule(title, w)}
+	inForce, target := v.InForce, v.Target
+	need := rungs.Timing{}
+	if rtt, ok := worstRTT(s); ok && fps > 0 {
+		need = rungs.Need(msDuration(rtt), fps)
+	}
+	rows := []rungs.Timing{}
+	// Extended look-aheads past rung 10, widest first.
+	var ext []rungs.Timing
+	for _, t := range []rungs.Timing{inForce, target, need} {
+		if t.Valid() && t.SendPeriod == rungs.Rungs && t.Extended() && !containsTiming(ext, t) {
+			ext = append(ext, t)
+		}
+	}
+	for i := range ext {
+		for j := i + 1; j < len(ext); j++ {
+			if ext[j].LookAhead > ext[i].LookAhead {
+				ext[i], ext[j] = ext[j], ext[i]
+			}
+		}
+	}
+	rows = append(rows, ext...)
+	for n := rungs.Rungs; n >= 1; n-- {
+		rows = append(rows, rungs.RungTiming(n))
+	}
+	showCovers := w >= 34
+	for _, t := range rows {
+		mark := func(c string, on bool) string {
+			if on {
+				return c
+			}
+			return " "
+		}
+		// A staged step between rungs (2/8 on its way to 2/6) sits on its
+		// rung's row.
+		onRow := func(x rungs.Timing) bool {
+			return x.Valid() && (x == t || (!t.Extended() && x.Extended() && x.SendPeriod != rungs.Rungs && x.Rung() == t.Rung()))
+		}
+		isIn, isTarget, isNeed := onRow(inForce), onRow(target), onRow(need)
+		marks := st.accent.Render(mark("▶", isIn)) + st.accent.Render(mark("◆", isTarget)) + st.muted.Render(mark("○", isNeed))
+		rung := "   "
+		if !t.Extended() {
+			rung = fmt.Sprintf("%2d ", t.Rung())
+		}
+		ts := st.tierStyle(t.Tier())
+		line := marks + " " + st.muted.Render(rung) + ts.Render(fit(t.String(), 6)) + " " + ts.Render(fit(t.Tier().String(), 6))
+		if showCovers && fps > 0 {
+			line += st.muted.Render(padLeft("≤"+fmtWait(t.MaxRTT(fps)), 8))
+		}
+		var notes []string
+		if isIn {
+			if inForce != t {
+				notes = append(notes, "in force "+inForce.String())
+			} else {
+				notes = append(notes, "in force")
+			}
+		}
+		if isTarget {
+			notes = append(notes, "target")
+		}
+		if len(notes) > 0 {
+			line += " " + st.text.Render(strings.Join(notes, ", "))
+		}
+		out = append(out, fit(line, w))
+	}
+	if v.Staged {
+		steps := stagedSteps(inForce, target, max(fps, 1))
+		parts := make([]string, len(steps))
+		for i, t := range steps {
+			parts[i] = st.tierStyle(t.Tier()).Render(t.String())
+		}
+		out = append(out, fit(st.warn.Render("staged ")+strings.Join(parts, st.muted.Render(" › ")), w))
+	}
+	legend := st.accent.Render("▶") + st.muted.Render(" in force ") + st.accent.Render("◆") + st.muted.Render(" target ") + st.muted.Render("○ needed now")
+	out = append(out, fit(legend, w))
+	if len(out) > height {
+		// Keep the title, the rows around the marks, the staged line and
+		// the legend: drop rows far from in force and target first.
+		out = trimLadder(out, height)
+	}
+	return out
+}
+
+func containsTiming(ts []rungs.Timing, t rungs.Timing) bool {
+	for _, x := range ts {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// trimLadder drops unmarked rows (those starting with three spaces of
+// marks) from the top until out fits in height lines.
+func trimLadder(out []string, height int) []string {
+	for len(out) > height {
+		dropped := false
+		for i := 1; i < len(out)-1; i++ {
+			if strings.HasPrefix(stripANSI(out[i]), "   ") {
+				out = append(out[:i], out[i+1:]...)
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			return out[:height]
+		}
+	}
+	return out
+}
+
+// stripANSI removes escape sequences, for tests on drawn text.
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i++; i < len(s) && !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')); i++ {
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

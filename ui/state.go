@@ -1,0 +1,316 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+)
+
+// interval is the width of one column of the charts and lanes, and of one
+// loss interval: the totals are differenced once per interval of engine
+// time (L5), which gives enough datagrams per interval for a share to mean
+// something at a few packets a second.
+const interval = time.Second
+
+// historyCap is how many intervals of history a link keeps: wider than the
+// widest chart a large terminal gives (a 300-column screen).
+const historyCap = 320
+
+// tableWindow is how many intervals the link table's shares span: short
+// enough to follow a change, long enough not to flicker.
+const tableWindow = 10
+
+// maxMessages bounds the message list.
+const maxMessages = 1000
+
+// sample is one interval of one link: the last values seen in it, and
+// whether anything alarming happened during it.
+type sample struct {
+	bucket int64 // View.At / interval
+
+	srtt, rto       float64
+	hasSRTT, hasRTO bool
+
+	sent, retx, exp, miss uint64
+	hasOwn                bool // our own totals known (L1)
+	peerExp, peerMiss     uint64
+	hasPeer               bool // the peer has reported (L4)
+
+	bad bool // the link was bad at some point of the interval (T11)
+}
+
+// share is a fraction that may be unknown (L3): ok is false when there is
+// nothing to divide (no reading, or nothing sent in the span).
+type share struct {
+	v  float64
+	ok bool
+}
+
+func ratio(num, den uint64) share {
+	if den == 0 {
+		return share{}
+	}
+	return share{v: float64(num) / float64(den), ok: true}
+}
+
+// linkHist is what the UI remembers of one link.
+type linkHist struct {
+	peer    string
+	last    probe.LinkView
+	present bool // in the newest View
+	samples []sample
+}
+
+func u64(p *uint64) (uint64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+func f64(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+func (h *linkHist) observe(at time.Duration, lv probe.LinkView) {
+	s := sample{bucket: int64(at / interval)}
+	s.srtt, s.hasSRTT = f64(lv.SRTTMs)
+	s.rto, s.hasRTO = f64(lv.RTOMs)
+	var ok1, ok2, ok3, ok4 bool
+	s.sent, ok1 = u64(lv.Sent)
+	s.retx, ok2 = u64(lv.Retransmitted)
+	s.exp, ok3 = u64(lv.Expected)
+	s.miss, ok4 = u64(lv.Missing)
+	s.hasOwn = ok1 && ok2 && ok3 && ok4
+	s.peerExp, ok1 = u64(lv.PeerExpected)
+	s.peerMiss, ok2 = u64(lv.PeerMissing)
+	s.hasPeer = ok1 && ok2
+	s.bad = lv.Bad || lv.State == "bad"
+
+	if n := len(h.samples); n > 0 {
+		prev := &h.samples[n-1]
+		// Totals never decrease on one link (L5); when they do, the link
+		// ended and a new one began, and its history starts over.
+		if (s.hasOwn && prev.hasOwn && (s.sent < prev.sent || s.exp < prev.exp)) ||
+			(s.hasPeer && prev.hasPeer && s.peerExp < prev.peerExp) {
+			h.samples = h.samples[:0]
+		} else if prev.bucket == s.bucket {
+			s.bad = s.bad || prev.bad
+			*prev = s
+			h.last = lv
+			return
+		} else if prev.bucket > s.bucket {
+			// A picture from the past (a restarted replay): start over.
+			h.samples = h.samples[:0]
+		} else {
+			// Intervals without a picture repeat the last one, so that one
+			// column is always one interval.
+			gap := min(s.bucket-prev.bucket-1, historyCap)
+			fill := *prev
+			fill.bad = false
+			for i := int64(0); i < gap; i++ {
+				fill.bucket = s.bucket - gap + i
+				h.samples = append(h.samples, fill)
+			}
+		}
+	}
+	h.samples = append(h.samples, s)
+	if len(h.samples) > 2*historyCap {
+		h.samples = append(h.samples[:0], h.samples[len(h.samples)-historyCap:]...)
+	}
+	h.last = lv
+}
+
+// shares are one span's resend share (Retransmitted/Sent), observed
+// inbound loss share (Missing/Expected) and the peer-reported outbound loss
+// share (the peer's Missing/Expected for this link), each differenced from
+// the cumulative totals (L5).
+type shares struct{ resend, in, out share }
+
+func diffShares(a, b *sample) shares {
+	var sh shares
+	if b.hasOwn {
+		if a == nil || !a.hasOwn {
+			sh.resend = ratio(b.retx, b.sent)
+			sh.in = ratio(b.miss, b.exp)
+		} else {
+			sh.resend = ratio(b.retx-a.retx, b.sent-a.sent)
+			sh.in = ratio(b.miss-a.miss, b.exp-a.exp)
+		}
+	}
+	if b.hasPeer {
+		if a == nil || !a.hasPeer {
+			sh.out = ratio(b.peerMiss, b.peerExp)
+		} else {
+			sh.out = ratio(b.peerMiss-a.peerMiss, b.peerExp-a.peerExp)
+		}
+	}
+	return sh
+}
+
+// intervalShares is interval i's shares: against the interval before it.
+// The oldest interval kept has no predecessor and is unknown.
+func (h *linkHist) intervalShares(i int) shares {
+	if i <= 0 || i >= len(h.samples) {
+		return shares{}
+	}
+	return diffShares(&h.samples[i-1], &h.samples[i])
+}
+
+// windowShares are the shares over the last tableWindow intervals. With a
+// single reading the link's start stands in for the first reading: totals
+// begin at zero when the link does.
+func (h *linkHist) windowShares() shares {
+	n := len(h.samples)
+	if n == 0 {
+		return shares{}
+	}
+	if n == 1 {
+		return diffShares(nil, &h.samples[0])
+	}
+	from := max(0, n-1-tableWindow)
+	return diffShares(&h.samples[from], &h.samples[n-1])
+}
+
+// retried reports whether interval i saw resends.
+func (h *linkHist) retried(i int) bool {
+	if i <= 0 || i >= len(h.samples) {
+		return false
+	}
+	a, b := &h.samples[i-1], &h.samples[i]
+	return a.hasOwn && b.hasOwn && b.retx > a.retx
+}
+
+// msgKind picks a message's look.
+type msgKind uint8
+
+const (
+	msgInfo   msgKind = iota
+	msgTier           // S18: Connection quality target: <tier>
+	msgAlarm          // a bad connection, a desync
+	msgMember         // the master changed, a player left
+)
+
+type message struct {
+	at    time.Duration
+	frame int
+	text  string
+	kind  msgKind
+	tier  string // for msgTier
+}
+
+// session is everything the UI has learnt from the feed.
+type session struct {
+	view    probe.View
+	have    bool
+	links   map[string]*linkHist
+	order   []string // peers in the order first seen (house order)
+	msgs    []message
+	masters int // master events seen, to tell the first from a handoff
+	done    bool
+	err     error
+}
+
+func newSession() *session { return &session{links: map[string]*linkHist{}} }
+
+const tierPrefix = "Connection quality target: "
+
+// apply takes in one update: every event, then the newest picture.
+func (s *session) apply(u probe.Update) {
+	for _, e := range u.Events {
+		s.event(u.View.At, e)
+	}
+	if u.Done {
+		s.done = true
+		s.err = u.Err
+		// A feed that ends without a picture of its own keeps the last one.
+		if u.View.At != 0 || u.View.Session != "" || len(u.View.Links) > 0 || len(u.View.Players) > 0 {
+			s.take(u.View)
+		}
+		return
+	}
+	s.take(u.View)
+}
+
+func (s *session) take(v probe.View) {
+	s.view, s.have = v, true
+	for _, h := range s.links {
+		h.present = false
+	}
+	for _, lv := range v.Links {
+		h := s.links[lv.Peer]
+		if h == nil {
+			h = &linkHist{peer: lv.Peer}
+			s.links[lv.Peer] = h
+			s.order = append(s.order, lv.Peer)
+		}
+		h.present = true
+		h.observe(v.At, lv)
+	}
+}
+
+func (s *session) event(at time.Duration, e probe.Event) {
+	h := probe.Head(e)
+	if h.TMs != nil {
+		at = time.Duration(*h.TMs * float64(time.Millisecond))
+	}
+	m := message{at: at, frame: h.Frame}
+	switch e := e.(type) {
+	case *probe.MessageEvent:
+		m.text = e.Text
+		switch {
+		case strings.HasPrefix(e.Text, tierPrefix):
+			m.kind, m.tier = msgTier, strings.TrimPrefix(e.Text, tierPrefix)
+		case strings.Contains(e.Text, "bad"), strings.Contains(e.Text, "esync"):
+			m.kind = msgAlarm
+		}
+	case *probe.RemovedEvent:
+		m.text, m.kind = e.Player+" left the session", msgMember
+	case *probe.MasterEvent:
+		s.masters++
+		m.kind = msgMember
+		if s.masters == 1 {
+			m.text = e.Player + " is the master"
+		} else {
+			m.text = e.Player + " took over as master"
+		}
+	default:
+		return
+	}
+	s.msgs = append(s.msgs, m)
+	if len(s.msgs) > 2*maxMessages {
+		s.msgs = append(s.msgs[:0], s.msgs[len(s.msgs)-maxMessages:]...)
+	}
+}
+
+// clone copies the session deeply enough that applying updates to the
+// original leaves the copy unchanged (the paused display).
+func (s *session) clone() *session {
+	c := *s
+	c.links = make(map[string]*linkHist, len(s.links))
+	for k, h := range s.links {
+		hc := *h
+		hc.samples = append([]sample(nil), h.samples...)
+		c.links[k] = &hc
+	}
+	c.order = append([]string(nil), s.order...)
+	c.msgs = append([]message(nil), s.msgs...)
+	c.view.Links = append([]probe.LinkView(nil), s.view.Links...)
+	c.view.Players = append([]probe.PlayerView(nil), s.view.Players...)
+	return &c
+}
+
+// current lists the links of the newest picture in house order.
+func (s *session) current() []*linkHist {
+	out := make([]*linkHist, 0, len(s.view.Links))
+	for _, lv := range s.view.Links {
+		if h := s.links[lv.Peer]; h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
