@@ -132,6 +132,67 @@ type SummaryEvent struct {
 	Header
 	Links   []LinkStat      `json:"links"`
 	Players []PlayerSummary `json:"players"`
+	// Rejected (live machines) counts what this machine refused to act on.
+	Rejected *RejectedCounts `json:"rejected,omitempty"`
+	// Process (live) is what running the session cost this process.
+	Process *ProcessStats `json:"process,omitempty"`
+}
+
+// RejectedCounts are datagrams and messages a live machine dropped without
+// acting on them: a wrong token, key or sender, bytes that do not decode,
+// replays, oversize datagrams, handshakes out of place, lobby messages and
+// frame packets that do not decode. Total is their sum.
+type RejectedCounts struct {
+	Total     uint64 `json:"total"`
+	Token     uint64 `json:"token"`
+	Sender    uint64 `json:"sender"`
+	Malformed uint64 `json:"malformed"`
+	Auth      uint64 `json:"auth"`
+	Replay    uint64 `json:"replay"`
+	Oversize  uint64 `json:"oversize"`
+	Window    uint64 `json:"window"`
+	Handshake uint64 `json:"handshake"`
+	Lobby     uint64 `json:"lobby"`
+	Frame     uint64 `json:"frame"`
+}
+
+// Sum sets Total from the other counts.
+func (r *RejectedCounts) Sum() {
+	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame
+}
+
+// ProcessStats is what a live process spent: CPU time against wall time,
+// datagrams through its sockets, and the longest it woke up late for a
+// deadline of its own (a wait the process caused itself, not the network).
+type ProcessStats struct {
+	WallMs            float64 `json:"wall_ms"`
+	CPUMs             float64 `json:"cpu_ms"`
+	CPUShare          float64 `json:"cpu_share"`
+	DatagramsSent     uint64  `json:"datagrams_sent"`
+	DatagramsReceived uint64  `json:"datagrams_received"`
+	MaxLateMs         float64 `json:"max_late_ms"`
+}
+
+// SessionEvent (live): the first line of a live machine: what it is, its
+// name, the address its socket is bound to and, for a joiner, the host's.
+type SessionEvent struct {
+	Header
+	Session string `json:"session,omitempty"`
+	Role    string `json:"role"`
+	Name    string `json:"name"`
+	Addr    string `json:"addr"`
+	Host    string `json:"host,omitempty"`
+	Need    int    `json:"need,omitempty"`
+}
+
+// RosterEvent (live): the lobby's roster changed. Players are in house
+// order; Need is how many seated players start the game.
+type RosterEvent struct {
+	Header
+	Version   uint32   `json:"version"`
+	Need      int      `json:"need"`
+	Players   []string `json:"players"`
+	Observers []string `json:"observers"`
 }
 
 func (*MasterEvent) Network() bool       { return true }
@@ -143,3 +204,5 @@ func (*RemovedEvent) Network() bool      { return true }
 func (*StallEvent) Network() bool        { return false }
 func (*LinkEvent) Network() bool         { return false }
 func (*SummaryEvent) Network() bool      { return false }
+func (*SessionEvent) Network() bool      { return false }
+func (*RosterEvent) Network() bool       { return false }

@@ -22,11 +22,17 @@ func linkStat(from, to string, st netcore.LinkStats) LinkStat {
 	return ls
 }
 
-// measured: the link has a clean sample (S6, S8 count only those).
-func measured(st netcore.LinkStats) bool { return st.Estimate == netcore.Measured }
+// NewLinkStat describes a link whose statistics come straight from an
+// endpoint (a live session's links before its peer exists).
+func NewLinkStat(from, to string, st netcore.LinkStats) LinkStat { return linkStat(from, to, st) }
 
-func (p *Peer) totals() LossTotals {
-	t := p.ep.Totals()
+// TotalsOf turns an endpoint's totals into the View's.
+func TotalsOf(t netcore.Totals) LossTotals {
 	return LossTotals{Sent: t.Loss.Sent, Retransmitted: t.Loss.Retransmitted, Expected: t.Loss.Expected,
 		Missing: t.Loss.Missing, PeerExpected: t.PeerLoss.Expected, PeerMissing: t.PeerLoss.Missing, PeerKnown: t.PeerLoss.Known}
 }
+
+// measured: the link has a clean sample (S6, S8 count only those).
+func measured(st netcore.LinkStats) bool { return st.Estimate == netcore.Measured }
+
+func (p *Peer) totals() LossTotals { return TotalsOf(p.ep.Totals()) }

@@ -142,6 +142,8 @@ type Peer struct {
 	buf    []byte
 	exec   []execCmd
 	events []Event
+
+	badPackets uint64 // frame packets that did not decode
 }
 
 type execCmd struct {
@@ -267,6 +269,10 @@ func (p *Peer) Deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 	}
 	p.deliver(now, from, ch, msg)
 }
+
+// BadPackets counts messages from linked machines that did not decode as
+// frame packets (dropped, never acted on).
+func (p *Peer) BadPackets() uint64 { return p.badPackets }
 
 // ForgetObserver ends this machine's link to an observer that has left or
 // fallen silent. An observer has no seat, so nothing waits for it and no
@@ -872,6 +878,7 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 	}
 	pk, err := decodeFramePacket(msg)
 	if err != nil {
+		p.badPackets++
 		p.log.Debug("bad frame packet", "from", pl.Name, "err", err)
 		return
 	}

@@ -26,9 +26,20 @@ type View struct {
 	Stalled  bool         // waiting for commands right now
 	WaitedOn string       // whom we wait for, when Stalled
 
+	// Lobby is set while a live session waits for its game to start.
+	Lobby *LobbyView
+
 	Links   []LinkView   // one per other machine, house order
 	Players []PlayerView // every machine, house order
 	Totals  LossTotals   // this machine's transport, summed over links
+}
+
+// LobbyView is a live session before its game starts.
+type LobbyView struct {
+	Need      int  // seated players the host starts at
+	Seated    int  // players seated so far
+	Observers int  // observers in the session
+	Joining   bool // still in the handshake with the host
 }
 
 // LinkView is one private link from this machine.

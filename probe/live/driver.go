@@ -1,0 +1,345 @@
+package live
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// The wall-clock driver. One goroutine owns a Session (and so its Peer and
+// Endpoint); everything else talks to it through channels:
+//
+//  1. the socket's reader goroutine hands datagrams over its inbox;
+//  2. a single time.Timer wakes the owner at the earliest of the session's
+//     NextDeadline, the next publish, the next link lines and, for a socket
+//     that holds datagrams back (the demo's impaired links), its next due
+//     datagram;
+//  3. now is always time.Since(start), taken when the owner wakes;
+//  4. front ends get probe.Updates (at most PublishEvery apart, plus a last
+//     one) and send probe.Controls back.
+//
+// Nothing else touches the session, so the engine needs no lock.
+
+// Socket is what the driver needs of a transport: the Transport the
+// session sends through, and the inbox its reader fills.
+// *netcore.UDPTransport is one.
+type Socket interface {
+	netcore.Transport
+	Inbox() <-chan *netcore.Datagram
+}
+
+// Pacer is a socket that holds datagrams back until they are due (the
+// demo's impaired links): the driver flushes it on every wake-up and wakes
+// for its next due datagram.
+type Pacer interface {
+	Flush(now time.Duration)
+	NextDue() (time.Duration, bool)
+}
+
+// socketStats is a socket that counts its datagrams (*netcore.UDPTransport).
+type socketStats interface {
+	Stats() netcore.UDPStats
+}
+
+// Options tune a driver.
+type Options struct {
+	// Start is the world's zero: now = time.Since(Start). The demo's
+	// machines share one. Zero: when Run is called.
+	Start time.Time
+	// Publish makes the driver produce Updates; without it (the demo's
+	// other machines) it only runs the session.
+	Publish bool
+	// PublishEvery paces Updates (default 100 ms: a Feed delivers at most
+	// ten a second).
+	PublishEvery time.Duration
+	// LinkEvery paces the link lines (CONTRACTS.md: live, every second).
+	LinkEvery time.Duration
+	// Process, when set, is called on the driver's goroutine as the session
+	// ends, with the driver's own timing, for the summary's process line.
+	Process func(own Stats) *probe.ProcessStats
+}
+
+// Stats is what a driver saw of its own timing.
+type Stats struct {
+	Wakeups  uint64        // timer wake-ups
+	Received uint64        // datagrams handed to the session
+	MaxLate  time.Duration // the latest a timer wake-up came after its deadline
+}
+
+// Runner is one running session: it implements probe.Feed.
+type Runner struct {
+	s     *Session
+	sock  Socket
+	pacer Pacer
+	opt   Options
+	start time.Time
+
+	updates  chan probe.Update
+	controls chan probe.Control
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+
+	now     time.Duration
+	pending []probe.Event
+	stats   Stats
+	err     error
+}
+
+var _ probe.Feed = (*Runner)(nil)
+
+// Run starts the driver goroutine for s on sock. The session must not be
+// touched by anyone else from here on.
+func Run(s *Session, sock Socket, opt Options) *Runner {
+	if opt.Start.IsZero() {
+		opt.Start = time.Now()
+	}
+	if opt.PublishEvery <= 0 {
+		opt.PublishEvery = 100 * time.Millisecond
+	}
+	if opt.LinkEvery <= 0 {
+		opt.LinkEvery = time.Second
+	}
+	r := &Runner{
+		s: s, sock: sock, opt: opt, start: opt.Start,
+		updates:  make(chan probe.Update, 4),
+		controls: make(chan probe.Control, 16),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	r.pacer, _ = sock.(Pacer)
+	s.cfg.Sink = probe.SinkFunc(r.collect)
+	go r.loop()
+	return r
+}
+
+// Updates implements probe.Feed. Without Options.Publish the channel only
+// closes when the session ends.
+func (r *Runner) Updates() <-chan probe.Update { return r.updates }
+
+// Control implements probe.Feed: the request is handled on the driver's
+// goroutine. A request that finds the queue full is dropped.
+func (r *Runner) Control(c probe.Control) {
+	select {
+	case r.controls <- c:
+	case <-r.done:
+	default:
+	}
+}
+
+// Stop asks the session to leave cleanly (Ctrl-C, --duration).
+func (r *Runner) Stop() { r.stopOnce.Do(func() { close(r.stop) }) }
+
+// Wait waits for the driver to finish and returns why the session ended
+// (nil for a clean end). The update channel is closed by then only if
+// its reader has taken every update.
+func (r *Runner) Wait() error {
+	<-r.done
+	return r.err
+}
+
+// Done is closed when the driver has finished.
+func (r *Runner) Done() <-chan struct{} { return r.done }
+
+// DriverStats is the driver's own timing, final once Wait returned.
+func (r *Runner) DriverStats() Stats {
+	<-r.done
+	return r.stats
+}
+
+func (r *Runner) clock() time.Duration { return time.Since(r.start) }
+
+// collect is the session's sink: it stamps each event with the time since
+// the world's start (t_ms) and keeps it for the next update.
+func (r *Runner) collect(from string, e probe.Event) {
+	if !r.opt.Publish {
+		return
+	}
+	t := float64(r.now) / float64(time.Millisecond)
+	probe.Head(e).TMs = &t
+	r.pending = append(r.pending, e)
+}
+
+func (r *Runner) loop() {
+	defer close(r.done)
+	defer close(r.updates)
+	s := r.s
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var deadline time.Duration
+	var armed bool
+	inbox := r.sock.Inbox()
+	stop := r.stop
+	nextPublish := time.Duration(0)
+	nextLinks := r.opt.LinkEvery
+	r.now = r.clock()
+	s.flush() // events from the constructor (the session line)
+	for !s.Done() {
+		select {
+		case d, ok := <-inbox:
+			if !ok {
+				inbox = nil
+				r.socketClosed()
+				continue
+			}
+			r.now = r.clock()
+			s.Receive(r.now, d.From, d.Bytes())
+			d.Release()
+			r.stats.Received++
+			r.drain(&inbox)
+		case <-timer.C:
+			r.now = r.clock()
+			armed = false
+			r.stats.Wakeups++
+			if late := r.now - deadline; late > r.stats.MaxLate {
+				r.stats.MaxLate = late
+			}
+			s.Tick(r.now)
+		case c := <-r.controls:
+			r.now = r.clock()
+			r.control(c)
+		case <-stop:
+			stop = nil
+			r.now = r.clock()
+			s.Quit(r.now)
+		}
+		if r.pacer != nil {
+			r.pacer.Flush(r.now)
+		}
+		if r.opt.Publish {
+			if r.now >= nextLinks {
+				r.linkLines()
+				for nextLinks <= r.now {
+					nextLinks += r.opt.LinkEvery
+				}
+			}
+			if r.now >= nextPublish {
+				r.publish(false)
+				nextPublish = r.now + r.opt.PublishEvery
+			}
+		}
+		if s.Done() {
+			break
+		}
+		next, ok := s.NextDeadline()
+		take := func(t time.Duration) {
+			if !ok || t < next {
+				next, ok = t, true
+			}
+		}
+		if r.pacer != nil {
+			if t, has := r.pacer.NextDue(); has {
+				take(t)
+			}
+		}
+		if r.opt.Publish {
+			take(nextPublish)
+			take(nextLinks)
+		}
+		if !ok {
+			next = r.now + time.Hour
+		}
+		if !armed || next != deadline {
+			deadline, armed = next, true
+			timer.Reset(max(next-r.clock(), 0))
+		}
+	}
+	r.now = r.clock()
+	if r.err == nil {
+		r.err = s.Err()
+	}
+	if r.pacer != nil {
+		r.pacer.Flush(r.now + time.Hour) // what the impaired links still hold
+	}
+	if r.opt.Publish {
+		sum := s.Summary()
+		if ss, ok := r.sock.(socketStats); ok {
+			st := ss.Stats()
+			sum.Rejected.Oversize += st.Oversize
+			sum.Rejected.Sum()
+		}
+		if r.opt.Process != nil {
+			sum.Process = r.opt.Process(r.stats)
+		}
+		r.collect(s.Name(), sum)
+		r.publish(true)
+	}
+}
+
+// drain takes whatever else is already waiting in the inbox, up to a
+// batch, before the next deadline is worked out: under load that is one
+// timer reset per batch rather than per datagram.
+func (r *Runner) drain(inbox *<-chan *netcore.Datagram) {
+	for range drainBatch {
+		if r.s.Done() {
+			return
+		}
+		select {
+		case d, ok := <-*inbox:
+			if !ok {
+				*inbox = nil
+				r.socketClosed()
+				return
+			}
+			r.s.Receive(r.now, d.From, d.Bytes())
+			d.Release()
+			r.stats.Received++
+		default:
+			return
+		}
+	}
+}
+
+// ErrSocketClosed ends a session whose socket was closed under it.
+var ErrSocketClosed = errors.New("live: the socket closed under the session")
+
+func (r *Runner) socketClosed() {
+	r.err = ErrSocketClosed
+	r.s.finish(r.err)
+}
+
+// drainBatch bounds a batch so that timers still get their turn under a
+// flood.
+const drainBatch = 64
+
+func (r *Runner) control(c probe.Control) {
+	if c.Quit {
+		r.Stop()
+	}
+	if c.Speed != 0 {
+		r.s.SetSpeed(c.Speed)
+	}
+	if c.Start {
+		r.s.StartNow(r.now)
+	}
+}
+
+// linkLines adds a link line per link (CONTRACTS.md: live, every second).
+func (r *Runner) linkLines() {
+	f := r.s.Frame()
+	for _, ls := range r.s.Links() {
+		r.collect(r.s.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: f}, LinkStat: ls})
+	}
+}
+
+// publish hands the front ends a new update. It never blocks the engine
+// until the last one: if the reader is behind, the events wait for the
+// next update and this View is dropped (a Feed loses Views, never Events).
+func (r *Runner) publish(last bool) {
+	u := probe.Update{View: r.s.View(r.now), Events: slices.Clip(r.pending), Done: last}
+	if last {
+		u.Err = r.err
+		r.updates <- u
+		r.pending = nil
+		return
+	}
+	select {
+	case r.updates <- u:
+		r.pending = nil
+	default:
+	}
+}
