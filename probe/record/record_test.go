@@ -418,3 +418,20 @@ func jsonOf(e probe.Event) (string, error) {
 	raw, err := json.Marshal(e)
 	return string(raw), err
 }
+
+func TestSpreadNearestRank(t *testing.T) {
+	var xs []float64
+	for i := 100; i >= 1; i-- {
+		xs = append(xs, float64(i))
+	}
+	s := spread(xs)
+	if *s.Min != 1 || *s.Max != 100 || *s.P95 != 95 || *s.Mean != 50.5 {
+		t.Fatalf("%v %v %v %v", *s.Min, *s.Mean, *s.P95, *s.Max)
+	}
+	if e := spread(nil); e.Min != nil || e.P95 != nil {
+		t.Fatal("no samples is not a zero (L3)")
+	}
+	if share(3, 0) != nil || *share(1, 4) != 0.25 {
+		t.Fatal("share")
+	}
+}
