@@ -30,6 +30,7 @@ func init() {
 			asJSON := fs.Bool("json", false, "print the recorded NDJSON events on stdout instead of the TUI")
 			speed := fs.Float64("speed", 1, "playback speed, 0.5 to 16 (TUI; keys change it while playing)")
 			as := fs.String("as", "", "whose view to show when the recording has several machines (a simulation); default the first")
+			theme := fs.String("theme", "", "colour theme of the TUI")
 			return func(args []string, stdout, stderr io.Writer) int {
 				if len(args) != 1 {
 					return fail(stderr, "replay", usagef("needs exactly one recording file (see lagscope replay --help)"))
@@ -44,7 +45,7 @@ func init() {
 				if *asJSON {
 					return replayJSON(rec, stdout, stderr)
 				}
-				return replayTUI(rec, *as, *speed, stdout, stderr)
+				return replayTUI(rec, *as, *speed, *theme, stdout, stderr)
 			}
 		},
 	})

@@ -71,6 +71,15 @@ func TestReplayBadInput(t *testing.T) {
 		"speed":           {[]string{"replay", "--speed", "32", notRec}, "--speed"},
 		"bad flag":        {[]string{"replay", "--bogus", notRec}, "bogus"},
 	}
+	rec := filepath.Join(dir, "run.lsrec")
+	var sout, serr bytes.Buffer
+	if code := run([]string{"sim", "--record", rec, "testdata/scenarios/handoff.json"}, &sout, &serr); code != 0 {
+		t.Fatal(serr.String())
+	}
+	cases["unknown machine"] = struct {
+		args []string
+		want string
+	}{[]string{"replay", "--as", "zoe", rec}, "zoe"}
 	for name, c := range cases {
 		var out, errb bytes.Buffer
 		code := run(c.args, &out, &errb)

@@ -1,15 +1,41 @@
 package main
 
 import (
+	"context"
 	"io"
+	"os"
 
 	"github.com/lagscope/lagscope/probe/record"
+	"github.com/lagscope/lagscope/ui"
 )
 
-// replayTUI would hand a record.Player (a probe.Feed) to ui.Run, the same
-// front end a live session uses. The TUI package is not in this build yet,
-// so until it is, replay without --json says so and exits 2.
-func replayTUI(rec *record.Recording, as string, speed float64, stdout, stderr io.Writer) int {
-	_, _, _ = rec, as, speed
-	return fail(stderr, "replay", usagef("the TUI is not part of this build yet; use --json for the NDJSON stream"))
+// replayTUI hands a record.Player — a probe.Feed over the recording — to
+// ui.Run, the same front end a live session uses (no second renderer). The
+// Player also offers record.Playback (pause, seek, speed ×0.5–×16) to a
+// front end that asserts its feed to it.
+func replayTUI(rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
+	if as != "" && !hasMachine(rec, as) {
+		return fail(stderr, "replay", usagef("--as %q: the recording has no view of that machine", as))
+	}
+	stopNote(stderr, "replay", rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := record.NewPlayer(ctx, rec, as, speed)
+	opts := ui.Options{Theme: theme, KeepOpen: true}
+	if stdout != os.Stdout {
+		opts.Output = stdout
+	}
+	if err := ui.Run(p, opts); err != nil {
+		return fail(stderr, "replay", err)
+	}
+	return 0
+}
+
+func hasMachine(rec *record.Recording, name string) bool {
+	for _, r := range rec.Records {
+		if r.Kind == record.KindView && r.From == name {
+			return true
+		}
+	}
+	return false
 }

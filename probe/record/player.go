@@ -26,19 +26,24 @@ type Cursor struct {
 	end    time.Duration
 }
 
-// NewCursor prepares a replay of rec showing the Views of machine as (the
-// first machine with a View when as is empty). The cursor starts before
+// NewCursor prepares a replay of rec showing the Views of machine as. When
+// as is empty it is the machine whose Views last longest (in a simulation
+// where players leave, one that stays to the end). The cursor starts before
 // the first record.
 func NewCursor(rec *Recording, as string) *Cursor {
 	c := &Cursor{pos: -1}
+	if as == "" {
+		for _, r := range rec.Records {
+			if r.Kind == KindView {
+				as = r.From
+			}
+		}
+	}
 	for _, r := range rec.Records {
 		switch r.Kind {
 		case KindEvent:
 			c.events = append(c.events, r)
 		case KindView:
-			if as == "" {
-				as = r.From
-			}
 			if r.From == as {
 				c.views = append(c.views, r)
 			}

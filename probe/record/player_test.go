@@ -74,7 +74,7 @@ func TestPlayerSpeedPauseSeek(t *testing.T) {
 	defer cancel()
 	done := make(chan struct{})
 	go func() { p.run(ctx, ticks); close(done) }()
-	if u := <-p.Updates(); u.View.Self != "alice" || len(u.Events) != 1 {
+	if u := <-p.Updates(); u.View.Self != "bob" || len(u.Events) != 1 { // the machine whose views last longest
 		t.Fatalf("first update %+v", u)
 	}
 	base := time.Unix(0, 0)
