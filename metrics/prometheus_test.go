@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -202,6 +203,15 @@ func TestPrometheusScrapesCounters_L5(t *testing.T) {
 		}
 	}
 
+	// Every query of the Grafana dashboard in docs/ runs on this data and
+	// finds series: loss shares from the counters, SRTT per link, rung and
+	// tier per session.
+	for _, q := range dashboardQueries(t) {
+		if s := query(q); len(s) == 0 {
+			t.Fatalf("dashboard query finds nothing: %s", q)
+		}
+	}
+
 	// promtool's lint of the very text Prometheus scraped.
 	r, err := client.Get("http://" + l.Addr().String() + "/metrics")
 	if err != nil {
@@ -251,4 +261,34 @@ func queryRange(t *testing.T, c *http.Client, api, name string) []promSample {
 		t.Fatalf("%s: no samples", name)
 	}
 	return res.Data.Result
+}
+
+// dashboardQueries reads docs/grafana-dashboard.json and returns its PromQL
+// with Grafana's variables filled in as a viewer of every session would.
+func dashboardQueries(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	r := strings.NewReplacer("$session", ".+", "$__rate_interval", "1m")
+	var out []string
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			out = append(out, r.Replace(tg.Expr))
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("dashboard has %d queries", len(out))
+	}
+	return out
 }
