@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/runes"
 	"github.com/NimbleMarkets/ntcharts/linechart"
 	"github.com/NimbleMarkets/ntcharts/linechart/streamlinechart"
@@ -81,15 +82,7 @@ func (m *Model) rttChart(h *linkHist, w, height int) []string {
 	labels := max(1, (gh-1)/ystep)
 	step := niceCeil(top * 1.05 / float64(labels))
 	top = step * rowsUp / float64(ystep)
-	lc := linechart.New(w, gh, 0, 1, 0, top,
-		linechart.WithXYSteps(0, ystep),
-		linechart.WithStyles(st.border, st.muted, st.text),
-		linechart.WithYLabelFormatter(func(i int, _ float64) string {
-			return padLeft(strconv.FormatFloat(float64(i)*top/rowsUp, 'f', 0, 64), gutter)
-		}))
-	chart := streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
-	chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
-	chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
+	chart := m.chartFor(w, gh, ystep, top)
 	// Series start at their first known value; a gap later (a link that
 	// lost its estimate) repeats the last value so the line stays whole.
 	var lastS, lastR float64
@@ -113,7 +106,7 @@ func (m *Model) rttChart(h *linkHist, w, height int) []string {
 	} else {
 		chart.DrawXYAxisAndLabel()
 	}
-	out = append(out, strings.Split(chart.View(), "\n")...)
+	out = append(out, canvasLines(&chart.Canvas)...)
 
 	// Marks row: the same columns as the chart.
 	var mb strings.Builder
@@ -250,4 +243,94 @@ func l8Hint(sh shares) (long, short string, ok bool) {
 	r, o := fmtShare(sh.resend), fmtShare(share{observed, true})
 	return "resends " + r + " far above observed loss " + o + ": the round-trip estimate may have fallen behind (L8)",
 		"resends " + r + " ≫ loss " + o + ": RTT behind? (L8)", true
+}
+
+// styleKey is what tells our chart styles apart; lipgloss styles are not
+// comparable, and the few the charts use differ in these.
+type styleKey struct {
+	fg                            lipgloss.TerminalColor
+	bold, under, rev, faint, ital bool
+}
+
+func keyOf(s lipgloss.Style) styleKey {
+	return styleKey{s.GetForeground(), s.GetBold(), s.GetUnderline(), s.GetReverse(), s.GetFaint(), s.GetItalic()}
+}
+
+// canvasLines draws an ntcharts canvas one run of like-styled cells at a
+// time. The canvas's own View renders every cell on its own, which is most
+// of the cost of a frame; runs make it a handful of renders per line.
+func canvasLines(c *canvas.Model) []string {
+	w, h := c.Width(), c.Height()
+	out := make([]string, 0, h)
+	var line, run strings.Builder
+	for y := 0; y < h; y++ {
+		line.Reset()
+		run.Reset()
+		var cur lipgloss.Style
+		var curKey styleKey
+		plain := true
+		flush := func() {
+			if run.Len() == 0 {
+				return
+			}
+			if plain {
+				line.WriteString(run.String())
+			} else {
+				line.WriteString(cur.Render(run.String()))
+			}
+			run.Reset()
+		}
+		for x := 0; x < w; x++ {
+			cell := c.Cell(canvas.Point{X: x, Y: y})
+			r := cell.Rune
+			if r == 0 {
+				r = ' '
+			}
+			k := keyOf(cell.Style)
+			isPlain := k == (styleKey{fg: lipgloss.NoColor{}}) || r == ' '
+			if x == 0 || isPlain != plain || (!isPlain && k != curKey) {
+				flush()
+				plain, cur, curKey = isPlain, cell.Style, k
+			}
+			run.WriteRune(r)
+		}
+		flush()
+		out = append(out, line.String())
+	}
+	return out
+}
+
+// rttCanvas keeps the round-trip chart between pictures: building an
+// ntcharts canvas allocates a styled cell per character, so the chart is
+// rebuilt only when its size or theme changes, and otherwise cleared and
+// redrawn with a new y-range.
+type rttCanvas struct {
+	w, h, ystep int
+	theme       string
+	top         float64
+	chart       streamlinechart.Model
+}
+
+func (m *Model) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
+	st := &m.st
+	c := m.rtt
+	if c == nil || c.w != w || c.h != gh || c.ystep != ystep || c.theme != st.theme.Name {
+		c = &rttCanvas{w: w, h: gh, ystep: ystep, theme: st.theme.Name, top: top}
+		rowsUp := float64(gh - 1)
+		lc := linechart.New(w, gh, 0, 1, 0, top,
+			linechart.WithXYSteps(0, ystep),
+			linechart.WithStyles(st.border, st.muted, st.text),
+			linechart.WithYLabelFormatter(func(i int, _ float64) string {
+				return padLeft(strconv.FormatFloat(float64(i)*c.top/rowsUp, 'f', 0, 64), gutter)
+			}))
+		c.chart = streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
+		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
+		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
+		m.rtt = c
+	}
+	c.top = top
+	c.chart.ClearAllData()
+	c.chart.SetYRange(0, top)
+	c.chart.SetViewYRange(0, top)
+	return &c.chart
 }

@@ -85,6 +85,12 @@ type Model struct {
 	quitting bool
 	feedDone bool
 
+	// tick makes a timer command; tests replace it so that no test waits
+	// on the wall clock.
+	tick func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+
+	rtt *rttCanvas // the round-trip chart, kept between pictures
+
 	cache   string
 	dirty   bool
 	renders int    // pictures drawn, for tests of the redraw cache
@@ -117,7 +123,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	if noColor {
 		r.SetColorProfile(termenv.Ascii)
 	}
-	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), r: r, keys: newKeyMap(), help: help.New(), live: newSession(), dirty: true}
+	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), r: r, keys: newKeyMap(), help: help.New(), live: newSession(), dirty: true, tick: tea.Tick}
 	m.setTheme(th)
 	return m, nil
 }
@@ -256,7 +262,7 @@ func (m *Model) quit() tea.Cmd {
 	}
 	m.quitting = true
 	return tea.Batch(m.control(probe.Control{Quit: true}),
-		tea.Tick(m.opts.QuitWait, func(time.Time) tea.Msg { return quitTimeout{} }))
+		m.tick(m.opts.QuitWait, func(time.Time) tea.Msg { return quitTimeout{} }))
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {

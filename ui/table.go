@@ -68,6 +68,9 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 			h = c.head
 		}
 		if m.sortBy == c.key {
+			if r := []rune(h); len(r) >= widths[i] {
+				h = string(r[:widths[i]-1])
+			}
 			if m.sortDesc {
 				h += "▼"
 			} else {
