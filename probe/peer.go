@@ -270,6 +270,15 @@ func (p *Peer) Deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 	p.deliver(now, from, ch, msg)
 }
 
+// WaitingFor is the player this machine is stalled on right now, and since
+// when (the frame's due time), if it is stalled.
+func (p *Peer) WaitingFor() (netcore.PeerID, time.Duration, bool) {
+	if !p.stalled || p.lastCause == nil {
+		return 0, 0, false
+	}
+	return p.lastCause.ID, p.stallFrom, true
+}
+
 // BadPackets counts messages from linked machines that did not decode as
 // frame packets (dropped, never acted on).
 func (p *Peer) BadPackets() uint64 { return p.badPackets }

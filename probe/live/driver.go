@@ -179,6 +179,28 @@ func (r *Runner) loop() {
 	r.now = r.clock()
 	s.flush() // events from the constructor (the session line)
 	for !s.Done() {
+		next, ok := s.NextDeadline()
+		take := func(t time.Duration) {
+			if !ok || t < next {
+				next, ok = t, true
+			}
+		}
+		if r.pacer != nil {
+			if t, has := r.pacer.NextDue(); has {
+				take(t)
+			}
+		}
+		if r.opt.Publish {
+			take(nextPublish)
+			take(nextLinks)
+		}
+		if !ok {
+			next = r.now + time.Hour
+		}
+		if !armed || next != deadline {
+			deadline, armed = next, true
+			timer.Reset(max(next-r.clock(), 0))
+		}
 		select {
 		case d, ok := <-inbox:
 			if !ok {
@@ -221,31 +243,6 @@ func (r *Runner) loop() {
 				r.publish(false)
 				nextPublish = r.now + r.opt.PublishEvery
 			}
-		}
-		if s.Done() {
-			break
-		}
-		next, ok := s.NextDeadline()
-		take := func(t time.Duration) {
-			if !ok || t < next {
-				next, ok = t, true
-			}
-		}
-		if r.pacer != nil {
-			if t, has := r.pacer.NextDue(); has {
-				take(t)
-			}
-		}
-		if r.opt.Publish {
-			take(nextPublish)
-			take(nextLinks)
-		}
-		if !ok {
-			next = r.now + time.Hour
-		}
-		if !armed || next != deadline {
-			deadline, armed = next, true
-			timer.Reset(max(next-r.clock(), 0))
 		}
 	}
 	r.now = r.clock()

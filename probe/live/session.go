@@ -59,6 +59,10 @@ const (
 	// aliveEvery paces an observer's keep-alive after the start. It is
 	// reliable, so the observer's links are measured like any other.
 	aliveEvery = time.Second
+	// stallAlive is how long a stall lasts before the stalled machine
+	// checks that the player it waits for is still there; a frame or two
+	// of waiting is ordinary and adds no traffic.
+	stallAlive = time.Second
 	// rosterResend is how soon the host sends the roster again to a member
 	// whose pings show an older version (the global channel drops a
 	// message at its timeout, T14, so the host repeats rather than trusts).
@@ -445,9 +449,17 @@ func (s *Session) Tick(now time.Duration) {
 		s.sendPings(now)
 		s.nextPing = now + pingEvery
 	}
-	if s.started && s.role == RoleObserver && !s.quitting && now >= s.nextAlive {
-		s.sendToPlayers(now, netcore.ChannelReliable, []byte{kindAlive})
+	if s.started && !s.quitting && now >= s.nextAlive {
 		s.nextAlive = now + aliveEvery
+		if s.role == RoleObserver {
+			s.sendToPlayers(now, netcore.ChannelReliable, []byte{kindAlive})
+		} else if id, since, ok := s.peer.WaitingFor(); ok && now-since >= stallAlive {
+			// A stalled machine sends no frame packets that ask for an
+			// ack, so a player that vanished would leave nothing unacked
+			// and its link would never show bad (T11). One reliable
+			// keep-alive a second to the player we wait for does.
+			_ = s.ep.Send(now, id, netcore.ChannelReliable, []byte{kindAlive})
+		}
 	}
 	if now >= s.nextCheck {
 		s.checkSilence(now)
@@ -479,7 +491,7 @@ func (s *Session) NextDeadline() (time.Duration, bool) {
 		take(min(s.nextHello, s.joinUntil))
 	case !s.started && s.inLobby():
 		take(s.nextPing)
-	case s.started && s.role == RoleObserver && !s.quitting:
+	case s.started && !s.quitting:
 		take(s.nextAlive)
 	}
 	if s.lingering {
