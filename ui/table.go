@@ -212,17 +212,18 @@ func (m *Model) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps 
 	num(9, fmtWait(lv.Caused), st.text)
 
 	var b strings.Builder
-	gutter := "  "
-	if isWorst {
-		gutter = "! "
-	}
+	// Column 0 is the cursor, column 1 the worst link's mark.
+	gutter := []byte("  ")
 	if selected {
-		gutter = ">" + gutter[1:]
+		gutter[0] = '>'
+	}
+	if isWorst {
+		gutter[1] = '!'
 	}
 	if isWorst && !selected {
-		b.WriteString(st.worst.Render(gutter))
+		b.WriteString(st.worst.Render(string(gutter)))
 	} else {
-		b.WriteString(gutter)
+		b.Write(gutter)
 	}
 	for _, c := range cells {
 		b.WriteString(c)

@@ -1,0 +1,147 @@
+package ui
+
+import (
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// simUpdates runs a real session — probe peers over netcore endpoints on
+// simnet's virtual network, the same code a live session runs — and takes
+// alice's picture every 100 ms of virtual time, as a live feed would hand
+// it to the UI. bob is 600 ms away from alice, carol 60 ms, and the
+// alice–carol link loses 3 % of its datagrams each way.
+func simUpdates(t testing.TB, seconds int) []probe.Update {
+	t.Helper()
+	names := []string{"alice", "bob", "carol"}
+	sched := simnet.NewScheduler()
+	nw := simnet.NewNetwork(sched, 7)
+	var roster []probe.Member
+	for i, n := range names {
+		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 88, 0, byte(i + 1)}), 7373)
+		roster = append(roster, probe.Member{ID: netcore.PeerID(i + 1), Name: n, Addr: addr})
+	}
+	nw.SetDefault(impair.Profile{Delay: 30 * time.Millisecond})
+	nw.SetLink(roster[0].Addr, roster[1].Addr, impair.Profile{Delay: 300 * time.Millisecond})
+	nw.SetLink(roster[0].Addr, roster[2].Addr, impair.Profile{Delay: 30 * time.Millisecond, Loss: 0.03})
+
+	var events []probe.Event
+	peers := make([]*probe.Peer, len(roster))
+	wakes := make([]*simnet.Event, len(roster))
+	var poke func(i int)
+	poke = func(i int) {
+		d, ok := peers[i].NextDeadline()
+		if !ok {
+			return
+		}
+		if wakes[i] == nil {
+			wakes[i] = sched.At(d, func() { peers[i].Tick(sched.Now()); poke(i) })
+		} else if !wakes[i].Pending() || wakes[i].Time() != d {
+			wakes[i].Reschedule(d)
+		}
+	}
+	for i, mem := range roster {
+		i := i
+		node := nw.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
+			peers[i].Receive(now, from, p)
+			poke(i)
+		})
+		var sink probe.Sink = probe.SinkFunc(func(string, probe.Event) {})
+		if i == 0 {
+			sink = probe.SinkFunc(func(_ string, e probe.Event) { events = append(events, e) })
+		}
+		p, err := probe.NewPeer(probe.Config{Self: mem.ID, Roster: roster, Speed: 30, CommandsPerMinute: 120,
+			Seed: uint64(i + 1), Net: netcore.Config{Session: 99}, Sink: sink}, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers[i] = p
+	}
+	for _, p := range peers {
+		p.Connect(0)
+	}
+	for i, p := range peers {
+		p.Start(0)
+		poke(i)
+	}
+	var out []probe.Update
+	for at := 100 * time.Millisecond; at <= time.Duration(seconds)*time.Second; at += 100 * time.Millisecond {
+		sched.RunUntil(at)
+		v := peers[0].View(at)
+		v.Session = "sim"
+		out = append(out, probe.Update{View: v, Events: events})
+		events = nil
+	}
+	return out
+}
+
+// The UI on a real simulated session: measured links with their real
+// numbers, a known peer-reported loss, the ladder and the timing the
+// engine chose, and nothing unknown printed as 0.
+func TestOnSimulatedSession(t *testing.T) {
+	ups := simUpdates(t, 40)
+	last := ups[len(ups)-1].View
+	if len(last.Links) != 2 {
+		t.Fatalf("alice has %d links", len(last.Links))
+	}
+	m := model(t, NewStaticFeed(), 120, 40, ups)
+	v := m.View()
+	checkSize(t, v, 120, 40)
+	rows := map[string][]string{}
+	for _, l := range strings.Split(v, "\n") {
+		f := strings.Fields(strings.TrimLeft(l, "!> "))
+		if len(f) > 10 && (f[0] == "bob" || f[0] == "carol") {
+			rows[f[0]] = f
+		}
+	}
+	for _, peer := range []string{"bob", "carol"} {
+		f := rows[peer]
+		if f == nil {
+			t.Fatalf("no row for %s:\n%s", peer, v)
+		}
+		if f[1] != "measured" {
+			t.Errorf("%s state %q, want measured", peer, f[1])
+		}
+		for i := 2; i <= 8; i++ {
+			if f[i] == unknown {
+				t.Errorf("%s column %d unknown after 40 s of traffic: %v", peer, i, f)
+			}
+		}
+	}
+	srtt, _ := strconv.ParseFloat(rows["bob"][2], 64)
+	if srtt < 560 || srtt > 700 {
+		t.Errorf("bob's SRTT %v, want about 600 ms", srtt)
+	}
+	// carol's link loses datagrams: some interval of its inbound lane
+	// shows the loss, differenced from the totals.
+	carol := m.live.links["carol"]
+	lossy := 0
+	for i := range carol.samples {
+		if sh := carol.intervalShares(i); sh.in.ok && sh.in.v > 0 {
+			lossy++
+		}
+	}
+	if lossy == 0 {
+		t.Errorf("no interval of carol's lossy link shows inbound loss")
+	}
+	// bob is the worst link and is marked; the charts show it.
+	if !regexp.MustCompile(`(?m)^.!bob`).MatchString(v) || !strings.Contains(v, "Round trip · bob") {
+		t.Errorf("bob should be marked worst and focused:\n%s", v)
+	}
+	// The header's timing and tier are the engine's.
+	in := last.InForce
+	if !strings.Contains(v, in.String()) || !strings.Contains(v, strings.ToUpper(in.Tier().String())) {
+		t.Errorf("header lacks timing %v / tier %v:\n%s", in, in.Tier(), v)
+	}
+	if !strings.Contains(v, "Connection quality target:") {
+		t.Errorf("the tier message (S18) should be in the message list:\n%s", v)
+	}
+}
