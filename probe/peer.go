@@ -143,7 +143,8 @@ type Peer struct {
 	exec   []execCmd
 	events []Event
 
-	badPackets uint64 // frame packets that did not decode
+	badPackets uint64     // frame packets that did not decode
+	retired    []LinkStat // ended links, as they stood when they ended
 }
 
 type execCmd struct {
@@ -293,9 +294,21 @@ func (p *Peer) ForgetObserver(id netcore.PeerID) bool {
 		return false
 	}
 	pl.removed = true
-	p.ep.RemoveLink(id)
+	p.retire(pl)
 	return true
 }
+
+// retire ends the link to pl, keeping its last statistics for the summary.
+func (p *Peer) retire(pl *player) {
+	if ls, ok := p.LinkStat(pl.ID); ok {
+		p.retired = append(p.retired, ls)
+	}
+	p.ep.RemoveLink(pl.ID)
+}
+
+// RetiredLinks are the links this machine has ended (a removed player, a
+// forgotten observer), as they stood when they ended.
+func (p *Peer) RetiredLinks() []LinkStat { return slices.Clone(p.retired) }
 
 // Connect opens the private link to every other machine of the roster (T1).
 // Call it before Start, while the lobby forms.
@@ -718,7 +731,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		p.record.Remove(pl.idx)
 		p.emitNet(&RemovedEvent{Header: Header{Type: "removed"}, Player: pl.Name})
 		if pl != p.self {
-			p.ep.RemoveLink(pl.ID)
+			p.retire(pl)
 		}
 		if p.masterP == pl {
 			p.masterP = p.firstSeated(nil)

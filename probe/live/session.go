@@ -1316,13 +1316,14 @@ func (s *Session) Links() []probe.LinkStat {
 	return out
 }
 
-// Summary is this machine's summary line: its links, its own waits (a
-// player's), and what it rejected.
+// Summary is this machine's summary line: every link it had (those that
+// ended as they stood when they ended), its own waits (a player's), and
+// what it rejected.
 func (s *Session) Summary() *probe.SummaryEvent {
 	sum := &probe.SummaryEvent{Header: probe.Header{Type: "summary", Frame: s.Frame()},
-		Links: s.Links(), Players: []probe.PlayerSummary{}}
-	if sum.Links == nil {
-		sum.Links = []probe.LinkStat{}
+		Links: append([]probe.LinkStat{}, s.Links()...), Players: []probe.PlayerSummary{}}
+	if s.peer != nil {
+		sum.Links = append(sum.Links, s.peer.RetiredLinks()...)
 	}
 	if s.peer != nil && !s.peer.Observer() {
 		sum.Players = append(sum.Players, s.peer.Summary())

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/live"
+)
+
+func init() {
+	register(&command{
+		name:    "host",
+		summary: "Start a session and play in it; others join with `lagscope join ADDR`",
+		usage:   "host [--listen ADDR] [--players N] [--drop-timeout D] [--name NAME] [--key KEY] [--json] [--duration D] [flags]",
+		examples: []string{
+			"lagscope host --players 3",
+			"lagscope host --listen 192.168.1.20:7373 --players 4 --key s3cret --json > host.ndjson",
+		},
+		order: 2,
+		setup: setupHost,
+	})
+}
+
+// maxPlayers is the most seats a host offers: far beyond a lockstep game's,
+// and what the roster carries comfortably.
+const maxPlayers = 256
+
+func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
+	lf := addLiveFlags(fs, "host")
+	listen := fs.String("listen", ":"+defaultPort, "address to listen on")
+	players := fs.Int("players", live.DefaultPlayers, "start the game once this many players, you included, are seated")
+	drop := fs.Duration("drop-timeout", 60*time.Second, "remove a player silent this long")
+	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 0 {
+			return fail(stderr, "host", usagef("unexpected argument %q", args[0]))
+		}
+		if err := lf.check(); err != nil {
+			return fail(stderr, "host", err)
+		}
+		if *players < 1 || *players > maxPlayers {
+			return fail(stderr, "host", usagef("--players %d: must be between 1 and %d", *players, maxPlayers))
+		}
+		if *drop <= 0 || *drop > 24*time.Hour {
+			return fail(stderr, "host", usagef("--drop-timeout %v: must be positive and at most 24h", *drop))
+		}
+		if _, err := net.ResolveUDPAddr("udp", *listen); err != nil {
+			return fail(stderr, "host", usagef("--listen %q: %v", *listen, err))
+		}
+		env, err := lf.open("host")
+		if err != nil {
+			return fail(stderr, "host", err)
+		}
+		udp, err := netcore.ListenUDP(*listen)
+		if err != nil {
+			env.abandon()
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fail(stderr, "host", err)
+			}
+			return fail(stderr, "host", usagef("--listen %q: %v", *listen, err))
+		}
+		defer udp.Close()
+		cfg := env.config()
+		cfg.Players, cfg.DropTimeout = *players, *drop
+		s, err := live.NewHost(cfg, udp)
+		if err != nil {
+			env.abandon()
+			return fail(stderr, "host", err)
+		}
+		return runSession(env, s, udp, stdout, stderr)
+	}
+}
+
+// runSession drives one session on its socket with every sink the flags
+// asked for.
+func runSession(env *liveEnv, s *live.Session, udp *netcore.UDPTransport, stdout, stderr io.Writer) int {
+	r := live.Run(s, udp, live.Options{Publish: true, Start: env.started,
+		Process: env.processStats(func() []*netcore.UDPTransport { return []*netcore.UDPTransport{udp} },
+			func(own live.Stats) time.Duration { return own.MaxLate })})
+	return env.run(r, r.Stop, r.Wait, stdout, stderr)
+}
