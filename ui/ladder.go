@@ -103,7 +103,7 @@ func (m *Model) ladder(s *session, w, height int) []string {
 		ts := st.tierStyle(t.Tier())
 		line := marks + " " + st.muted.Render(rung) + ts.Render(fit(t.String(), 6)) + " " + ts.Render(fit(t.Tier().String(), 6))
 		if showCovers && fps > 0 {
-			line += st.muted.Render(padLeft("≤"+fmtWait(t.MaxRTT(fps)), 8))
+			line += st.muted.Render(padLeft("≤"+fmtWait(t.MaxRTT(fps)), 7))
 		}
 		var notes []string
 		if isIn {

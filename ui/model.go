@@ -516,26 +516,40 @@ func (m *Model) sorted(s *session) []*linkHist {
 
 // worst is the link that forces the session's timing from here: a bad
 // link first, then the longest measured round trip. It is "" with fewer
-// than two links, where nothing stands out.
+// than two links, or when no link is worse than the rest: a tie stands out
+// from nothing.
 func worst(links []*linkHist) string {
 	if len(links) < 2 {
 		return ""
 	}
-	best, bestBad, bestRTT := "", false, -1.0
-	for _, h := range links {
-		bad := h.last.Bad || h.last.State == "bad"
+	type rank struct {
+		bad bool
+		rtt float64
+	}
+	rankOf := func(h *linkHist) rank {
 		rtt, ok := f64(h.last.SRTTMs)
 		if !ok {
 			rtt = -1
 		}
-		if (bad && !bestBad) || (bad == bestBad && rtt > bestRTT) {
-			best, bestBad, bestRTT = h.peer, bad, rtt
+		return rank{h.last.Bad || h.last.State == "bad", rtt}
+	}
+	worse := func(a, b rank) bool { return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt > b.rtt) }
+	best := 0
+	for i := 1; i < len(links); i++ {
+		if worse(rankOf(links[i]), rankOf(links[best])) {
+			best = i
 		}
 	}
-	if !bestBad && bestRTT < 0 {
+	b := rankOf(links[best])
+	if !b.bad && b.rtt < 0 {
 		return ""
 	}
-	return best
+	for i, h := range links {
+		if i != best && !worse(b, rankOf(h)) {
+			return "" // a tie
+		}
+	}
+	return links[best].peer
 }
 
 // focused is the link the charts show: the one chosen with enter or a

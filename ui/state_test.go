@@ -267,3 +267,30 @@ func TestCloneIsIndependent(t *testing.T) {
 		t.Fatalf("clone changed: at %v, %d samples, %d msgs", c.view.At, len(c.links["bob"].samples), len(c.msgs))
 	}
 }
+
+// The worst link stands out only when it is worse than every other: bad
+// before slow, and a tie marks nothing.
+func TestWorstLink(t *testing.T) {
+	mk := func(peer string, srtt *float64, bad bool) *linkHist {
+		h := &linkHist{peer: peer}
+		h.last.SRTTMs, h.last.Bad = srtt, bad
+		return h
+	}
+	cases := []struct {
+		name  string
+		links []*linkHist
+		want  string
+	}{
+		{"slowest", []*linkHist{mk("a", ptr(60.0), false), mk("b", ptr(600.0), false)}, "b"},
+		{"bad before slow", []*linkHist{mk("a", ptr(600.0), false), mk("b", ptr(60.0), true)}, "b"},
+		{"tie", []*linkHist{mk("a", ptr(60.0), false), mk("b", ptr(60.0), false)}, ""},
+		{"nothing measured", []*linkHist{mk("a", nil, false), mk("b", nil, false)}, ""},
+		{"one link", []*linkHist{mk("a", ptr(600.0), false)}, ""},
+		{"measured beats unknown", []*linkHist{mk("a", nil, false), mk("b", ptr(60.0), false)}, "b"},
+	}
+	for _, c := range cases {
+		if got := worst(c.links); got != c.want {
+			t.Errorf("%s: worst %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -36,6 +36,11 @@ const wideTable = 100
 
 var shortState = map[string]string{"measured": "meas", "provisional": "prov", "unmeasured": "unmeas", "bad": "BAD"}
 
+// sparkFloor is the least top of the sparklines' scale, in ms: about what
+// rung 2 covers at 30 fps, so bars reach the top only for round trips that
+// cost the session a rung or more.
+const sparkFloor = 250.0
+
 // sparkRunes draw a sparkline, lowest first.
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
@@ -111,8 +116,9 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 	}
 	m.tableTop = max(0, min(m.tableTop, len(links)-rows))
 
-	// One scale for every sparkline, so the worst link stands out.
-	top := 0.0
+	// One scale for every sparkline, so the worst link stands out; its
+	// floor keeps a steady, short round trip from reading as a full bar.
+	top := sparkFloor
 	for _, h := range links {
 		for _, smp := range tail(h.samples, sparkW) {
 			if smp.hasSRTT && smp.srtt > top {
