@@ -1,0 +1,472 @@
+package main
+
+// End-to-end tests of the live commands (issue 5): the real binary, built
+// once per test, run as separate processes talking UDP on 127.0.0.1, with
+// --json --duration so every run is bounded in time. Assertions are about
+// what the processes print, never about how long things took.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildLagscope builds the command into a fresh directory: a plain build,
+// without the race detector, so the processes run at their real speed.
+func buildLagscope(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lagscope")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// ndjson is one printed line.
+type ndjson map[string]any
+
+func (e ndjson) str(k string) string { s, _ := e[k].(string); return s }
+func (e ndjson) num(k string) float64 {
+	f, _ := e[k].(float64)
+	return f
+}
+func (e ndjson) frame() int { return int(e.num("frame")) }
+
+// proc is one lagscope process whose stdout is read line by line.
+type proc struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	lines  []ndjson
+	raw    []string
+	stderr bytes.Buffer
+	done   chan struct{}
+	err    error
+}
+
+func startProc(t *testing.T, bin, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Stderr = &p.stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			var e ndjson
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				e = ndjson{"type": "not json", "text": sc.Text()}
+			}
+			p.mu.Lock()
+			p.lines = append(p.lines, e)
+			p.raw = append(p.raw, sc.Text())
+			p.mu.Unlock()
+		}
+		p.err = p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+func (p *proc) events() []ndjson {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.lines)
+}
+
+func (p *proc) of(typ string) []ndjson {
+	var out []ndjson
+	for _, e := range p.events() {
+		if e.str("type") == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// waitFor polls the output until cond holds; limit only bounds a broken run.
+func (p *proc) waitFor(what string, limit time.Duration, cond func([]ndjson) bool) {
+	p.t.Helper()
+	end := time.Now().Add(limit)
+	for !cond(p.events()) {
+		select {
+		case <-p.done:
+			if cond(p.events()) {
+				return
+			}
+			p.t.Fatalf("%s ended before %s: %v\n%s", p.name, what, p.err, p.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(end) {
+			p.t.Fatalf("%s: no %s within %v", p.name, what, limit)
+		}
+	}
+}
+
+// exit waits for the process to end and returns its exit code.
+func (p *proc) exit(limit time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(limit):
+		p.t.Fatalf("%s still running after %v", p.name, limit)
+	}
+	if p.err == nil {
+		return 0
+	}
+	if ee, ok := p.err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	p.t.Fatalf("%s: %v", p.name, p.err)
+	return -1
+}
+
+// hostAddr is the address the host's first line says it listens at.
+func hostAddr(t *testing.T, host *proc) string {
+	t.Helper()
+	host.waitFor("session line", 10*time.Second, func(es []ndjson) bool { return len(es) > 0 })
+	first := host.events()[0]
+	if first.str("type") != "session" || first.str("role") != "host" {
+		t.Fatalf("first line %v", first)
+	}
+	return first.str("addr")
+}
+
+func hasType(typ string) func([]ndjson) bool {
+	return func(es []ndjson) bool {
+		return slices.ContainsFunc(es, func(e ndjson) bool { return e.str("type") == typ })
+	}
+}
+
+// timingKeys is what all machines must agree on about timing events.
+func timingKeys(p *proc) []string {
+	var out []string
+	for _, e := range p.of("timing") {
+		out = append(out, fmt.Sprintf("f%d d%v %v/%v %vfps %s", e.frame(), e["decided"], e["send_period"], e["look_ahead"], e["fps"], e.str("reason")))
+	}
+	return out
+}
+
+// measuredLinks: the peers p's link lines show measured at least once.
+func measuredLinks(p *proc) map[string]bool {
+	got := map[string]bool{}
+	for _, e := range p.of("link") {
+		if e.str("state") == "measured" {
+			got[e.str("to")] = true
+		}
+	}
+	return got
+}
+
+// A host, two joiners and a watcher, each its own process on loopback:
+// every player's links reach measured (T1), all four print the same timing
+// events on the same frames, and the watcher is in no report.
+func TestLiveSessionEndToEnd_T1(t *testing.T) {
+	bin := buildLagscope(t)
+	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
+		"--json", "--duration", "24s")
+	addr := hostAddr(t, host)
+	eve := startProc(t, bin, "eve", "watch", addr, "--name", "eve", "--json", "--duration", "20s")
+	eve.waitFor("roster", 10*time.Second, hasType("roster"))
+	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "20s")
+	carol := startProc(t, bin, "carol", "join", addr, "--name", "carol", "--json", "--duration", "20s")
+	all := []*proc{host, bob, carol, eve}
+	for _, p := range all {
+		if code := p.exit(60 * time.Second); code != 0 {
+			t.Fatalf("%s exited %d: %s", p.name, code, p.stderr.String())
+		}
+	}
+	players := []*proc{host, bob, carol}
+	for _, p := range players {
+		got := measuredLinks(p)
+		for _, q := range players {
+			if q != p && !got[q.name] {
+				t.Errorf("%s's link to %s never measured (measured: %v)", p.name, q.name, got)
+			}
+		}
+	}
+	keys := [][]string{timingKeys(host), timingKeys(bob), timingKeys(carol), timingKeys(eve)}
+	if len(keys[0]) == 0 {
+		t.Fatal("no timing event")
+	}
+	n := len(keys[0])
+	for _, k := range keys {
+		n = min(n, len(k))
+	}
+	if n == 0 {
+		t.Fatalf("some machine printed no timing event: %v", keys)
+	}
+	for i, k := range keys {
+		if !slices.Equal(k[:n], keys[0][:n]) {
+			t.Errorf("%s's timing events differ from alice's:\n%v\n%v", all[i].name, k, keys[0])
+		}
+	}
+	for _, p := range all {
+		reports := p.of("report")
+		if len(reports) == 0 {
+			t.Errorf("%s printed no report", p.name)
+		}
+		for _, r := range reports {
+			if r.str("player") == "eve" {
+				t.Fatalf("%s: the watcher is in a report: %v", p.name, r)
+			}
+		}
+		sums := p.of("summary")
+		if len(sums) != 1 {
+			t.Fatalf("%s printed %d summaries", p.name, len(sums))
+		}
+		for _, pl := range sums[0]["players"].([]any) {
+			if pl.(map[string]any)["player"] == "eve" {
+				t.Fatalf("%s: the watcher is in the summary's players", p.name)
+			}
+		}
+		if es := p.events(); es[len(es)-1].str("type") != "summary" {
+			t.Fatalf("%s: last line is not the summary", p.name)
+		}
+	}
+}
+
+// SIGKILL of a joiner: the others log the bad connection (T11), remove it
+// after the drop timeout and keep playing; SIGKILL of the host, the master:
+// the next player in house order takes over (S16) and plays on.
+func TestLiveKilledJoinerAndHost_T11_S16(t *testing.T) {
+	bin := buildLagscope(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "alice.log")
+	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
+		"--drop-timeout", "4s", "--json", "--duration", "2m", "--log", log)
+	addr := hostAddr(t, host)
+	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "2m")
+	carol := startProc(t, bin, "carol", "join", addr, "--name", "carol", "--json", "--duration", "2m")
+	eve := startProc(t, bin, "eve", "watch", addr, "--name", "eve", "--json", "--duration", "2m")
+	for _, p := range []*proc{host, bob} {
+		p.waitFor("the first timing event", 30*time.Second, hasType("timing"))
+	}
+
+	carol.cmd.Process.Signal(syscall.SIGKILL)
+	removed := func(who string) func([]ndjson) bool {
+		return func(es []ndjson) bool {
+			return slices.ContainsFunc(es, func(e ndjson) bool { return e.str("type") == "removed" && e.str("player") == who })
+		}
+	}
+	host.waitFor("carol's removal", 30*time.Second, removed("carol"))
+	bob.waitFor("carol's removal", 30*time.Second, removed("carol"))
+	frameOf := func(p *proc, typ, who string) int {
+		for _, e := range p.of(typ) {
+			if e.str("player") == who {
+				return e.frame()
+			}
+		}
+		return -1
+	}
+	if a, b := frameOf(host, "removed", "carol"), frameOf(bob, "removed", "carol"); a != b {
+		t.Fatalf("carol removed on frame %d by alice, %d by bob", a, b)
+	}
+	bad := func(p *proc, who string) bool {
+		return slices.ContainsFunc(p.of("message"), func(e ndjson) bool {
+			return e.str("text") == "Connection to "+who+" has gone bad"
+		})
+	}
+	if !bad(host, "carol") || !bad(bob, "carol") {
+		t.Errorf("no bad-connection message: alice %v, bob %v", bad(host, "carol"), bad(bob, "carol"))
+	}
+	after := frameOf(host, "removed", "carol")
+	host.waitFor("play after the removal", 30*time.Second, func(es []ndjson) bool {
+		return slices.ContainsFunc(es, func(e ndjson) bool { return e.str("type") == "link" && e.frame() > after+60 })
+	})
+	if b, _ := os.ReadFile(log); !bytes.Contains(b, []byte("connection has gone bad")) {
+		t.Errorf("alice's debug log does not record the bad connection:\n%s", lastLines(b, 20))
+	}
+
+	host.cmd.Process.Signal(syscall.SIGKILL)
+	bob.waitFor("alice's removal", 30*time.Second, removed("alice"))
+	masters := func(p *proc) []string {
+		var out []string
+		for _, e := range p.of("master") {
+			out = append(out, e.str("player"))
+		}
+		return out
+	}
+	bob.waitFor("the handoff", 10*time.Second, func([]ndjson) bool { return len(masters(bob)) == 2 })
+	if got := masters(bob); !slices.Equal(got, []string{"alice", "bob"}) {
+		t.Fatalf("bob's masters %v, want alice then bob", got)
+	}
+	eve.waitFor("the handoff", 10*time.Second, func([]ndjson) bool { return len(masters(eve)) == 2 })
+	handoff := frameOf(bob, "master", "bob")
+	if frameOf(eve, "master", "bob") != handoff {
+		t.Fatalf("handoff on frame %d for bob, %d for eve", handoff, frameOf(eve, "master", "bob"))
+	}
+	bob.waitFor("play after the handoff", 30*time.Second, func(es []ndjson) bool {
+		return slices.ContainsFunc(es, func(e ndjson) bool { return e.str("type") == "link" && e.frame() > handoff+60 })
+	})
+	// Ctrl-C: bob leaves cleanly, with his own removal, and exits 0.
+	bob.cmd.Process.Signal(os.Interrupt)
+	if code := bob.exit(20 * time.Second); code != 0 {
+		t.Fatalf("bob exited %d after Ctrl-C: %s", code, bob.stderr.String())
+	}
+	if frameOf(bob, "removed", "bob") < 0 {
+		t.Fatal("bob left without his removal")
+	}
+	eve.waitFor("bob's removal", 10*time.Second, removed("bob"))
+}
+
+func lastLines(b []byte, n int) string {
+	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(ls[max(0, len(ls)-n):], "\n")
+}
+
+// 10 000 random and truncated datagrams sent at a live host: no crash, no
+// change to the session (the joiner sees the same timing, nobody is removed,
+// no desync), and the host's rejected counter counts every one.
+func TestLiveFloodOfBadDatagrams(t *testing.T) {
+	bin := buildLagscope(t)
+	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
+		"--json", "--duration", "16s")
+	addr := hostAddr(t, host)
+	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "14s")
+	host.waitFor("the game", 10*time.Second, hasType("master"))
+	to, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialUDP("udp", nil, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 10000
+	var buf [1500]byte
+	for i := range n {
+		size := rng.IntN(len(buf))
+		for j := range size {
+			buf[j] = byte(rng.Uint32())
+		}
+		if i%2 == 1 && size >= 4 {
+			// A truncated lagscope datagram: the right magic and version,
+			// cut short somewhere in the header or the first record.
+			size = 4 + rng.IntN(40)
+			copy(buf[:], "LS\x01\x00")
+		}
+		if _, err := c.Write(buf[:size]); err != nil {
+			t.Fatal(err)
+		}
+		if i%500 == 499 {
+			time.Sleep(100 * time.Millisecond) // 5 000 a second: within the socket's buffer
+		}
+	}
+	for _, p := range []*proc{host, bob} {
+		if code := p.exit(40 * time.Second); code != 0 {
+			t.Fatalf("%s exited %d: %s", p.name, code, p.stderr.String())
+		}
+	}
+	sum := host.of("summary")[0]
+	rej := sum["rejected"].(map[string]any)
+	if total := rej["total"].(float64); total != n {
+		t.Fatalf("host rejected %v datagrams of %d sent: %v", total, n, rej)
+	}
+	if a, b := timingKeys(host), timingKeys(bob); len(a) == 0 || !slices.Equal(a[:min(len(a), len(b))], b[:min(len(a), len(b))]) {
+		t.Fatalf("timing differs or missing:\n%v\n%v", a, b)
+	}
+	for _, p := range []*proc{host, bob} {
+		for _, e := range p.of("removed") {
+			if e.str("player") != "bob" && e.str("player") != "alice" {
+				t.Fatalf("%s: %v", p.name, e)
+			}
+			if e.num("t_ms") < 13000 {
+				t.Fatalf("%s: someone removed at %v ms, before the end", p.name, e["t_ms"])
+			}
+		}
+		for _, m := range p.of("message") {
+			if strings.Contains(m.str("text"), "Desync") {
+				t.Fatalf("%s: %v", p.name, m)
+			}
+		}
+	}
+}
+
+// Bad flags: one line on stderr, exit 2, nothing on stdout.
+func TestLiveFlagErrors(t *testing.T) {
+	cases := [][]string{
+		{"host", "--players", "0"},
+		{"host", "--players", "9999"},
+		{"host", "--drop-timeout", "0s"},
+		{"host", "--listen", "127.0.0.1:99999"},
+		{"host", "--name", ""},
+		{"host", "--name", "  spaced"},
+		{"host", "--fps", "0"},
+		{"host", "--duration", "-1s"},
+		{"host", "--theme", "puce"},
+		{"host", "--metrics", "nonsense"},
+		{"host", "extra"},
+		{"host", "--log", "/nonexistent-dir/x.log"},
+		{"host", "--record", "/nonexistent-dir/x.lsrec"},
+		{"join"},
+		{"join", "a", "b"},
+		{"join", "no-such-host.invalid:7373"},
+		{"join", "127.0.0.1:0"},
+		{"watch"},
+		{"join", "127.0.0.1", "--key", ""},
+		{"join", "127.0.0.1", "--bogus"},
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(args, &out, &errb)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, errb.String())
+			}
+			if out.Len() != 0 {
+				t.Fatalf("wrote to stdout: %q", out.String())
+			}
+			if lines := strings.Count(strings.TrimSpace(errb.String()), "\n"); lines != 0 || errb.Len() == 0 {
+				t.Fatalf("stderr %q: want one line", errb.String())
+			}
+		})
+	}
+}
+
+// A joiner whose host does not exist gives up with a one-line error and
+// exit 1 (not a flag error: the address was fine).
+func TestJoinNoHost(t *testing.T) {
+	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.LocalAddr().String()
+	l.Close() // nobody there now
+	var out, errb bytes.Buffer
+	code := run([]string{"join", addr, "--json", "--name", "bob"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "does not answer") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
