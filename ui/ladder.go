@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -117,7 +118,11 @@ func (m *Model) ladder(s *session, w, height int) []string {
 			notes = append(notes, "target")
 		}
 		if len(notes) > 0 {
-			line += " " + st.text.Render(strings.Join(notes, ", "))
+			note := strings.Join(notes, ", ")
+			if len(notes) > 1 && lipgloss.Width(line)+1+lipgloss.Width(note) > w {
+				note = "both" // the ▶◆ marks say which
+			}
+			line += " " + st.text.Render(note)
 		}
 		out = append(out, fit(line, w))
 	}
