@@ -13,6 +13,10 @@ import (
 // update. 64 is far above a LAN party's player count.
 const MaxLinks = 64
 
+// linkBlock is how many slots share a block changed-bit: 8 players fill
+// one block and leave seven that cost a bit each.
+const linkBlock = 8
+
 // Field widths of the telemetry, each chosen to cover its range; a value
 // beyond a width is sent as the width's largest value (saturated), never
 // wrapped, so a counter never appears to go backwards (L5).
@@ -41,8 +45,8 @@ const (
 // ordinary jitter; RTO and connection timeout move by 4× and 8× that.
 // Counters grow by a few datagrams between updates at 10 a second.
 const (
-	rttNear     = 12 // ±2.048 ms
-	timeoutNear = 14 // ±8.192 ms
+	rttNear     = 13 // ±4.096 ms
+	timeoutNear = 15 // ±16.384 ms
 	counterNear = 8  // ±128
 	frameNear   = 8  // ±128 frames
 	waitNear    = 12 // ±2.048 ms (µs fields), ±2.048 s (ms fields)
@@ -130,66 +134,73 @@ func telemetryFields(near bool) []Entry[Telemetry] {
 		return 0
 	}
 	type T = Telemetry
+	type F = Field[T]
+	u32 := func(name string, bits, near uint8, p func(*T) *uint32) F {
+		return F{Name: name, Bits: bits, Near: nw(near), Get: func(t *T) uint32 { return *p(t) }, Set: func(t *T, v uint32) { *p(t) = v }}
+	}
+	flag := func(name string, p func(*T) *bool) F {
+		return F{Name: name, Bits: 1, Get: func(t *T) uint32 { return boolBit(*p(t)) }, Set: func(t *T, v uint32) { *p(t) = v == 1 }}
+	}
+	// Fields are grouped by how often they change, so the common update
+	// (frame advanced, a few datagrams arrived) pays one bit per group
+	// that stayed put rather than one per field.
 	es := []Entry[T]{
-		Field[T]{Name: "frame", Bits: 32, Near: nw(frameNear),
-			Get: func(t *T) uint32 { return t.Frame }, Set: func(t *T, v uint32) { t.Frame = v }},
-		Field[T]{Name: "waited_ms", Bits: waitedBits, Near: nw(waitNear),
-			Get: func(t *T) uint32 { return t.WaitedMs }, Set: func(t *T, v uint32) { t.WaitedMs = v }},
-		Field[T]{Name: "wait_known", Bits: 1,
-			Get: func(t *T) uint32 { return boolBit(t.WaitKnown) }, Set: func(t *T, v uint32) { t.WaitKnown = v == 1 }},
-		Field[T]{Name: "wait_us", Bits: waitBits, Near: nw(waitNear),
-			Get: func(t *T) uint32 { return t.WaitUs }, Set: func(t *T, v uint32) { t.WaitUs = v }},
-		Field[T]{Name: "process_known", Bits: 1,
-			Get: func(t *T) uint32 { return boolBit(t.ProcessKnown) }, Set: func(t *T, v uint32) { t.ProcessKnown = v == 1 }},
-		Field[T]{Name: "process_us", Bits: processBits, Near: nw(waitNear),
-			Get: func(t *T) uint32 { return t.ProcessUs }, Set: func(t *T, v uint32) { t.ProcessUs = v }},
-		Field[T]{Name: "count", Bits: 7, Max: MaxLinks,
+		u32("frame", 32, frameNear, func(t *T) *uint32 { return &t.Frame }),
+		Group[T]{Entries: []Entry[T]{ // changes with a stall or a report (S5)
+			u32("waited_ms", waitedBits, waitNear, func(t *T) *uint32 { return &t.WaitedMs }),
+			flag("wait_known", func(t *T) *bool { return &t.WaitKnown }),
+			u32("wait_us", waitBits, waitNear, func(t *T) *uint32 { return &t.WaitUs }),
+			flag("process_known", func(t *T) *bool { return &t.ProcessKnown }),
+			u32("process_us", processBits, waitNear, func(t *T) *uint32 { return &t.ProcessUs }),
+		}},
+		F{Name: "count", Bits: 7, Max: MaxLinks,
 			Get: func(t *T) uint32 { return uint32(t.Count) }, Set: func(t *T, v uint32) { t.Count = uint8(v) }},
 	}
-	for i := range MaxLinks {
-		// Each slot: one group, so an unchanged or unused link costs one
-		// bit; inside it the timing and the loss fields each form a group,
-		// because counters grow on every update while round trips change
-		// only on a clean sample.
-		l := func(t *T) *Link { return &t.Links[i] }
-		timing := Group[T]{Entries: []Entry[T]{
-			Field[T]{Name: "state", Bits: 2,
-				Get: func(t *T) uint32 { return uint32(l(t).State) }, Set: func(t *T, v uint32) { l(t).State = netcore.LinkState(v) }},
-			Field[T]{Name: "estimate", Bits: 2,
-				Get: func(t *T) uint32 { return uint32(l(t).Estimate) }, Set: func(t *T, v uint32) { l(t).Estimate = netcore.LinkState(v) }},
-			Field[T]{Name: "srtt_us", Bits: rttBits, Near: nw(rttNear),
-				Get: func(t *T) uint32 { return l(t).SRTTUs }, Set: func(t *T, v uint32) { l(t).SRTTUs = v }},
-			Field[T]{Name: "rttvar_us", Bits: rttBits, Near: nw(rttNear),
-				Get: func(t *T) uint32 { return l(t).RTTVARUs }, Set: func(t *T, v uint32) { l(t).RTTVARUs = v }},
-			Field[T]{Name: "rto_us", Bits: timeoutBits, Near: nw(timeoutNear),
-				Get: func(t *T) uint32 { return l(t).RTOUs }, Set: func(t *T, v uint32) { l(t).RTOUs = v }},
-			Field[T]{Name: "conn_timeout_us", Bits: timeoutBits, Near: nw(timeoutNear),
-				Get: func(t *T) uint32 { return l(t).ConnTimeoutUs }, Set: func(t *T, v uint32) { l(t).ConnTimeoutUs = v }},
-		}}
-		counter := func(name string, p func(*Link) *uint32) Field[T] {
-			return Field[T]{Name: name, Bits: counterBits, Near: nw(counterNear),
-				Get: func(t *T) uint32 { return *p(l(t)) }, Set: func(t *T, v uint32) { *p(l(t)) = v }}
+	// Slots come in blocks of linkBlock behind a changed-bit each, so the
+	// unused slots of a small session cost a bit per block, not per slot.
+	for b := 0; b < MaxLinks; b += linkBlock {
+		var block []Entry[T]
+		for i := b; i < b+linkBlock; i++ {
+			lu32 := func(name string, bits, near uint8, p func(*Link) *uint32) F {
+				return u32(name, bits, near, func(t *T) *uint32 { return p(&t.Links[i]) })
+			}
+			lflag := func(name string, p func(*Link) *bool) F {
+				return flag(name, func(t *T) *bool { return p(&t.Links[i]) })
+			}
+			state := func(name string, p func(*Link) *netcore.LinkState) F {
+				return F{Name: name, Bits: 2, Get: func(t *T) uint32 { return uint32(*p(&t.Links[i])) }, Set: func(t *T, v uint32) { *p(&t.Links[i]) = netcore.LinkState(v) }}
+			}
+			block = append(block, Group[T]{Name: fmt.Sprintf("links[%d].", i), Entries: []Entry[T]{
+				// Every numbered datagram that arrives moves it (L2):
+				// on a live link it changes on every update.
+				lu32("expected", counterBits, counterNear, func(k *Link) *uint32 { return &k.Expected }),
+				Group[T]{Entries: []Entry[T]{ // a clean sample moves these (T3, T7, T10)
+					state("state", func(k *Link) *netcore.LinkState { return &k.State }),
+					state("estimate", func(k *Link) *netcore.LinkState { return &k.Estimate }),
+					lu32("srtt_us", rttBits, rttNear, func(k *Link) *uint32 { return &k.SRTTUs }),
+					lu32("rttvar_us", rttBits, rttNear, func(k *Link) *uint32 { return &k.RTTVARUs }),
+					lu32("rto_us", timeoutBits, timeoutNear, func(k *Link) *uint32 { return &k.RTOUs }),
+					lu32("conn_timeout_us", timeoutBits, timeoutNear, func(k *Link) *uint32 { return &k.ConnTimeoutUs }),
+				}},
+				Group[T]{Entries: []Entry[T]{ // reliable datagrams sent (L1)
+					lu32("sent", counterBits, counterNear, func(k *Link) *uint32 { return &k.Sent }),
+					lu32("retransmitted", counterBits, counterNear, func(k *Link) *uint32 { return &k.Retransmitted }),
+				}},
+				Group[T]{Entries: []Entry[T]{ // once per ping interval (L4)
+					lflag("peer_known", func(k *Link) *bool { return &k.PeerKnown }),
+					lu32("peer_expected", counterBits, counterNear, func(k *Link) *uint32 { return &k.PeerExpected }),
+					lu32("peer_missing", counterBits, counterNear, func(k *Link) *uint32 { return &k.PeerMissing }),
+				}},
+				Group[T]{Entries: []Entry[T]{ // seldom: set once, or on a loss or a stall
+					F{Name: "peer", Bits: 16,
+						Get: func(t *T) uint32 { return uint32(t.Links[i].Peer) }, Set: func(t *T, v uint32) { t.Links[i].Peer = netcore.PeerID(v) }},
+					lflag("loss_known", func(k *Link) *bool { return &k.LossKnown }),
+					lu32("missing", counterBits, counterNear, func(k *Link) *uint32 { return &k.Missing }),
+					lu32("caused_ms", waitedBits, waitNear, func(k *Link) *uint32 { return &k.CausedMs }),
+				}},
+			}})
 		}
-		loss := Group[T]{Entries: []Entry[T]{
-			Field[T]{Name: "loss_known", Bits: 1,
-				Get: func(t *T) uint32 { return boolBit(l(t).LossKnown) }, Set: func(t *T, v uint32) { l(t).LossKnown = v == 1 }},
-			counter("sent", func(k *Link) *uint32 { return &k.Sent }),
-			counter("retransmitted", func(k *Link) *uint32 { return &k.Retransmitted }),
-			counter("expected", func(k *Link) *uint32 { return &k.Expected }),
-			counter("missing", func(k *Link) *uint32 { return &k.Missing }),
-			Field[T]{Name: "peer_known", Bits: 1,
-				Get: func(t *T) uint32 { return boolBit(l(t).PeerKnown) }, Set: func(t *T, v uint32) { l(t).PeerKnown = v == 1 }},
-			counter("peer_expected", func(k *Link) *uint32 { return &k.PeerExpected }),
-			counter("peer_missing", func(k *Link) *uint32 { return &k.PeerMissing }),
-		}}
-		es = append(es, Group[T]{Name: fmt.Sprintf("links[%d].", i), Entries: []Entry[T]{
-			Field[T]{Name: "peer", Bits: 16,
-				Get: func(t *T) uint32 { return uint32(l(t).Peer) }, Set: func(t *T, v uint32) { l(t).Peer = netcore.PeerID(v) }},
-			timing,
-			loss,
-			Field[T]{Name: "caused_ms", Bits: waitedBits, Near: nw(waitNear),
-				Get: func(t *T) uint32 { return l(t).CausedMs }, Set: func(t *T, v uint32) { l(t).CausedMs = v }},
-		}})
+		es = append(es, Group[T]{Entries: block})
 	}
 	return es
 }

@@ -29,21 +29,21 @@ func TestTelemetryTableMatchesDoc_L3_Q3(t *testing.T) {
 	for i := range MaxLinks {
 		p := fmt.Sprintf("links[%d].", i)
 		want = append(want,
-			row{p + "peer", 16, 0, 1<<16 - 1},
+			row{p + "expected", 32, 8, 1<<32 - 1},
 			row{p + "state", 2, 0, 3},
 			row{p + "estimate", 2, 0, 3},
-			row{p + "srtt_us", 27, 12, 1<<27 - 1},
-			row{p + "rttvar_us", 27, 12, 1<<27 - 1},
-			row{p + "rto_us", 25, 14, 1<<25 - 1},
-			row{p + "conn_timeout_us", 25, 14, 1<<25 - 1},
-			row{p + "loss_known", 1, 0, 1},
+			row{p + "srtt_us", 27, 13, 1<<27 - 1},
+			row{p + "rttvar_us", 27, 13, 1<<27 - 1},
+			row{p + "rto_us", 25, 15, 1<<25 - 1},
+			row{p + "conn_timeout_us", 25, 15, 1<<25 - 1},
 			row{p + "sent", 32, 8, 1<<32 - 1},
 			row{p + "retransmitted", 32, 8, 1<<32 - 1},
-			row{p + "expected", 32, 8, 1<<32 - 1},
-			row{p + "missing", 32, 8, 1<<32 - 1},
 			row{p + "peer_known", 1, 0, 1},
 			row{p + "peer_expected", 32, 8, 1<<32 - 1},
 			row{p + "peer_missing", 32, 8, 1<<32 - 1},
+			row{p + "peer", 16, 0, 1<<16 - 1},
+			row{p + "loss_known", 1, 0, 1},
+			row{p + "missing", 32, 8, 1<<32 - 1},
 			row{p + "caused_ms", 32, 12, 1<<32 - 1},
 		)
 	}
@@ -56,21 +56,22 @@ func TestTelemetryTableMatchesDoc_L3_Q3(t *testing.T) {
 			t.Errorf("field %d: %s %d bits near %d max %d; want %+v", i, f.Name, f.Bits, f.Near, f.Max, w)
 		}
 	}
-	// Groups: one per slot, and a timing and a loss group inside each.
+	// Groups: the player's report group, a block per 8 slots, and per slot
+	// its own group with four inside (timing, sent, peer report, seldom).
 	groups := 0
 	for _, o := range tb.ops {
 		if o.group {
 			groups++
 		}
 	}
-	if groups != 3*MaxLinks {
-		t.Errorf("%d groups, want %d", groups, 3*MaxLinks)
+	if want := 1 + MaxLinks/linkBlock + 5*MaxLinks; groups != want {
+		t.Errorf("%d groups, want %d", groups, want)
 	}
-	// Worst case, every field changed and in full: the player's fields
-	// 135 bits, each slot 380 (docs/snapshots.md), 24455 bits in all. The
-	// caller fragments it (Q5).
-	if got := tb.MaxLen(); got != (135+MaxLinks*380+7)/8 {
-		t.Errorf("MaxLen %d bytes, want %d", got, (135+MaxLinks*380+7)/8)
+	// Worst case, every group and field changed and in full: the player's
+	// fields 136 bits, each block 1, each slot 382 (docs/snapshots.md).
+	// The caller fragments it (Q5).
+	if got, want := tb.MaxLen(), (136+MaxLinks/linkBlock+MaxLinks*382+7)/8; got != want {
+		t.Errorf("MaxLen %d bytes, want %d", got, want)
 	}
 }
 
@@ -153,8 +154,9 @@ func TestSetLinksClearsUnusedSlots_Q3(t *testing.T) {
 	}
 	var empty Telemetry
 	s := NewTelemetrySender()
-	// Empty telemetry: 7 player bits + one bit per slot.
-	if m := s.Encode(nil, 0, &empty); len(m) != HeaderLen+(7+MaxLinks+7)/8 {
+	// Empty telemetry: frame, report group and count unchanged, and one
+	// bit per block of slots.
+	if m := s.Encode(nil, 0, &empty); len(m) != HeaderLen+(3+MaxLinks/linkBlock+7)/8 {
 		t.Errorf("empty telemetry is %d bytes", len(m))
 	}
 }
