@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +21,9 @@ import (
 	"github.com/lagscope/lagscope/ui"
 )
 
-// uiReplayEnv makes the test binary show a recording in the TUI, the
-// stand-in this test drives while `lagscope demo` is not in the build: the
-// same ui.Run a live session calls, fed by the recording's record.Player.
+// uiReplayEnv makes the test binary show a recording in the TUI through the
+// same ui.Run a live session calls, fed by the recording's record.Player;
+// docs/ui.md's screen captures are made with it.
 const uiReplayEnv = "LAGSCOPE_UI_E2E_REPLAY"
 
 func init() {
@@ -103,23 +104,24 @@ func TestUIEndToEndInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	env := "LAGSCOPE_TEST_CHILD=demo"
+	env := "LAGSCOPE_TEST_CHILD=demo" // tmux hands it to the program as is
 	if _, ok := commands["demo"]; !ok {
-		// No demo yet: record a simulated session and play it back through
-		// the same UI at real speed.
-		t.Log("lagscope demo is not in this build; driving the UI on a recorded simulation instead")
-		rec := filepath.Join(dir, "recovery.lsrec")
-		if code := run([]string{"sim", "--record", rec, "testdata/scenarios/recovery.json"}, io.Discard, os.Stderr); code != 0 {
-			t.Fatalf("sim --record exited %d", code)
+		// No demo in this build yet: the same UI on a live session over
+		// loopback instead — `lagscope host` in the terminal, two players
+		// joining it in the background.
+		t.Log("lagscope demo is not in this build; driving `lagscope host` with two joiners instead")
+		addr := freeUDP(t)
+		env = "LAGSCOPE_TEST_CHILD=" + strings.Join([]string{"host", "--listen", addr, "--players", "3", "--name", "alice"}, "\x1f")
+		for _, name := range []string{"bob", "carol"} {
+			joinChild(t, exe, addr, name)
 		}
-		env = uiReplayEnv + "=" + rec
 	}
 	s := &tmuxSession{t: t, socket: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { s.run("kill-server") })
 	// The shell prints the exit code after the program, and then waits so
 	// that the pane (and what the program left on it) can still be read.
-	cmd := fmt.Sprintf("env %s %s; echo EXIT=$?; sleep 60", env, strconv.Quote(exe))
-	if out, err := s.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "120", "-y", "40", cmd); err != nil {
+	cmd := fmt.Sprintf("%s; echo EXIT=$?; sleep 60", strconv.Quote(exe))
+	if out, err := s.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "120", "-y", "40", "-e", env, cmd); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
 	start := time.Now()
@@ -194,4 +196,30 @@ func cpuShare(t *testing.T, s *tmuxSession, d time.Duration) (float64, bool) {
 	}
 	const clkTck = 100 // USER_HZ on Linux
 	return (b - a) / clkTck / time.Since(t0).Seconds(), true
+}
+
+// freeUDP finds a loopback UDP port nobody uses right now.
+func freeUDP(t *testing.T) string {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.LocalAddr().String()
+	c.Close()
+	return addr
+}
+
+// joinChild starts `lagscope join ADDR --name NAME --json` in the
+// background (the test binary as lagscope), ended by the test's cleanup.
+func joinChild(t *testing.T, exe, addr, name string) {
+	c := exec.Command(exe)
+	c.Env = append(os.Environ(), "LAGSCOPE_TEST_CHILD="+strings.Join([]string{"join", addr, "--name", name, "--json", "--duration", "60s"}, "\x1f"))
+	c.Stdout, c.Stderr = io.Discard, io.Discard
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Process.Kill()
+		c.Wait()
+	})
 }

@@ -534,6 +534,11 @@ func worst(links []*linkHist) string {
 		return rank{h.last.Bad || h.last.State == "bad", rtt}
 	}
 	worse := func(a, b rank) bool { return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt > b.rtt) }
+	// To stand out a round trip must be clearly longer than the next: a
+	// fraction of a millisecond on a LAN is noise, not a culprit.
+	clearly := func(a, b rank) bool {
+		return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt >= b.rtt*standOutRatio && a.rtt >= b.rtt+standOutMs)
+	}
 	best := 0
 	for i := 1; i < len(links); i++ {
 		if worse(rankOf(links[i]), rankOf(links[best])) {
@@ -545,12 +550,18 @@ func worst(links []*linkHist) string {
 		return ""
 	}
 	for i, h := range links {
-		if i != best && !worse(b, rankOf(h)) {
-			return "" // a tie
+		if i != best && !clearly(b, rankOf(h)) {
+			return "" // a tie, or too close to call
 		}
 	}
 	return links[best].peer
 }
+
+// The worst link must beat the next by this much to be marked.
+const (
+	standOutRatio = 1.2
+	standOutMs    = 5.0
+)
 
 // focused is the link the charts show: the one chosen with enter or a
 // click, else the worst, else the first.

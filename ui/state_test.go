@@ -284,6 +284,8 @@ func TestWorstLink(t *testing.T) {
 		{"slowest", []*linkHist{mk("a", ptr(60.0), false), mk("b", ptr(600.0), false)}, "b"},
 		{"bad before slow", []*linkHist{mk("a", ptr(600.0), false), mk("b", ptr(60.0), true)}, "b"},
 		{"tie", []*linkHist{mk("a", ptr(60.0), false), mk("b", ptr(60.0), false)}, ""},
+		{"LAN noise", []*linkHist{mk("a", ptr(0.2), false), mk("b", ptr(0.3), false)}, ""},
+		{"too close", []*linkHist{mk("a", ptr(100.0), false), mk("b", ptr(110.0), false)}, ""},
 		{"nothing measured", []*linkHist{mk("a", nil, false), mk("b", nil, false)}, ""},
 		{"one link", []*linkHist{mk("a", ptr(600.0), false)}, ""},
 		{"measured beats unknown", []*linkHist{mk("a", nil, false), mk("b", ptr(60.0), false)}, "b"},
