@@ -82,5 +82,5 @@ func runSession(env *liveEnv, s *live.Session, udp *netcore.UDPTransport, stdout
 	r := live.Run(s, udp, live.Options{Publish: true, Start: env.started,
 		Process: env.processStats(func() []*netcore.UDPTransport { return []*netcore.UDPTransport{udp} },
 			func(own live.Stats) time.Duration { return own.MaxLate })})
-	return env.run(r, r.Stop, r.Wait, stdout, stderr)
+	return env.run(r, nil, r.Stop, r.Wait, stdout, stderr)
 }

@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -137,6 +138,7 @@ type liveEnv struct {
 	report  *os.File
 	mlisten net.Listener
 	exp     atomic.Pointer[metrics.Exporter]
+	expMu   sync.Mutex // one goroutine makes the exporter
 	started time.Time
 }
 
@@ -267,7 +269,10 @@ func stdoutIsTerminal(stdout io.Writer) bool {
 // asks it to leave cleanly (stop). Every update goes to the sinks the flags
 // asked for; the TUI shows it when stdout is a terminal and --json is not
 // set, NDJSON goes to stdout otherwise. It returns the exit code.
-func (env *liveEnv) run(feed probe.Feed, stop func(), wait func() error, stdout, stderr io.Writer) int {
+//
+// extra are more machines' feeds (the demo's other players with --metrics):
+// they go to the metrics exporter only.
+func (env *liveEnv) run(feed probe.Feed, extra []probe.Feed, stop func(), wait func() error, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	finished := make(chan struct{})
@@ -311,6 +316,18 @@ func (env *liveEnv) run(feed probe.Feed, stop func(), wait func() error, stdout,
 			<-srvDone
 		}()
 	}
+	var extraDone sync.WaitGroup
+	for _, f := range extra {
+		extraDone.Add(1)
+		go func() {
+			defer extraDone.Done()
+			for u := range f.Updates() {
+				if env.mlisten != nil {
+					env.observeMetrics(u)
+				}
+			}
+		}()
+	}
 	teed := probe.Tee(feed, sinks...)
 	var uiErr error
 	if tui {
@@ -323,6 +340,7 @@ func (env *liveEnv) run(feed probe.Feed, stop func(), wait func() error, stdout,
 		// The TUI has gone (or never came): the sinks still see the rest.
 	}
 	err := wait()
+	extraDone.Wait()
 	close(finished)
 	if env.logFile != nil {
 		env.logFile.Close()
@@ -382,11 +400,16 @@ func (env *liveEnv) observeMetrics(u probe.Update) error {
 		if u.View.Session == "" {
 			return nil
 		}
-		var err error
-		if e, err = metrics.New(u.View.Session); err != nil {
-			return fmt.Errorf("--metrics: %w", err)
+		env.expMu.Lock()
+		if e = env.exp.Load(); e == nil {
+			var err error
+			if e, err = metrics.New(u.View.Session); err != nil {
+				env.expMu.Unlock()
+				return fmt.Errorf("--metrics: %w", err)
+			}
+			env.exp.Store(e)
 		}
-		env.exp.Store(e)
+		env.expMu.Unlock()
 	}
 	e.Observe(u)
 	return nil

@@ -470,3 +470,62 @@ func TestJoinNoHost(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// lagscope demo: one process, four players on their own loopback sockets
+// with impaired links. Within its first seconds your links are measured,
+// the master's first timing arrives and the demo says what it does to the
+// network; a bare `lagscope` runs the same demo.
+func TestDemoEndToEnd(t *testing.T) {
+	bin := buildLagscope(t)
+	demo := startProc(t, bin, "demo", "demo", "--json", "--duration", "15s", "--seed", "3")
+	if code := demo.exit(60 * time.Second); code != 0 {
+		t.Fatalf("demo exited %d: %s", code, demo.stderr.String())
+	}
+	got := measuredLinks(demo)
+	for _, peer := range []string{"ada", "bob", "cyd"} {
+		if !got[peer] {
+			t.Errorf("link to %s never measured: %v", peer, got)
+		}
+	}
+	if len(timingKeys(demo)) == 0 {
+		t.Error("no timing event in 15 s")
+	}
+	var narrated bool
+	for _, m := range demo.of("message") {
+		narrated = narrated || strings.HasPrefix(m.str("text"), "Demo: the link between you and ada slows down")
+	}
+	if !narrated {
+		t.Error("the spike was not announced")
+	}
+	sum := demo.of("summary")
+	if len(sum) != 1 || sum[0]["process"] == nil {
+		t.Fatalf("summary %v", sum)
+	}
+	proc := ndjson(sum[0]["process"].(map[string]any))
+	if proc.num("datagrams_sent") < 1000 || proc.num("cpu_ms") <= 0 {
+		t.Fatalf("process line %v", proc)
+	}
+
+	bare := startProc(t, bin, "bare", "--json", "--duration", "3s")
+	if code := bare.exit(30 * time.Second); code != 0 {
+		t.Fatalf("bare lagscope exited %d: %s", code, bare.stderr.String())
+	}
+	if first := bare.events()[0]; first.str("type") != "session" || first.str("name") != "you" || first.num("need") != 4 {
+		t.Fatalf("bare lagscope's first line %v, want the demo's host", first)
+	}
+}
+
+func TestDemoFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "--players", "0"},
+		{"demo", "--players", "1000"},
+		{"demo", "--profile", "dialup"},
+		{"demo", "extra"},
+		{"demo", "--seed", "-1"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 2 || out.Len() != 0 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}

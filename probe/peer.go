@@ -143,6 +143,8 @@ type Peer struct {
 	exec   []execCmd
 	events []Event
 
+	nextWatch  time.Duration
+	watched    bool
 	badPackets uint64     // frame packets that did not decode
 	retired    []LinkStat // ended links, as they stood when they ended
 }
@@ -390,13 +392,23 @@ func (p *Peer) Tick(now time.Duration) {
 		return
 	}
 	p.ep.Tick(now)
-	p.watchLinks()
+	p.watchLinks(now)
 	p.run(now)
 }
 
+// watchEvery is how often a peer looks at its links for the bad-connection
+// messages: a tenth of a second is immediate for a reader, and a machine
+// with dozens of links and many wake-ups a second does not read every
+// link's statistics on each.
+const watchEvery = 100 * time.Millisecond
+
 // watchLinks adds a message when a link goes bad (a packet outlived the
 // connection timeout, T11) and when it recovers.
-func (p *Peer) watchLinks() {
+func (p *Peer) watchLinks(now time.Duration) {
+	if p.watched && now < p.nextWatch {
+		return
+	}
+	p.watched, p.nextWatch = true, now+watchEvery
 	for _, pl := range p.players {
 		if pl == p.self || pl.removed {
 			continue

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
@@ -58,9 +59,18 @@ type Options struct {
 	PublishEvery time.Duration
 	// LinkEvery paces the link lines (CONTRACTS.md: live, every second).
 	LinkEvery time.Duration
+	// Timeline is a script of lines for the message list at given times
+	// (the demo's narration), in time order. They go to the feed only.
+	Timeline []Note
 	// Process, when set, is called on the driver's goroutine as the session
 	// ends, with the driver's own timing, for the summary's process line.
 	Process func(own Stats) *probe.ProcessStats
+}
+
+// Note is a line the driver adds to the message list at a time.
+type Note struct {
+	At   time.Duration
+	Text string
 }
 
 // Stats is what a driver saw of its own timing.
@@ -87,6 +97,7 @@ type Runner struct {
 	now     time.Duration
 	pending []probe.Event
 	stats   Stats
+	maxLate atomic.Int64 // stats.MaxLate, readable from any goroutine
 	err     error
 }
 
@@ -151,6 +162,10 @@ func (r *Runner) DriverStats() Stats {
 	return r.stats
 }
 
+// MaxLate is the latest the driver has woken for a deadline so far; safe
+// from any goroutine.
+func (r *Runner) MaxLate() time.Duration { return time.Duration(r.maxLate.Load()) }
+
 func (r *Runner) clock() time.Duration { return time.Since(r.start) }
 
 // collect is the session's sink: it stamps each event with the time since
@@ -193,6 +208,9 @@ func (r *Runner) loop() {
 		if r.opt.Publish {
 			take(nextPublish)
 			take(nextLinks)
+			if len(r.opt.Timeline) > 0 {
+				take(r.opt.Timeline[0].At)
+			}
 		}
 		if !ok {
 			next = r.now + time.Hour
@@ -219,6 +237,7 @@ func (r *Runner) loop() {
 			r.stats.Wakeups++
 			if late := r.now - deadline; late > r.stats.MaxLate {
 				r.stats.MaxLate = late
+				r.maxLate.Store(int64(late))
 			}
 			s.Tick(r.now)
 		case c := <-r.controls:
@@ -233,6 +252,11 @@ func (r *Runner) loop() {
 			r.pacer.Flush(r.now)
 		}
 		if r.opt.Publish {
+			for len(r.opt.Timeline) > 0 && r.now >= r.opt.Timeline[0].At {
+				n := r.opt.Timeline[0]
+				r.opt.Timeline = r.opt.Timeline[1:]
+				r.collect(s.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
+			}
 			if r.now >= nextLinks {
 				r.linkLines()
 				for nextLinks <= r.now {

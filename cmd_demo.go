@@ -1,0 +1,74 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/live"
+)
+
+func init() {
+	register(&command{
+		name:    "demo",
+		summary: "A local session over loopback UDP with impaired links: watch links, the ladder and tier messages move",
+		usage:   "demo [--players N] [--profile NAME] [--seed N] [--json] [--duration D] [flags]",
+		examples: []string{
+			"lagscope demo",
+			"lagscope demo --players 8 --profile wifi --seed 7",
+			"lagscope demo --json --duration 2m | jq -c 'select(.type==\"timing\" or .type==\"message\")'",
+		},
+		order: 1,
+		setup: setupDemo,
+	})
+}
+
+func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
+	lf := addLiveFlags(fs, "demo")
+	fs.Lookup("name").DefValue = "you"
+	lf.name = "you"
+	players := fs.Int("players", 4, "players in the demo, you included, each on its own UDP socket")
+	profile := fs.String("profile", "mix", "access links: mix (LAN, cable, DSL and Wi-Fi players in turn) or one of "+strings.Join(live.DemoProfiles()[1:], ", "))
+	seed := fs.Uint64("seed", 1, "random seed of the links' impairment")
+	return func(args []string, stdout, stderr io.Writer) int {
+		if len(args) > 0 {
+			return fail(stderr, "demo", usagef("unexpected argument %q", args[0]))
+		}
+		if err := lf.check(); err != nil {
+			return fail(stderr, "demo", err)
+		}
+		if *players < 1 || *players > live.MaxDemoPlayers {
+			return fail(stderr, "demo", usagef("--players %d: must be between 1 and %d", *players, live.MaxDemoPlayers))
+		}
+		if !slices.Contains(live.DemoProfiles(), *profile) {
+			return fail(stderr, "demo", usagef("--profile %q: one of %s", *profile, strings.Join(live.DemoProfiles(), ", ")))
+		}
+		env, err := lf.open("demo")
+		if err != nil {
+			return fail(stderr, "demo", err)
+		}
+		var d *live.Demo
+		opt := live.Options{Publish: true,
+			Process: env.processStats(func() []*netcore.UDPTransport { return d.Sockets() },
+				func(live.Stats) time.Duration { return d.MaxLate() })}
+		d, err = live.StartDemo(live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Speed: lf.fps,
+			Key: lf.keyBytes(), Name: lf.name, Spike: true, Logger: env.logger, Start: env.started,
+			PublishAll: env.mlisten != nil}, opt)
+		if err != nil {
+			env.abandon()
+			return fail(stderr, "demo", err)
+		}
+		var extra []probe.Feed
+		if env.mlisten != nil {
+			for _, r := range d.Runners()[1:] {
+				extra = append(extra, r)
+			}
+		}
+		return env.run(d.Feed(), extra, d.Stop, d.Wait, stdout, stderr)
+	}
+}

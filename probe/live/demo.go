@@ -1,0 +1,515 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/netcore/impair"
+)
+
+// The demo: one process, N players, each a real Session on its own UDP
+// socket on loopback with its own driver goroutine, exactly as if each ran
+// `lagscope host` or `lagscope join` — the only thing added is an impaired
+// socket that holds each datagram back (or drops it) the way a real access
+// link would.
+
+// DemoConfig sets up a demo.
+type DemoConfig struct {
+	// Players is how many machines play, you included (default 4).
+	Players int
+	// Profile is "mix" (the default: LAN, cable, DSL and Wi-Fi players in
+	// turn) or the name of one impair profile every player's access link
+	// gets.
+	Profile string
+	Seed    uint64
+	Speed   int
+	Key     []byte
+	Name    string // your name (default "you")
+	// Spike adds the scripted latency spike (SpikeStart…SpikeEnd on the
+	// link between you and the second player).
+	Spike  bool
+	Logger *slog.Logger
+	// Start is the world's zero (default: now).
+	Start time.Time
+	// PublishAll makes every machine's driver publish updates (a metrics
+	// exporter that shows every link); otherwise only yours does.
+	PublishAll bool
+}
+
+// The script. The spike comes early enough that a newcomer sees the ladder
+// worsen within the first minute (S11a) and lasts long enough for the
+// link's SRTT to follow. When it is over the Wi-Fi player's burst loss
+// still makes machines wait 0.1 s and more now and then, which holds the
+// timing where it is (S11b: no improvement while anyone waits that long);
+// once the interference calms, three good evaluations and a descent rung by
+// rung (S11c, S11d) bring the target back to Fast before two minutes are up.
+const (
+	SpikeStart = 10 * time.Second
+	SpikeEnd   = 30 * time.Second
+	// SpikeExtra is added each way: about 430 ms round trip on a cable
+	// link, which needs rung 4 (Normal) at 30 fps.
+	SpikeExtra = 200 * time.Millisecond
+	// CalmAt is when Wi-Fi access links lose their burst loss (their
+	// jitter stays).
+	CalmAt = 45 * time.Second
+	// demoCommandsPerMinute is twice a live player's rate: twice the
+	// clean samples, so SRTT follows the spike within seconds.
+	demoCommandsPerMinute = 120
+	// MaxDemoPlayers bounds the demo's machines (each is a socket and a
+	// goroutine; 64 is the measured aim).
+	MaxDemoPlayers = 128
+)
+
+// demoNames are the players' names in house order; beyond them, p9, p10…
+var demoNames = []string{"ada", "bob", "cyd", "dee", "eli", "fay", "gus"}
+
+// DemoProfiles names what --profile takes.
+func DemoProfiles() []string {
+	names := []string{"mix"}
+	for _, np := range impair.Profiles() {
+		names = append(names, np.Name)
+	}
+	return names
+}
+
+// demoPlan is what the demo does to the network, as plain data: who plays,
+// each player's access link, and the scripted spike. The live demo applies
+// it to loopback UDP on the wall clock; a test applies it to the simulated
+// network on virtual time.
+type demoPlan struct {
+	names  []string
+	access []impair.Profile
+	spike  bool
+}
+
+// Demo is a running demo.
+type Demo struct {
+	demoPlan
+	cfg     DemoConfig
+	start   time.Time
+	socks   []*impairedSocket
+	runners []*Runner
+	stop    sync.Once
+}
+
+func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
+	p := demoPlan{spike: cfg.Spike}
+	mix := impair.Profiles()
+	for i := range cfg.Players {
+		name := cfg.Name
+		if i > 0 {
+			name = fmt.Sprintf("p%d", i+1)
+			if i-1 < len(demoNames) {
+				name = demoNames[i-1]
+			}
+			if strings.EqualFold(name, cfg.Name) {
+				name = fmt.Sprintf("p%d", i+1)
+			}
+		}
+		p.names = append(p.names, name)
+		if cfg.Profile == "mix" {
+			p.access = append(p.access, mix[i%len(mix)].Profile)
+		} else {
+			prof, ok := impair.ProfileByName(cfg.Profile)
+			if !ok {
+				return p, fmt.Errorf("%w %q (one of %s)", ErrDemoProfile, cfg.Profile, strings.Join(DemoProfiles(), ", "))
+			}
+			p.access = append(p.access, prof)
+		}
+	}
+	return p, nil
+}
+
+// StartDemo opens every player's socket, forms the session (you host, the
+// others join) and starts every driver. opt applies to your driver; the
+// others only publish with PublishAll.
+func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
+	if cfg.Players == 0 {
+		cfg.Players = 4
+	}
+	if cfg.Players < 1 || cfg.Players > MaxDemoPlayers {
+		return nil, fmt.Errorf("live: a demo has 1 to %d players", MaxDemoPlayers)
+	}
+	if cfg.Name == "" {
+		cfg.Name = "you"
+	}
+	if cfg.Profile == "" {
+		cfg.Profile = "mix"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Now()
+	}
+	plan, err := newDemoPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &Demo{demoPlan: plan, cfg: cfg, start: cfg.Start}
+	for i := range cfg.Players {
+		udp, err := netcore.ListenUDP("127.0.0.1:0")
+		if err != nil {
+			d.closeSockets()
+			return nil, err
+		}
+		d.socks = append(d.socks, &impairedSocket{UDPTransport: udp, demo: d, self: i, paths: map[netip.AddrPort]*demoPath{}})
+	}
+	host := d.socks[0].LocalAddr()
+	for i, sock := range d.socks {
+		c := Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
+			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
+			Logger: cfg.Logger.With("machine", d.names[i])}
+		var s *Session
+		var err error
+		if i == 0 {
+			s, err = NewHost(c, sock)
+		} else {
+			c.Speed = 0
+			s, err = NewJoiner(c, RolePlayer, sock, host)
+		}
+		if err != nil {
+			d.closeSockets()
+			return nil, err
+		}
+		o := Options{Start: d.start, Publish: cfg.PublishAll}
+		if i == 0 {
+			o = opt
+			o.Start = d.start
+			o.Timeline = append(d.narration(), opt.Timeline...)
+		}
+		d.runners = append(d.runners, Run(s, sock, o))
+	}
+	return d, nil
+}
+
+// narration is the demo's own lines in your message list: what it does to
+// the network and when, so a newcomer can tell cause from effect.
+func (d *demoPlan) narration() []Note {
+	var notes []Note
+	var legend []string
+	for i, n := range d.names {
+		legend = append(legend, n+": "+profileName(d.access[i]))
+	}
+	notes = append(notes, Note{At: 0, Text: "Demo: each player's access link — " + strings.Join(legend, ", ")})
+	if d.spike && len(d.names) > 1 {
+		a, b := d.names[0], d.names[1]
+		notes = append(notes,
+			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: the link between %s and %s slows down by %v each way", a, b, SpikeExtra)},
+			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: the link between %s and %s is back to normal", a, b)})
+		var wifi []string
+		for i, p := range d.access {
+			if p.Burst != nil {
+				wifi = append(wifi, d.names[i])
+			}
+		}
+		if len(wifi) > 0 {
+			notes = append(notes, Note{At: CalmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
+		}
+	}
+	return notes
+}
+
+func profileName(p impair.Profile) string {
+	for _, np := range impair.Profiles() {
+		if np.Profile.String() == p.String() {
+			return np.Name
+		}
+	}
+	return p.String()
+}
+
+// Feed is your machine's feed.
+func (d *Demo) Feed() *Runner { return d.runners[0] }
+
+// Runners are every machine's drivers, you first.
+func (d *Demo) Runners() []*Runner { return d.runners }
+
+// Names are the players' names in house order.
+func (d *Demo) Names() []string { return d.names }
+
+// Sockets are the players' UDP sockets, for their counts.
+func (d *Demo) Sockets() []*netcore.UDPTransport {
+	out := make([]*netcore.UDPTransport, len(d.socks))
+	for i, s := range d.socks {
+		out[i] = s.UDPTransport
+	}
+	return out
+}
+
+// Stop asks every machine to leave cleanly.
+func (d *Demo) Stop() {
+	d.stop.Do(func() {
+		for _, r := range d.runners {
+			r.Stop()
+		}
+	})
+}
+
+// Wait waits for every machine, closes the sockets and returns your
+// session's error. Every runner's feed must be read to its end (or not
+// publish) for Wait to return.
+func (d *Demo) Wait() error {
+	var err error
+	for i, r := range d.runners {
+		e := r.Wait()
+		if i == 0 {
+			err = e
+		}
+	}
+	d.closeSockets()
+	return err
+}
+
+// MaxLate is the latest any machine's driver has woken for a deadline so
+// far: the longest wait the process caused itself.
+func (d *Demo) MaxLate() time.Duration {
+	var m time.Duration
+	for _, r := range d.runners {
+		m = max(m, r.MaxLate())
+	}
+	return m
+}
+
+func (d *Demo) closeSockets() {
+	for _, s := range d.socks {
+		s.UDPTransport.Close()
+		for _, it := range s.line.items {
+			s.free = append(s.free, it.buf)
+		}
+		s.line.items = nil
+	}
+}
+
+// linkProfile is what the path from player a to player b does: both access
+// links in turn — delays and jitters add, losses compound, and a Wi-Fi
+// end's burst loss comes along.
+func (d *demoPlan) linkProfile(a, b int) impair.Profile {
+	pa, pb := d.access[a], d.access[b]
+	p := impair.Profile{Delay: pa.Delay + pb.Delay, Jitter: pa.Jitter + pb.Jitter, Loss: 1 - (1-pa.Loss)*(1-pb.Loss)}
+	if pa.Burst != nil {
+		p.Burst = pa.Burst
+	} else if pb.Burst != nil {
+		p.Burst = pb.Burst
+	}
+	return p
+}
+
+// profileAt is the path from a to b at now: the link profile, with the
+// spike added and, after CalmAt, the bursts gone.
+func (d *demoPlan) profileAt(a, b int, now time.Duration) impair.Profile {
+	p := d.linkProfile(a, b)
+	p.Delay += d.extraDelay(a, b, now)
+	if d.spike && now >= CalmAt {
+		p.Burst = nil
+	}
+	return p
+}
+
+// changes are the times at which some path's profile changes.
+func (d *demoPlan) changes() []time.Duration {
+	if !d.spike {
+		return nil
+	}
+	return []time.Duration{SpikeStart, SpikeEnd, CalmAt}
+}
+
+// extraDelay is the scripted spike on the path from a to b at now.
+func (d *demoPlan) extraDelay(a, b int, now time.Duration) time.Duration {
+	if !d.spike || now < SpikeStart || now >= SpikeEnd {
+		return 0
+	}
+	if (a == 0 && b == 1) || (a == 1 && b == 0) {
+		return SpikeExtra
+	}
+	return 0
+}
+
+// impairedSocket is a player's UDP socket with its access link in front:
+// Send decides each datagram's fate on the path to its destination (a
+// seeded impair.Path) and holds it in a delay line; the driver flushes what
+// is due (Pacer). Everything happens on the owning driver's goroutine.
+type impairedSocket struct {
+	*netcore.UDPTransport
+	demo       *Demo
+	self       int
+	paths      map[netip.AddrPort]*demoPath
+	line       delayLine
+	free       []*[]byte
+	dst        []time.Duration
+	sendErrors uint64
+}
+
+var (
+	_ Socket = (*impairedSocket)(nil)
+	_ Pacer  = (*impairedSocket)(nil)
+)
+
+// flushSlack sends datagrams due within this much together: finer than
+// the timers' own precision, and it saves a wake-up per datagram.
+const flushSlack = 200 * time.Microsecond
+
+func (s *impairedSocket) clock() time.Duration { return time.Since(s.demo.start) }
+
+// Send implements netcore.Transport. p is copied: the caller reuses it.
+func (s *impairedSocket) Send(to netip.AddrPort, p []byte) error {
+	if len(p) > netcore.MaxDatagram {
+		return netcore.ErrTooLarge
+	}
+	now := s.clock()
+	pp := s.paths[to]
+	if pp == nil {
+		pp = &demoPath{peer: s.peerIndex(to), epoch: -1}
+		s.paths[to] = pp
+	}
+	if e := s.demo.epoch(now); e != pp.epoch {
+		// The script moved on: the path takes its new profile and keeps
+		// its random stream.
+		pp.epoch = e
+		prof := impair.Profile{}
+		if pp.peer >= 0 {
+			prof = s.demo.profileAt(s.self, pp.peer, now)
+		}
+		if pp.path == nil {
+			pp.path = impair.NewPath(prof, s.demo.cfg.Seed^uint64(s.self+1)<<32^uint64(pp.peer+1))
+		} else {
+			pp.path.SetProfile(prof)
+		}
+	}
+	s.dst = pp.path.Decide(s.dst[:0])
+	for _, delay := range s.dst {
+		b := s.buffer()
+		*b = append((*b)[:0], p...)
+		s.line.push(now+delay, to, b)
+	}
+	return nil
+}
+
+// demoPath is one path from a player's socket, with the script's epoch it
+// was last set for.
+type demoPath struct {
+	path  *impair.Path
+	peer  int // index of the destination, -1 for a stranger
+	epoch int
+}
+
+// epoch counts the script's changes that have happened by now.
+func (d *demoPlan) epoch(now time.Duration) int {
+	n := 0
+	for _, at := range d.changes() {
+		if now >= at {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *impairedSocket) peerIndex(to netip.AddrPort) int {
+	for i, o := range s.demo.socks {
+		if o.LocalAddr() == to {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *impairedSocket) buffer() *[]byte {
+	if n := len(s.free); n > 0 {
+		b := s.free[n-1]
+		s.free = s.free[:n-1]
+		return b
+	}
+	b := make([]byte, 0, netcore.MaxDatagram)
+	return &b
+}
+
+// Flush implements Pacer: it sends every datagram that is due.
+func (s *impairedSocket) Flush(now time.Duration) {
+	for {
+		it, ok := s.line.popDue(now + flushSlack)
+		if !ok {
+			return
+		}
+		if err := s.UDPTransport.Send(it.to, *it.buf); err != nil {
+			s.sendErrors++
+		}
+		s.free = append(s.free, it.buf)
+	}
+}
+
+// NextDue implements Pacer.
+func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.line.next() }
+
+// delayLine is a min-heap of held datagrams by due time (then by the order
+// they were sent, so a path without jitter keeps order).
+type delayLine struct {
+	items []heldDatagram
+	seq   uint64
+}
+
+type heldDatagram struct {
+	due time.Duration
+	seq uint64
+	to  netip.AddrPort
+	buf *[]byte
+}
+
+func (l *delayLine) before(i, j int) bool {
+	a, b := &l.items[i], &l.items[j]
+	return a.due < b.due || (a.due == b.due && a.seq < b.seq)
+}
+
+func (l *delayLine) push(due time.Duration, to netip.AddrPort, buf *[]byte) {
+	l.items = append(l.items, heldDatagram{due: due, seq: l.seq, to: to, buf: buf})
+	l.seq++
+	for i := len(l.items) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !l.before(i, up) {
+			break
+		}
+		l.items[i], l.items[up] = l.items[up], l.items[i]
+		i = up
+	}
+}
+
+func (l *delayLine) next() (time.Duration, bool) {
+	if len(l.items) == 0 {
+		return 0, false
+	}
+	return l.items[0].due, true
+}
+
+func (l *delayLine) popDue(now time.Duration) (heldDatagram, bool) {
+	if len(l.items) == 0 || l.items[0].due > now {
+		return heldDatagram{}, false
+	}
+	top := l.items[0]
+	last := len(l.items) - 1
+	l.items[0] = l.items[last]
+	l.items[last] = heldDatagram{}
+	l.items = l.items[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(l.items) {
+			break
+		}
+		if r := c + 1; r < len(l.items) && l.before(r, c) {
+			c = r
+		}
+		if !l.before(c, i) {
+			break
+		}
+		l.items[i], l.items[c] = l.items[c], l.items[i]
+		i = c
+	}
+	return top, true
+}
+
+// ErrDemoProfile is returned for an unknown --profile.
+var ErrDemoProfile = errors.New("live: unknown demo profile")

@@ -1,0 +1,149 @@
+package live
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// playPlan runs a demo plan on the simulated network: the same sessions,
+// with each pair's path set from the plan and the spike applied at its
+// times. It returns your machine and the others.
+func playPlan(t *testing.T, plan demoPlan, seed uint64, length time.Duration) []*machine {
+	w := newWorld(t, seed, impair.Profile{})
+	var ms []*machine
+	for i, name := range plan.names {
+		if i == 0 {
+			ms = append(ms, w.host(name, Config{Players: len(plan.names), CommandsPerMinute: demoCommandsPerMinute}))
+		} else {
+			ms = append(ms, w.join(name, RolePlayer, ms[0], Config{CommandsPerMinute: demoCommandsPerMinute}))
+		}
+	}
+	setPaths := func(now time.Duration) {
+		for a := range ms {
+			for b := range ms {
+				if a != b {
+					w.net.SetPath(ms[a].addr, ms[b].addr, plan.profileAt(a, b, now))
+				}
+			}
+		}
+	}
+	setPaths(0)
+	for _, at := range plan.changes() {
+		w.at(at, func() { setPaths(at) })
+	}
+	w.runFor(length)
+	return ms
+}
+
+// The demo's default plan shows a newcomer, within two minutes: every link
+// measured, the target worsen when the spike hits (S11a) and the tier
+// message (S18), then three good evaluations and a descent rung by rung
+// back to Fast (S11c, S11d) with its message.
+func TestDemoPlanShowsWorseningAndDescent_S11_S18(t *testing.T) {
+	plan, err := newDemoPlan(DemoConfig{Players: 4, Profile: "mix", Name: "you", Spike: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.names, []string{"you", "ada", "bob", "cyd"}) {
+		t.Fatalf("names %v", plan.names)
+	}
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) { checkDemoStory(t, plan, seed) })
+	}
+}
+
+func checkDemoStory(t *testing.T, plan demoPlan, seed uint64) {
+	ms := playPlan(t, plan, seed, 2*time.Minute)
+	you := ms[0]
+	for _, ls := range you.s.Links() {
+		if ls.State != "measured" {
+			t.Errorf("%s → %s %s", ls.From, ls.To, ls.State)
+		}
+	}
+	var rungs []int
+	var reasons []string
+	for _, e := range of[*probe.TimingEvent](you) {
+		rungs = append(rungs, e.Rung)
+		reasons = append(reasons, e.Reason)
+	}
+	peak := slices.Index(rungs, slices.Max(rungs))
+	if len(rungs) < 3 || rungs[0] > 2 || rungs[peak] < 3 || reasons[peak] != "worse" {
+		t.Fatalf("want a Fast start then a worsening past Fast: rungs %v reasons %v", rungs, reasons)
+	}
+	better := 0
+	for i := peak + 1; i < len(rungs); i++ {
+		if reasons[i] != "better" || rungs[i] != rungs[i-1]-1 {
+			t.Fatalf("after the peak, step %d: rung %d → %d (%s); want a descent one rung at a time", i, rungs[i-1], rungs[i], reasons[i])
+		}
+		better++
+	}
+	if better < 2 || rungs[len(rungs)-1] > 2 {
+		t.Fatalf("no descent back to Fast within two minutes: rungs %v reasons %v", rungs, reasons)
+	}
+	msgs := you.messages()
+	iNormal := slices.IndexFunc(msgs, func(m string) bool {
+		return m == "Connection quality target: Normal" || m == "Connection quality target: Poor"
+	})
+	iFast := slices.IndexFunc(msgs, func(m string) bool { return m == "Connection quality target: Fast" })
+	if iNormal < 0 || iFast < iNormal {
+		t.Fatalf("tier messages out of order or missing: %v", msgs)
+	}
+	// Every machine agrees.
+	for _, m := range ms[1:] {
+		if !slices.Equal(timingKeys(m), timingKeys(you)[:min(len(timingKeys(you)), len(timingKeys(m)))]) {
+			t.Fatalf("%s disagrees on timing", m.name)
+		}
+	}
+}
+
+// Link profiles compose both ends' access links: delays and jitters add,
+// losses compound, Wi-Fi's bursts come along; the spike touches only the
+// scripted link, only in its window.
+func TestDemoLinkProfiles(t *testing.T) {
+	plan, err := newDemoPlan(DemoConfig{Players: 5, Profile: "mix", Name: "you", Spike: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lan, _ := impair.ProfileByName("lan")
+	dsl, _ := impair.ProfileByName("dsl")
+	wifi, _ := impair.ProfileByName("wifi")
+	p := plan.linkProfile(2, 3) // dsl → wifi
+	if p.Delay != dsl.Delay+wifi.Delay || p.Jitter != dsl.Jitter+wifi.Jitter || p.Burst == nil || math.Abs(p.Loss-dsl.Loss) > 1e-12 {
+		t.Fatalf("dsl→wifi %+v", p)
+	}
+	if q := plan.linkProfile(3, 2); q.String() != p.String() {
+		t.Fatalf("not symmetric: %v vs %v", p, q)
+	}
+	if p := plan.linkProfile(0, 4); p.Delay != 2*lan.Delay { // player 5 is on a LAN again
+		t.Fatalf("lan→lan %+v", p)
+	}
+	for _, c := range []struct {
+		a, b int
+		at   time.Duration
+		want time.Duration
+	}{
+		{0, 1, SpikeStart - time.Millisecond, 0},
+		{0, 1, SpikeStart, SpikeExtra},
+		{1, 0, SpikeEnd - time.Millisecond, SpikeExtra},
+		{1, 0, SpikeEnd, 0},
+		{0, 2, SpikeStart + time.Second, 0},
+		{2, 1, SpikeStart + time.Second, 0},
+	} {
+		if got := plan.extraDelay(c.a, c.b, c.at); got != c.want {
+			t.Errorf("extra %d→%d at %v = %v, want %v", c.a, c.b, c.at, got, c.want)
+		}
+	}
+	if _, err := newDemoPlan(DemoConfig{Players: 2, Profile: "carrier pigeon"}); err == nil {
+		t.Fatal("unknown profile accepted")
+	}
+	one, _ := newDemoPlan(DemoConfig{Players: 3, Profile: "dsl", Name: "ada"})
+	if !slices.Equal(one.names, []string{"ada", "p2", "bob"}) || one.access[2].String() != dsl.String() {
+		t.Fatalf("names %v access %v", one.names, one.access)
+	}
+}
