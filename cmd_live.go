@@ -339,6 +339,9 @@ func (env *liveEnv) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 	for range teed.Updates() {
 		// The TUI has gone (or never came): the sinks still see the rest.
 	}
+	// This machine's session is over (its own quit, a Control from the
+	// TUI, or an error): the demo's other machines leave with it.
+	stop()
 	err := wait()
 	extraDone.Wait()
 	close(finished)
