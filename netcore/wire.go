@@ -392,7 +392,10 @@ type (
 	}
 )
 
-// RefuseReason says why a host refused a joiner.
+// RefuseReason says why a host refused a joiner. The numbers are stable on
+// the wire (S19 applies to the wire too): a reason never changes meaning,
+// and a new one takes the next number. DecodeRefuse keeps numbers it does
+// not know.
 type RefuseReason uint8
 
 const (
@@ -400,6 +403,8 @@ const (
 	RefuseStarted    RefuseReason = 2 // game running, players cannot join
 	RefuseBadCookie  RefuseReason = 3 // challenge not answered correctly
 	RefuseBadVersion RefuseReason = 4 // reserved: the header version already differs
+	RefuseNameTaken  RefuseReason = 5 // another machine in the session has that name
+	RefuseBadName    RefuseReason = 6 // empty, too long, or not printable
 )
 
 func appendName(b []byte, name string) []byte {

@@ -338,3 +338,33 @@ func TestProtocolSizesMatchTheDocument_Q5(t *testing.T) {
 		}
 	}
 }
+
+// Refusal reasons are wire numbers: pinned here so one can never be
+// renumbered (S19), and the same as docs/protocol.md's table. probe/live
+// sends 5 and 6.
+func TestRefuseReasonsAreStable_S19(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  RefuseReason
+		want uint8
+	}{
+		{"RefuseFull", RefuseFull, 1},
+		{"RefuseStarted", RefuseStarted, 2},
+		{"RefuseBadCookie", RefuseBadCookie, 3},
+		{"RefuseBadVersion", RefuseBadVersion, 4},
+		{"RefuseNameTaken", RefuseNameTaken, 5},
+		{"RefuseBadName", RefuseBadName, 6},
+	} {
+		if uint8(c.got) != c.want {
+			t.Errorf("%s = %d, the wire says %d", c.name, c.got, c.want)
+		}
+		rec := AppendRefuse(nil, Refuse{Nonce: 3, Reason: c.got})
+		if m, err := DecodeRefuse(payloadOf(rec)); err != nil || m.Reason != c.got || rec[len(rec)-1] != c.want {
+			t.Errorf("%s: %x decodes to %+v, %v", c.name, rec, m, err)
+		}
+	}
+	// A reason from a newer host is kept, not refused.
+	if m, err := DecodeRefuse(payloadOf(AppendRefuse(nil, Refuse{Nonce: 3, Reason: 200}))); err != nil || m.Reason != 200 {
+		t.Errorf("unknown reason: %+v, %v", m, err)
+	}
+}
