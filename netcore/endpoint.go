@@ -454,7 +454,7 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 	if !ok {
 		return
 	}
-	if err := validateBody(body); err != nil {
+	if err := validateBody(h.Channel, body); err != nil {
 		if err == ErrOversize {
 			e.rejected.Oversize++
 		} else {
@@ -526,7 +526,19 @@ func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
 // validateBody decodes every known record so that a malformed datagram is
 // rejected whole, before it touches any state. Unknown record types are
 // skipped without comment: a newer peer may send more.
-func validateBody(b []byte) error {
+//
+// A session datagram with no records at all is malformed, and so is a
+// known record on a channel it does not belong to (Data and Fragment only
+// on numbered channels, Ack and LinkReport only on control, handshake
+// records never in a session datagram). Either would be accepted as a real
+// datagram that carries nothing: on the reliable channel it would take the
+// place of the packet whose number it bears — acked, marked received, and
+// the real one, when it comes, dropped as a duplicate.
+func validateBody(ch Channel, b []byte) error {
+	if len(b) == 0 {
+		return ErrShort
+	}
+	numbered := ch != ChannelControl
 	for len(b) > 0 {
 		typ, p, rest, err := NextRecord(b)
 		if err != nil {
@@ -534,13 +546,27 @@ func validateBody(b []byte) error {
 		}
 		switch typ {
 		case RecData:
+			if !numbered {
+				return ErrChannel
+			}
 			_, err = DecodeData(p)
 		case RecFragment:
+			if !numbered {
+				return ErrChannel
+			}
 			_, err = DecodeFragment(p)
 		case RecAck:
+			if numbered {
+				return ErrChannel
+			}
 			_, err = DecodeAck(p)
 		case RecLinkReport:
+			if numbered {
+				return ErrChannel
+			}
 			_, err = DecodeLinkReport(p)
+		case RecHello, RecChallenge, RecResponse, RecWelcome, RecRefuse:
+			return ErrChannel
 		}
 		if err != nil {
 			return err

@@ -83,7 +83,12 @@ func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h He
 			return
 		}
 	}
-	// Decode everything first so a malformed datagram is rejected whole.
+	// Decode everything first so a malformed datagram is rejected whole;
+	// one without records is malformed too.
+	if len(body) == 0 {
+		e.rejected.Malformed++
+		return
+	}
 	var msgs [4]HandshakeMsg
 	n := 0
 	for b := body; len(b) > 0; {
