@@ -40,6 +40,12 @@ type Config struct {
 
 	LinkEvery int // publish a link line per link every this many frames; 0 = never
 
+	// Telemetry makes a seated player stream its own links and waits to
+	// every other machine (issue 7, telemetry.go). Live sessions turn it
+	// on; the simulator leaves it off, so its output stays what it was.
+	// Every peer takes in the telemetry that reaches it either way.
+	Telemetry bool
+
 	// OnFrame, when set, is called after each frame executes with the
 	// running checksum of every command executed so far (tests, recorder).
 	OnFrame func(frame int, checksum uint32)
@@ -147,6 +153,8 @@ type Peer struct {
 	watched    bool
 	badPackets uint64     // frame packets that did not decode
 	retired    []LinkStat // ended links, as they stood when they ended
+
+	tm *telemetry // the snapshot streams of every player's links (issue 7)
 }
 
 type execCmd struct {
@@ -211,7 +219,7 @@ func newPeer(cfg Config) (*Peer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Peer{cfg: cfg, log: cfg.Logger, byID: map[netcore.PeerID]*player{}, speed: cfg.Speed, lastExec: -1}
+	p := &Peer{cfg: cfg, log: cfg.Logger, byID: map[netcore.PeerID]*player{}, speed: cfg.Speed, lastExec: -1, tm: newTelemetry(cfg.Telemetry)}
 	for i, m := range cfg.Roster {
 		if _, dup := p.byID[m.ID]; dup {
 			return nil, fmt.Errorf("probe: peer id %d twice in the roster", m.ID)
@@ -306,6 +314,7 @@ func (p *Peer) retire(pl *player) {
 		p.retired = append(p.retired, ls)
 	}
 	p.ep.RemoveLink(pl.ID)
+	p.tm.forget(pl.ID)
 }
 
 // RetiredLinks are the links this machine has ended (a removed player, a
@@ -858,11 +867,19 @@ func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, forc
 	if reliable {
 		ch = netcore.ChannelReliable
 	}
+	tel := p.tm.due(now, p)
 	for _, pl := range p.players {
 		if pl == p.self || pl.removed {
 			continue
 		}
-		if err := p.ep.Send(now, pl.ID, ch, p.buf); err != nil {
+		msg := p.buf
+		switch {
+		case tel && ch == netcore.ChannelUnreliable:
+			msg = p.tm.wrap(pl, p.buf) // one message: telemetry.go says why
+		case tel:
+			p.tm.sendTo(now, p, pl)
+		}
+		if err := p.ep.Send(now, pl.ID, ch, msg); err != nil {
 			p.log.Debug("frame packet not sent", "to", pl.Name, "err", err)
 		}
 	}
@@ -880,11 +897,16 @@ func (p *Peer) sendStatus(now time.Duration) {
 		}
 	}
 	p.buf = pk.appendTo(p.buf[:0])
+	tel := p.tm.due(now, p)
 	for _, pl := range p.players {
 		if pl == p.self || pl.removed {
 			continue
 		}
-		_ = p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, p.buf)
+		msg := p.buf
+		if tel {
+			msg = p.tm.wrap(pl, p.buf)
+		}
+		_ = p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, msg)
 	}
 }
 
@@ -907,6 +929,12 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		return
 	}
 	pl.lastHeard = now
+	if inner, ok := p.tm.deliver(now, p, pl, msg); ok {
+		if len(inner) == 0 {
+			return
+		}
+		msg = inner // the frame or status packet that came with it
+	}
 	if pl.removed || pl.Observer {
 		return
 	}

@@ -29,24 +29,23 @@ import (
 //     the reliable path: a removal event ends the streams to and from the
 //     removed player on every machine.
 //
-// The rate follows the send period — one update per send period, never
-// more than ten a second — so a session that had to slow its timing down
-// does not pay more for its matrix than for its frames.
-
-// Message kinds of the telemetry, beside the frame packet's (wire.go).
-const (
-	kindTelemetry    uint8 = 3
-	kindTelemetryAck uint8 = 4
-)
+// The rate follows the send period — an update goes with a frame packet,
+// never more than ten a second — so a session that had to slow its timing
+// down does not pay more for its matrix than for its frames.
 
 // telemetryMinGap caps the rate at ten updates a second (issue 7 item 3):
 // a person cannot read a matrix faster, and at 8 players the steady-state
 // delta then costs about 2 KB/s per player (docs/snapshots.md).
 const telemetryMinGap = 100 * time.Millisecond
 
-// telemetryHead is a telemetry message's own header: the kind and the ack
-// of the other direction's stream.
-const telemetryHead = 1 + 4
+// telemetrySlack lets a frame packet a hair early still carry the update:
+// three frames at 30 fps are 99.999999 ms in whole nanoseconds, and 1/4
+// should send ten updates a second, not seven and a half.
+const telemetrySlack = time.Millisecond
+
+// telemetryHead is a telemetry message's own header: the kind, the ack of
+// the other direction's stream and the length of the snapshot update.
+const telemetryHead = 1 + 4 + 2
 
 // telemetryAckLen is an observer's ack message.
 const telemetryAckLen = 1 + 4
@@ -54,27 +53,42 @@ const telemetryAckLen = 1 + 4
 var (
 	errTelemetryShort = errors.New("probe: telemetry message too short")
 	errTelemetryKind  = errors.New("probe: not a telemetry message")
+	errTelemetryLen   = errors.New("probe: telemetry update length out of range")
 	errTelemetryAck   = errors.New("probe: telemetry ack of update 0")
 )
 
-// appendTelemetryHead starts a telemetry message: kindTelemetry, then ack
-// — the newest update of the recipient's own stream this machine holds (0:
-// none; an observer's stream never exists). The snapshot update follows.
-func appendTelemetryHead(b []byte, ack uint32) []byte {
-	return binary.LittleEndian.AppendUint32(append(b, kindTelemetry), ack)
+// beginTelemetry starts a telemetry message at the end of b: kindTelemetry,
+// then ack — the newest update of the recipient's own stream this machine
+// holds (0: none; an observer's stream never exists) — and room for the
+// update's length. The caller appends the snapshot update and calls
+// endTelemetry with the offset the message started at.
+func beginTelemetry(b []byte, ack uint32) []byte {
+	b = binary.LittleEndian.AppendUint32(append(b, kindTelemetry), ack)
+	return append(b, 0, 0)
 }
 
-// decodeTelemetry splits a telemetry message into its ack and its snapshot
-// update (which aliases b). The update's own checks are the snapshot
-// receiver's.
-func decodeTelemetry(b []byte) (ack uint32, update []byte, err error) {
+// endTelemetry fills in the update's length and appends inner: a frame or
+// status packet travelling in the same message, or nothing.
+func endTelemetry(b []byte, start int, inner []byte) []byte {
+	binary.LittleEndian.PutUint16(b[start+5:], uint16(len(b)-start-telemetryHead))
+	return append(b, inner...)
+}
+
+// decodeTelemetry splits a telemetry message into its ack, its snapshot
+// update and what follows it (a frame or status packet, or nothing); both
+// alias b. The update's own checks are the snapshot receiver's.
+func decodeTelemetry(b []byte) (ack uint32, update, inner []byte, err error) {
 	if len(b) < telemetryHead+snapshot.HeaderLen {
-		return 0, nil, errTelemetryShort
+		return 0, nil, nil, errTelemetryShort
 	}
 	if b[0] != kindTelemetry {
-		return 0, nil, errTelemetryKind
+		return 0, nil, nil, errTelemetryKind
 	}
-	return binary.LittleEndian.Uint32(b[1:]), b[telemetryHead:], nil
+	n := int(binary.LittleEndian.Uint16(b[5:]))
+	if n < snapshot.HeaderLen || n > len(b)-telemetryHead {
+		return 0, nil, nil, errTelemetryLen
+	}
+	return binary.LittleEndian.Uint32(b[1:]), b[telemetryHead : telemetryHead+n], b[telemetryHead+n:], nil
 }
 
 // appendTelemetryAck is an observer's ack of a player's stream.
@@ -107,8 +121,8 @@ type telemetry struct {
 	own   snapshot.Telemetry
 	links []snapshot.Link
 	in    map[netcore.PeerID]*telemetryIn
-	next  time.Duration
-	armed bool // next is set: the first update goes at the start
+	next  time.Duration // no update before this
+	armed bool          // an update has gone: next is set
 	buf   []byte
 	ack   []byte
 	rows  []snapshot.Row
@@ -118,6 +132,10 @@ type telemetry struct {
 	// because their base was not held (a lost update with its ack
 	// already on the way: normal under loss, Q4).
 	sent, fresh, noBase uint64
+
+	// onSend, when set (tests), sees every message sent with the state it
+	// carries.
+	onSend func(to netcore.PeerID, msg []byte, st *snapshot.Telemetry)
 }
 
 // telemetryIn is one player's stream into this machine.
@@ -136,47 +154,56 @@ func (t *telemetry) streams(p *Peer) bool {
 	return t.on && p.started && !p.done && p.self.seated && !p.self.Observer && !p.self.removed
 }
 
-// gap is the time between two updates: one send period at the frame rate
-// in force, but never less than telemetryMinGap.
-func (t *telemetry) gap(p *Peer) time.Duration {
-	return max(telemetryMinGap, time.Duration(p.sched.InForce().SendPeriod)*p.framePeriod())
-}
-
-// deadline is when the next update is due, if this machine streams.
-func (t *telemetry) deadline(p *Peer) (time.Duration, bool) {
-	if !t.streams(p) {
-		return 0, false
+// due reports whether an update goes out with the frame packet (or a
+// stalled machine's status packet) being sent at now; if so it fills this
+// machine's state once for every recipient.
+//
+// Updates travel with those packets, never on a schedule of their own, so
+// the rate follows the send period by itself: one frame packet a send
+// period, and no more than one update every telemetryMinGap. And they
+// travel *inside* an unreliable frame or status packet's message (wrap):
+// netcore delivers an unreliable message only if it is newer than the last
+// one delivered on the link, so two unreliable messages sent at the same
+// instant race on a jittery path, and whichever arrives second is dropped.
+// As separate messages, an update arriving after its frame packet was lost
+// about half the time at ±4 ms of jitter; sent after the frame packet, the
+// update made receivers drop frame packets and wait (measured on the
+// demo's Wi-Fi paths: twice the waits of 100 ms and more). A frame packet
+// that asks for an ack goes reliable, on its own sequence, and the update
+// goes beside it unreliable, with nothing to race.
+func (t *telemetry) due(now time.Duration, p *Peer) bool {
+	if !t.streams(p) || (t.armed && now < t.next) {
+		return false
 	}
-	if !t.armed {
-		return p.startAt, true
-	}
-	return t.next, true
-}
-
-// tick sends an update to every other machine when one is due.
-func (t *telemetry) tick(now time.Duration, p *Peer) {
-	if !t.streams(p) {
-		return
-	}
-	if t.armed && now < t.next {
-		return
-	}
-	t.armed, t.next = true, now+t.gap(p)
+	t.armed, t.next = true, now+telemetryMinGap-telemetrySlack
 	t.fill(p)
-	for _, pl := range p.players {
-		if pl == p.self || pl.removed {
-			continue
-		}
-		t.buf = appendTelemetryHead(t.buf[:0], t.ackFor(pl.ID))
-		t.buf = t.snd.Encode(t.buf, int(pl.ID), &t.own)
-		if err := p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, t.buf); err != nil {
-			// No link (an observer that has gone): nothing kept for it.
-			t.snd.Forget(int(pl.ID))
-			continue
-		}
-		t.sent++
+	return true
+}
+
+// encode builds pl's update due now — a delta against what pl last acked,
+// with this machine's ack of pl's own stream — with inner after it.
+func (t *telemetry) encode(pl *player, inner []byte) []byte {
+	t.buf = beginTelemetry(t.buf[:0], t.ackFor(pl.ID))
+	t.buf = t.snd.Encode(t.buf, int(pl.ID), &t.own)
+	t.buf = endTelemetry(t.buf, 0, inner)
+	t.sent++
+	if t.onSend != nil {
+		t.onSend(pl.ID, t.buf, &t.own)
+	}
+	return t.buf
+}
+
+// sendTo sends pl the update due now in a message of its own.
+func (t *telemetry) sendTo(now time.Duration, p *Peer, pl *player) {
+	if err := p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, t.encode(pl, nil)); err != nil {
+		// No link (an observer that has gone): nothing kept for it.
+		t.snd.Forget(int(pl.ID))
 	}
 }
+
+// wrap returns pl's update due now with an unreliable frame or status
+// packet inside, to be sent as one unreliable message.
+func (t *telemetry) wrap(pl *player, packet []byte) []byte { return t.encode(pl, packet) }
 
 // fill copies this machine's own state into its telemetry.
 func (t *telemetry) fill(p *Peer) {
@@ -218,32 +245,33 @@ func (t *telemetry) ackFor(from netcore.PeerID) uint32 {
 }
 
 // deliver takes a telemetry message or an observer's ack from pl. It
-// reports whether msg was one of them; a malformed one counts as a bad
-// packet and changes nothing.
-func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) bool {
+// reports whether msg was one of them, and returns the frame or status
+// packet a telemetry message carries (nil for none). A malformed one counts
+// as a bad packet and changes nothing, its packet included.
+func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) (inner []byte, ok bool) {
 	if len(msg) == 0 {
-		return false
+		return nil, false
 	}
 	switch msg[0] {
 	case kindTelemetryAck:
 		ack, err := decodeTelemetryAck(msg)
 		if err != nil {
 			p.badPackets++
-			return true
+			return nil, true
 		}
 		t.snd.Acked(int(pl.ID), ack)
-		return true
+		return nil, true
 	case kindTelemetry:
 	default:
-		return false
+		return nil, false
 	}
-	if pl.removed || pl.Observer || !pl.seated {
-		return true // a removed player's stream has ended (Q6); observers send none
-	}
-	ack, update, err := decodeTelemetry(msg)
+	ack, update, inner, err := decodeTelemetry(msg)
 	if err != nil {
 		p.badPackets++
-		return true
+		return nil, true
+	}
+	if pl.removed || pl.Observer || !pl.seated {
+		return inner, true // a removed player's stream has ended (Q6); observers send none
 	}
 	in := t.in[pl.ID]
 	if in == nil {
@@ -259,7 +287,7 @@ func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) 
 	case err != nil:
 		p.badPackets++
 		p.log.Debug("bad telemetry", "from", pl.Name, "err", err)
-		return true
+		return nil, true
 	case fresh:
 		in.at = now
 		t.fresh++
@@ -273,7 +301,7 @@ func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) 
 	// The ack applies even when the update itself could not: it is
 	// what lets the next update find a base.
 	t.snd.Acked(int(pl.ID), ack)
-	return true
+	return inner, true
 }
 
 // forget ends both streams with id (removed, or an observer forgotten): a

@@ -2,28 +2,48 @@ package probe
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/netip"
 	"testing"
+	"time"
 
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe/snapshot"
+	"github.com/lagscope/lagscope/rungs"
 )
 
-// A telemetry message is its kind, the ack of the other direction's stream
-// and a snapshot update, which comes back untouched (Q2).
+// tmMessage builds a telemetry message as a peer does.
+func tmMessage(snd *snapshot.Sender[snapshot.Telemetry], to int, tel *snapshot.Telemetry, ack uint32, inner []byte) []byte {
+	b := beginTelemetry(nil, ack)
+	b = snd.Encode(b, to, tel)
+	return endTelemetry(b, 0, inner)
+}
+
+// A telemetry message is its kind, the ack of the other direction's
+// stream, a snapshot update that comes back untouched (Q2), and the frame
+// packet that travels with it.
 func TestTelemetryMessageRoundTrip_Q2(t *testing.T) {
-	snd := snapshot.NewTelemetrySender()
 	var tel snapshot.Telemetry
 	tel.Frame = 300
 	tel.SetLinks([]snapshot.Link{{Peer: 2, State: 2, Estimate: 2, SRTTUs: 41_000, RTTVARUs: 3000, RTOUs: 100_000, ConnTimeoutUs: 2_000_000, LossKnown: true, Sent: 10, Expected: 12}})
-	update := snd.Encode(nil, 2, &tel)
-	msg := snd.Encode(appendTelemetryHead(nil, 77), 3, &tel)
-	ack, got, err := decodeTelemetry(msg)
-	if err != nil || ack != 77 || !bytes.Equal(got, update) {
-		t.Fatalf("decode: ack %d err %v\n got %x\nwant %x", ack, err, got, update)
-	}
-	rcv := snapshot.NewTelemetryReceiver()
-	st, fresh, err := rcv.Decode(got)
-	if err != nil || !fresh || st.Frame != 300 || st.Links[0].SRTTUs != 41_000 {
-		t.Fatalf("snapshot: fresh %v err %v %+v", fresh, err, st)
+	update := snapshot.NewTelemetrySender().Encode(nil, 2, &tel)
+	fp := framePacket{Kind: kindFrame, Frame: 300, Through: 304}
+	packet := fp.appendTo(nil)
+	for _, inner := range [][]byte{nil, packet} {
+		msg := tmMessage(snapshot.NewTelemetrySender(), 3, &tel, 77, inner)
+		ack, got, in, err := decodeTelemetry(msg)
+		if err != nil || ack != 77 || !bytes.Equal(got, update) || !bytes.Equal(in, inner) {
+			t.Fatalf("decode: ack %d err %v\n got %x\nwant %x\ninner %x", ack, err, got, update, in)
+		}
+		rcv := snapshot.NewTelemetryReceiver()
+		st, fresh, err := rcv.Decode(got)
+		if err != nil || !fresh || st.Frame != 300 || st.Links[0].SRTTUs != 41_000 {
+			t.Fatalf("snapshot: fresh %v err %v %+v", fresh, err, st)
+		}
 	}
 	a := appendTelemetryAck(nil, 9)
 	if v, err := decodeTelemetryAck(a); err != nil || v != 9 || len(a) != telemetryAckLen {
@@ -31,20 +51,27 @@ func TestTelemetryMessageRoundTrip_Q2(t *testing.T) {
 	}
 }
 
-// Every truncation, a wrong kind and an ack of nothing are errors, never
-// panics.
+// Every truncation, a wrong kind, an update length past the end or below a
+// snapshot header, and an ack of nothing are errors, never panics.
 func TestTelemetryMessageRejectsBadInput(t *testing.T) {
 	var tel snapshot.Telemetry
-	msg := snapshot.NewTelemetrySender().Encode(appendTelemetryHead(nil, 1), 2, &tel)
-	for n := 0; n < telemetryHead+snapshot.HeaderLen; n++ {
-		if _, _, err := decodeTelemetry(msg[:n]); err == nil {
+	msg := tmMessage(snapshot.NewTelemetrySender(), 2, &tel, 1, nil)
+	for n := 0; n < len(msg); n++ {
+		if _, _, _, err := decodeTelemetry(msg[:n]); err == nil {
 			t.Fatalf("telemetry cut at %d decoded", n)
 		}
 	}
 	bad := bytes.Clone(msg)
 	bad[0] = kindFrame
-	if _, _, err := decodeTelemetry(bad); err == nil {
+	if _, _, _, err := decodeTelemetry(bad); err == nil {
 		t.Fatal("a frame packet's kind decoded as telemetry")
+	}
+	for _, n := range []uint16{0, snapshot.HeaderLen - 1, uint16(len(msg))} {
+		bad := bytes.Clone(msg)
+		binary.LittleEndian.PutUint16(bad[5:], n)
+		if _, _, _, err := decodeTelemetry(bad); err == nil {
+			t.Fatalf("update length %d decoded", n)
+		}
 	}
 	for _, b := range [][]byte{nil, {kindTelemetryAck}, {kindTelemetryAck, 1, 0, 0}, {kindTelemetryAck, 1, 0, 0, 0, 0},
 		{kindTelemetry, 1, 0, 0, 0}, appendTelemetryAck(nil, 0)} {
@@ -56,30 +83,32 @@ func TestTelemetryMessageRejectsBadInput(t *testing.T) {
 
 // FuzzTelemetryMessages: whatever arrives as a telemetry message or ack,
 // the decoders return an error or a value, never panic; a telemetry
-// message that decodes has its head and update back in the same bytes, and
-// a receiver either applies its update or refuses it with nothing changed.
+// message that decodes is its parts again, and a receiver either applies
+// its update or refuses it with nothing changed.
 func FuzzTelemetryMessages(f *testing.F) {
 	snd := snapshot.NewTelemetrySender()
 	var tel snapshot.Telemetry
 	tel.Frame = 12
 	tel.SetLinks([]snapshot.Link{{Peer: 2, State: 2, Estimate: 2, SRTTUs: 41_000, LossKnown: true, Expected: 3}})
-	f.Add(snd.Encode(appendTelemetryHead(nil, 0), 2, &tel))
+	f.Add(tmMessage(snd, 2, &tel, 0, nil))
 	snd.Acked(2, 1)
 	tel.Frame = 14
-	f.Add(snd.Encode(appendTelemetryHead(nil, 5), 2, &tel))
+	fp := framePacket{Kind: kindStatus, Frame: 14, Through: 16, Holds: []hold{{Player: 3, Through: 15}}}
+	f.Add(tmMessage(snd, 2, &tel, 5, fp.appendTo(nil)))
 	f.Add(appendTelemetryAck(nil, 3))
-	f.Add([]byte{kindTelemetry, 0, 0, 0, 0, 1, 0, 0, 0, 0})
+	f.Add([]byte{kindTelemetry, 0, 0, 0, 0, 5, 0, 1, 0, 0, 0, 0})
 	f.Add([]byte{kindFrame})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if ack, err := decodeTelemetryAck(b); err == nil && (ack == 0 || !bytes.Equal(appendTelemetryAck(nil, ack), b)) {
 			t.Fatalf("ack %d from %x", ack, b)
 		}
-		ack, update, err := decodeTelemetry(b)
+		ack, update, inner, err := decodeTelemetry(b)
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(append(appendTelemetryHead(nil, ack), update...), b) {
-			t.Fatalf("telemetry %x does not re-encode", b)
+		again := endTelemetry(append(beginTelemetry(nil, ack), update...), 0, inner)
+		if !bytes.Equal(again, b) {
+			t.Fatalf("telemetry %x re-encodes as %x", b, again)
 		}
 		rcv := snapshot.NewTelemetryReceiver()
 		if _, _, err := rcv.Decode(update); err != nil {
@@ -88,4 +117,319 @@ func FuzzTelemetryMessages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tmWorld is a session of peers on a simulated network in virtual time,
+// the simulator's wiring in miniature, with telemetry on or off.
+type tmWorld struct {
+	sched *simnet.Scheduler
+	net   *simnet.Network
+	ms    []*tmMachine
+}
+
+type tmMachine struct {
+	peer  *Peer
+	node  *simnet.Node
+	wake  *simnet.Event
+	bytes uint64 // every datagram this machine sent, headers included
+	gone  bool
+}
+
+// tmTransport counts what a machine puts on the wire.
+type tmTransport struct {
+	*simnet.Node
+	m *tmMachine
+}
+
+func (c tmTransport) Send(to netip.AddrPort, p []byte) error {
+	c.m.bytes += uint64(len(p))
+	return c.Node.Send(to, p)
+}
+
+func newTMWorld(tb testing.TB, players, observers int, telemetry bool, prof impair.Profile, seed uint64, timing rungs.Timing) *tmWorld {
+	tb.Helper()
+	w := &tmWorld{sched: simnet.NewScheduler()}
+	w.net = simnet.NewNetwork(w.sched, seed)
+	w.net.SetDefault(prof)
+	var roster []Member
+	for i := range players + observers {
+		name := fmt.Sprintf("p%d", i+1)
+		if i >= players {
+			name = fmt.Sprintf("obs%d", i+1-players)
+		}
+		roster = append(roster, Member{ID: netcore.PeerID(i + 1), Name: name, Observer: i >= players,
+			Addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 88, 0, byte(i + 1)}), 7373)})
+	}
+	for i, mem := range roster {
+		m := &tmMachine{}
+		m.node = w.net.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
+			if m.gone {
+				return
+			}
+			m.peer.Receive(now, from, p)
+			w.poke(m)
+		})
+		cpm := 120.0
+		if mem.Observer {
+			cpm = 0
+		}
+		peer, err := NewPeer(Config{Self: mem.ID, Roster: roster, Speed: 30, Timing: timing, CommandsPerMinute: cpm,
+			Seed: seed*31 + uint64(i), Telemetry: telemetry, Net: netcore.Config{Session: seed | 1}}, tmTransport{m.node, m})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		m.peer = peer
+		w.ms = append(w.ms, m)
+	}
+	for _, m := range w.ms {
+		m.peer.Connect(0)
+	}
+	for _, m := range w.ms {
+		m.peer.Start(0)
+		w.poke(m)
+	}
+	return w
+}
+
+func (w *tmWorld) poke(m *tmMachine) {
+	d, ok := m.peer.NextDeadline()
+	switch {
+	case m.gone || !ok:
+		if m.wake != nil {
+			m.wake.Cancel()
+		}
+	case m.wake == nil:
+		m.wake = w.sched.At(d, func() {
+			if m.gone {
+				return
+			}
+			m.peer.Tick(w.sched.Now())
+			w.poke(m)
+		})
+	case !m.wake.Pending() || m.wake.Time() != d:
+		m.wake.Reschedule(d)
+	}
+}
+
+// sentLog keeps, per stream (sender, receiver), the states the last
+// updates carried, by sequence number.
+type sentLog struct {
+	states map[[2]netcore.PeerID]map[uint32]snapshot.Telemetry
+	last   map[[2]netcore.PeerID]uint32
+	full   map[[2]netcore.PeerID]int // full updates after the warm-up
+	warm   func() bool
+}
+
+func (w *tmWorld) logSends(warm time.Duration) *sentLog {
+	l := &sentLog{states: map[[2]netcore.PeerID]map[uint32]snapshot.Telemetry{}, last: map[[2]netcore.PeerID]uint32{},
+		full: map[[2]netcore.PeerID]int{}}
+	for _, m := range w.ms {
+		from := m.peer.cfg.Self
+		m.peer.tm.onSend = func(to netcore.PeerID, msg []byte, st *snapshot.Telemetry) {
+			k := [2]netcore.PeerID{from, to}
+			seq := binary.LittleEndian.Uint32(msg[telemetryHead:])
+			if l.states[k] == nil {
+				l.states[k] = map[uint32]snapshot.Telemetry{}
+			}
+			l.states[k][seq] = *st
+			delete(l.states[k], seq-snapshot.Ring) // older than any base
+			l.last[k] = seq
+			if msg[telemetryHead+4] == 0 && w.sched.Now() >= warm {
+				l.full[k]++
+			}
+		}
+	}
+	return l
+}
+
+// Under 5 % loss each way, with jitter, every machine — players and an
+// observer — holds every other player's telemetry exactly as that player
+// sent it in the update it acks, and that update is among the newest the
+// player sent (Q1, Q4). After the first second no update is full: acks
+// flow, in the telemetry between players and in an observer's own acks
+// (Q2). The matrix then shows all 12 directed pairs between the 4 players
+// measured, on every machine.
+func TestTelemetryConvergesUnderLoss_Q1_Q2_Q4(t *testing.T) {
+	prof := impair.Profile{Delay: 20 * time.Millisecond, Jitter: 4 * time.Millisecond, Loss: 0.05}
+	w := newTMWorld(t, 4, 1, true, prof, 7, rungs.Timing{})
+	log := w.logSends(time.Second)
+	w.sched.RunUntil(40 * time.Second)
+	now := w.sched.Now()
+	for _, r := range w.ms {
+		rp := r.peer
+		for _, s := range w.ms {
+			sp := s.peer
+			if s == r || sp.self.Observer {
+				continue
+			}
+			k := [2]netcore.PeerID{sp.cfg.Self, rp.cfg.Self}
+			in := rp.tm.in[sp.cfg.Self]
+			if in == nil {
+				t.Fatalf("%s holds no stream from %s", rp.Name(), sp.Name())
+			}
+			got, ok := in.rcv.State()
+			ack := in.rcv.Ack()
+			sent, logged := log.states[k][ack]
+			switch {
+			case !ok || !logged:
+				t.Fatalf("%s→%s: ack %d, state %v, logged %v", sp.Name(), rp.Name(), ack, ok, logged)
+			case *got != sent:
+				t.Errorf("%s→%s: the state held at update %d differs from the one sent", sp.Name(), rp.Name(), ack)
+			case log.last[k]-ack > 3:
+				t.Errorf("%s→%s: holds update %d, %d behind the newest sent", sp.Name(), rp.Name(), ack, log.last[k]-ack)
+			}
+			if log.full[k] != 0 {
+				t.Errorf("%s→%s: %d full updates after the warm-up: acks are not getting through", sp.Name(), rp.Name(), log.full[k])
+			}
+		}
+		m := rp.View(now).Matrix
+		pairs := 0
+		for _, row := range m.Players {
+			if !row.Known || (!row.Self && row.Age > time.Second) {
+				t.Fatalf("%s: row %s known %v, %v old", rp.Name(), row.Name, row.Known, row.Age)
+			}
+			for _, l := range row.Links {
+				if l.Observer {
+					continue
+				}
+				if l.State != "measured" || l.SRTTMs == nil || l.Expected == nil || l.PeerExpected == nil {
+					t.Errorf("%s sees %s→%s %s srtt %v", rp.Name(), l.From, l.To, l.State, l.SRTTMs)
+				}
+				pairs++
+			}
+		}
+		if pairs != 12 {
+			t.Errorf("%s's matrix has %d directed pairs between players, want 12", rp.Name(), pairs)
+		}
+	}
+}
+
+// A row from telemetry carries what its player measures: the same link
+// state and a round trip within the near form's reach of what the player
+// itself shows (µs on the wire, T3), and the player's frame and waits.
+func TestTelemetryRowMatchesTheSendersOwn_L3(t *testing.T) {
+	w := newTMWorld(t, 3, 0, true, impair.Profile{Delay: 15 * time.Millisecond}, 3, rungs.Timing{})
+	w.sched.RunUntil(20 * time.Second)
+	now := w.sched.Now()
+	m1, m0 := w.ms[1].peer.Matrix(now), w.ms[0].peer.Matrix(now)
+	own, seen := m1.Player("p2"), m0.Player("p2")
+	if own == nil || seen == nil || !own.Self || seen.Self || !seen.Known {
+		t.Fatalf("rows: own %+v seen %+v", own, seen)
+	}
+	if len(seen.Links) != len(own.Links) || seen.Frame > own.Frame || own.Frame-seen.Frame > 10 {
+		t.Fatalf("p2's row at p1: %d links, frame %d; p2's own: %d links, frame %d", len(seen.Links), seen.Frame, len(own.Links), own.Frame)
+	}
+	if (own.Wait == nil) != (seen.Wait == nil) || seen.Process == nil || *seen.Process != 0 {
+		t.Fatalf("waits: own %v seen %v process %v", own.Wait, seen.Wait, seen.Process)
+	}
+	for i := range own.Links {
+		a, b := own.Links[i], seen.Links[i]
+		if a.To != b.To || a.State != b.State || b.SRTTMs == nil || math.Abs(*a.SRTTMs-*b.SRTTMs) > 1 {
+			t.Errorf("link %s→%s: own %s %v, seen %s %v", a.From, a.To, a.State, *a.SRTTMs, b.State, b.SRTTMs)
+		}
+	}
+}
+
+// Without Telemetry a peer sends none (the simulator's output stays what it
+// was), yet its matrix has its own row and marks the others unknown (L3).
+func TestTelemetryOffSendsNothing_L3(t *testing.T) {
+	w := newTMWorld(t, 3, 0, false, impair.Profile{Delay: 10 * time.Millisecond}, 5, rungs.Timing{})
+	log := w.logSends(0)
+	w.sched.RunUntil(5 * time.Second)
+	if len(log.last) != 0 {
+		t.Fatalf("telemetry sent with it off: %v", log.last)
+	}
+	m := w.ms[0].peer.View(w.sched.Now()).Matrix
+	if len(m.Players) != 3 || !m.Players[0].Self || m.Players[1].Known || len(m.Players[1].Links) != 0 || m.Players[1].Wait != nil {
+		t.Fatalf("matrix without telemetry: %+v", m)
+	}
+}
+
+// Updates go with frame packets, never more than one every 100 ms (issue 7
+// item 3). At 30 fps a frame lasts 33.3 ms: at 2/6 (the start) a frame
+// packet leaves every 66.7 ms and an update goes with every second one
+// (133 ms); at 1/4, which a 10 ms round trip earns at frame 64, with every
+// third (100 ms); at 10/30, which a 1 s round trip forces, with every one
+// (333 ms). No two updates are ever closer than 100 ms (less a millisecond
+// for a frame's rounding), stalls included.
+func TestTelemetryRateFollowsSendPeriod(t *testing.T) {
+	frame := time.Second / 30
+	for _, c := range []struct {
+		delay time.Duration
+		sp    int           // the send period the session settles at
+		want  time.Duration // the usual gap there
+	}{{5 * time.Millisecond, 1, 3 * frame}, {500 * time.Millisecond, 10, 10 * frame}} {
+		w := newTMWorld(t, 2, 0, true, impair.Profile{Delay: c.delay}, 9, rungs.Timing{})
+		sender := w.ms[0].peer
+		var last time.Duration
+		var lastSP int
+		gaps := map[int]map[time.Duration]int{} // send period → gap → count
+		sender.tm.onSend = func(to netcore.PeerID, msg []byte, st *snapshot.Telemetry) {
+			now := w.sched.Now()
+			if lastSP != 0 {
+				gap := now - last
+				if gap < 99*time.Millisecond {
+					t.Errorf("at %v: an update %v after the last", now, gap)
+				}
+				if gaps[lastSP] == nil {
+					gaps[lastSP] = map[time.Duration]int{}
+				}
+				gaps[lastSP][gap.Round(time.Millisecond)]++
+			}
+			last, lastSP = now, sender.sched.InForce().SendPeriod
+		}
+		w.sched.RunUntil(30 * time.Second)
+		mode := func(m map[time.Duration]int) time.Duration {
+			var best time.Duration
+			for g, n := range m {
+				if n > m[best] {
+					best = g
+				}
+			}
+			return best
+		}
+		if got := mode(gaps[c.sp]); got != c.want.Round(time.Millisecond) || gaps[c.sp][got] < 50 {
+			t.Errorf("delay %v: at send period %d updates are mostly %v apart, want %v (%v)", c.delay, c.sp, got, c.want, gaps)
+		}
+		if c.sp == 1 {
+			if got, want := mode(gaps[2]), (4 * frame).Round(time.Millisecond); got != want {
+				t.Errorf("at the start (2/6) updates are mostly %v apart, want %v (%v)", got, want, gaps[2])
+			}
+		}
+	}
+}
+
+// A removal event ends both streams with the removed player on every
+// machine that executes it (Q6): its row leaves the matrix, nothing is
+// kept for it, and nothing more is sent to it.
+func TestTelemetryStreamsEndWithRemoval_Q6(t *testing.T) {
+	w := newTMWorld(t, 3, 1, true, impair.Profile{Delay: 10 * time.Millisecond}, 11, rungs.Timing{})
+	log := w.logSends(0)
+	w.sched.RunUntil(5 * time.Second)
+	w.ms[2].peer.Quit(w.sched.Now())
+	w.poke(w.ms[2])
+	w.sched.RunUntil(8 * time.Second)
+	if !w.ms[2].peer.Done() {
+		t.Fatal("p3 has not left")
+	}
+	sentTo := log.last[[2]netcore.PeerID{1, 3}]
+	w.sched.RunUntil(10 * time.Second)
+	if log.last[[2]netcore.PeerID{1, 3}] != sentTo {
+		t.Fatal("p1 still sends telemetry to the removed p3")
+	}
+	for _, m := range []*tmMachine{w.ms[0], w.ms[1], w.ms[3]} {
+		p := m.peer
+		if _, ok := p.tm.in[3]; ok {
+			t.Errorf("%s keeps p3's stream", p.Name())
+		}
+		mx := p.View(w.sched.Now()).Matrix
+		if mx.Player("p3") != nil || len(mx.Players) != 2 {
+			t.Errorf("%s's matrix still has p3: %+v", p.Name(), mx.Players)
+		}
+		for _, ls := range p.KnownLinks(w.sched.Now()) {
+			if ls.To == "p3" || ls.From == "p3" {
+				t.Errorf("%s still prints a link with p3: %+v", p.Name(), ls)
+			}
+		}
+	}
 }

@@ -32,6 +32,11 @@ type View struct {
 	Links   []LinkView   // one per other machine, house order
 	Players []PlayerView // every machine, house order
 	Totals  LossTotals   // this machine's transport, summed over links
+
+	// Matrix is every seated player's own links and waits (issue 7): this
+	// machine's row first-hand, the others' from their telemetry; rows
+	// not heard from yet are marked unknown, never zero (L3).
+	Matrix MatrixView
 }
 
 // LobbyView is a live session before its game starts.
@@ -124,5 +129,34 @@ func (p *Peer) View(now time.Duration) View {
 		})
 	}
 	v.Totals = p.totals()
+	if p.started {
+		v.Matrix = p.tm.matrix(now, p)
+	}
 	return v
+}
+
+// Matrix is every seated player's links and waits as this machine knows
+// them at now (View.Matrix).
+func (p *Peer) Matrix(now time.Duration) MatrixView {
+	if !p.started {
+		return MatrixView{}
+	}
+	return p.tm.matrix(now, p)
+}
+
+// KnownLinks lists every directed link this machine knows at now: its own
+// (house order), then every other player's from its telemetry, row by row
+// — what a live machine prints as `link` lines.
+func (p *Peer) KnownLinks(now time.Duration) []LinkStat {
+	out := p.Links()
+	m := p.Matrix(now)
+	for _, row := range m.Players {
+		if row.Self {
+			continue
+		}
+		for _, l := range row.Links {
+			out = append(out, l.LinkStat)
+		}
+	}
+	return out
 }

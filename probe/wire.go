@@ -22,10 +22,18 @@ const (
 // recordings carry it (S19).
 const ProtocolVersion = 1
 
-// Packet kinds carried on the netcore data channels.
+// Packet kinds carried on the netcore data channels: the first byte of
+// every message on a private link. Stable IDs (S19); docs/protocol.md
+// lists them with the lobby's (probe/live uses 0x20 and up).
 const (
 	kindFrame  uint8 = 1 // a frame packet (DESIGN "The lockstep")
 	kindStatus uint8 = 2 // a frame packet without commands repeated while stalled
+	// kindTelemetry is a player's telemetry, a snapshot update with the
+	// ack of the other direction's stream (issue 7, Q1–Q4; telemetry.go).
+	kindTelemetry uint8 = 3
+	// kindTelemetryAck is an observer's ack of a player's telemetry: an
+	// observer sends nothing else the ack could ride on.
+	kindTelemetryAck uint8 = 4
 )
 
 // Command is one command or network event, tagged with the frame on which

@@ -339,10 +339,12 @@ func (r *Runner) control(c probe.Control) {
 	}
 }
 
-// linkLines adds a link line per link (CONTRACTS.md: live, every second).
+// linkLines adds a link line per directed link this machine knows: its
+// own, and every other player's from their telemetry (CONTRACTS.md: live,
+// every second; issue 7).
 func (r *Runner) linkLines() {
 	f := r.s.Frame()
-	for _, ls := range r.s.Links() {
+	for _, ls := range r.s.KnownLinks(r.now) {
 		r.collect(r.s.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: f}, LinkStat: ls})
 	}
 }

@@ -1141,6 +1141,9 @@ func (s *Session) startGame(now time.Duration) {
 		Self: s.self, Roster: list, Speed: s.speed, DropTimeout: s.dropTimeout,
 		Timing: rungs.StartTiming(), CommandsPerMinute: s.cfg.CommandsPerMinute, Seed: s.cfg.Seed,
 		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame,
+		// Every player streams its links to everyone: anyone can draw
+		// the admin's matrix and print every pair's link lines (issue 7).
+		Telemetry: true,
 	}
 	if s.role == RoleObserver {
 		cfg.CommandsPerMinute = 0
@@ -1314,6 +1317,16 @@ func (s *Session) Links() []probe.LinkStat {
 		}
 	}
 	return out
+}
+
+// KnownLinks lists every directed link this machine knows at now: its own
+// and, once the game runs, every other player's from its telemetry (the
+// `link` lines of issue 7).
+func (s *Session) KnownLinks(now time.Duration) []probe.LinkStat {
+	if s.peer != nil {
+		return s.peer.KnownLinks(now)
+	}
+	return s.Links()
 }
 
 // Summary is this machine's summary line: every link it had (those that
