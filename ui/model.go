@@ -78,6 +78,7 @@ type Model struct {
 	sortDesc bool
 	tableTop int // first row of the table shown
 	msgTop   int // first message shown on the Messages view
+	mx       matrixCursor
 
 	showHelp bool
 	dialog   *optionsDialog
@@ -277,6 +278,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, k.Help, k.Close) {
 			m.showHelp = false
 		}
+		return nil
+	}
+	if sc := screens[m.screen]; sc.key != nil && sc.key(m, msg) {
 		return nil
 	}
 	switch {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // screen is one of the views `tab` cycles through. A new view (issue 7's
@@ -18,6 +20,8 @@ type screen struct {
 	scrolls bool
 	// focusFollowsCursor: moving the cursor also focuses the link.
 	focusFollowsCursor bool
+	// key, when set, sees a key first; it reports whether it used it.
+	key func(m *Model, msg tea.KeyMsg) bool
 }
 
 var screens = []screen{
@@ -25,6 +29,7 @@ var screens = []screen{
 	{name: "Link", render: (*Model).linkScreen, focusFollowsCursor: true},
 	{name: "Players", render: (*Model).playersScreen},
 	{name: "Messages", render: (*Model).messagesScreen, scrolls: true},
+	{name: "Matrix", render: (*Model).matrixScreen, key: (*Model).matrixKey},
 }
 
 // Layout constants of the overview.

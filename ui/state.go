@@ -208,14 +208,15 @@ type session struct {
 	view    probe.View
 	have    bool
 	links   map[string]*linkHist
-	order   []string // peers in the order first seen (house order)
+	order   []string    // peers in the order first seen (house order)
+	mx      *matrixHist // every player's links, for the Matrix view
 	msgs    []message
 	masters int // master events seen, to tell the first from a handoff
 	done    bool
 	err     error
 }
 
-func newSession() *session { return &session{links: map[string]*linkHist{}} }
+func newSession() *session { return &session{links: map[string]*linkHist{}, mx: &matrixHist{}} }
 
 const tierPrefix = "Connection quality target: "
 
@@ -251,6 +252,7 @@ func (s *session) take(v probe.View) {
 		h.present = true
 		h.observe(v.At, lv)
 	}
+	s.mx.observe(v.At, matrixOf(&v))
 }
 
 func (s *session) event(at time.Duration, e probe.Event) {
@@ -298,6 +300,7 @@ func (s *session) clone() *session {
 		c.links[k] = &hc
 	}
 	c.order = append([]string(nil), s.order...)
+	c.mx = s.mx.clone()
 	c.msgs = append([]message(nil), s.msgs...)
 	c.view.Links = append([]probe.LinkView(nil), s.view.Links...)
 	c.view.Players = append([]probe.PlayerView(nil), s.view.Players...)

@@ -1,0 +1,508 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// The admin's matrix (issue 7): every player to every player, each cell
+// one direction of one link as the row's player measures it, coloured by
+// the tier that link alone would need (rungs.Need(SRTT, fps).Tier(), S3,
+// S17) and marked when it is not measured (L3), provisional (T4) or bad
+// (T11); under it each player's waits and whom it waited for, and the
+// ranking of the players who make the others wait most. Rows other than
+// this machine's come from the players' telemetry (probe/telemetry.go).
+
+// staleAfter is how old a row's newest telemetry may be before the row is
+// marked stale: updates come at least every send period (one second at
+// 10/30), so a few seconds without one means they stopped.
+const staleAfter = 3 * time.Second
+
+// Widths of the matrix.
+const (
+	mxNameW    = 10 // the FROM column
+	mxMinCell  = 5  // a cell: cursor gutter, "999" and a space
+	mxMaxCell  = 13 // enough for "!1234 Normal"
+	mxCauseBar = 24 // the longest bar of the ranking
+)
+
+// Marks of a cell, besides its number (legend on screen).
+const (
+	markProvisional = "~"
+	markBad         = "!"
+	markNotKnown    = "?"
+	markSelf        = "·"
+)
+
+// matrixCursor is the cell under the cursor, by names: it stays on the
+// same link when players come and go. Empty: the worst link.
+type matrixCursor struct{ from, to string }
+
+// matrixScreen draws the Matrix view.
+func (m *Model) matrixScreen(s *session, w, h, y int) string {
+	m.hits.hasTable = false
+	return block(m.matrixLines(s, matrixOf(&s.view), w, h), w, h)
+}
+
+// matrixLines is the Matrix view's body for mv, exactly h lines at most.
+func (m *Model) matrixLines(s *session, mv *probe.MatrixView, w, h int) []string {
+	st := &m.st
+	fps := s.view.FPS
+	title := st.title.Render("Matrix") + st.muted.Render("  row → column: round trip (ms)")
+	if fps > 0 {
+		title += st.muted.Render(", tier it alone needs at " + strconv.Itoa(fps) + " fps")
+	}
+	out := []string{m.rule(title, w)}
+	if len(mv.Players) == 0 {
+		return append(out, st.muted.Render("  no players yet"))
+	}
+	from, to := m.matrixSelection(mv, fps)
+	out = append(out, m.matrixGrid(mv, fps, from, to, w)...)
+	out = append(out, m.matrixLegend(fps, w))
+	out = append(out, m.matrixDetail(s, mv, fps, from, to, w)...)
+	rest := h - len(out)
+	if rest <= 0 {
+		return out[:h]
+	}
+	n := len(mv.Players)
+	if need := (n + 2) + (n + 1); rest < need && w >= wideLayout {
+		// Too low to stack them whole, wide enough to put them side by
+		// side.
+		leftW := w / 2
+		rightW := w - leftW - 1
+		left := block(m.matrixWaits(mv, leftW, rest), leftW, rest)
+		right := block(m.matrixCulprits(mv, rightW, rest), rightW, rest)
+		return append(out, strings.Split(sideBySide(left, " ", right), "\n")...)
+	}
+	// Stacked: the ranking is the answer an admin looks for, so it keeps
+	// its rows first; the waits table takes what is left.
+	cu := min(n+1, max(2, rest/2))
+	wt := rest - cu
+	out = append(out, m.matrixWaits(mv, w, wt)...)
+	return append(out, m.matrixCulprits(mv, w, cu)...)
+}
+
+// matrixSelection is the cursor's cell, or the worst link when the cursor
+// is unset or its link has gone.
+func (m *Model) matrixSelection(mv *probe.MatrixView, fps int) (string, string) {
+	c := m.mx
+	if c.from != "" && mv.Player(c.from) != nil && mv.Player(c.to) != nil && c.from != c.to {
+		return c.from, c.to
+	}
+	return worstPair(mv, fps)
+}
+
+// worstPair is the link that would force the slowest timing on its own: a
+// bad link first, then the longest measured round trip; "" when no row
+// holds a measured link.
+func worstPair(mv *probe.MatrixView, fps int) (string, string) {
+	var bf, bt string
+	var bad bool
+	best := -1.0
+	for _, p := range mv.Players {
+		for _, l := range p.Links {
+			if l.Observer {
+				continue
+			}
+			v, ok := f64(l.SRTTMs)
+			if !ok {
+				v = 0
+			}
+			isBad := l.Bad()
+			if (isBad && !bad) || (isBad == bad && ok && v > best) {
+				bf, bt, bad, best = l.From, l.To, isBad, v
+			}
+		}
+	}
+	return bf, bt
+}
+
+// cellWidth shares the width among n columns.
+func cellWidth(w, n int) int {
+	if n <= 0 {
+		return mxMaxCell
+	}
+	return min(mxMaxCell, max(mxMinCell, (w-2-mxNameW)/n))
+}
+
+// matrixGrid is the heading and one row per player.
+func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string, w int) []string {
+	st := &m.st
+	cw := cellWidth(w, len(mv.Players))
+	var hb strings.Builder
+	hb.WriteString("  " + fit("FROM╲TO", mxNameW))
+	for _, p := range mv.Players {
+		hb.WriteString(" " + fit(p.Name, cw-2) + " ")
+	}
+	out := []string{st.muted.Render(fit(hb.String(), w))}
+	for _, row := range mv.Players {
+		var b strings.Builder
+		mark := "  "
+		if row.Name == selFrom {
+			mark = "> "
+		}
+		b.WriteString(mark)
+		name := st.text
+		if row.Self {
+			name = st.accent
+		}
+		b.WriteString(name.Render(fit(row.Name, mxNameW)))
+		for _, col := range mv.Players {
+			b.WriteString(m.matrixCell(mv, &row, col.Name, fps, cw, row.Name == selFrom && col.Name == selTo))
+		}
+		out = append(out, fit(b.String(), w))
+	}
+	return out
+}
+
+// matrixCell is one cell: a gutter for the cursor, the content, a space.
+func (m *Model) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, to string, fps, cw int, selected bool) string {
+	st := &m.st
+	cw2 := cw - 2 // content width
+	// paint lays out (text, style) pairs in the content width; the
+	// selected cell is drawn plain and reversed as a whole, so inner
+	// colours cannot break the highlight.
+	paint := func(parts ...string) string {
+		var plain, styled strings.Builder
+		last := "text"
+		for i := 0; i+1 < len(parts); i += 2 {
+			plain.WriteString(parts[i])
+			styled.WriteString(styleNamed(st, parts[i+1]).Render(parts[i]))
+			last = parts[i+1]
+		}
+		text, cell := plain.String(), styled.String()
+		if lipgloss.Width(text) > cw2 {
+			text = fit(text, cw2)
+			cell = styleNamed(st, last).Render(text)
+		}
+		pad := strings.Repeat(" ", cw2-lipgloss.Width(text))
+		if selected {
+			return st.accent.Render(">") + st.selected.Render(text+pad) + " "
+		}
+		return " " + cell + pad + " "
+	}
+	switch {
+	case row.Name == to:
+		return paint(markSelf, "border")
+	case !row.Known:
+		return paint(markNotKnown, "muted")
+	}
+	l, ok := mv.Link(row.Name, to)
+	if !ok {
+		return paint(markNotKnown, "muted")
+	}
+	v, known := f64(l.SRTTMs)
+	if !known {
+		if l.Bad() {
+			return paint(markBad, "err", unknown, "muted")
+		}
+		return paint(unknown, "muted")
+	}
+	mark, markStyle := "", "text"
+	switch {
+	case l.Bad():
+		mark, markStyle = markBad, "err"
+	case l.State == "provisional":
+		mark, markStyle = markProvisional, "warn"
+	}
+	num := fmtMsVal(v)
+	tier := rungs.Tier(0)
+	if fps > 0 {
+		tier = rungs.Need(msDuration(v), fps).Tier()
+	}
+	word := ""
+	if tier != 0 {
+		tw := tier.String()
+		switch room := cw2 - len(mark) - len(num); {
+		case room >= len(tw)+1:
+			word = " " + tw
+		case room >= 2:
+			word = " " + tw[:1]
+		}
+	}
+	tierName := "tier" + strconv.Itoa(int(tier))
+	return paint(mark, markStyle, num+word, tierName)
+}
+
+// styleNamed maps the cell painter's style names to styles.
+func styleNamed(st *styles, name string) lipgloss.Style {
+	switch name {
+	case "border":
+		return st.border
+	case "muted":
+		return st.muted
+	case "err":
+		return st.err
+	case "warn":
+		return st.warn
+	case "tier1", "tier2", "tier3", "tier4":
+		return st.tierStyle(rungs.Tier(name[4] - '0'))
+	}
+	return st.text
+}
+
+// matrixLegend explains the colours and marks.
+func (m *Model) matrixLegend(fps int, w int) string {
+	st := &m.st
+	var b strings.Builder
+	b.WriteString("  ")
+	for t := rungs.Fast; t <= rungs.Bad; t++ {
+		b.WriteString(m.tierWord(t) + " ")
+	}
+	b.WriteString(st.muted.Render("· " + unknown + " unmeasured · " + markProvisional + " provisional · " + markBad + " bad · " + markNotKnown + " not known here"))
+	return fit(b.String(), w)
+}
+
+// matrixDetail describes the cell under the cursor: every value the row's
+// player sent, and loss shares differenced over the last ten seconds (L5).
+func (m *Model) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to string, w int) []string {
+	st := &m.st
+	if from == "" {
+		return []string{st.muted.Render(fit("  no link measured yet · ←/→/↑/↓ choose a link", w))}
+	}
+	head := st.accent.Render("  "+from+" → "+to) + "  "
+	l, ok := mv.Link(from, to)
+	if !ok {
+		return []string{fit(head+st.muted.Render("not known here: no telemetry from "+from+" about "+to+" yet"), w)}
+	}
+	kv := func(k, v string) string { return st.muted.Render(k+" ") + st.text.Render(v) }
+	u := func(p *uint64) string {
+		if v, ok := u64(p); ok {
+			return strconv.FormatUint(v, 10)
+		}
+		return unknown
+	}
+	parts := []string{
+		st.text.Render(l.State),
+		kv("SRTT", fmtMs(l.SRTTMs)+" ± "+fmtMs(l.RTTVARMs)+" ms"),
+		kv("RTO", fmtMs(l.RTOMs)+" ms"),
+		kv("conn", fmtSec(l.ConnTimeoutMs)),
+	}
+	if v, ok := f64(l.SRTTMs); ok && fps > 0 {
+		parts = append(parts, kv("needs", rungs.Need(msDuration(v), fps).Label()))
+	}
+	sh := shares{}
+	if h := s.mx.hist(from, to); h != nil {
+		sh = h.windowShares()
+	}
+	more := []string{
+		kv("resend", "") + st.resend.Render(fmtShare(sh.resend)),
+		kv("in loss", "") + st.in.Render(fmtShare(sh.in)),
+		kv("out loss", "") + st.out.Render(fmtShare(sh.out)),
+		kv(from+" waited for "+to, fmtWait(l.Caused)),
+	}
+	if w >= wideLayout {
+		more = append(more, kv("sent/resent", u(l.Sent)+"/"+u(l.Retransmitted)),
+			kv("in exp/lost", u(l.Expected)+"/"+u(l.Missing)), kv("peer exp/lost", u(l.PeerExpected)+"/"+u(l.PeerMissing)))
+	}
+	line1 := head + strings.Join(parts, "  ")
+	line2 := "  " + strings.Join(more, "  ")
+	return []string{fit(line1, w), fit(line2, w)}
+}
+
+// matrixWaits is each player's waits and whom it waited for most.
+func (m *Model) matrixWaits(mv *probe.MatrixView, w, h int) []string {
+	st := &m.st
+	if h <= 0 {
+		return nil
+	}
+	out := []string{m.rule(st.title.Render("Waits")+st.muted.Render("  each player's own, and whom it waited for"), w)}
+	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("WAITED", 8) + padLeft("LONGEST", 8) + padLeft("PROC", 7) + "  MOSTLY FOR"
+	out = append(out, st.muted.Render(fit(head, w)))
+	for i := range mv.Players {
+		if len(out) >= h {
+			break
+		}
+		p := &mv.Players[i]
+		name := st.text.Render(fit(p.Name, mxNameW))
+		if p.Self {
+			name = st.accent.Render(fit(p.Name, mxNameW))
+		}
+		if !p.Known {
+			out = append(out, fit("  "+name+st.muted.Render(padLeft(unknown, 7)+padLeft(unknown, 8)+padLeft(unknown, 8)+padLeft(unknown, 7)+"  no telemetry yet"), w))
+			continue
+		}
+		opt := func(d *time.Duration) string {
+			if d == nil {
+				return unknown
+			}
+			return fmtWait(*d)
+		}
+		most := ""
+		if !p.Self && p.Age >= staleAfter {
+			most = st.warn.Render("stale "+fmtWait(p.Age)) + st.muted.Render(" · ")
+		}
+		if len(p.WaitedFor(mv)) == 0 {
+			most += st.muted.Render("nobody")
+		}
+		if ws := p.WaitedFor(mv); len(ws) > 0 {
+			most += st.text.Render(ws[0].Player + " " + fmtWait(ws[0].Time))
+			if p.Waited > 0 {
+				most += st.muted.Render(" (" + strconv.Itoa(int(min(100, 100*ws[0].Time/p.Waited))) + "%)")
+			}
+			if len(ws) > 1 {
+				most += st.muted.Render(", " + ws[1].Player + " " + fmtWait(ws[1].Time))
+			}
+		}
+		line := "  " + name + st.text.Render(padLeft(strconv.Itoa(p.Frame), 7)+padLeft(fmtWait(p.Waited), 8)+padLeft(opt(p.Wait), 8)+padLeft(opt(p.Process), 7)) + "  " + most
+		out = append(out, fit(line, w))
+	}
+	return out
+}
+
+// matrixCulprits ranks the players by how long the others waited for
+// their commands.
+func (m *Model) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
+	st := &m.st
+	if h <= 0 {
+		return nil
+	}
+	out := []string{m.rule(st.title.Render("Who causes lag")+st.muted.Render("  time the others waited for each player"), w)}
+	cs := mv.Culprits()
+	top := time.Duration(0)
+	if len(cs) > 0 {
+		top = cs[0].Caused
+	}
+	barW := min(mxCauseBar, max(6, w/5))
+	for i, c := range cs {
+		if len(out) >= h {
+			break
+		}
+		n := 0
+		if top > 0 {
+			n = int(float64(barW) * float64(c.Caused) / float64(top))
+		}
+		bar := st.worst.Render(strings.Repeat("█", n)) + st.border.Render(strings.Repeat("·", barW-n))
+		var of []string
+		for _, x := range c.Of {
+			of = append(of, x.Player+" "+fmtWait(x.Time))
+		}
+		line := "  " + st.muted.Render(padLeft(strconv.Itoa(i+1), 2)+" ") + st.text.Render(fit(c.Name, mxNameW)) +
+			st.text.Render(padLeft(fmtWait(c.Caused), 7)) + "  " + bar + "  " + st.muted.Render(strings.Join(of, " · "))
+		out = append(out, fit(line, w))
+	}
+	return out
+}
+
+// matrixKey moves the matrix's cursor: ↑/↓ the row (who measures), ←/→
+// the column (to whom). It reports whether it used the key.
+func (m *Model) matrixKey(msg tea.KeyMsg) bool {
+	k := &m.keys
+	mv := matrixOf(&m.display().view)
+	if len(mv.Players) < 2 {
+		return false
+	}
+	dr, dc := 0, 0
+	switch {
+	case key.Matches(msg, k.Up):
+		dr = -1
+	case key.Matches(msg, k.Down):
+		dr = +1
+	case key.Matches(msg, k.Left):
+		dc = -1
+	case key.Matches(msg, k.Right):
+		dc = +1
+	default:
+		return false
+	}
+	from, to := m.matrixSelection(mv, m.display().view.FPS)
+	idx := func(name string) int {
+		for i, p := range mv.Players {
+			if p.Name == name {
+				return i
+			}
+		}
+		return 0
+	}
+	n := len(mv.Players)
+	r, c := idx(from), idx(to)
+	if from == "" {
+		r, c = 0, 1
+	}
+	r = max(0, min(n-1, r+dr))
+	c = max(0, min(n-1, c+dc))
+	if r == c {
+		// The diagonal is no link: a move along the row steps over it
+		// (or stays put at an edge); a move along the column lands beside
+		// it, to the right where there is room.
+		switch {
+		case dc != 0 && c+dc >= 0 && c+dc < n:
+			c += dc
+		case dc != 0:
+			c -= dc
+		case c+1 < n:
+			c++
+		default:
+			c--
+		}
+	}
+	m.mx = matrixCursor{from: mv.Players[r].Name, to: mv.Players[c].Name}
+	return true
+}
+
+// matrixHist keeps a short history of every directed link of the matrix,
+// so the detail line can show loss shares differenced per interval from
+// the cumulative totals (L5), like the link table does for own links.
+type matrixHist struct {
+	pairs map[[2]string]*linkHist
+}
+
+func (x *matrixHist) hist(from, to string) *linkHist {
+	if x == nil {
+		return nil
+	}
+	return x.pairs[[2]string{from, to}]
+}
+
+// observe takes in the matrix of a new picture taken at at.
+func (x *matrixHist) observe(at time.Duration, mv *probe.MatrixView) {
+	if x.pairs == nil {
+		x.pairs = map[[2]string]*linkHist{}
+	}
+	for _, h := range x.pairs {
+		h.present = false
+	}
+	for _, p := range mv.Players {
+		for _, l := range p.Links {
+			k := [2]string{l.From, l.To}
+			h := x.pairs[k]
+			if h == nil {
+				h = &linkHist{peer: l.To}
+				x.pairs[k] = h
+			}
+			h.present = true
+			h.observe(at, probe.LinkView{LinkStat: l.LinkStat, Peer: l.To, Observer: l.Observer, Bad: l.Bad(), Caused: l.Caused})
+		}
+	}
+	// Links gone from every row are forgotten: a player who left and one
+	// who joins under the same name share nothing.
+	for k, h := range x.pairs {
+		if !h.present {
+			delete(x.pairs, k)
+		}
+	}
+}
+
+// clone copies the history for the paused display.
+func (x *matrixHist) clone() *matrixHist {
+	if x == nil {
+		return nil
+	}
+	c := &matrixHist{pairs: make(map[[2]string]*linkHist, len(x.pairs))}
+	for k, h := range x.pairs {
+		hc := *h
+		hc.samples = append([]sample(nil), h.samples...)
+		c.pairs[k] = &hc
+	}
+	return c
+}
+
+// matrixOf is the matrix of a picture.
+func matrixOf(v *probe.View) *probe.MatrixView { return &v.Matrix }

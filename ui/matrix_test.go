@@ -1,0 +1,261 @@
+package ui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// The matrix fixture: the scripted session of fixture_test.go with every
+// player's telemetry, as alice sees it at second t.
+//
+//   - alice's own row is her link table (fixtureLink);
+//   - bob's row: a 598 ms round trip back to alice, 140 ms to carol, a bad
+//     link to dave; he waited mostly for dave;
+//   - carol's row stopped arriving 4 s ago (stale): bob unmeasured from
+//     her side, dave provisional;
+//   - dave's telemetry never arrived (every cell "?").
+func fixtureMatrix(t int) probe.MatrixView {
+	ts := time.Duration(t)
+	var alice probe.MatrixPlayer
+	alice = probe.MatrixPlayer{Name: "alice", Self: true, Known: true, Frame: t * 30, Waited: ts * 44 * time.Millisecond,
+		Wait: ptr(80 * time.Millisecond), Process: ptr(3 * time.Millisecond)}
+	for _, p := range []string{"bob", "carol", "dave", "erin"} {
+		lv := fixtureLink(p, t)
+		alice.Links = append(alice.Links, probe.MatrixLink{LinkStat: lv.LinkStat, Observer: p == "erin", Caused: lv.Caused})
+	}
+	cnt := func(v uint64) *uint64 { return ptr(v) }
+	measured := func(from, to string, srtt float64, caused time.Duration, missing uint64) probe.MatrixLink {
+		return probe.MatrixLink{LinkStat: probe.LinkStat{From: from, To: to, State: "measured",
+			SRTTMs: ptr(srtt), RTTVARMs: ptr(srtt / 10), RTOMs: ptr(max(100, srtt*1.4)), ConnTimeoutMs: ptr(max(2000, 8*srtt+250)),
+			Sent: cnt(uint64(t * 15)), Retransmitted: cnt(uint64(t / 4)), Expected: cnt(uint64(t * 20)), Missing: cnt(missing),
+			PeerExpected: cnt(uint64(t * 19)), PeerMissing: cnt(uint64(t / 10))}, Caused: caused}
+	}
+	bobDave := measured("bob", "dave", 700, ts*90*time.Millisecond, uint64(t/2))
+	bobDave.State = "bad"
+	bob := probe.MatrixPlayer{Name: "bob", Known: true, Age: 100 * time.Millisecond, Frame: t*30 - 2,
+		Waited: ts * 120 * time.Millisecond, Wait: ptr(12 * time.Millisecond), Process: ptr(4 * time.Millisecond),
+		Links: []probe.MatrixLink{
+			measured("bob", "alice", 598, ts*12*time.Millisecond, uint64(t/5)),
+			measured("bob", "carol", 140, ts*3*time.Millisecond, 0),
+			bobDave,
+			{LinkStat: probe.LinkStat{From: "bob", To: "erin", State: "measured", SRTTMs: ptr(20.0), RTTVARMs: ptr(2.0), RTOMs: ptr(100.0), ConnTimeoutMs: ptr(2000.0)}, Observer: true},
+		}}
+	carolBob := probe.MatrixLink{LinkStat: probe.LinkStat{From: "carol", To: "bob", State: "unmeasured", RTOMs: ptr(1000.0), ConnTimeoutMs: ptr(8000.0),
+		Sent: cnt(3), Retransmitted: cnt(2), Expected: cnt(0), Missing: cnt(0)}}
+	carolDave := measured("carol", "dave", 95, ts*140*time.Millisecond, 0)
+	carolDave.State = "provisional"
+	carol := probe.MatrixPlayer{Name: "carol", Known: true, Age: 4 * time.Second, Frame: t*30 - 120,
+		Waited: ts * 141 * time.Millisecond, Wait: ptr(410 * time.Millisecond), Process: nil,
+		Links: []probe.MatrixLink{measured("carol", "alice", 62, ts*time.Millisecond, 0), carolBob, carolDave}}
+	dave := probe.MatrixPlayer{Name: "dave"}
+	return probe.MatrixView{Players: []probe.MatrixPlayer{alice, bob, carol, dave}}
+}
+
+// matrixUpdates is the fixture session with every player's telemetry.
+func matrixUpdates() []probe.Update {
+	us := fixtureUpdates()
+	for i := range us {
+		us[i].View.Matrix = fixtureMatrix(i)
+	}
+	return us
+}
+
+var toMatrix = []tea.Msg{tab, tab, tab, tab}
+
+// The Matrix view at the smallest supported size and a large one (issue
+// 7): every player to every player with tier words and the marks for
+// unmeasured, provisional, bad and not known; the cursor on the worst link
+// (bob → dave, bad) with its detail; the waits with a stale row and a
+// player never heard from; the ranking of who causes lag.
+func TestGoldenMatrix(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("Matrix_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := drive(t, sz[0], sz[1], matrixUpdates(), toMatrix, "Who causes lag")
+			out := m.View()
+			checkSize(t, out, sz[0], sz[1])
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+	}
+}
+
+// matrixModel is a model on the fixture with the Matrix view open.
+func matrixModel(t *testing.T, w, h int) *Model {
+	t.Helper()
+	m := model(t, NewStaticFeed(), w, h, matrixUpdates())
+	press(m, toMatrix...)
+	return m
+}
+
+// cursorAt is the detail line's "from → to": where the cursor is.
+func cursorAt(t *testing.T, m *Model) string {
+	t.Helper()
+	for _, l := range strings.Split(m.View(), "\n") {
+		l = strings.TrimSpace(l)
+		if i := strings.Index(l, " → "); i > 0 && !strings.HasPrefix(l, "──") && strings.Count(l[:i], " ") == 0 {
+			return l[:i+len(" → ")+strings.IndexByte(l[i+len(" → "):]+" ", ' ')]
+		}
+	}
+	t.Fatalf("no detail line:\n%s", m.View())
+	return ""
+}
+
+// The cursor starts on the worst link — a bad one before any measured one
+// — and moves by row (↑/↓: who measures) and column (←/→: to whom),
+// stepping over the diagonal and stopping at the edges. It leaves the link
+// table's cursor alone.
+func TestMatrixCursorKeys(t *testing.T) {
+	m := matrixModel(t, 120, 40)
+	sel := m.selected
+	steps := []struct {
+		key  tea.Msg
+		want string
+	}{
+		{nil, "bob → dave"},
+		{keyDown, "carol → dave"},
+		{keyRight, "carol → dave"}, // the last column
+		{keyLeft, "carol → bob"},   // over the diagonal
+		{keyUp, "bob → carol"},     // onto the diagonal: beside it
+		{keyUp, "alice → carol"},
+		{keyUp, "alice → carol"}, // the first row
+		{keyLeft, "alice → bob"},
+		{keyLeft, "alice → bob"}, // the diagonal at the edge: stay
+		{keyDown, "bob → carol"},
+		{typed("h"), "bob → alice"},
+		{typed("l"), "bob → carol"},
+	}
+	for i, s := range steps {
+		if s.key != nil {
+			press(m, s.key)
+		}
+		if got := cursorAt(t, m); got != s.want {
+			t.Fatalf("step %d: cursor on %q, want %q", i, got, s.want)
+		}
+	}
+	if m.selected != sel {
+		t.Fatalf("the matrix moved the link table's cursor: %q → %q", sel, m.selected)
+	}
+	// Other views keep their keys: ↓ on the Session view moves the link
+	// cursor again.
+	press(m, tab, keyDown)
+	if m.selected == sel {
+		t.Fatal("↓ on the Session view no longer moves the link cursor")
+	}
+}
+
+// A cell is coloured by the tier its round trip alone would need at the
+// frame rate in force (rungs.Need, S3, S17), the bad mark in the error ink,
+// and the tier is written as a word as well.
+func TestMatrixCellsColouredByTier_S17(t *testing.T) {
+	m := matrixModel(t, 120, 40)
+	press(m, keyUp)        // off the bad link: the cursor draws its cell plain
+	m.r.SetColorProfile(0) // TrueColor
+	m.dirty = true
+	out := m.View()
+	for _, c := range []struct {
+		srtt float64
+		text string
+	}{{598, "598 Normal"}, {62, "62 Fast"}} {
+		tier := rungs.Need(msDuration(c.srtt), 30).Tier()
+		if !strings.Contains(c.text, tier.String()) {
+			t.Fatalf("%v needs %v at 30 fps", c.srtt, tier)
+		}
+		if want := m.st.tierStyle(tier).Render(c.text); !strings.Contains(out, want) {
+			t.Errorf("cell %q not drawn in the %v ink", c.text, tier)
+		}
+	}
+	if !strings.Contains(out, m.st.err.Render(markBad)) {
+		t.Error("the bad mark is not in the error ink")
+	}
+}
+
+// What is not known reads as not known (L3): a row whose telemetry never
+// came is "?" everywhere and "no telemetry yet"; an unmeasured link is
+// "—"; a row whose updates stopped is marked stale; before the game
+// starts there is no matrix at all.
+func TestMatrixUnknownIsNotZero_L3(t *testing.T) {
+	m := matrixModel(t, 120, 40)
+	out := stripANSI(m.View())
+	for _, want := range []string{"no telemetry yet", "stale 4.0s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
+	}
+	rowOf := func(name string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, " >"), name+" ") && strings.Contains(l, "·") {
+				return l
+			}
+		}
+		return ""
+	}
+	if r := rowOf("dave"); strings.Count(r, markNotKnown) != 3 {
+		t.Errorf("dave's row should be three ?: %q", r)
+	}
+	if r := rowOf("carol"); !strings.Contains(r, "~95") || !strings.Contains(r, unknown) {
+		t.Errorf("carol's row should show ~95 (provisional) and — (unmeasured): %q", r)
+	}
+	lobby := model(t, NewStaticFeed(), 120, 40, []probe.Update{{View: probe.View{Self: "eve", FPS: 30}}})
+	press(lobby, toMatrix...)
+	if !strings.Contains(lobby.View(), "no players yet") {
+		t.Fatalf("empty matrix:\n%s", lobby.View())
+	}
+}
+
+// The ranking puts who made the others wait most first, with whom; the
+// waits table says whom each player waited for most.
+func TestMatrixWhoCausesLag_S5(t *testing.T) {
+	m := matrixModel(t, 160, 48)
+	out := stripANSI(m.View())
+	first := regexp.MustCompile(` 1 (\S+) +(\S+)  [█·]`).FindStringSubmatch(out)
+	if first == nil || first[1] != "dave" || first[2] != "24s" {
+		t.Fatalf("first in the ranking: %v\n%s", first, out)
+	}
+	for _, want := range []string{"carol 14s · bob 9.0s · alice 500ms", "dave 9.0s (75%)", "bob 3.7s (84%)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
+	}
+}
+
+// Pausing freezes the matrix with the rest: a later picture changes the
+// live session only.
+func TestMatrixPauses(t *testing.T) {
+	m := model(t, NewStaticFeed(), 120, 40, matrixUpdates()[:50])
+	press(m, toMatrix...)
+	press(m, typed("p"))
+	before := stripANSI(m.View())
+	for _, u := range matrixUpdates()[50:] {
+		m.Update(updateMsg{u})
+	}
+	after := stripANSI(m.View())
+	if before != after {
+		t.Fatalf("the paused matrix changed")
+	}
+	press(m, typed("p"))
+	if stripANSI(m.View()) == before {
+		t.Fatal("unpausing did not show the newer matrix")
+	}
+}
+
+// Loss shares in the detail line are differenced per interval from the
+// totals the row's player sent (L5), over the last ten seconds.
+func TestMatrixDetailSharesDifferenced_L5(t *testing.T) {
+	m := matrixModel(t, 160, 48)
+	out := stripANSI(m.View())
+	// Over seconds 90..100: expected +200, missing +5 → 2.5 %; resent
+	// +3 of +150 sent → 2.0 %; the peer's missing +1 of +190 → 0.5 %.
+	// Since the start they would read 1.7 %, 2.5 % and 0.5 %.
+	for _, want := range []string{"resend 2.0%", "in loss 2.5%", "out loss 0.5%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
+	}
+}
