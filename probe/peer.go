@@ -45,6 +45,10 @@ type Config struct {
 	// on; the simulator leaves it off, so its output stays what it was.
 	// Every peer takes in the telemetry that reaches it either way.
 	Telemetry bool
+	// TelemetryTo, when set, names the machines this one streams its
+	// telemetry to (the demo, whose machines share one process and only
+	// yours draws the matrix); nil streams to every machine.
+	TelemetryTo func(m Member) bool
 
 	// OnFrame, when set, is called after each frame executes with the
 	// running checksum of every command executed so far (tests, recorder).
@@ -874,6 +878,7 @@ func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, forc
 		}
 		msg := p.buf
 		switch {
+		case tel && !p.tm.wants(p, pl):
 		case tel && ch == netcore.ChannelUnreliable:
 			msg = p.tm.wrap(pl, p.buf) // one message: telemetry.go says why
 		case tel:
@@ -903,7 +908,7 @@ func (p *Peer) sendStatus(now time.Duration) {
 			continue
 		}
 		msg := p.buf
-		if tel {
+		if tel && p.tm.wants(p, pl) {
 			msg = p.tm.wrap(pl, p.buf)
 		}
 		_ = p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, msg)

@@ -154,6 +154,11 @@ func (t *telemetry) streams(p *Peer) bool {
 	return t.on && p.started && !p.done && p.self.seated && !p.self.Observer && !p.self.removed
 }
 
+// wants reports whether this machine streams its telemetry to pl.
+func (t *telemetry) wants(p *Peer, pl *player) bool {
+	return p.cfg.TelemetryTo == nil || p.cfg.TelemetryTo(pl.Member)
+}
+
 // due reports whether an update goes out with the frame packet (or a
 // stalled machine's status packet) being sent at now; if so it fills this
 // machine's state once for every recipient.
@@ -291,9 +296,10 @@ func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) 
 	case fresh:
 		in.at = now
 		t.fresh++
-		if p.self.Observer {
-			// An observer sends nothing else a player would read: the
-			// ack goes back on its own, unreliable like the update.
+		if !t.streams(p) || !t.wants(p, pl) {
+			// No telemetry of ours goes back to carry the ack (an
+			// observer streams none): it goes on its own, unreliable
+			// like the update.
 			t.ack = appendTelemetryAck(t.ack[:0], in.rcv.Ack())
 			_ = p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, t.ack)
 		}

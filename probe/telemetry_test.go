@@ -148,6 +148,15 @@ func (c tmTransport) Send(to netip.AddrPort, p []byte) error {
 
 func newTMWorld(tb testing.TB, players, observers int, telemetry bool, prof impair.Profile, seed uint64, timing rungs.Timing) *tmWorld {
 	tb.Helper()
+	return newTMWorldWith(tb, players, observers, prof, seed, func(_ int, c *Config) {
+		c.Telemetry, c.Timing = telemetry, timing
+	})
+}
+
+// newTMWorldWith builds the world with each machine's Config adjusted by
+// tweak (machine i in house order, players first).
+func newTMWorldWith(tb testing.TB, players, observers int, prof impair.Profile, seed uint64, tweak func(i int, c *Config)) *tmWorld {
+	tb.Helper()
 	w := &tmWorld{sched: simnet.NewScheduler()}
 	w.net = simnet.NewNetwork(w.sched, seed)
 	w.net.SetDefault(prof)
@@ -173,8 +182,10 @@ func newTMWorld(tb testing.TB, players, observers int, telemetry bool, prof impa
 		if mem.Observer {
 			cpm = 0
 		}
-		peer, err := NewPeer(Config{Self: mem.ID, Roster: roster, Speed: 30, Timing: timing, CommandsPerMinute: cpm,
-			Seed: seed*31 + uint64(i), Telemetry: telemetry, Net: netcore.Config{Session: seed | 1}}, tmTransport{m.node, m})
+		cfg := Config{Self: mem.ID, Roster: roster, Speed: 30, CommandsPerMinute: cpm,
+			Seed: seed*31 + uint64(i), Net: netcore.Config{Session: seed | 1}}
+		tweak(i, &cfg)
+		peer, err := NewPeer(cfg, tmTransport{m.node, m})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -431,5 +442,39 @@ func TestTelemetryStreamsEndWithRemoval_Q6(t *testing.T) {
 				t.Errorf("%s still prints a link with p3: %+v", p.Name(), ls)
 			}
 		}
+	}
+}
+
+// With TelemetryTo (the demo) players stream only to the machines named:
+// p2 and p3 to p1 alone, p1 to nobody. p1 still gets every row, and its
+// acks, having no telemetry of its own to ride on, go back on their own:
+// after the first second no update to it is full (Q2). p2 holds no stream
+// from p3, and nothing reaches p2 or p3.
+func TestTelemetryToNamedMachinesOnly_Q2(t *testing.T) {
+	w := newTMWorldWith(t, 3, 0, impair.Profile{Delay: 10 * time.Millisecond, Loss: 0.05}, 13, func(i int, c *Config) {
+		c.Telemetry = true
+		c.TelemetryTo = func(m Member) bool { return i != 0 && m.Name == "p1" }
+	})
+	log := w.logSends(time.Second)
+	w.sched.RunUntil(20 * time.Second)
+	for k, n := range log.last {
+		if k[1] != 1 || n < 100 {
+			t.Errorf("stream %d→%d: %d updates", k[0], k[1], n)
+		}
+		if log.full[k] != 0 {
+			t.Errorf("stream %d→%d: %d full updates after the warm-up", k[0], k[1], log.full[k])
+		}
+	}
+	if len(log.last) != 2 {
+		t.Fatalf("streams %v, want p2→p1 and p3→p1", log.last)
+	}
+	m := w.ms[0].peer.Matrix(w.sched.Now())
+	for _, row := range m.Players {
+		if !row.Known || len(row.Links) != 2 {
+			t.Errorf("p1's row of %s: known %v, %d links", row.Name, row.Known, len(row.Links))
+		}
+	}
+	if len(w.ms[1].peer.tm.in) != 0 || len(w.ms[2].peer.tm.in) != 0 {
+		t.Error("p2 or p3 holds a stream")
 	}
 }

@@ -165,7 +165,14 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 	for i, sock := range d.socks {
 		c := Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
 			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
-			Logger: cfg.Logger.With("machine", d.names[i])}
+			Logger: cfg.Logger.With("machine", d.names[i]),
+			// Only your machine draws the matrix: the others stream their
+			// telemetry to it alone, and it streams its own to nobody
+			// (its acks go back on their own, as an observer's do).
+			TelemetryTo: []string{d.names[0]}}
+		if i == 0 {
+			c.TelemetryTo = []string{}
+		}
 		var s *Session
 		var err error
 		if i == 0 {

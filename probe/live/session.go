@@ -120,6 +120,12 @@ type Config struct {
 	// OnFrame, when set, is the peer's OnFrame: called after each frame
 	// with the running checksum of executed commands (tests, recorder).
 	OnFrame func(frame int, checksum uint32)
+	// TelemetryTo names the machines a player streams its telemetry to;
+	// nil: every machine (issue 7). The demo sets it: its machines share
+	// one process, and a stream costs both ends a ring of 32 snapshots
+	// (132 KB), so 64 machines streaming to each other would hold a
+	// gigabyte for matrices only yours draws.
+	TelemetryTo []string
 }
 
 // Errors that end a session.
@@ -1144,6 +1150,9 @@ func (s *Session) startGame(now time.Duration) {
 		// Every player streams its links to everyone: anyone can draw
 		// the admin's matrix and print every pair's link lines (issue 7).
 		Telemetry: true,
+	}
+	if to := s.cfg.TelemetryTo; to != nil {
+		cfg.TelemetryTo = func(m probe.Member) bool { return slices.Contains(to, m.Name) }
 	}
 	if s.role == RoleObserver {
 		cfg.CommandsPerMinute = 0
