@@ -213,8 +213,11 @@ func (t *telemetry) wrap(pl *player, packet []byte) []byte { return t.encode(pl,
 // fill copies this machine's own state into its telemetry.
 func (t *telemetry) fill(p *Peer) {
 	t.own.Frame = uint32(max(p.frame, 0))
-	wait, process := p.ownWaits()
-	t.own.SetWaits(p.waitTotal, wait, process)
+	if wait, process, ok := p.ownWaits(); ok {
+		t.own.SetWaits(p.waitTotal, &wait, &process)
+	} else {
+		t.own.SetWaits(p.waitTotal, nil, nil)
+	}
 	t.links = t.links[:0]
 	for _, pl := range p.players {
 		if pl == p.self || pl.removed {
@@ -230,15 +233,14 @@ func (t *telemetry) fill(p *Peer) {
 // ownWaits are this machine's longest wait of the last two report
 // intervals and its processing time, known once its first report has
 // executed (S5) — the values its next report would carry.
-func (p *Peer) ownWaits() (wait, process *time.Duration) {
+func (p *Peer) ownWaits() (wait, process time.Duration, ok bool) {
 	if p.record == nil {
-		return nil, nil
+		return 0, 0, false
 	}
 	if _, ok := p.record.Latest(p.self.idx); !ok {
-		return nil, nil
+		return 0, 0, false
 	}
-	w, pr := max(p.waitCur, p.waitPrev), p.cfg.ProcessTime
-	return &w, &pr
+	return max(p.waitCur, p.waitPrev), p.cfg.ProcessTime, true
 }
 
 // ackFor is this machine's ack of from's stream: the newest update held.
@@ -330,7 +332,9 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 		case pl == p.self:
 			row.Self, row.Known = true, true
 			row.Frame, row.Waited = p.frame, p.waitTotal
-			row.Wait, row.Process = p.ownWaits()
+			if w, pr, ok := p.ownWaits(); ok {
+				row.Wait, row.Process = &w, &pr
+			}
 			for _, o := range p.players {
 				if o == p.self || o.removed {
 					continue

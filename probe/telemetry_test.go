@@ -478,3 +478,48 @@ func TestTelemetryToNamedMachinesOnly_Q2(t *testing.T) {
 		t.Error("p2 or p3 holds a stream")
 	}
 }
+
+// FuzzPeerTelemetry: whatever a linked player sends as telemetry or as a
+// telemetry ack, the peer never panics; it either takes the update in (the
+// row then holds what arrived) or counts a bad packet, or drops an update
+// whose base it lacks; and the matrix and link lines still draw.
+func FuzzPeerTelemetry(f *testing.F) {
+	snd := snapshot.NewTelemetrySender()
+	var tel snapshot.Telemetry
+	tel.Frame = 40
+	tel.SetLinks([]snapshot.Link{{Peer: 1, State: 2, Estimate: 2, SRTTUs: 30_000, RTTVARUs: 2000, RTOUs: 100_000, ConnTimeoutUs: 2_000_000, LossKnown: true, Expected: 9},
+		{Peer: 9, State: 1, Estimate: 1}}) // a peer not in the session
+	fp := framePacket{Kind: kindFrame, Frame: 2, Through: 8}
+	f.Add(tmMessage(snd, 1, &tel, 0, nil))
+	f.Add(tmMessage(snd, 1, &tel, 0, fp.appendTo(nil)))
+	snd.Acked(1, 2)
+	tel.Frame = 44
+	f.Add(tmMessage(snd, 1, &tel, 3, nil))
+	f.Add(appendTelemetryAck(nil, 1))
+	f.Add([]byte{kindTelemetry, 0, 0, 0, 0, 6, 0, 1, 0, 0, 0, 0, 0x80, kindStatus})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		w := newTMWorld(t, 2, 0, true, impair.Profile{}, 1, rungs.Timing{})
+		p := w.ms[0].peer
+		from := p.players[1]
+		bad := p.BadPackets()
+		p.Deliver(time.Second, from.ID, netcore.ChannelUnreliable, msg)
+		m := p.Matrix(time.Second)
+		row := m.Player("p2")
+		in := p.tm.in[from.ID]
+		switch {
+		case in != nil && in.rcv.Ack() != 0:
+			st, _ := in.rcv.State()
+			if !row.Known || row.Frame != int(st.Frame) {
+				t.Fatalf("update taken in but the row is %+v", row)
+			}
+		case row.Known:
+			t.Fatal("a row known without an update")
+		}
+		if len(msg) > 0 && msg[0] == kindTelemetry && (in == nil || in.rcv.Ack() == 0) && p.BadPackets() == bad && p.tm.noBase == 0 {
+			if _, _, _, err := decodeTelemetry(msg); err != nil {
+				t.Fatal("a malformed telemetry message was not counted")
+			}
+		}
+		_ = p.KnownLinks(time.Second)
+	})
+}
