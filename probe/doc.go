@@ -24,7 +24,13 @@
 //     on an executed removal (S16), removal of players silent past the drop
 //     timeout;
 //   - a running checksum of executed commands, exchanged in frame packets,
-//     so a desync is detected and shown.
+//     so a desync is detected and shown;
+//   - telemetry (issue 7): each seated player streams its own links, waits
+//     and frame to every other machine as snapshot deltas against what the
+//     receiver acked (package snapshot, Q2–Q4), unreliable and inside its
+//     unreliable frame packets (Q1, so L2 counts their loss; netcore
+//     fragments long ones, Q5), ending with the removal event (Q6); a View
+//     carries every player's row as the Matrix, unknown rows marked (L3).
 //
 // Front ends read what a peer publishes: events (Sink) and Views; a Feed
 // carries both to a UI, an NDJSON writer, a recorder or a metrics exporter.

@@ -17,7 +17,12 @@
 //     staged decrease step by step (S12);
 //   - the message list, newest first (S18);
 //   - the options dialog with the disabled mirrored Connection slider and the
-//     Speed slider (S17).
+//     Speed slider (S17);
+//   - the Matrix view (issue 7): every player to every player from the
+//     players' telemetry, each cell coloured by the tier that link alone
+//     needs (S3, S17) and marked when unmeasured, provisional or bad (L3,
+//     T4, T11), each player's waits and whom it waited for, and the ranking
+//     of who makes the others wait most (S5).
 //
 // Themes come from package themes; the tier is always also written as a
 // word so nothing depends on colour (NO_COLOR is respected).

@@ -429,6 +429,7 @@ func (m *Model) helpScreen(w, h int) string {
 	lines = append(lines, "",
 		m.st.muted.Render("Mouse: the wheel moves through links; click a row to focus it,"),
 		m.st.muted.Render("       a heading to sort by it, a tab to open it."),
+		m.st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), ←/→ to whom (the column)."),
 		m.st.muted.Render("Unknown values show as "+unknown+", never 0. Loss and resend shares are"),
 		m.st.muted.Render("per interval, differenced from the cumulative totals (L5)."))
 	return block(lines, w, h)

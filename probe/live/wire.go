@@ -14,8 +14,8 @@ import (
 
 // Lobby messages travel inside netcore messages on a link, beside probe's
 // frame packets. Their first byte is a kind that never clashes with a frame
-// packet's (probe uses 1 and 2). IDs are stable (S19 applies here too);
-// docs/live.md documents every byte.
+// packet's or the telemetry's (probe uses 1 to 4). IDs are stable (S19
+// applies here too); docs/live.md documents every byte.
 const (
 	kindRoster byte = 0x20 // host → member, global channel: who is in the session
 	kindPing   byte = 0x21 // member ↔ member, unreliable: lobby state and keep-alive
