@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -61,5 +63,18 @@ func TestMatrixLookupsAndLinkLines_L3(t *testing.T) {
 	w := m.Player("alice").WaitedFor(&m)
 	if want := []Wait{{"bob", 3 * time.Second}, {"carol", time.Second}}; !reflect.DeepEqual(w, want) {
 		t.Fatalf("alice waited for %v, want %v", w, want)
+	}
+}
+
+// A recorded View leaves the matrix out: its links are in the link lines,
+// and at 64 players it alone would pass a record's size limit.
+func TestMatrixLeftOutOfRecordedViews(t *testing.T) {
+	v := View{Self: "alice", Matrix: matrixFixture()}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("Matrix")) || bytes.Contains(b, []byte(`"alice","to":"bob"`)) {
+		t.Fatalf("the matrix is in the recorded View: %s", b)
 	}
 }

@@ -36,7 +36,11 @@ type View struct {
 	// Matrix is every seated player's own links and waits (issue 7): this
 	// machine's row first-hand, the others' from their telemetry; rows
 	// not heard from yet are marked unknown, never zero (L3).
-	Matrix MatrixView
+	//
+	// A recording leaves it out: every link in it is also in the link
+	// lines, once a second, and at 64 players the matrix alone is over a
+	// megabyte, more than a record may hold (record.MaxRecord).
+	Matrix MatrixView `json:"-"`
 }
 
 // LobbyView is a live session before its game starts.
