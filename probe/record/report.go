@@ -194,6 +194,11 @@ func Summarize(rec *Recording) *Report {
 		case KindView:
 			v := x.View
 			seenPlayer(v.Self)
+			if r.Session == "" {
+				// A live recording's header is written before the session
+				// has a name (a joiner learns it from the Welcome).
+				r.Session = v.Session
+			}
 			present := map[string]bool{}
 			for _, l := range v.Links {
 				present[l.Peer] = true
@@ -253,6 +258,14 @@ func Summarize(rec *Recording) *Report {
 	if r.Players == nil {
 		r.Players = []string{}
 	}
+	// Links in name order: the order machines first showed them depends on
+	// who joined first, which a reader cannot see.
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i][0] != order[j][0] {
+			return order[i][0] < order[j][0]
+		}
+		return order[i][1] < order[j][1]
+	})
 	for _, k := range order {
 		a := links[k]
 		if a.inBad {
@@ -427,6 +440,13 @@ func (c CauseRow) of() string {
 	return strings.Join(parts, ", ")
 }
 
+func waitsN(n int) string {
+	if n == 1 {
+		return "1 wait"
+	}
+	return fmt.Sprintf("%d waits", n)
+}
+
 func causeName(c string) string {
 	if c == "" {
 		return "(own pace)" // waited for its own frame time or processing
@@ -475,7 +495,7 @@ func (r *Report) text(w io.Writer) error {
 	if len(r.Causes) > 0 {
 		fmt.Fprintf(&b, "\nWho caused the waits\n")
 		for _, c := range r.Causes {
-			fmt.Fprintf(&b, "  %s: %.0f ms over %d waits (%s)\n", causeName(c.Cause), c.TotalMs, c.Waits, c.of())
+			fmt.Fprintf(&b, "  %s: %.0f ms over %s (%s)\n", causeName(c.Cause), c.TotalMs, waitsN(c.Waits), c.of())
 		}
 	}
 	_, err := w.Write(b.Bytes())
@@ -515,7 +535,7 @@ func (r *Report) markdown(w io.Writer) error {
 	if len(r.Causes) > 0 {
 		fmt.Fprintf(&b, "\n**Who caused the waits**\n\n")
 		for _, c := range r.Causes {
-			fmt.Fprintf(&b, "- %s: %.0f ms over %d waits (%s)\n", causeName(c.Cause), c.TotalMs, c.Waits, c.of())
+			fmt.Fprintf(&b, "- %s: %.0f ms over %s (%s)\n", causeName(c.Cause), c.TotalMs, waitsN(c.Waits), c.of())
 		}
 	}
 	_, err := w.Write(b.Bytes())
