@@ -55,16 +55,23 @@ func (m *Model) matrixScreen(s *session, w, h, y int) string {
 func (m *Model) matrixLines(s *session, mv *probe.MatrixView, w, h int) []string {
 	st := &m.st
 	fps := s.view.FPS
-	title := st.title.Render("Matrix") + st.muted.Render("  row → column: round trip (ms)")
+	about := st.muted.Render("  row → column: round trip (ms)")
 	if fps > 0 {
-		title += st.muted.Render(", tier it alone needs at " + strconv.Itoa(fps) + " fps")
+		about += st.muted.Render(", tier it alone needs at " + strconv.Itoa(fps) + " fps")
 	}
-	out := []string{m.rule(title, w)}
 	if len(mv.Players) == 0 {
-		return append(out, st.muted.Render("  no players yet"))
+		return []string{m.rule(st.title.Render("Matrix")+about, w), st.muted.Render("  no players yet")}
 	}
 	from, to := m.matrixSelection(mv, fps)
-	out = append(out, m.matrixGrid(mv, fps, from, to, w)...)
+	// The grid gets at most half the height: the ranking and the waits
+	// below it are the other half of the answer.
+	grid, part := m.matrixGrid(mv, fps, from, to, w, max(3, h/2-2))
+	title := st.title.Render("Matrix")
+	if part != "" {
+		// First, so a narrow rule cuts the explanation rather than this.
+		title += st.accent.Render(" · " + part)
+	}
+	out := append([]string{m.rule(title+about, w)}, grid...)
 	out = append(out, m.matrixLegend(fps, w))
 	out = append(out, m.matrixDetail(s, mv, fps, from, to, w)...)
 	rest := h - len(out)
@@ -132,17 +139,36 @@ func cellWidth(w, n int) int {
 	return min(mxMaxCell, max(mxMinCell, (w-2-mxNameW)/n))
 }
 
-// matrixGrid is the heading and one row per player.
-func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string, w int) []string {
+// matrixGrid is the heading and one row per player, at most maxRows rows.
+// A matrix larger than the screen scrolls so the cursor's cell stays in
+// sight; part then says which columns and rows are shown.
+func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string, w, maxRows int) (lines []string, part string) {
 	st := &m.st
-	cw := cellWidth(w, len(mv.Players))
+	n := len(mv.Players)
+	cw := cellWidth(w, n)
+	cols := max(1, min(n, (w-2-mxNameW)/cw))
+	rows := max(1, min(n, maxRows))
+	index := func(name string) int {
+		for i, p := range mv.Players {
+			if p.Name == name {
+				return i
+			}
+		}
+		return 0
+	}
+	window := func(at, size int) int { return max(0, min(at-size+1, n-size)) }
+	c0, r0 := window(index(selTo), cols), window(index(selFrom), rows)
 	var hb strings.Builder
 	hb.WriteString("  " + fit("FROM╲TO", mxNameW))
-	for _, p := range mv.Players {
+	for _, p := range mv.Players[c0 : c0+cols] {
 		hb.WriteString(" " + fit(p.Name, cw-2) + " ")
 	}
+	if cols < n || rows < n {
+		part = "columns " + itoa(c0+1) + "–" + itoa(c0+cols) + " · rows " + itoa(r0+1) + "–" + itoa(r0+rows) + " of " + itoa(n)
+	}
 	out := []string{st.muted.Render(fit(hb.String(), w))}
-	for _, row := range mv.Players {
+	for i := r0; i < r0+rows; i++ {
+		row := &mv.Players[i]
 		var b strings.Builder
 		mark := "  "
 		if row.Name == selFrom {
@@ -154,12 +180,12 @@ func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string,
 			name = st.accent
 		}
 		b.WriteString(name.Render(fit(row.Name, mxNameW)))
-		for _, col := range mv.Players {
-			b.WriteString(m.matrixCell(mv, &row, col.Name, fps, cw, row.Name == selFrom && col.Name == selTo))
+		for _, col := range mv.Players[c0 : c0+cols] {
+			b.WriteString(m.matrixCell(mv, row, col.Name, fps, cw, row.Name == selFrom && col.Name == selTo))
 		}
 		out = append(out, fit(b.String(), w))
 	}
-	return out
+	return out, part
 }
 
 // matrixCell is one cell: a gutter for the cursor, the content, a space.

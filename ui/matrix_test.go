@@ -259,3 +259,82 @@ func TestMatrixDetailSharesDifferenced_L5(t *testing.T) {
 		}
 	}
 }
+
+// bigMatrix is a session of n players, every link measured, as one of
+// them sees it at second t.
+func bigMatrix(n, t int) probe.MatrixView {
+	var mv probe.MatrixView
+	for i := range n {
+		p := probe.MatrixPlayer{Name: fmt.Sprintf("p%d", i), Known: true, Self: i == 0, Frame: t * 30, Waited: time.Duration(i) * time.Second}
+		for j := range n {
+			if i == j {
+				continue
+			}
+			srtt := float64(10 + (i*7+j*13)%300)
+			p.Links = append(p.Links, probe.MatrixLink{LinkStat: probe.LinkStat{From: p.Name, To: fmt.Sprintf("p%d", j), State: "measured",
+				SRTTMs: ptr(srtt), RTTVARMs: ptr(srtt / 8), RTOMs: ptr(max(100, srtt*1.5)), ConnTimeoutMs: ptr(2000.0),
+				Sent: ptr(uint64(t * 10)), Retransmitted: ptr(uint64(t / 9)), Expected: ptr(uint64(t * 20)), Missing: ptr(uint64(t / 20)),
+				PeerExpected: ptr(uint64(t * 20)), PeerMissing: ptr(uint64(t / 30))}, Caused: time.Duration(j*t) * time.Millisecond})
+		}
+		mv.Players = append(mv.Players, p)
+	}
+	return mv
+}
+
+// BenchmarkMatrix draws the Matrix view at 160×48 from scratch, and takes
+// in one picture, with 8 and 64 players (a picture of 64 carries 4032
+// links).
+func BenchmarkMatrix(b *testing.B) {
+	for _, n := range []int{8, 64} {
+		ups := fixtureUpdates()[:20]
+		for i := range ups {
+			ups[i].View.Matrix = bigMatrix(n, i)
+		}
+		b.Run(fmt.Sprintf("view/players=%d", n), func(b *testing.B) {
+			m := model(b, NewStaticFeed(), 160, 48, ups)
+			press(m, toMatrix...)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				m.dirty = true
+				_ = m.View()
+			}
+		})
+		b.Run(fmt.Sprintf("update/players=%d", n), func(b *testing.B) {
+			m := model(b, NewStaticFeed(), 160, 48, ups)
+			last := ups[len(ups)-1]
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				last.View.At += 100 * time.Millisecond
+				m.Update(updateMsg{probe.Update{View: last.View}})
+			}
+		})
+	}
+}
+
+// A matrix larger than the screen scrolls with the cursor: after moving to
+// the last row and column of 64 players, that row and column are on
+// screen and the heading says which part is shown.
+func TestMatrixScrollsWithTheCursor(t *testing.T) {
+	ups := fixtureUpdates()[:3]
+	for i := range ups {
+		ups[i].View.Matrix = bigMatrix(64, i)
+	}
+	m := model(t, NewStaticFeed(), 160, 48, ups)
+	press(m, toMatrix...)
+	for range 70 {
+		press(m, keyRight, keyDown)
+	}
+	if got := cursorAt(t, m); got != "p63 → p62" {
+		t.Fatalf("cursor on %q", got)
+	}
+	out := stripANSI(m.View())
+	if !strings.Contains(out, "> p63") || !regexp.MustCompile(`FROM╲TO .* p62 `).MatchString(out) {
+		t.Fatalf("the cursor's row or column is not on screen:\n%s", out)
+	}
+	if !regexp.MustCompile(`columns \d+–63 · rows \d+–64 of 64`).MatchString(out) {
+		t.Fatalf("no range in the heading:\n%s", out)
+	}
+	checkSize(t, m.View(), 160, 48)
+}
