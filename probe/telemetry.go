@@ -15,14 +15,16 @@ import (
 // the whole session's matrix. The stream is seed 003's snapshots
 // (package snapshot):
 //
-//   - Q1: newest state only, on netcore's unreliable numbered channel, so
-//     a lost update is never resent and L2 counts the channel's loss like
-//     any other numbered datagram's;
+//   - Q1: newest state only, on netcore's unreliable numbered channel —
+//     inside the unreliable frame packet's message when there is one (see
+//     due) — so a lost update is never resent and L2 counts the channel's
+//     loss like any other numbered datagram's;
 //   - Q2, Q4: each update is a delta against the last snapshot that
 //     receiver acked; the ack rides on traffic that flows anyway — in the
 //     telemetry going the other way between players, and in a five-byte
-//     ack an observer (which sends nothing else) returns for each update
-//     that moved its picture on;
+//     ack that a machine with no telemetry going back (an observer, which
+//     sends nothing else) returns for each update that moved its picture
+//     on;
 //   - Q5: netcore cuts an update above its datagram payload into
 //     fragments of at most 1400-byte datagrams;
 //   - Q6: what must arrive (a player leaves, the session ends) stays on
@@ -31,11 +33,13 @@ import (
 //
 // The rate follows the send period — an update goes with a frame packet,
 // never more than ten a second — so a session that had to slow its timing
-// down does not pay more for its matrix than for its frames.
+// down does not pay more for its matrix than for its frames. docs/protocol.md
+// has the bytes, docs/snapshots.md the wiring and the measured cost.
 
 // telemetryMinGap caps the rate at ten updates a second (issue 7 item 3):
 // a person cannot read a matrix faster, and at 8 players the steady-state
-// delta then costs about 2 KB/s per player (docs/snapshots.md).
+// delta then costs about 2.5 KB/s per player on the wire
+// (BenchmarkTelemetryWire).
 const telemetryMinGap = 100 * time.Millisecond
 
 // telemetrySlack lets a frame packet a hair early still carry the update:
@@ -127,7 +131,7 @@ type telemetry struct {
 	ack   []byte
 	rows  []snapshot.Row
 
-	// Counts, for tests and the debug log: updates sent (one per
+	// Counts, for tests: updates sent (one per
 	// recipient), updates that moved a picture on, updates dropped
 	// because their base was not held (a lost update with its ack
 	// already on the way: normal under loss, Q4).
