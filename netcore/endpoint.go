@@ -84,7 +84,11 @@ type RejectCounts struct {
 	Auth      uint64 // sealing missing, unexpected or failing to authenticate
 	Replay    uint64 // a counter already seen, too old, or another instance
 	Oversize  uint64 // datagram above MaxDatagram, message above MaxMessage
-	Window    uint64 // reliable datagram beyond the receive window
+	// Window counts datagrams whose numbers the link's windows do not
+	// take: a reliable packet number outside the receive window, or a
+	// datagram number more than MaxJump from the newest on its channel,
+	// held back until believed (ResyncAfter).
+	Window uint64
 }
 
 // LinkStats is one link as the UI and the metrics see it.
@@ -639,13 +643,29 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	in := &l.relIn
 	pk := h.Packet
 	off := pk - in.next
-	if int32(off) >= 0 && off >= SendWindow {
-		// Beyond what a conforming sender may have in flight: drop it
-		// unjudged and unacked; the sender will resend it.
+	if int32(off) >= SendWindow || int32(off) < -SendWindow {
+		// Beyond what a conforming sender may have in flight: it holds at
+		// most SendWindow packets from its oldest unacked one, which is
+		// never older than SendWindow below our next, since everything
+		// below our next arrived. Drop it unjudged and unacked; a sender
+		// that really has it will resend it.
 		e.rejected.Window++
 		return
 	}
-	l.windows[ChannelReliable].observe(h.Seq, &l.loss)
+	w := &l.windows[ChannelReliable]
+	if w.observe(h.Seq, &l.loss) == seqHeld {
+		if int32(off) < 0 || in.have[pk%SendWindow] {
+			// A far datagram number on a packet we already have is no
+			// evidence the peer's numbering moved: hold it. (The peer
+			// learns of the packet from the next cumulative ack.)
+			e.rejected.Window++
+			return
+		}
+		// A packet we are waiting for, inside the receive window: the
+		// peer really sent it, so its datagram number is believed at
+		// once — a long outage ends without losing a reliable datagram.
+		w.believe(&l.loss)
+	}
 	if int32(off) < 0 {
 		// Already delivered; the ack must have been lost. Ack again.
 		e.ack(l, ChannelReliable, in.next, pk)
@@ -713,11 +733,15 @@ func (e *Endpoint) deliverReliable(now time.Duration, l *link, b []byte) {
 }
 
 func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []byte) {
-	if l.windows[ChannelUnreliable].observe(h.Seq, &l.loss) != seqNew {
+	switch l.windows[ChannelUnreliable].observe(h.Seq, &l.loss) {
+	case seqNew:
+	case seqHeld:
+		e.rejected.Window++
+		return
+	default:
 		return
 	}
 	u := &l.unrelIn
-	newer := func(id uint32) bool { return !u.delivered || int32(id-u.last) > 0 }
 	for len(b) > 0 && !l.closed {
 		typ, p, rest, _ := NextRecord(b)
 		b = rest
@@ -729,7 +753,7 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 			msg, id = d.Payload, d.MsgID
 		case RecFragment:
 			f, _ := DecodeFragment(p)
-			if !newer(f.MsgID) {
+			if !u.newer(f.MsgID) {
 				continue
 			}
 			m, ok := l.unrelAsm.add(now, f, &e.budget)
@@ -740,7 +764,7 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 		default:
 			continue
 		}
-		if !newer(id) {
+		if !u.newer(id) {
 			continue // older than what was delivered: worthless now (Q1)
 		}
 		u.delivered, u.last = true, id
@@ -749,7 +773,10 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 }
 
 func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte) {
-	l.windows[ChannelGlobal].observe(h.Seq, &l.loss)
+	if l.windows[ChannelGlobal].observe(h.Seq, &l.loss) == seqHeld {
+		e.rejected.Window++ // unacked: a sender that really sent it will again
+		return
+	}
 	fresh := l.globIn.add(h.Packet)
 	e.ack(l, ChannelGlobal, 0, h.Packet)
 	if !fresh {
@@ -785,9 +812,7 @@ func (e *Endpoint) Tick(now time.Duration) {
 				l.nextReport = now + e.cfg.PingInterval
 			}
 		}
-		l.unrelAsm.expire(now, minReassemblyTimeout, &e.budget, func(id uint32) bool {
-			return !l.unrelIn.delivered || int32(id-l.unrelIn.last) > 0
-		})
+		l.unrelAsm.expire(now, minReassemblyTimeout, &e.budget, l.unrelIn.newer)
 		l.globAsm.expire(now, e.reassemblyTimeout(), &e.budget, nil)
 	}
 }

@@ -1,6 +1,7 @@
 package netcore
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -71,4 +72,328 @@ func TestDatagramWithoutAMessageCannotTakeAPacketsPlace_T11(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgedRun is a session from A to B with every seventh datagram of A's
+// lost and resent; forge, if given, returns datagrams to throw at B (from
+// A's address, with the token) every tenth round. It returns what B
+// delivered and both ends' stats.
+func forgedRun(t *testing.T, forge func(b *side) [][]byte) (got []delivery, bst, ast LinkStats, rej RejectCounts, forged, bSent int) {
+	t.Helper()
+	a, b := newPair(t, nil)
+	now := time.Duration(0)
+	for round := range 400 {
+		now = time.Duration(round) * 10 * time.Millisecond
+		if round < 300 {
+			a.ep.Send(now, peerB, ChannelReliable, fmt.Appendf(nil, "r%d", round))
+			a.ep.Send(now, peerB, ChannelUnreliable, fmt.Appendf(nil, "u%d", round))
+			if round%5 == 0 {
+				a.ep.Send(now, peerB, ChannelGlobal, fmt.Appendf(nil, "g%d", round))
+			}
+		}
+		a.ep.Tick(now)
+		for i, d := range a.tr.take() {
+			if (i+round)%7 != 3 {
+				b.ep.Receive(now, addrA, d.data)
+			}
+		}
+		if forge != nil && round%10 == 5 {
+			for _, d := range forge(b) {
+				b.ep.Receive(now, addrA, d)
+				forged++
+			}
+		}
+		b.ep.Tick(now)
+		bSent += len(b.tr.sent)
+		pass(b, a, now+5*time.Millisecond)
+	}
+	bst, _ = b.ep.Stats(peerA)
+	ast, _ = a.ep.Stats(peerB)
+	return b.got, bst, ast, b.ep.Rejected(), forged, bSent
+}
+
+func TestForgedFarNumbersChangeNothing_L2(t *testing.T) {
+	quiet, qb, qa, _, _, qSent := forgedRun(t, nil)
+	k := uint32(0)
+	got, fb, fa, rej, n, fSent := forgedRun(t, func(b *side) [][]byte {
+		k++
+		l := b.ep.links[peerA]
+		rel, unrel, glob := l.windows[ChannelReliable].highest, l.windows[ChannelUnreliable].highest, l.windows[ChannelGlobal].highest
+		next := l.relIn.next
+		data := AppendData(nil, Data{MsgID: l.unrelIn.last + 1, Payload: []byte("forged")})
+		d := func(ch Channel, seq, packet uint32) []byte {
+			return raw(Header{Token: token, Sender: peerA, Channel: ch, Seq: seq, Packet: packet}, data)
+		}
+		return [][]byte{
+			// Datagram numbers far ahead and far behind, on packets B has
+			// (a new one would be evidence; see the outage test).
+			d(ChannelReliable, rel+MaxJump+k, next-1),
+			d(ChannelReliable, rel-MaxJump-k, next-1),
+			d(ChannelUnreliable, unrel+1<<31-k, 0),
+			d(ChannelUnreliable, unrel+MaxJump+1, 0),
+			d(ChannelUnreliable, unrel-1<<20, 0),
+			d(ChannelGlobal, glob+5000*k, l.globIn.highest+1),
+			// Reliable packet numbers no conforming sender has in flight.
+			d(ChannelReliable, rel+1, next+SendWindow),
+			d(ChannelReliable, rel+1, next-SendWindow-1),
+			d(ChannelReliable, rel+1, next+1<<31),
+		}
+	})
+	if len(got) != len(quiet) {
+		t.Fatalf("delivered %d messages with forgeries, %d without", len(got), len(quiet))
+	}
+	for i := range got {
+		if string(got[i].msg) != string(quiet[i].msg) || got[i].ch != quiet[i].ch || got[i].at != quiet[i].at {
+			t.Fatalf("delivery %d: %q on %v at %v, without forgeries %q on %v at %v",
+				i, got[i].msg, got[i].ch, got[i].at, quiet[i].msg, quiet[i].ch, quiet[i].at)
+		}
+	}
+	if fb != qb || fa != qa {
+		t.Errorf("stats moved:\nB %+v\n  %+v\nA %+v\n  %+v", qb, fb, qa, fa)
+	}
+	if fSent != qSent {
+		t.Errorf("B sent %d datagrams with forgeries, %d without: it answered a forgery", fSent, qSent)
+	}
+	if rej != (RejectCounts{Window: uint64(n)}) || n != 360 {
+		t.Errorf("rejected %+v, want all %d forgeries as Window", rej, n)
+	}
+	if qb.Loss.Missing == 0 || len(quiet) < 300 {
+		t.Fatalf("the quiet run measured no loss (%+v) or delivered little (%d)", qb.Loss, len(quiet))
+	}
+}
+
+// outage passes nothing from A to B while A sends and retries, until A's
+// datagram number on ch is more than MaxJump past what B has seen.
+func outage(t *testing.T, a *side, ch Channel, now time.Duration) time.Duration {
+	t.Helper()
+	l := a.ep.links[peerB]
+	for start := l.txSeq[ch]; l.txSeq[ch]-start < MaxJump+100; {
+		d, ok := a.ep.NextDeadline()
+		if !ok {
+			t.Fatal("nothing left to send in the outage")
+		}
+		now = d
+		a.ep.Tick(now)
+		drop(a)
+	}
+	return now
+}
+
+// A genuine outage: the peer sent over 10 000 datagrams that never came
+// (or, on the other channels, more than MaxJump), then traffic resumes.
+// Every window comes back to the peer's numbers, the gap counts as loss,
+// and messages are delivered again.
+func TestGenuineLongOutageRecovers_L2(t *testing.T) {
+	t.Run("unreliable: 10 000 lost in a row", func(t *testing.T) {
+		a, b := newPair(t, nil)
+		send := func(n int, lose bool) {
+			for i := range n {
+				a.ep.Send(ms(1), peerB, ChannelUnreliable, fmt.Appendf(nil, "%d", i))
+				if lose {
+					drop(a)
+				} else {
+					pass(a, b, ms(1))
+				}
+			}
+		}
+		send(100, false)
+		send(10000, true)
+		send(100, false)
+		// The first ResyncAfter-1 after the outage are held back; the
+		// one that completes the run and all after it are delivered.
+		if len(b.got) != 200-(ResyncAfter-1) {
+			t.Errorf("delivered %d of 200, want all but %d", len(b.got), ResyncAfter-1)
+		}
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: ResyncAfter - 1}) {
+			t.Errorf("rejected %+v", r)
+		}
+		// Sequences 0..10199; judged up to the newest-33; the 10 000 lost
+		// are missing and nothing else (the held ones did arrive).
+		if st, _ := b.ep.Stats(peerA); st.Loss.Expected != 10199-LossWindow || st.Loss.Missing != 10000 {
+			t.Errorf("loss %+v, want %d expected, 10000 missing", st.Loss, 10199-LossWindow)
+		}
+	})
+	t.Run("reliable: the first new packet is believed at once", func(t *testing.T) {
+		a, b := newPair(t, nil)
+		for i := range 50 {
+			a.ep.Send(0, peerB, ChannelReliable, fmt.Appendf(nil, "%03d", i))
+		}
+		pass(a, b, ms(10))
+		pass(b, a, ms(20))
+		for i := 50; i < 150; i++ {
+			a.ep.Send(ms(30), peerB, ChannelReliable, fmt.Appendf(nil, "%03d", i))
+		}
+		drop(a)
+		now := outage(t, a, ChannelReliable, ms(30))
+		lost := a.ep.links[peerB].txSeq[ChannelReliable] - 50
+		for st, _ := a.ep.Stats(peerB); st.InFlight > 0; st, _ = a.ep.Stats(peerB) {
+			d, _ := a.ep.NextDeadline()
+			now = d
+			a.ep.Tick(now)
+			pass(a, b, now)
+			pass(b, a, now)
+		}
+		if len(b.got) != 150 {
+			t.Fatalf("delivered %d of 150", len(b.got))
+		}
+		for i, d := range b.got {
+			if string(d.msg) != fmt.Sprintf("%03d", i) {
+				t.Fatalf("delivery %d is %q", i, d.msg)
+			}
+		}
+		if r := b.ep.Rejected(); r != (RejectCounts{}) {
+			t.Errorf("rejected %+v, want nothing held back", r)
+		}
+		if st, _ := b.ep.Stats(peerA); st.Loss.Missing != uint64(lost) {
+			t.Errorf("loss %+v, want the %d datagrams of the outage missing", st.Loss, lost)
+		}
+	})
+	t.Run("reliable: only the acks were lost", func(t *testing.T) {
+		a, b := newPair(t, nil)
+		for i := range 100 {
+			a.ep.Send(0, peerB, ChannelReliable, fmt.Appendf(nil, "%03d", i))
+		}
+		pass(a, b, ms(10)) // B has everything; its acks are lost
+		drop(b)
+		now := ms(10)
+		for start := a.ep.links[peerB].txSeq[ChannelReliable]; a.ep.links[peerB].txSeq[ChannelReliable]-start < MaxJump+100; {
+			// Every resend arrives at B, whose acks all go missing, the
+			// first ones after B's window saw its last datagram included.
+			now, _ = a.ep.NextDeadline()
+			a.ep.Tick(now)
+			drop(a)
+		}
+		for st, _ := a.ep.Stats(peerB); st.InFlight > 0; st, _ = a.ep.Stats(peerB) {
+			now, _ = a.ep.NextDeadline()
+			a.ep.Tick(now)
+			pass(a, b, now)
+			pass(b, a, now)
+		}
+		if len(b.got) != 100 {
+			t.Errorf("delivered %d, want each of the 100 once", len(b.got))
+		}
+		// Resends of packets B has are no evidence: ResyncAfter-1 held.
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: ResyncAfter - 1}) {
+			t.Errorf("rejected %+v", r)
+		}
+	})
+	t.Run("global: datagram and packet numbers both moved on", func(t *testing.T) {
+		a, b := newPair(t, nil)
+		a.ep.Send(0, peerB, ChannelGlobal, []byte("before"))
+		pass(a, b, ms(10))
+		pass(b, a, ms(20))
+		// The outage outlives the global timeout many times over: A gives
+		// up on more than MaxJump packets.
+		now := ms(20)
+		for i := range MaxJump + 300 {
+			if err := a.ep.Send(now, peerB, ChannelGlobal, []byte("lost")); err != nil {
+				t.Fatal(err)
+			}
+			if i%SendWindow == SendWindow-1 {
+				now += DefaultGlobalTimeout
+				a.ep.Tick(now)
+			}
+			drop(a)
+		}
+		now += DefaultGlobalTimeout
+		a.ep.Tick(now)
+		drop(a)
+		if st, _ := a.ep.Stats(peerB); st.GlobalInFlight != 0 || st.Global.Dropped <= MaxJump {
+			t.Fatalf("A still has %d global packets in flight, dropped %d", st.GlobalInFlight, st.Global.Dropped)
+		}
+		a.ep.Send(now, peerB, ChannelGlobal, []byte("after"))
+		for st, _ := a.ep.Stats(peerB); st.GlobalInFlight > 0; st, _ = a.ep.Stats(peerB) {
+			pass(a, b, now)
+			pass(b, a, now)
+			now, _ = a.ep.NextDeadline()
+			a.ep.Tick(now)
+		}
+		if len(b.got) != 2 || string(b.got[1].msg) != "after" {
+			t.Errorf("delivered %d: %+v", len(b.got), b.got)
+		}
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: ResyncAfter - 1}) {
+			t.Errorf("rejected %+v", r)
+		}
+	})
+}
+
+// A forger that knows a link's numbers gets its own message delivered — only
+// a key (Q7) stops that — but cannot lock the link: real traffic is
+// delivered again at once, or after ResyncAfter-1 held back when it had to
+// move the loss window.
+func TestLinkHealsAfterABelievedForgery_L2(t *testing.T) {
+	setup := func(t *testing.T, ch Channel) (a, b *side, l *link) {
+		a, b = newPair(t, nil)
+		for i := range 10 {
+			a.ep.Send(0, peerB, ch, fmt.Appendf(nil, "before %d", i))
+		}
+		pass(a, b, ms(1))
+		pass(b, a, ms(2))
+		b.got = nil
+		return a, b, b.ep.links[peerA]
+	}
+	deliverAfter := func(t *testing.T, a, b *side, ch Channel, n int) []string {
+		for i := range n {
+			a.ep.Send(ms(10), peerB, ch, fmt.Appendf(nil, "after %d", i))
+		}
+		pass(a, b, ms(11))
+		var got []string
+		for _, d := range b.got {
+			got = append(got, string(d.msg))
+		}
+		return got
+	}
+	forged := []byte("forged")
+	t.Run("unreliable message id far ahead", func(t *testing.T) {
+		a, b, l := setup(t, ChannelUnreliable)
+		w := &l.windows[ChannelUnreliable]
+		b.ep.Receive(ms(5), addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelUnreliable, Seq: w.highest + 1},
+			AppendData(nil, Data{MsgID: l.unrelIn.last + 1<<30, Payload: forged})))
+		got := deliverAfter(t, a, b, ChannelUnreliable, 10)
+		// The forgery took the next datagram number: that real one is a
+		// duplicate; every later one is delivered.
+		if len(got) != 10 || got[0] != "forged" || got[1] != "after 1" || got[9] != "after 9" {
+			t.Errorf("delivered %q", got)
+		}
+	})
+	t.Run("global packet number far ahead", func(t *testing.T) {
+		a, b, l := setup(t, ChannelGlobal)
+		b.ep.Receive(ms(5), addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelGlobal,
+			Seq: l.windows[ChannelGlobal].highest + 100, Packet: l.globIn.highest + 1<<30},
+			AppendData(nil, Data{Payload: forged})))
+		got := deliverAfter(t, a, b, ChannelGlobal, 10)
+		if len(got) != 11 || got[0] != "forged" || got[1] != "after 0" {
+			t.Errorf("delivered %q", got)
+		}
+	})
+	t.Run("a run of datagram numbers far ahead", func(t *testing.T) {
+		a, b, l := setup(t, ChannelUnreliable)
+		at := l.windows[ChannelUnreliable].highest + 1<<30
+		for i := range uint32(ResyncAfter) {
+			b.ep.Receive(ms(5), addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelUnreliable, Seq: at + i},
+				AppendData(nil, Data{MsgID: l.unrelIn.last + 1<<30 + i, Payload: forged})))
+		}
+		got := deliverAfter(t, a, b, ChannelUnreliable, 10)
+		// The window believed the run; the real numbers are now far
+		// behind, and a run of them brings it back.
+		want := []string{"forged", "after 3", "after 4", "after 5", "after 6", "after 7", "after 8", "after 9"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("delivered %q, want %q", got, want)
+		}
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: 2 * (ResyncAfter - 1)}) {
+			t.Errorf("rejected %+v", r)
+		}
+	})
+	t.Run("a forged first arrival", func(t *testing.T) {
+		a, b := newPair(t, nil)
+		b.ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelUnreliable, Seq: 1 << 31},
+			AppendData(nil, Data{MsgID: 1 << 31, Payload: forged})))
+		got := deliverAfter(t, a, b, ChannelUnreliable, 10)
+		if len(got) != 1+10-(ResyncAfter-1) || got[1] != fmt.Sprintf("after %d", ResyncAfter-1) {
+			t.Errorf("delivered %q", got)
+		}
+		if st, _ := b.ep.Stats(peerA); st.Loss != (Loss{}) {
+			t.Errorf("loss %+v: starting over counted something", st.Loss)
+		}
+	})
 }

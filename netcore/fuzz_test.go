@@ -273,26 +273,37 @@ func FuzzEndpointReceive(f *testing.F) {
 }
 
 // FuzzLossWindow checks the receive window against the obvious model for
-// any arrival order.
+// any arrival order, far numbers included (MaxJump, ResyncAfter).
 func FuzzLossWindow(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 40, 41, 5, 90})
-	f.Add([]byte{200, 100, 0, 255, 1})
+	f.Add([]byte{200, 100, 0, 201, 1})
+	f.Add([]byte{64, 65, 66, 0xFE, 0xF4, 67, 68, 69})         // a lone number far ahead
+	f.Add([]byte{64, 65, 66, 0xFE, 67, 68, 69, 70, 0xF4, 71}) // a run ahead, believed; then the old region again, held
+	f.Add([]byte{0xF9, 0xF4, 64, 65, 66, 67, 68})             // a first arrival far behind the rest
 	f.Fuzz(func(t *testing.T, b []byte) {
-		// Each byte is an offset from a running base that creeps upward,
-		// so arrivals are early, late or duplicate.
+		// Each byte below 0xF0 is an offset from a running base that
+		// creeps upward, so arrivals are early, late or duplicate. A byte
+		// from 0xF0 moves the base to a region a multiple of 2500 up or
+		// down (0xF4 and 0xFC: back to 0), for it and the bytes after it:
+		// numbers the window may hold back or come to believe.
 		var seqs []int64
+		region := int64(0)
 		for i, x := range b {
-			seqs = append(seqs, int64(i/2)+int64(x)-64)
+			off := int64(x) - 64
+			if x >= 0xF0 {
+				region, off = (int64(x&7)-4)*2500, 0
+			}
+			seqs = append(seqs, region+int64(i/2)+off)
 		}
 		var w recvWindow
 		var loss Loss
 		m := &windowModel{}
 		for i, s := range seqs {
-			w.observe(uint32(s), &loss)
-			m.observe(s)
+			held := w.observe(uint32(s), &loss) == seqHeld
+			wantHeld := m.observe(s)
 			e, x := m.totals()
-			if loss.Expected != e || loss.Missing != x {
-				t.Fatalf("after %v: window %d/%d, model %d/%d", seqs[:i+1], loss.Missing, loss.Expected, x, e)
+			if loss.Expected != e || loss.Missing != x || held != wantHeld {
+				t.Fatalf("after %v: window %d/%d held %v, model %d/%d held %v", seqs[:i+1], loss.Missing, loss.Expected, held, x, e, wantHeld)
 			}
 		}
 	})

@@ -99,6 +99,15 @@ type inOrder struct {
 // arrived, for exactly-once delivery without order. A sender keeps at most
 // SendWindow packets in flight, so a resent packet is never more than
 // SendWindow below the newest one; twice that is remembered.
+//
+// Packet numbers are believed as far as the datagram that carries them:
+// its datagram number was within MaxJump of the loss window's newest
+// (loss.go), or it would not get here. Ahead, the set moves on (a sender
+// gives global packets up at the global timeout, so after a long outage
+// its numbers really have moved). More than MaxJump behind, which no
+// conforming sender does, the set starts over there: the packet that put
+// it ahead was forged, and the peer's real packets must not all look far
+// too old to deliver.
 type inSet struct {
 	started bool
 	highest uint32
@@ -107,8 +116,11 @@ type inSet struct {
 
 const inSetBits = 2 * SendWindow
 
-// add records s and reports whether it is new.
+// add records seq and reports whether it is new.
 func (s *inSet) add(seq uint32) bool {
+	if s.started && int32(seq-s.highest) < -MaxJump {
+		*s = inSet{}
+	}
 	if !s.started {
 		s.started, s.highest = true, seq
 		s.set(seq)
@@ -141,6 +153,22 @@ func (s *inSet) set(x uint32)        { i := x % inSetBits; s.bits[i/64] |= 1 << 
 func (s *inSet) clear(x uint32)      { i := x % inSetBits; s.bits[i/64] &^= 1 << (i % 64) }
 func (s *inSet) isSet(x uint32) bool { i := x % inSetBits; return s.bits[i/64]&(1<<(i%64)) != 0 }
 
+// latest is the receiving half of the unreliable channel: only messages
+// newer than the last one delivered are delivered (Q1).
+type latest struct {
+	delivered bool
+	last      uint32 // newest message id delivered
+}
+
+// newer reports whether message id is newer than the last delivered — or
+// more than MaxJump behind it: ids never go back, so that last one was
+// forged, and the datagram at hand, whose number the loss window took as
+// new, is believed instead.
+func (u *latest) newer(id uint32) bool {
+	d := int32(id - u.last)
+	return !u.delivered || d > 0 || d < -MaxJump
+}
+
 // link is one private connection to one peer (T1).
 type link struct {
 	peer   PeerID
@@ -153,12 +181,9 @@ type link struct {
 	txSeq     [numChannels]uint32 // next datagram number per numbered channel (L2)
 	unrelMsg  uint32              // next unreliable message id
 
-	relIn   inOrder
-	globIn  inSet
-	unrelIn struct {
-		delivered bool
-		last      uint32 // newest message id delivered (Q1)
-	}
+	relIn             inOrder
+	globIn            inSet
+	unrelIn           latest
 	unrelAsm, globAsm reassembler
 
 	windows [numChannels]recvWindow // loss windows per numbered channel (L2)

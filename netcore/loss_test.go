@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,34 +14,73 @@ import (
 // windowModel is the obvious, slow statement of L2: remember every arrival;
 // a sequence is judged once the newest arrival is more than LossWindow above
 // it, and only if it is at or after the first arrival.
+//
+// And of the guard against far numbers: a sequence more than MaxJump from
+// the newest is held back; ResyncAfter held in a row, each within
+// LossWindow of the newest of them, are believed — ahead, as arrivals;
+// behind, as the first arrivals of a window that starts over. Any new
+// arrival in between ends the run.
 type windowModel struct {
 	started        bool
 	first, highest int64
 	arrived        map[int64]bool
+	judged         Loss    // every sequence judged so far, in this window and those before a start-over
+	next           int64   // the first sequence not judged yet
+	held           []int64 // the run held back so far
 }
 
 func (m *windowModel) totals() (expected, missing uint64) {
-	if !m.started {
-		return 0, 0
-	}
-	for s := m.first; s < m.highest-LossWindow; s++ {
-		expected++
-		if !m.arrived[s] {
-			missing++
-		}
-	}
-	return expected, missing
+	return m.judged.Expected, m.judged.Missing
 }
 
-func (m *windowModel) observe(s int64) {
-	if !m.started {
-		m.started, m.first, m.highest, m.arrived = true, s, s, map[int64]bool{}
+// observe reports whether s was held back.
+func (m *windowModel) observe(s int64) (held bool) {
+	if m.started && (s-m.highest > MaxJump || m.highest-s > MaxJump) {
+		if slices.Contains(m.held, s) {
+			return true
+		}
+		if len(m.held) > 0 {
+			if top := slices.Max(m.held); s-top > LossWindow || top-s > LossWindow {
+				m.held = nil
+			}
+		}
+		m.held = append(m.held, s)
+		if len(m.held) < ResyncAfter {
+			return true
+		}
+		run := m.held
+		m.held = nil
+		if run[0] < m.highest {
+			m.started = false
+		}
+		for _, r := range run {
+			m.arrive(r)
+		}
+		return false
 	}
-	if s < m.first || s < m.highest-LossWindow {
-		return // before the first arrival, or already judged: never taken back
+	if m.arrive(s) {
+		m.held = nil
+	}
+	return false
+}
+
+// arrive is L2 alone; it reports whether s was new.
+func (m *windowModel) arrive(s int64) bool {
+	if !m.started {
+		m.started, m.first, m.highest, m.next, m.arrived = true, s, s, s, map[int64]bool{}
+	}
+	if s < m.first || s < m.highest-LossWindow || m.arrived[s] {
+		return false // before the first arrival, already judged (never taken back), or a duplicate
 	}
 	m.arrived[s] = true
 	m.highest = max(m.highest, s)
+	for ; m.next < m.highest-LossWindow; m.next++ {
+		m.judged.Expected++
+		if !m.arrived[m.next] {
+			m.judged.Missing++
+		}
+	}
+	return true
 }
 
 func checkWindow(t *testing.T, name string, seqs []int64) {
@@ -49,11 +89,12 @@ func checkWindow(t *testing.T, name string, seqs []int64) {
 	var loss Loss
 	m := &windowModel{}
 	for i, s := range seqs {
-		w.observe(uint32(s), &loss)
-		m.observe(s)
+		held := w.observe(uint32(s), &loss) == seqHeld
+		wantHeld := m.observe(s)
 		e, x := m.totals()
-		if loss.Expected != e || loss.Missing != x {
-			t.Fatalf("%s: after %d arrivals (%v): window %d/%d, model %d/%d", name, i+1, seqs[:i+1], loss.Missing, loss.Expected, x, e)
+		if loss.Expected != e || loss.Missing != x || held != wantHeld {
+			t.Fatalf("%s: after %d arrivals (%v): window %d/%d held %v, model %d/%d held %v",
+				name, i+1, seqs[:i+1], loss.Missing, loss.Expected, held, x, e, wantHeld)
 		}
 	}
 }
@@ -121,6 +162,11 @@ func TestWindowMatchesModelOnRandomArrivals_L2(t *testing.T) {
 		var seqs []int64
 		base := int64(r.IntN(1000))
 		for i := range 200 {
+			if trial%3 == 0 && r.IntN(20) == 0 {
+				// Another region, more than MaxJump away: a lone forged
+				// number, or the start of a run the window comes to believe.
+				base += int64(r.IntN(2)+1) * (MaxJump + 10) * int64(1-2*r.IntN(2))
+			}
 			switch x := r.IntN(10); {
 			case x < 6:
 				seqs = append(seqs, base+int64(i))
