@@ -14,7 +14,8 @@
 // and the machine that published it), views (kind V: the picture of a
 // machine, once a second: the per-second link lines with SRTT, RTO and the
 // loss totals, L1–L5) and commands (kind C: an executed command with the
-// send frame it ran on and the frame it was scheduled for, S13).
+// send frame it ran on and the frame it was scheduled for, S13, in the order
+// the machine that recorded it executed them).
 //
 // Every record is a whole line or nothing: a writer never seeks back, and a
 // reader stops at the first line that is incomplete or fails its checksum and

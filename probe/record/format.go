@@ -66,8 +66,10 @@ type Header struct {
 	Virtual bool   `json:"virtual,omitempty"`
 }
 
-// Command is an executed command (S13): it ran on SendFrame, with that send
-// frame's commands, and is still tagged with the frame it was scheduled for.
+// Command is an executed command (S13): Player issued it, it ran on
+// SendFrame, with that send frame's commands, and is still tagged with the
+// frame it was scheduled for (Frame; equal to SendFrame unless a timing
+// change moved it). The record's From is the machine that executed it.
 type Command struct {
 	Player    string `json:"player"`
 	SendFrame int    `json:"send_frame"`
@@ -77,12 +79,23 @@ type Command struct {
 	Payload   []byte `json:"payload,omitempty"`
 }
 
+// CommandOf is the record of command c, issued by player and executed on
+// sendFrame (probe.Config.OnCommand's arguments); the payload is copied.
+func CommandOf(player string, sendFrame int, c probe.Command) Command {
+	return Command{Player: player, SendFrame: sendFrame, Frame: int(c.Tag), Seq: c.Seq, Type: c.Type, Payload: append([]byte(nil), c.Payload...)}
+}
+
+// Moved says whether the command ran on a later send frame than the frame
+// it was scheduled for, because a timing change made that frame no longer
+// a send frame (S13).
+func (c Command) Moved() bool { return c.SendFrame != c.Frame }
+
 // Record is one decoded record.
 type Record struct {
 	Kind   Kind
 	Offset int64         // byte offset of the record's line in the file
 	At     time.Duration // since the session's t=0 (virtual for a simulation)
-	From   string        // the machine that published it (events, views, commands)
+	From   string        // the machine that published (events, views) or executed (commands) it
 
 	Header *Header // KindHeader
 	// Raw is the event's NDJSON object byte for byte as recorded (KindEvent);

@@ -54,7 +54,7 @@ func sample(t testing.TB) ([]byte, []probe.Event) {
 			if err := w.View(v); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.Command(3*time.Second, Command{Player: "bob", SendFrame: 72, Frame: 71, Seq: 9, Type: probe.CmdGame, Payload: []byte{0, 1, 2}}); err != nil {
+			if err := w.Command(3*time.Second, "alice", Command{Player: "bob", SendFrame: 72, Frame: 71, Seq: 9, Type: probe.CmdGame, Payload: []byte{0, 1, 2}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -104,7 +104,7 @@ func TestRoundTrip_S19(t *testing.T) {
 		case KindCommand:
 			cmds++
 			c := r.Command
-			if c.SendFrame != 72 || c.Frame != 71 || c.Type != probe.CmdGame || !bytes.Equal(c.Payload, []byte{0, 1, 2}) {
+			if c.Player != "bob" || r.From != "alice" || c.SendFrame != 72 || c.Frame != 71 || !c.Moved() || c.Type != probe.CmdGame || !bytes.Equal(c.Payload, []byte{0, 1, 2}) {
 				t.Fatalf("command %+v", c)
 			}
 		}

@@ -36,6 +36,19 @@ type Report struct {
 	Causes        []CauseRow   `json:"causes"`
 	Stopped       string       `json:"stopped,omitempty"` // where a cut-off recording ended
 	Removed       []RemovedRow `json:"removed,omitempty"`
+	// Commands counts the executed commands by the player who issued
+	// them, each once however many machines recorded it (S7); empty for a
+	// recording without commands.
+	Commands []CommandRow `json:"commands,omitempty"`
+}
+
+// CommandRow is one player's executed commands.
+type CommandRow struct {
+	Player string `json:"player"`
+	Count  int    `json:"count"`
+	// Moved ran on a later send frame than the frame they were scheduled
+	// for: a timing change had made that frame no longer a send frame (S13).
+	Moved int `json:"moved"`
 }
 
 // LinkReport is one private link as its From machine saw it.
@@ -188,9 +201,32 @@ func Summarize(rec *Recording) *Report {
 	causes := map[string]*CauseRow{}
 	var stalls []WaitRow
 	lastView := map[string][]probe.LinkView{}
+	type cmdKey struct {
+		player      string
+		seq         uint32
+		frame, send int
+	}
+	seenCmd := map[cmdKey]bool{}
+	cmds := map[string]*CommandRow{}
 	for _, x := range rec.Records {
 		r.Length = max(r.Length, x.At)
 		switch x.Kind {
+		case KindCommand:
+			c := x.Command
+			k := cmdKey{c.Player, c.Seq, c.Frame, c.SendFrame}
+			if seenCmd[k] {
+				continue
+			}
+			seenCmd[k] = true
+			row := cmds[c.Player]
+			if row == nil {
+				row = &CommandRow{Player: c.Player}
+				cmds[c.Player] = row
+			}
+			row.Count++
+			if c.Moved() {
+				row.Moved++
+			}
 		case KindView:
 			v := x.View
 			seenPlayer(v.Self)
@@ -285,6 +321,10 @@ func Summarize(rec *Recording) *Report {
 		r.TimingOmitted = n - reportTimingRows
 		r.Timing = r.Timing[n-reportTimingRows:]
 	}
+	for _, row := range cmds {
+		r.Commands = append(r.Commands, *row)
+	}
+	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Player < r.Commands[j].Player })
 	sort.SliceStable(stalls, func(i, j int) bool { return stalls[i].WaitMs > stalls[j].WaitMs })
 	r.Waits = append(r.Waits, stalls[:min(len(stalls), reportWaitRows)]...)
 	for _, c := range causes {
@@ -440,6 +480,22 @@ func (c CauseRow) of() string {
 	return strings.Join(parts, ", ")
 }
 
+// commandLine is the commands per player in one line, with how many ran
+// on a later send frame than scheduled (S13).
+func (r *Report) commandLine() string {
+	var parts []string
+	moved := 0
+	for _, c := range r.Commands {
+		parts = append(parts, fmt.Sprintf("%s %d", c.Player, c.Count))
+		moved += c.Moved
+	}
+	s := strings.Join(parts, ", ")
+	if moved > 0 {
+		s += fmt.Sprintf("; %d ran on a later send frame than scheduled after a timing change (S13)", moved)
+	}
+	return s
+}
+
 func waitsN(n int) string {
 	if n == 1 {
 		return "1 wait"
@@ -485,6 +541,9 @@ func (r *Report) text(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "Left: %s\n", strings.Join(left, ", "))
 	}
+	if len(r.Commands) > 0 {
+		fmt.Fprintf(&b, "Commands executed: %s\n", r.commandLine())
+	}
 	fmt.Fprintf(&b, "\nLongest waits\n")
 	for _, x := range r.Waits {
 		fmt.Fprintf(&b, "  %s frame %-6d %s waited %.0f ms for %s\n", clock(x.AtMs), x.Frame, x.Player, x.WaitMs, causeName(x.Cause))
@@ -524,6 +583,9 @@ func (r *Report) markdown(w io.Writer) error {
 	}
 	for _, x := range r.Removed {
 		fmt.Fprintf(&b, "\n%s left at %s (frame %d).\n", x.Player, clock(x.AtMs), x.Frame)
+	}
+	if len(r.Commands) > 0 {
+		fmt.Fprintf(&b, "\n**Commands executed:** %s.\n", r.commandLine())
 	}
 	fmt.Fprintf(&b, "\n**Longest waits**\n\n")
 	if len(r.Waits) == 0 {

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,44 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "f41de538 — 00:02") || !strings.Contains(md.String(), "170 ms over 1 wait (you 170 ms)") {
 		t.Fatalf("markdown:\n%s", md.String())
+	}
+}
+
+// The report counts executed commands per issuing player, each once
+// however many machines recorded it, and how many ran on a later send frame
+// than scheduled (S13).
+func TestReportCountsCommands_S13(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Program: "test", Virtual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := []Command{
+		{Player: "alice", SendFrame: 6, Frame: 6, Seq: 1, Type: probe.CmdGame},
+		{Player: "bob", SendFrame: 6, Frame: 6, Seq: 1, Type: probe.CmdGame},
+		{Player: "alice", SendFrame: 1845, Frame: 1842, Seq: 2, Type: probe.CmdGame},
+		{Player: "alice", SendFrame: 1850, Frame: 1850, Seq: 3, Type: probe.CmdNetworkReport},
+	}
+	for _, machine := range []string{"alice", "bob"} { // both machines recorded every command
+		for i, c := range cmds {
+			if err := w.Command(time.Duration(i)*time.Second, machine, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Close()
+	rec, err := ReadAll(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Summarize(rec)
+	want := []CommandRow{{Player: "alice", Count: 3, Moved: 1}, {Player: "bob", Count: 1}}
+	if !slices.Equal(r.Commands, want) {
+		t.Fatalf("commands %+v, want %+v", r.Commands, want)
+	}
+	var txt bytes.Buffer
+	r.Write(&txt, FormatText)
+	if !strings.Contains(txt.String(), "Commands executed: alice 3, bob 1; 1 ran on a later send frame than scheduled") {
+		t.Fatalf("text:\n%s", txt.String())
 	}
 }

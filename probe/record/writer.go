@@ -104,9 +104,9 @@ func (w *Writer) View(v probe.View) error {
 	return w.add(KindView, envelope{AtNs: int64(v.At), From: v.Self, View: &v})
 }
 
-// Command appends an executed command (S13).
-func (w *Writer) Command(at time.Duration, c Command) error {
-	return w.add(KindCommand, envelope{AtNs: int64(at), From: c.Player, Command: &c})
+// Command appends a command that machine from executed at time at (S13).
+func (w *Writer) Command(at time.Duration, from string, c Command) error {
+	return w.add(KindCommand, envelope{AtNs: int64(at), From: from, Command: &c})
 }
 
 // Observe is the recorder as a sink of a live feed: it appends the update's
