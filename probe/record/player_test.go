@@ -113,3 +113,71 @@ func TestPlayerSpeedPauseSeek(t *testing.T) {
 		t.Fatal("no Done update after Quit")
 	}
 }
+
+// Played to the end, the player hands out every event once, in order,
+// and holds the last picture — no Done — until Quit, whose Done carries
+// that picture.
+func TestPlayerHoldsTheEndUntilQuit(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	p := newPlayer(timeline(t), "alice", MaxSpeed)
+	ticks := make(chan time.Time)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { p.run(ctx, ticks); close(done) }()
+	var got []int
+	u := <-p.Updates()
+	got = append(got, frames(u)...)
+	base := time.Unix(0, 0)
+	for i := 0; ; i++ {
+		ticks <- base.Add(time.Duration(i) * 100 * time.Millisecond) // ×16: 1.6 s of recording a tick
+		if i == 0 {
+			continue
+		}
+		u = <-p.Updates()
+		if u.Done {
+			t.Fatal("Done before Quit")
+		}
+		got = append(got, frames(u)...)
+		if _, _, playing, _ := p.Position(); !playing {
+			break
+		}
+	}
+	if len(got) != 21 || got[0] != 0 || got[20] != 10000 || u.View.At != 10*time.Second || u.View.Self != "alice" {
+		t.Fatalf("events %v, last view %v", got, u.View.At)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("events out of order: %v", got)
+		}
+	}
+	// At the end nothing moves: a tick hands out nothing. (The second
+	// tick is taken only once the first has been dealt with.)
+	ticks <- base.Add(time.Hour)
+	ticks <- base.Add(2 * time.Hour)
+	if n := len(p.updates); n != 0 {
+		t.Fatalf("%d updates at the end", n)
+	}
+	p.Control(probe.Control{Quit: true})
+	p.Control(probe.Control{Quit: true}) // a second quit is harmless
+	<-done
+	rest := []probe.Update{}
+	for u := range p.Updates() {
+		rest = append(rest, u)
+	}
+	if len(rest) != 1 || !rest[0].Done || rest[0].View.At != 10*time.Second || len(rest[0].Events) != 0 {
+		t.Fatalf("after Quit: %+v", rest)
+	}
+}
+
+// Ending the context stops a replay at once, mid-way, even with nobody
+// reading: the channel closes and the goroutine is gone.
+func TestPlayerStopsWithContext(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := NewPlayer(ctx, timeline(t), "", 1)
+	<-p.Updates()
+	cancel()
+	for range p.Updates() {
+	}
+}
