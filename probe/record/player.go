@@ -172,10 +172,16 @@ func (p *Player) SetSpeed(x float64) { p.mu.Lock(); p.speed = clampSpeed(x); p.m
 
 func (p *Player) Seek(t time.Duration) { p.mu.Lock(); p.seekTo = &t; p.mu.Unlock() }
 
+// Position implements Playback. A seek not yet played counts as done, so
+// that several presses of a seek key in a row add up.
 func (p *Player) Position() (time.Duration, time.Duration, bool, float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cur.Pos(), p.cur.End(), p.playing, p.speed
+	at := p.cur.Pos()
+	if p.seekTo != nil {
+		at = min(max(*p.seekTo, 0), p.cur.End())
+	}
+	return at, p.cur.End(), p.playing, p.speed
 }
 
 // run moves the cursor on each tick by the elapsed wall time times the

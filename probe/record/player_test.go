@@ -97,6 +97,16 @@ func TestPlayerSpeedPauseSeek(t *testing.T) {
 	}
 	p.TogglePause()
 	tick(5 * time.Second)
+	// Seeks add up before the next tick plays them: Position reports the
+	// one pending.
+	p.Seek(4 * time.Second)
+	if at, _, _, _ := p.Position(); at != 4*time.Second {
+		t.Fatalf("position after a seek %v", at)
+	}
+	p.Seek(time.Hour)
+	if at, end, _, _ := p.Position(); at != end {
+		t.Fatalf("position after a seek past the end %v", at)
+	}
 	p.Seek(9 * time.Second)
 	tick(6 * time.Second)
 	u = <-p.Updates()
