@@ -30,6 +30,12 @@ type Cursor struct {
 // as is empty it is the machine whose Views last longest (in a simulation
 // where players leave, one that stays to the end). The cursor starts before
 // the first record.
+//
+// Events without a time of their own (a simulation's have no t_ms) are
+// stamped with their record's time, in rec's decoded events (Raw is left
+// as recorded): a front end dates an event by the update it comes in
+// otherwise, and after a seek back one update brings every event from the
+// start.
 func NewCursor(rec *Recording, as string) *Cursor {
 	c := &Cursor{pos: -1}
 	if as == "" {
@@ -42,6 +48,12 @@ func NewCursor(rec *Recording, as string) *Cursor {
 	for _, r := range rec.Records {
 		switch r.Kind {
 		case KindEvent:
+			if r.Event != nil {
+				if h := probe.Head(r.Event); h.TMs == nil {
+					t := float64(r.At) / float64(time.Millisecond)
+					h.TMs = &t
+				}
+			}
 			c.events = append(c.events, r)
 		case KindView:
 			if r.From == as {

@@ -53,10 +53,16 @@ func TestCursorPlaysSeeksBack(t *testing.T) {
 	if got := frames(u); len(got) != 5 || got[0] != 500 || got[4] != 2500 || u.View.At != 2*time.Second {
 		t.Fatalf("to 2.5 s: %v view at %v", got, u.View.At)
 	}
-	// Seeking back starts over: every event up to the target again.
+	// Seeking back starts over: every event up to the target again, each
+	// with its own time.
 	u = c.Advance(time.Second)
 	if got := frames(u); len(got) != 3 || got[0] != 0 || u.View.At != time.Second {
 		t.Fatalf("back to 1 s: %v view at %v", got, u.View.At)
+	}
+	for i, e := range u.Events {
+		if tms := probe.Head(e).TMs; tms == nil || *tms != float64(i*500) {
+			t.Fatalf("event %d of the seek back at t_ms %v, want %d", i, tms, i*500)
+		}
 	}
 	u = c.Advance(time.Hour)
 	if len(u.Events) != 18 || c.Pos() != 10*time.Second || u.View.At != 10*time.Second {
