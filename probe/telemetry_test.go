@@ -523,3 +523,43 @@ func FuzzPeerTelemetry(f *testing.F) {
 		_ = p.KnownLinks(time.Second)
 	})
 }
+
+// An update longer than a datagram holds travels as fragments netcore cuts
+// and joins (Q5), and arrives whole. A player's largest update — 64 busy
+// links, every field in full — is sent between two running peers: the
+// other holds it exactly as sent.
+func TestTelemetryLongUpdatesTravelInFragments_Q5(t *testing.T) {
+	w := newTMWorld(t, 2, 0, true, impair.Profile{Delay: 2 * time.Millisecond}, 17, rungs.Timing{})
+	w.sched.RunUntil(time.Second)
+	p1, p2 := w.ms[0].peer, w.ms[1].peer
+	p1.tm.on = false // no update of its own from here on: only the one below
+	var big snapshot.Telemetry
+	big.Frame, big.WaitedMs, big.WaitKnown, big.WaitUs, big.ProcessKnown, big.ProcessUs = 1<<30, 1<<31, true, 1<<26, true, 1<<23
+	links := make([]snapshot.Link, snapshot.MaxLinks)
+	for i := range links {
+		v := uint32(1<<24 + i*7919)
+		links[i] = snapshot.Link{Peer: netcore.PeerID(1000 + i), State: netcore.Bad, Estimate: netcore.Measured,
+			SRTTUs: v, RTTVARUs: v / 2, RTOUs: v, ConnTimeoutUs: v, LossKnown: true,
+			Sent: 1<<31 + v, Retransmitted: v, Expected: 1<<31 + v, Missing: v, PeerKnown: true, PeerExpected: 1<<31 + v, PeerMissing: v, CausedMs: v}
+	}
+	big.SetLinks(links)
+	p1.tm.own = big
+	msg := p1.tm.encode(p1.players[1], nil)
+	if len(msg) <= 2*netcore.MaxDataPayload {
+		t.Fatalf("the largest update is %d bytes, want more than two datagrams' worth", len(msg))
+	}
+	if err := p1.Endpoint().Send(w.sched.Now(), p2.cfg.Self, netcore.ChannelUnreliable, msg); err != nil {
+		t.Fatal(err)
+	}
+	w.sched.RunUntil(w.sched.Now() + 50*time.Millisecond)
+	st, ok := p2.tm.in[p1.cfg.Self].rcv.State()
+	if !ok || *st != big {
+		t.Fatalf("p2 does not hold the long update as sent (frame %d)", st.Frame)
+	}
+	// Links to peers not in the session draw nowhere: p1's row keeps only
+	// what it can name.
+	m := p2.Matrix(w.sched.Now())
+	if row := m.Player("p1"); !row.Known || len(row.Links) != 0 || row.Frame != 1<<30 {
+		t.Fatalf("p1's row at p2: %+v", row)
+	}
+}
