@@ -2,6 +2,7 @@ package netcore
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -102,6 +103,137 @@ func BenchmarkReceiveNumbered(b *testing.B) {
 			if r := c.Rejected(); r != (RejectCounts{}) {
 				b.Fatalf("rejected %+v", r)
 			}
+		})
+	}
+}
+
+// benchLinks is one endpoint (PeerID 1) linked to n peers, each with
+// inFlight reliable messages sent and not yet acked, as in a running game
+// where every link has a few frame packets on the way.
+type benchLinks struct {
+	ep    *Endpoint
+	addrs []netip.AddrPort
+	next  []uint32 // per peer: the oldest packet not yet acked
+	acks  [][]byte // scratch: one ack datagram per peer
+	msg   []byte
+}
+
+func newBenchLinks(b *testing.B, n, inFlight int) *benchLinks {
+	b.Helper()
+	nop := func(time.Duration, PeerID, Channel, []byte) {}
+	ep, err := NewEndpoint(Config{Self: 1, Session: token}, &sink{}, nop)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bl := &benchLinks{ep: ep, next: make([]uint32, n), acks: make([][]byte, n), msg: make([]byte, 32)}
+	for i := range n {
+		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 7373)
+		bl.addrs = append(bl.addrs, addr)
+		// Links open at different times, as players join one by one.
+		if err := ep.AddLink(time.Duration(i)*time.Millisecond, PeerID(i+2), addr); err != nil {
+			b.Fatal(err)
+		}
+		for range inFlight {
+			ep.Send(time.Duration(i)*time.Millisecond, PeerID(i+2), ChannelReliable, bl.msg)
+		}
+	}
+	return bl
+}
+
+// ackOne acks the oldest packet in flight on link i and sends a new one,
+// so the number in flight stays the same: the steady state of a game.
+func (bl *benchLinks) ackOne(now time.Duration, i int) {
+	pk := bl.next[i]
+	bl.next[i]++
+	d := bl.acks[i][:0]
+	d = append(d, make([]byte, HeaderLen)...)
+	PutHeader(d, Header{Token: token, Sender: PeerID(i + 2), Channel: ChannelControl})
+	d = appendAck1(d, ChannelReliable, 0, pk)
+	bl.acks[i] = d
+	bl.ep.Receive(now, bl.addrs[i], d)
+	bl.ep.Send(now, PeerID(i+2), ChannelReliable, bl.msg)
+}
+
+// BenchmarkNextDeadline measures when-to-wake-up at 8 and 64 links (a
+// 64-player session: 63 links). idle: called again with nothing changed
+// (every wake-up that found nothing to do, every datagram that moved no
+// timer); afterAck: one ack arrives on one link and one packet goes out,
+// then the deadline is asked for — what a driver does per datagram;
+// ackOnly: the same without the deadline, so afterAck − ackOnly is what
+// the deadline costs there.
+func BenchmarkNextDeadline(b *testing.B) {
+	for _, n := range []int{8, 64} {
+		for _, inFlight := range []int{4, 64} {
+			b.Run(fmt.Sprintf("idle/links=%d/inflight=%d", n, inFlight), func(b *testing.B) {
+				bl := newBenchLinks(b, n, inFlight)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, ok := bl.ep.NextDeadline(); !ok {
+						b.Fatal("no deadline")
+					}
+				}
+			})
+			// The same work without asking for the deadline: what the
+			// ack and the send cost on their own.
+			b.Run(fmt.Sprintf("ackOnly/links=%d/inflight=%d", n, inFlight), func(b *testing.B) {
+				bl := newBenchLinks(b, n, inFlight)
+				for range 2 * SendWindow {
+					for i := range n {
+						bl.ackOne(time.Millisecond, i)
+					}
+				}
+				b.ReportAllocs()
+				now, i := 2*time.Millisecond, 0
+				for b.Loop() {
+					now += time.Microsecond
+					bl.ackOne(now, i)
+					i = (i + 1) % n
+				}
+			})
+			b.Run(fmt.Sprintf("afterAck/links=%d/inflight=%d", n, inFlight), func(b *testing.B) {
+				bl := newBenchLinks(b, n, inFlight)
+				for range 2 * SendWindow { // every buffer and slot grows once
+					for i := range n {
+						bl.ackOne(time.Millisecond, i)
+					}
+				}
+				b.ReportAllocs()
+				now, i := 2*time.Millisecond, 0
+				for b.Loop() {
+					now += time.Microsecond
+					bl.ackOne(now, i)
+					if _, ok := bl.ep.NextDeadline(); !ok {
+						b.Fatal("no deadline")
+					}
+					i = (i + 1) % n
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkIdleWakeUps runs ten virtual seconds of an endpoint whose links
+// carry nothing but their LinkReports (L4), waking at every deadline, and
+// reports the wake-ups per second.
+func BenchmarkIdleWakeUps(b *testing.B) {
+	for _, n := range []int{8, 64} {
+		b.Run(fmt.Sprintf("links=%d", n), func(b *testing.B) {
+			bl := newBenchLinks(b, n, 0)
+			b.ReportAllocs()
+			wakes := 0
+			start := time.Second
+			for b.Loop() {
+				for end := start + 10*time.Second; ; {
+					d, ok := bl.ep.NextDeadline()
+					if !ok || d > end {
+						break
+					}
+					bl.ep.Tick(d)
+					wakes++
+				}
+				start += 10 * time.Second
+			}
+			b.ReportMetric(float64(wakes)/(10*float64(b.N)), "wakeups/s")
 		})
 	}
 }

@@ -57,7 +57,8 @@ type Config struct {
 	// RetryInterval and ConnTimeout are the session's fixed values for a
 	// link without an estimate (T9); ConnTimeout is held to [2 s, 30 s].
 	RetryInterval, ConnTimeout time.Duration
-	// PingInterval paces LinkReports (L4).
+	// PingInterval paces LinkReports (L4): every link's goes out together,
+	// once per interval.
 	PingInterval time.Duration
 	// GlobalRetry is the global channel's fixed retry interval and
 	// GlobalTimeout when it drops a datagram (T14).
@@ -141,6 +142,17 @@ type Endpoint struct {
 	rejected RejectCounts
 	retired  Totals // links removed (L5)
 	sendErrs uint64
+
+	// nextReport is when every link next sends its LinkReport (L4): one
+	// schedule for the endpoint, so the reports of all links share one
+	// wake-up per ping interval instead of each adding its own.
+	nextReport time.Duration
+	// Each link keeps when Tick next has work on it (link.due); byDue
+	// orders the links by it, earliest first (a heap), so NextDeadline
+	// reads the answer off the top. stale lists the links whose timers
+	// changed since NextDeadline last looked.
+	byDue dueHeap
+	stale []*link
 }
 
 // NewEndpoint builds an endpoint. deliver gets every message that arrives.
@@ -242,12 +254,16 @@ func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) 
 		l.addr = addr
 		return nil
 	}
-	l := &link{
-		peer:       peer,
-		addr:       addr,
-		est:        NewEstimator(e.cfg.RetryInterval, e.cfg.ConnTimeout),
-		nextReport: now + e.cfg.PingInterval,
+	if len(e.order) == 0 {
+		e.nextReport = now + e.cfg.PingInterval
 	}
+	l := &link{
+		peer: peer,
+		addr: addr,
+		est:  NewEstimator(e.cfg.RetryInterval, e.cfg.ConnTimeout),
+	}
+	e.byDue.push(l)
+	e.touch(l)
 	e.links[peer] = l
 	i, _ := slices.BinarySearchFunc(e.order, peer, func(l *link, p PeerID) int { return int(l.peer) - int(p) })
 	e.order = slices.Insert(e.order, i, l)
@@ -271,6 +287,7 @@ func (e *Endpoint) RemoveLink(peer PeerID) {
 	l.closed = true
 	delete(e.links, peer)
 	e.order = slices.DeleteFunc(e.order, func(x *link) bool { return x == l })
+	e.byDue.remove(l)
 }
 
 // Peers appends the IDs of every live link to dst, in ascending order.
@@ -364,6 +381,7 @@ func (e *Endpoint) enqueue(q *outQueue, id uint32, msg []byte, off int) {
 
 // sendNewPiece puts the next piece of msg in a fresh slot and sends it.
 func (e *Endpoint) sendNewPiece(now time.Duration, l *link, q *outQueue, ch Channel, id uint32, msg []byte, off int) (int, bool) {
+	e.touch(l) // a new retry timer
 	p := q.claim()
 	var done bool
 	p.body, off, done = appendPiece(p.body, id, msg, off)
@@ -609,6 +627,7 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 // estimate (T4). Samples from before a ResetMeasurement are ignored (T5).
 // The global channel is never measured (T14).
 func (e *Endpoint) onAck(now time.Duration, l *link, a Ack) {
+	e.touch(l) // retry timers go, the estimate moves
 	q := &l.rel
 	if a.Channel == ChannelGlobal {
 		q = &l.glob
@@ -756,6 +775,7 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 			if !u.newer(f.MsgID) {
 				continue
 			}
+			e.touch(l) // a reassembly timeout starts or ends
 			m, ok := l.unrelAsm.add(now, f, &e.budget)
 			if !ok {
 				continue
@@ -791,6 +811,7 @@ func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte)
 			e.deliver(now, l.peer, ChannelGlobal, d.Payload)
 		case RecFragment:
 			f, _ := DecodeFragment(p)
+			e.touch(l) // a reassembly timeout starts or ends
 			if m, ok := l.globAsm.add(now, f, &e.budget); ok {
 				e.deliver(now, l.peer, ChannelGlobal, m)
 			}
@@ -799,19 +820,26 @@ func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte)
 }
 
 // Tick does whatever is due at now: retries (T8, T12, T14), the
-// bad-connection log (T11), LinkReports (L4) and reassembly timeouts.
+// bad-connection log (T11), LinkReports (L4) and reassembly timeouts. A
+// link with nothing due is passed over.
 func (e *Endpoint) Tick(now time.Duration) {
+	if len(e.order) > 0 && now >= e.nextReport {
+		for _, l := range e.order {
+			e.sendReport(l)
+		}
+		e.nextReport += e.cfg.PingInterval
+		if e.nextReport <= now {
+			e.nextReport = now + e.cfg.PingInterval
+		}
+	}
 	for _, l := range e.order {
+		if !l.stale && (!l.dueOK || l.due > now) {
+			continue
+		}
+		e.touch(l)
 		e.retryReliable(now, l)
 		e.retryGlobal(now, l)
 		e.checkBad(now, l)
-		if now >= l.nextReport {
-			e.sendReport(l)
-			l.nextReport += e.cfg.PingInterval
-			if l.nextReport <= now {
-				l.nextReport = now + e.cfg.PingInterval
-			}
-		}
 		l.unrelAsm.expire(now, minReassemblyTimeout, &e.budget, l.unrelIn.newer)
 		l.globAsm.expire(now, e.reassemblyTimeout(), &e.budget, nil)
 	}
@@ -879,7 +907,7 @@ func (e *Endpoint) checkBad(now time.Duration, l *link) {
 	if bad == l.bad {
 		return
 	}
-	l.bad = bad
+	l.bad = bad // its callers have touched l
 	if bad {
 		e.log.Warn("connection has gone bad", "peer", l.peer, "addr", l.addr, "at", now,
 			"unacked_age", age, "conn_timeout", l.est.ConnTimeout())
@@ -907,7 +935,45 @@ func (e *Endpoint) sendReport(l *link) {
 // NextDeadline is when Tick next has work: the earliest retry, global
 // drop, bad-connection transition, LinkReport or reassembly timeout. It
 // reports false when there are no links.
+//
+// A driver asks after every datagram and every Tick, so it must be cheap
+// with many links: each link keeps its own deadline, worked out again
+// (in O(its packets in flight)) only when its timers changed, and the
+// links are kept in a heap by deadline, so the answer is the top's
+// deadline or the next LinkReports, whichever comes first.
 func (e *Endpoint) NextDeadline() (time.Duration, bool) {
+	for _, l := range e.stale {
+		l.stale = false
+		if l.closed {
+			continue
+		}
+		l.due, l.dueOK = e.linkDeadline(l)
+		e.byDue.fix(l.heapAt)
+	}
+	clear(e.stale)
+	e.stale = e.stale[:0]
+	if len(e.order) == 0 {
+		return 0, false
+	}
+	d := e.nextReport
+	if top := e.byDue[0]; top.dueOK && top.due < d {
+		d = top.due
+	}
+	return d, true
+}
+
+// touch says that l's timers may have changed: NextDeadline looks at it
+// again, and Tick does not pass it over.
+func (e *Endpoint) touch(l *link) {
+	if !l.stale {
+		l.stale = true
+		e.stale = append(e.stale, l)
+	}
+}
+
+// linkDeadline is when Tick next has work on l, LinkReports aside (they
+// are the endpoint's).
+func (e *Endpoint) linkDeadline(l *link) (time.Duration, bool) {
 	var d time.Duration
 	ok := false
 	take := func(t time.Duration) {
@@ -915,29 +981,26 @@ func (e *Endpoint) NextDeadline() (time.Duration, bool) {
 			d, ok = t, true
 		}
 	}
-	for _, l := range e.order {
-		take(l.nextReport)
-		q := &l.rel
-		for s := q.oldest; s != q.next; s++ {
-			if p := &q.slots[s%SendWindow]; p.inUse {
-				take(p.nextRetry)
-			}
+	q := &l.rel
+	for s := q.oldest; s != q.next; s++ {
+		if p := &q.slots[s%SendWindow]; p.inUse {
+			take(p.nextRetry)
 		}
-		if q.oldest != q.next && !l.bad {
-			take(q.slots[q.oldest%SendWindow].firstSent + l.est.ConnTimeout())
+	}
+	if q.oldest != q.next && !l.bad {
+		take(q.slots[q.oldest%SendWindow].firstSent + l.est.ConnTimeout())
+	}
+	g := &l.glob
+	for s := g.oldest; s != g.next; s++ {
+		if p := &g.slots[s%SendWindow]; p.inUse {
+			take(min(p.nextRetry, p.firstSent+e.cfg.GlobalTimeout))
 		}
-		g := &l.glob
-		for s := g.oldest; s != g.next; s++ {
-			if p := &g.slots[s%SendWindow]; p.inUse {
-				take(min(p.nextRetry, p.firstSent+e.cfg.GlobalTimeout))
-			}
-		}
-		if t, has := l.unrelAsm.deadline(minReassemblyTimeout); has {
-			take(t)
-		}
-		if t, has := l.globAsm.deadline(e.reassemblyTimeout()); has {
-			take(t)
-		}
+	}
+	if t, has := l.unrelAsm.deadline(minReassemblyTimeout); has {
+		take(t)
+	}
+	if t, has := l.globAsm.deadline(e.reassemblyTimeout()); has {
+		take(t)
 	}
 	return d, ok
 }
@@ -949,6 +1012,7 @@ func (e *Endpoint) ResetMeasurement() {
 	e.epoch++
 	for _, l := range e.order {
 		l.est.Reset()
+		e.touch(l) // the connection timeout changes with the estimate
 	}
 }
 

@@ -252,7 +252,9 @@ func FuzzEndpointReceive(f *testing.F) {
 		for _, d := range splitDatagrams(in) {
 			now += 7 * time.Millisecond
 			b.Receive(now, addrA, d)
+			checkDeadline(t, b)
 			b.Tick(now)
+			checkDeadline(t, b)
 			if dl, ok := b.NextDeadline(); !ok || dl <= now {
 				t.Fatalf("deadline %v at %v", dl, now)
 			}

@@ -119,11 +119,12 @@ type simPeer struct {
 	wake  *simnet.Event
 	got   []delivery
 	count map[string]int // reliable payload → times delivered
+	tb    testing.TB
 }
 
 func newSimPeer(t testing.TB, n *simnet.Network, self PeerID, addr netip.AddrPort, mod func(*Config)) *simPeer {
 	t.Helper()
-	p := &simPeer{sched: n.Scheduler(), count: map[string]int{}}
+	p := &simPeer{sched: n.Scheduler(), count: map[string]int{}, tb: t}
 	p.node = n.Attach(addr, func(now time.Duration, from netip.AddrPort, d []byte) {
 		p.ep.Receive(now, from, d)
 		p.arm()
@@ -151,6 +152,7 @@ func newSimPeer(t testing.TB, n *simnet.Network, self PeerID, addr netip.AddrPor
 
 // arm moves the wake-up to the endpoint's next deadline.
 func (p *simPeer) arm() {
+	checkDeadline(p.tb, p.ep)
 	if d, ok := p.ep.NextDeadline(); ok {
 		p.wake.Reschedule(d)
 	} else {
@@ -231,6 +233,7 @@ func runTicks(t testing.TB, s *side, until time.Duration, each func(now time.Dur
 	t.Helper()
 	last := time.Duration(-1)
 	for range 100000 {
+		checkDeadline(t, s.ep)
 		d, ok := s.ep.NextDeadline()
 		if !ok || d > until {
 			return
@@ -268,4 +271,34 @@ func countChannel(t testing.TB, ds []sentDatagram, ch Channel) int {
 		}
 	}
 	return n
+}
+
+// checkDeadline fails unless the kept NextDeadline, and every link's kept
+// part of it, equal what is worked out from scratch: a timer change that
+// forgot to touch its link shows here first.
+func checkDeadline(tb testing.TB, e *Endpoint) {
+	tb.Helper()
+	got, gotOK := e.NextDeadline()
+	want, wantOK := e.nextReport, len(e.order) > 0
+	for _, l := range e.order {
+		d, ok := e.linkDeadline(l)
+		if l.due != d || l.dueOK != ok {
+			tb.Fatalf("link %d: kept deadline %v %v, worked out from scratch %v %v", l.peer, l.due, l.dueOK, d, ok)
+		}
+		if ok && d < want {
+			want = d
+		}
+	}
+	if got != want || gotOK != wantOK {
+		tb.Fatalf("NextDeadline %v %v, worked out from scratch %v %v", got, gotOK, want, wantOK)
+	}
+	h := e.byDue
+	if len(h) != len(e.order) {
+		tb.Fatalf("%d links in the deadline heap, %d open", len(h), len(e.order))
+	}
+	for i, l := range h {
+		if l.heapAt != i || l.closed || (i > 0 && h.before(i, (i-1)/2)) {
+			tb.Fatalf("deadline heap out of order at %d (link %d at %d)", i, l.peer, l.heapAt)
+		}
+	}
 }

@@ -192,8 +192,13 @@ type link struct {
 	peerLoss PeerLoss
 	global   GlobalStats
 
-	bad        bool // a packet outlived the connection timeout (T11)
-	nextReport time.Duration
+	bad bool // a packet outlived the connection timeout (T11)
+
+	// due is when Tick next has work on this link (dueOK: ever), valid
+	// while stale is false; heapAt is its place in Endpoint.byDue.
+	due          time.Duration
+	dueOK, stale bool
+	heapAt       int
 
 	open *opener // authenticates the peer's datagrams when a key is set
 }
@@ -209,4 +214,75 @@ func (g *GlobalStats) add(o GlobalStats) {
 	g.Sent += o.Sent
 	g.Retransmitted += o.Retransmitted
 	g.Dropped += o.Dropped
+}
+
+// dueHeap is a binary min-heap of links by deadline (a link without one
+// sorts last), each link knowing its place (heapAt) so that a changed
+// deadline moves it in O(log links).
+type dueHeap []*link
+
+func (h dueHeap) before(i, j int) bool {
+	a, b := h[i], h[j]
+	return a.dueOK && (!b.dueOK || a.due < b.due)
+}
+
+func (h dueHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapAt, h[j].heapAt = i, j
+}
+
+func (h *dueHeap) push(l *link) {
+	l.heapAt = len(*h)
+	*h = append(*h, l)
+	h.up(l.heapAt)
+}
+
+func (h *dueHeap) remove(l *link) {
+	i, last := l.heapAt, len(*h)-1
+	if i != last {
+		h.swap(i, last)
+	}
+	(*h)[last] = nil
+	*h = (*h)[:last]
+	if i != last {
+		h.fix(i)
+	}
+}
+
+// fix restores the order after the deadline of the link at i changed.
+func (h dueHeap) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h dueHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.before(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down moves the link at i towards the leaves and reports whether it moved.
+func (h dueHeap) down(i int) bool {
+	start := i
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if r := c + 1; r < len(h) && h.before(r, c) {
+			c = r
+		}
+		if !h.before(c, i) {
+			break
+		}
+		h.swap(i, c)
+		i = c
+	}
+	return i != start
 }
