@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ func init() {
 			"lagscope demo",
 			"lagscope demo --players 8 --profile wifi --seed 7",
 			"lagscope demo --json --duration 2m | jq -c 'select(.type==\"timing\" or .type==\"message\")'",
+			"lagscope demo --leave bob@40s --metrics 127.0.0.1:9373",
 		},
 		order: 1,
 		setup: setupDemo,
@@ -35,6 +37,7 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 	players := fs.Int("players", 4, "players in the demo, you included, each on its own UDP socket")
 	profile := fs.String("profile", "mix", "access links: mix (LAN, cable, DSL and Wi-Fi players in turn) or one of "+strings.Join(live.DemoProfiles()[1:], ", "))
 	seed := fs.Uint64("seed", 1, "random seed of the links' impairment")
+	leaves := fs.StringArray("leave", nil, "script a player quitting: `NAME@DURATION` after the start (e.g. bob@40s); repeatable")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 0 {
 			return fail(stderr, "demo", usagef("unexpected argument %q", args[0]))
@@ -48,6 +51,14 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 		if !slices.Contains(live.DemoProfiles(), *profile) {
 			return fail(stderr, "demo", usagef("--profile %q: one of %s", *profile, strings.Join(live.DemoProfiles(), ", ")))
 		}
+		var scripted []live.DemoLeave
+		for _, l := range *leaves {
+			dl, err := live.ParseDemoLeave(l)
+			if err != nil {
+				return fail(stderr, "demo", leaveUsage(err))
+			}
+			scripted = append(scripted, dl)
+		}
 		env, err := lf.open("demo")
 		if err != nil {
 			return fail(stderr, "demo", err)
@@ -58,10 +69,10 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 				func(live.Stats) time.Duration { return d.MaxLate() })}
 		d, err = live.StartDemo(live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Speed: lf.fps,
 			Key: lf.keyBytes(), Name: lf.name, Spike: true, Logger: env.logger, Start: env.started,
-			PublishAll: env.mlisten != nil}, opt)
+			PublishAll: env.mlisten != nil, Leaves: scripted}, opt)
 		if err != nil {
 			env.abandon()
-			return fail(stderr, "demo", err)
+			return fail(stderr, "demo", leaveUsage(err))
 		}
 		var extra []probe.Feed
 		if env.mlisten != nil {
@@ -71,4 +82,14 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 		}
 		return env.run(d.Feed(), extra, d.Stop, d.Wait, stdout, stderr)
 	}
+}
+
+// leaveUsage turns a bad --leave into a usage error (exit 2) naming it;
+// any other error passes through.
+func leaveUsage(err error) error {
+	var le *live.DemoLeaveError
+	if errors.As(err, &le) {
+		return usagef("--leave %s: %s", le.Leave, le.Why)
+	}
+	return err
 }

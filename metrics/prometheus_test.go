@@ -12,22 +12,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // The issue's integration test: a real Prometheus server on loopback scrapes
-// /metrics while a session plays, and its HTTP API shows the six counters
-// and the gauges with the right labels, and no counter reset across a
-// player leaving (L5). `promtool check metrics` passes on the scrape.
+// a live `lagscope demo --metrics` — the binary built here, four players on
+// their own loopback UDP sockets, bob quitting the game 6 s in
+// (--leave bob@6s) — and its HTTP API shows the six counters and the gauges
+// with the right labels (session, player, peer), and not one counter going
+// down across bob leaving (L5). `promtool check metrics` passes on the
+// endpoint's output. Prometheus comes from Debian's package (.ci/run
+// installs it).
 //
-// The session is a simulated one (handoff.json: alice leaves at frame 300)
-// fed second by second into one Exporter, as a demo runs every machine in
-// one process. Prometheus comes from Debian's package (.ci/run installs it).
-func TestPrometheusScrapesCounters_L5(t *testing.T) {
+// Every wait is bounded: the demo ends itself after --duration (and is
+// killed with the test's context past that), and each condition polled on
+// Prometheus has a deadline.
+func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Fatal("prometheus is not installed (apt-get install prometheus; .ci/run does)")
@@ -36,52 +43,27 @@ func TestPrometheusScrapesCounters_L5(t *testing.T) {
 	if err != nil {
 		t.Fatal("promtool is not installed (it comes with Debian's prometheus package)")
 	}
-	batches := simFeed(t, "handoff.json")
-
-	e, err := New("handoff")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- e.ServeListener(ctx, l) }()
-	defer func() { cancel(); <-served }()
-
-	// Prometheus picks no free port of its own: borrow one from the kernel.
-	pl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	promAddr := pl.Addr().String()
-	pl.Close()
+	bin := buildLagscope(t)
 	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 150ms\nscrape_configs:\n  - job_name: lagscope\n    static_configs:\n      - targets: [%q]\n", l.Addr().String())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+
+	// Neither program picks a free port of its own: borrow them from the
+	// kernel.
+	demoAddr, promAddr := freePort(t), freePort(t)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\n  scrape_timeout: 150ms\nscrape_configs:\n  - job_name: lagscope\n    static_configs:\n      - targets: [%q]\n", demoAddr)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var plog bytes.Buffer
-	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	var plog syncBuffer
+	pcmd := exec.CommandContext(ctx, prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+promAddr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &plog, &plog
-	if err := cmd.Start(); err != nil {
+	pcmd.Stdout, pcmd.Stderr = &plog, &plog
+	if err := pcmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
+	defer endProcess(pcmd)
+
 	api := "http://" + promAddr + "/api/v1/"
 	client := &http.Client{Timeout: 5 * time.Second}
 	query := func(q string) []promSample {
@@ -92,29 +74,66 @@ func TestPrometheusScrapesCounters_L5(t *testing.T) {
 		defer r.Body.Close()
 		var res struct {
 			Status string
-			Data   struct {
-				ResultType string
-				Result     []promSample
-			}
+			Data   struct{ Result []promSample }
 		}
 		if json.NewDecoder(r.Body).Decode(&res) != nil || res.Status != "success" {
 			return nil
 		}
 		return res.Data.Result
 	}
-	// waitFor polls Prometheus until cond holds, bounded.
-	waitFor := func(what string, cond func() bool) {
+	var dout, derr syncBuffer
+	waitFor := func(what string, limit time.Duration, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(limit)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("waited 30 s for %s; prometheus said:\n%s", what, plog.String())
+				t.Fatalf("waited %v for %s; prometheus said:\n%s\nthe demo said:\n%s", limit, what, plog.String(), derr.String())
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	waitFor("prometheus to answer", func() bool { return query("vector(1)") != nil })
-	// One scrape after each step: the number of scrapes Prometheus has done.
+	waitFor("prometheus to answer", 20*time.Second, func() bool { return query("vector(1)") != nil })
+
+	// The demo: stdout is NDJSON (no TUI), every machine publishes to the
+	// exporter (--metrics), bob quits 6 s in.
+	const leaveAt = 6 * time.Second
+	demo := exec.CommandContext(ctx, bin, "demo", "--json", "--duration", "40s", "--leave", "bob@"+leaveAt.String(), "--metrics", demoAddr)
+	demo.Stdout, demo.Stderr = &dout, &derr
+	if err := demo.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	defer endProcess(demo)
+
+	// Before bob leaves: every machine's gauges are there, bob's too, and
+	// Prometheus scrapes them.
+	players := []string{"ada", "bob", "cyd", "you"}
+	playersOf := func(name string) []string {
+		var out []string
+		for _, s := range query(name) {
+			out = append(out, s.Metric["player"])
+		}
+		slices.Sort(out)
+		return out
+	}
+	waitFor("all four machines' rung", leaveAt, func() bool { return slices.Equal(playersOf("lagscope_rung"), players) })
+	if time.Since(started) >= leaveAt {
+		t.Fatal("Prometheus saw the four machines only after bob left")
+	}
+	// After: bob's machine has gone (its gauges with it), and the links to
+	// him have ended on every other machine (their gauges too).
+	waitFor("bob to leave", leaveAt+20*time.Second, func() bool {
+		if !slices.Equal(playersOf("lagscope_rung"), []string{"ada", "cyd", "you"}) {
+			return false
+		}
+		for _, name := range linkGauges {
+			if len(query(name)) != 6 {
+				return false
+			}
+		}
+		return len(query(`lagscope_srtt_seconds{peer="bob"}`)) == 0
+	})
+	// A few more scrapes of the session without him.
 	scrapes := func() float64 {
 		s := query(`count_over_time(up{job="lagscope"}[1h])`)
 		if len(s) != 1 {
@@ -122,37 +141,22 @@ func TestPrometheusScrapesCounters_L5(t *testing.T) {
 		}
 		return s[0].value()
 	}
-	step := func() {
-		n := scrapes()
-		waitFor("a scrape", func() bool { return scrapes() >= n+2 })
-	}
+	n := scrapes()
+	waitFor("more scrapes", 10*time.Second, func() bool { return scrapes() >= n+5 })
+	waitFor("up", 5*time.Second, func() bool { s := query(`up{job="lagscope"}`); return len(s) == 1 && s[0].value() == 1 })
 
-	// Before, through and after alice leaving, a scrape between steps.
-	left := -1
-	for i, b := range batches {
-		for _, u := range b {
-			e.Observe(u)
-			if u.Done && left < 0 {
-				left = i
-			}
-		}
-		if i%8 == 0 || (left >= 0 && i <= left+1) {
-			step()
-		}
-	}
-	step()
-	if left < 0 {
-		t.Fatal("nobody left in the scenario")
-	}
-	waitFor("up", func() bool { s := query(`up{job="lagscope"}`); return len(s) == 1 && s[0].value() == 1 })
-
+	session := ""
 	for _, name := range contractCounters {
 		series := query(name)
-		if len(series) != 6 {
-			t.Fatalf("%s: %d series, want 6 (3 players × 2 links)", name, len(series))
+		if len(series) != 12 {
+			t.Fatalf("%s: %d series, want 12 (4 players × 3 links, bob's kept after he left)", name, len(series))
 		}
 		for _, s := range series {
-			if s.Metric["session"] != "handoff" || s.Metric["player"] == "" || s.Metric["peer"] == "" || len(s.Metric) != 6 {
+			if session == "" {
+				session = s.Metric["session"]
+			}
+			p, q := s.Metric["player"], s.Metric["peer"]
+			if s.Metric["session"] != session || session == "" || !slices.Contains(players, p) || !slices.Contains(players, q) || p == q || len(s.Metric) != 6 {
 				t.Fatalf("%s labels %v", name, s.Metric)
 			}
 		}
@@ -171,33 +175,33 @@ func TestPrometheusScrapesCounters_L5(t *testing.T) {
 			}
 		}
 	}
-	// alice's links and the links to her outlived her leaving, at totals
-	// that are not zero.
-	for _, q := range []string{`lagscope_datagrams_sent_total{player="alice",peer="bob"}`, `lagscope_datagrams_expected_total{player="bob",peer="alice"}`,
-		`lagscope_datagrams_peer_expected_total{player="carol",peer="bob"}`} {
-		if s := query(q); len(s) != 1 || s[0].value() <= 0 {
-			t.Fatalf("%s: %v", q, s)
+	// The counters of bob's links, his own and the others' to him, were
+	// scraped before he left and carry on after: the last sample of his
+	// rung (his machine's last scrape) comes before the counters' last
+	// samples, and they are not zero.
+	bobLast := lastSampleTime(t, queryRange(t, client, api, `lagscope_rung{player="bob"}`))
+	for _, q := range []string{`lagscope_datagrams_sent_total{player="bob",peer="you"}`, `lagscope_datagrams_expected_total{player="you",peer="bob"}`,
+		`lagscope_datagrams_sent_total{player="ada",peer="bob"}`, `lagscope_datagrams_expected_total{player="cyd",peer="bob"}`} {
+		rs := queryRange(t, client, api, q)
+		if len(rs) != 1 || len(rs[0].Values) == 0 || rs[0].Values[0].t() >= bobLast || lastSampleTime(t, rs) < bobLast+0.5 || rs[0].Values[len(rs[0].Values)-1].v() <= 0 {
+			t.Fatalf("%s around bob leaving at %.1f: %v", q, bobLast, rs)
 		}
 	}
 	for _, name := range linkGauges {
-		s := query(name)
-		if len(s) != 2 { // bob↔carol, after alice left
-			t.Fatalf("%s: %d series now, want 2: %v", name, len(s), s)
-		}
-		for _, x := range s {
+		for _, x := range query(name) {
+			p, q := x.Metric["player"], x.Metric["peer"]
 			// RTTVAR of a link without jitter may well be 0; the rest cannot.
-			if x.Metric["peer"] == "" || x.Metric["session"] != "handoff" || x.value() < 0 || (x.value() == 0 && name != "lagscope_rttvar_seconds") {
+			if x.Metric["session"] != session || p == "bob" || q == "bob" || q == "" || p == q || x.value() < 0 || (x.value() == 0 && name != "lagscope_rttvar_seconds") {
 				t.Fatalf("%s: %v", name, x)
 			}
 		}
 	}
 	for _, name := range machineGauges {
-		s := query(name)
-		if len(s) == 0 {
-			t.Fatalf("%s: no series", name)
+		if got := playersOf(name); !slices.Equal(got, []string{"ada", "cyd", "you"}) {
+			t.Fatalf("%s for %v, want ada, cyd and you", name, got)
 		}
-		for _, x := range s {
-			if _, perLink := x.Metric["peer"]; perLink || x.Metric["player"] == "" || x.Metric["session"] != "handoff" {
+		for _, x := range query(name) {
+			if _, perLink := x.Metric["peer"]; perLink || x.Metric["session"] != session || len(x.Metric) != 5 {
 				t.Fatalf("%s labels %v", name, x.Metric)
 			}
 		}
@@ -212,18 +216,102 @@ func TestPrometheusScrapesCounters_L5(t *testing.T) {
 		}
 	}
 
-	// promtool's lint of the very text Prometheus scraped.
-	r, err := client.Get("http://" + l.Addr().String() + "/metrics")
+	// promtool's lint of the endpoint's own output.
+	r, err := client.Get("http://" + demoAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(r.Body)
 	r.Body.Close()
+	if !bytes.Contains(body, []byte(`lagscope_datagrams_peer_lost_total{peer="bob",player="you",session="`+session+`"}`)) {
+		t.Fatalf("the endpoint's output lacks a link to bob:\n%s", body)
+	}
 	check := exec.Command(promtool, "check", "metrics")
 	check.Stdin = bytes.NewReader(body)
 	out, err := check.CombinedOutput()
 	if err != nil || len(bytes.TrimSpace(out)) != 0 {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+
+	// The demo leaves cleanly on SIGINT, as on Ctrl-C, and its NDJSON tells
+	// the same story: the script's line, then bob's removal.
+	demo.Process.Signal(os.Interrupt)
+	if err := demo.Wait(); err != nil {
+		t.Fatalf("demo: %v\n%s", err, derr.String())
+	}
+	quit, removed := -1, -1
+	for i, line := range strings.Split(dout.String(), "\n") {
+		switch {
+		case strings.Contains(line, `"text":"Demo: bob quits the game"`):
+			quit = i
+		case strings.Contains(line, `"type":"removed"`) && strings.Contains(line, `"player":"bob"`) && removed < 0:
+			removed = i
+		}
+	}
+	if quit < 0 || removed < quit || !strings.Contains(dout.String(), `"session":"`+session+`"`) {
+		t.Fatalf("the demo's NDJSON: quit line %d, bob removed at line %d, session %q", quit, removed, session)
+	}
+}
+
+// buildLagscope builds the command into a fresh directory: a plain build,
+// without the race detector, so the demo runs at its real speed.
+func buildLagscope(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lagscope")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	build := exec.Command(gobin, "build", "-o", bin, ".")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// syncBuffer is a process's output, safe to read while the process writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// endProcess asks a process to end and kills it if it has not within 10 s;
+// a process already waited for is left alone.
+func endProcess(cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
 	}
 }
 
@@ -241,12 +329,18 @@ func (p promPoint) v() float64 {
 	return f
 }
 
+// t is the sample's time, seconds since the epoch.
+func (p promPoint) t() float64 {
+	f, _ := p[0].(float64)
+	return f
+}
+
 func (s promSample) value() float64 { return promPoint(s.Value).v() }
 
-// queryRange reads every raw sample of the last hour of a metric.
-func queryRange(t *testing.T, c *http.Client, api, name string) []promSample {
+// queryRange reads every raw sample of the last hour of a series selector.
+func queryRange(t *testing.T, c *http.Client, api, sel string) []promSample {
 	t.Helper()
-	r, err := c.Get(api + "query?query=" + url.QueryEscape(name+"[1h]"))
+	r, err := c.Get(api + "query?query=" + url.QueryEscape(sel+"[1h]"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,9 +352,21 @@ func queryRange(t *testing.T, c *http.Client, api, name string) []promSample {
 		t.Fatal(err)
 	}
 	if len(res.Data.Result) == 0 {
-		t.Fatalf("%s: no samples", name)
+		t.Fatalf("%s: no samples", sel)
 	}
 	return res.Data.Result
+}
+
+// lastSampleTime is the time of the latest sample of any of the series.
+func lastSampleTime(t *testing.T, ss []promSample) float64 {
+	t.Helper()
+	last := 0.0
+	for _, s := range ss {
+		for _, p := range s.Values {
+			last = max(last, p.t())
+		}
+	}
+	return last
 }
 
 // dashboardQueries reads docs/grafana-dashboard.json and returns its PromQL

@@ -1,10 +1,12 @@
 package live
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +42,30 @@ type DemoConfig struct {
 	// PublishAll makes every machine's driver publish updates (a metrics
 	// exporter that shows every link); otherwise only yours does.
 	PublishAll bool
+	// Leaves script other players leaving (--leave NAME@DURATION): at each
+	// time since the start, the named player's machine leaves cleanly, as
+	// if its user had quit, and the game goes on without it (S7). Yours
+	// cannot be named: --duration ends your session.
+	Leaves []DemoLeave
+}
+
+// DemoLeave is one scripted leave: player Name quits At after the start.
+type DemoLeave struct {
+	Name string
+	At   time.Duration
+}
+
+// ParseDemoLeave reads --leave's NAME@DURATION, e.g. "bob@40s".
+func ParseDemoLeave(s string) (DemoLeave, error) {
+	i := strings.LastIndexByte(s, '@')
+	if i <= 0 || i == len(s)-1 {
+		return DemoLeave{}, &DemoLeaveError{Leave: s, Why: "want NAME@DURATION, e.g. bob@40s"}
+	}
+	at, err := time.ParseDuration(s[i+1:])
+	if err != nil || at <= 0 {
+		return DemoLeave{}, &DemoLeaveError{Leave: s, Why: "the time must be a positive duration, e.g. 40s"}
+	}
+	return DemoLeave{Name: s[:i], At: at}, nil
 }
 
 // The script. The spike comes early enough that a newcomer sees the ladder
@@ -86,6 +112,13 @@ type demoPlan struct {
 	names  []string
 	access []impair.Profile
 	spike  bool
+	leaves []planLeave // in time order
+}
+
+// planLeave is a scripted leave by the player's index.
+type planLeave struct {
+	index int
+	at    time.Duration
 }
 
 // Demo is a running demo.
@@ -96,6 +129,7 @@ type Demo struct {
 	socks   []*impairedSocket
 	runners []*Runner
 	stop    sync.Once
+	leaving sync.WaitGroup // the scripted leaves' timers
 }
 
 func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
@@ -123,6 +157,22 @@ func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
 			p.access = append(p.access, prof)
 		}
 	}
+	for _, l := range cfg.Leaves {
+		i := slices.Index(p.names, l.Name)
+		bad := func(why string) error { return &DemoLeaveError{Leave: fmt.Sprintf("%s@%v", l.Name, l.At), Why: why} }
+		switch {
+		case i < 0:
+			return p, bad("no such player (the others are " + strings.Join(p.names[1:], ", ") + ")")
+		case i == 0:
+			return p, bad("that is you; --duration ends your session")
+		case l.At <= 0:
+			return p, bad("the time must be positive")
+		case slices.ContainsFunc(p.leaves, func(x planLeave) bool { return x.index == i }):
+			return p, bad(l.Name + " already leaves once")
+		}
+		p.leaves = append(p.leaves, planLeave{index: i, at: l.At})
+	}
+	slices.SortStableFunc(p.leaves, func(a, b planLeave) int { return cmp.Compare(a.at, b.at) })
 	return p, nil
 }
 
@@ -193,6 +243,20 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 		}
 		d.runners = append(d.runners, Run(s, sock, o))
 	}
+	for _, l := range plan.leaves {
+		r := d.runners[l.index]
+		d.leaving.Add(1)
+		go func() {
+			defer d.leaving.Done()
+			t := time.NewTimer(time.Until(d.start.Add(l.at)))
+			defer t.Stop()
+			select {
+			case <-t.C:
+				r.Stop()
+			case <-r.Done():
+			}
+		}()
+	}
 	return d, nil
 }
 
@@ -220,6 +284,11 @@ func (d *demoPlan) narration() []Note {
 			notes = append(notes, Note{At: CalmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
 		}
 	}
+	for _, l := range d.leaves {
+		notes = append(notes, Note{At: l.at, Text: "Demo: " + d.names[l.index] + " quits the game"})
+	}
+	// The driver shows the notes in order of time.
+	slices.SortStableFunc(notes, func(a, b Note) int { return cmp.Compare(a.At, b.At) })
 	return notes
 }
 
@@ -270,6 +339,7 @@ func (d *Demo) Wait() error {
 			err = e
 		}
 	}
+	d.leaving.Wait()
 	d.closeSockets()
 	return err
 }
@@ -520,3 +590,12 @@ func (l *delayLine) popDue(now time.Duration) (heldDatagram, bool) {
 
 // ErrDemoProfile is returned for an unknown --profile.
 var ErrDemoProfile = errors.New("live: unknown demo profile")
+
+// DemoLeaveError is a scripted leave that cannot be: unreadable, or naming
+// nobody who can leave.
+type DemoLeaveError struct {
+	Leave string // as given
+	Why   string
+}
+
+func (e *DemoLeaveError) Error() string { return "live: demo leave " + e.Leave + ": " + e.Why }

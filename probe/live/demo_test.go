@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -36,6 +37,9 @@ func playPlan(t *testing.T, plan demoPlan, seed uint64, length time.Duration) []
 	setPaths(0)
 	for _, at := range plan.changes() {
 		w.at(at, func() { setPaths(at) })
+	}
+	for _, l := range plan.leaves {
+		w.at(l.at, func() { ms[l.index].quit() })
 	}
 	w.runFor(length)
 	return ms
@@ -165,5 +169,68 @@ func TestDemoLinkProfiles(t *testing.T) {
 	one, _ := newDemoPlan(DemoConfig{Players: 3, Profile: "dsl", Name: "ada"})
 	if !slices.Equal(one.names, []string{"ada", "p2", "bob"}) || one.access[2].String() != dsl.String() {
 		t.Fatalf("names %v access %v", one.names, one.access)
+	}
+}
+
+// --leave bob@20s: the plan names bob's machine and the time, the
+// narration says so in time order among the script's lines, and played on
+// virtual time bob quits at 20 s: every other machine removes him on the
+// same frame (S7) and the game goes on without him.
+func TestDemoScriptedLeave_S7(t *testing.T) {
+	l, err := ParseDemoLeave("bob@20s")
+	if err != nil || l != (DemoLeave{Name: "bob", At: 20 * time.Second}) {
+		t.Fatalf("parse: %+v %v", l, err)
+	}
+	plan, err := newDemoPlan(DemoConfig{Players: 4, Profile: "lan", Name: "you", Spike: true, Leaves: []DemoLeave{l}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.leaves) != 1 || plan.leaves[0] != (planLeave{index: 2, at: 20 * time.Second}) {
+		t.Fatalf("leaves %+v", plan.leaves)
+	}
+	notes := plan.narration()
+	i := slices.IndexFunc(notes, func(n Note) bool { return n.Text == "Demo: bob quits the game" })
+	if i < 0 || notes[i].At != 20*time.Second || !slices.IsSortedFunc(notes, func(a, b Note) int { return int(a.At - b.At) }) {
+		t.Fatalf("narration %+v", notes)
+	}
+
+	ms := playPlan(t, plan, 3, 40*time.Second)
+	var frames []int
+	for _, m := range []*machine{ms[0], ms[1], ms[3]} {
+		f, ok := removedAt(m, "bob")
+		if !ok {
+			t.Fatalf("%s never removed bob", m.name)
+		}
+		frames = append(frames, f)
+		if m.s.Frame() < f+300 {
+			t.Fatalf("%s stopped at frame %d after removing bob at %d", m.name, m.s.Frame(), f)
+		}
+	}
+	if frames[0] != frames[1] || frames[0] != frames[2] {
+		t.Fatalf("bob removed on frames %v", frames)
+	}
+	if f := frames[0]; f < 15*30 || f > 22*30 { // the game runs a little below 30 fps while the spike makes it wait
+		t.Fatalf("bob removed on frame %d, want about 20 s in", f)
+	}
+}
+
+// A leave that cannot be is refused before anything starts.
+func TestDemoLeaveRefused(t *testing.T) {
+	for _, s := range []string{"bob", "@3s", "bob@", "bob@soon", "bob@0s", "bob@-2s"} {
+		if _, err := ParseDemoLeave(s); err == nil {
+			t.Errorf("ParseDemoLeave(%q) accepted", s)
+		}
+	}
+	for _, ls := range [][]DemoLeave{
+		{{Name: "zed", At: time.Second}},
+		{{Name: "you", At: time.Second}},
+		{{Name: "bob", At: 0}},
+		{{Name: "bob", At: time.Second}, {Name: "bob", At: 2 * time.Second}},
+	} {
+		_, err := newDemoPlan(DemoConfig{Players: 4, Profile: "mix", Name: "you", Leaves: ls})
+		var le *DemoLeaveError
+		if !errors.As(err, &le) {
+			t.Errorf("leaves %+v: %v", ls, err)
+		}
 	}
 }
