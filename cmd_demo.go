@@ -69,7 +69,7 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 				func(live.Stats) time.Duration { return d.MaxLate() })}
 		d, err = live.StartDemo(live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Speed: lf.fps,
 			Key: lf.keyBytes(), Name: lf.name, Spike: true, Logger: env.logger, Start: env.started,
-			PublishAll: env.mlisten != nil, Leaves: scripted}, opt)
+			PublishAll: env.mlisten != nil, Leaves: scripted, OnCommand: env.onCommand()}, opt)
 		if err != nil {
 			env.abandon()
 			return fail(stderr, "demo", leaveUsage(err))

@@ -223,7 +223,20 @@ func (env *liveEnv) abandon() {
 // config is the session config the shared flags make.
 func (env *liveEnv) config() live.Config {
 	return live.Config{Name: env.lf.name, Key: env.lf.keyBytes(), Speed: env.lf.fps, Logger: env.logger,
-		CommandsPerMinute: liveCommandsPerMinute}
+		CommandsPerMinute: liveCommandsPerMinute, OnCommand: env.onCommand()}
+}
+
+// onCommand stores every command this machine executes in the recording,
+// with the send frame it ran on and the frame it was scheduled for (S13);
+// nil without a recording. A write error is the Writer's, reported as the
+// run ends.
+func (env *liveEnv) onCommand() func(time.Duration, string, int, probe.Command) {
+	if env.rec == nil {
+		return nil
+	}
+	return func(at time.Duration, player string, sendFrame int, c probe.Command) {
+		env.rec.Command(at, env.lf.name, record.CommandOf(player, sendFrame, c))
+	}
 }
 
 // liveCommandsPerMinute is each live player's synthetic command rate: as in

@@ -53,6 +53,12 @@ type Config struct {
 	// OnFrame, when set, is called after each frame executes with the
 	// running checksum of every command executed so far (tests, recorder).
 	OnFrame func(frame int, checksum uint32)
+	// OnCommand, when set, is called for every command this machine
+	// executes, in execution order, before it takes effect: player issued
+	// it, it runs on sendFrame with that send frame's other commands, and
+	// c.Tag is still the frame it was scheduled for (S13; a recorder
+	// stores both). c.Payload belongs to the peer: copy it to keep it.
+	OnCommand func(now time.Duration, player string, sendFrame int, c Command)
 
 	Net    netcore.Config // Self is filled in from Self
 	Sink   Sink
@@ -683,6 +689,9 @@ func (p *Peer) executeCommands(now time.Duration, f int) {
 			continue // a removal earlier in this frame discards the rest
 		}
 		p.checksum(e.p, e.cmd)
+		if p.cfg.OnCommand != nil {
+			p.cfg.OnCommand(now, e.p.Name, f, e.cmd)
+		}
 		p.executeCommand(now, f, e.p, e.cmd)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe"
 )
 
 // The demo: one process, N players, each a real Session on its own UDP
@@ -47,6 +48,8 @@ type DemoConfig struct {
 	// if its user had quit, and the game goes on without it (S7). Yours
 	// cannot be named: --duration ends your session.
 	Leaves []DemoLeave
+	// OnCommand is your machine's Config.OnCommand (--record).
+	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
 }
 
 // DemoLeave is one scripted leave: player Name quits At after the start.
@@ -222,6 +225,7 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 			TelemetryTo: []string{d.names[0]}}
 		if i == 0 {
 			c.TelemetryTo = []string{}
+			c.OnCommand = cfg.OnCommand
 		}
 		var s *Session
 		var err error

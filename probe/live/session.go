@@ -120,6 +120,12 @@ type Config struct {
 	// OnFrame, when set, is the peer's OnFrame: called after each frame
 	// with the running checksum of executed commands (tests, recorder).
 	OnFrame func(frame int, checksum uint32)
+	// OnCommand, when set, is the peer's OnCommand: every command this
+	// machine executes, with the send frame it ran on and the frame it was
+	// scheduled for (S13; --record stores them). at is the session's time.
+	// It runs on the driver's goroutine; c.Payload must be copied to be
+	// kept.
+	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
 	// TelemetryTo names the machines a player streams its telemetry to;
 	// nil: every machine (issue 7). The demo sets it: its machines share
 	// one process, and a stream costs both ends a ring of 32 snapshots
@@ -1146,7 +1152,7 @@ func (s *Session) startGame(now time.Duration) {
 	cfg := probe.Config{
 		Self: s.self, Roster: list, Speed: s.speed, DropTimeout: s.dropTimeout,
 		Timing: rungs.StartTiming(), CommandsPerMinute: s.cfg.CommandsPerMinute, Seed: s.cfg.Seed,
-		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame,
+		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
 		// Every player streams its links to everyone: anyone can draw
 		// the admin's matrix and print every pair's link lines (issue 7).
 		Telemetry: true,

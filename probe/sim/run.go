@@ -74,6 +74,13 @@ type Options struct {
 	// OnView, when set, is called once per second of virtual time with the
 	// View of every machine still running (a recorder's link lines).
 	OnView func(v probe.View)
+	// OnCommand is called for every command a machine executes: which
+	// machine, when, who issued it, the send frame it ran on and the
+	// command with the frame it was scheduled for (S13). Every machine
+	// executes the same commands on the same frames (S7), so a recorder
+	// that wants each once keeps the first. c.Payload must be copied to be
+	// kept.
+	OnCommand func(machine string, at time.Duration, player string, sendFrame int, c probe.Command)
 }
 
 // RunWith is Run with hooks.
@@ -167,6 +174,7 @@ func (r *runner) build() error {
 			Net:               netcore.Config{Session: sc.Seed | 1},
 			Sink:              probe.SinkFunc(r.emit),
 			OnFrame:           r.onFrame(mem.Name),
+			OnCommand:         r.onCommand(mem.Name),
 		}, m.node)
 		if err != nil {
 			return err
@@ -383,4 +391,13 @@ func (r *runner) onFrame(name string) func(int, uint32) {
 		return nil
 	}
 	return func(f int, ck uint32) { r.opt.OnFrame(name, f, ck) }
+}
+
+func (r *runner) onCommand(name string) func(time.Duration, string, int, probe.Command) {
+	if r.opt.OnCommand == nil {
+		return nil
+	}
+	return func(now time.Duration, player string, sendFrame int, c probe.Command) {
+		r.opt.OnCommand(name, now, player, sendFrame, c)
+	}
 }
