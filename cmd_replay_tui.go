@@ -11,8 +11,9 @@ import (
 
 // replayTUI hands a record.Player — a probe.Feed over the recording — to
 // ui.Run, the same front end a live session uses (no second renderer). The
-// Player also offers record.Playback (pause, seek, speed ×0.5–×16) to a
-// front end that asserts its feed to it.
+// Player also has the methods of ui.Playback (record.Playback: pause, seek,
+// speed ×0.5–×16), so the TUI binds space, ←/→ and -/+ to them and shows
+// the replay's position.
 func replayTUI(rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
 	if as != "" && !hasMachine(rec, as) {
 		return fail(stderr, "replay", usagef("--as %q: the recording has no view of that machine", as))

@@ -22,7 +22,10 @@
 //     players' telemetry, each cell coloured by the tier that link alone
 //     needs (S3, S17) and marked when unmeasured, provisional or bad (L3,
 //     T4, T11), each player's waits and whom it waited for, and the ranking
-//     of who makes the others wait most (S5).
+//     of who makes the others wait most (S5);
+//   - in a replay (a feed with Playback's methods, issue 8): space, ←/→ and
+//     -/+ pause, seek and change the speed of playback, and the header
+//     shows the position.
 //
 // Themes come from package themes; the tier is always also written as a
 // word so nothing depends on colour (NO_COLOR is respected).

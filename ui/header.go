@@ -44,6 +44,11 @@ func (m *Model) header(s *session, w int) []string {
 		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
 	}
 	clock := "t " + fmtClock(v.At)
+	if m.playback != nil {
+		// The replay's position is on the session's clock: it takes t's
+		// place.
+		clock = m.playbackStatus()
+	}
 	if m.opts.Clock != nil {
 		clock += "  " + m.opts.Clock().Format("15:04:05")
 	}

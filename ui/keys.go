@@ -15,6 +15,11 @@ type keyMap struct {
 	Sort, Reverse      key.Binding
 	Close              key.Binding
 	Left, Right, Apply key.Binding
+
+	// A replay's keys (Playback), shown only when the feed is one.
+	PlayPause, SeekBack, SeekForward key.Binding
+	Slower, Faster                   key.Binding
+	replay                           bool
 }
 
 func newKeyMap() keyMap {
@@ -37,19 +42,33 @@ func newKeyMap() keyMap {
 		Left:     key.NewBinding(key.WithKeys("left", "h", "-"), key.WithHelp("←/→", "game speed")),
 		Right:    key.NewBinding(key.WithKeys("right", "l", "+"), key.WithHelp("→", "faster")),
 		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply speed")),
+
+		PlayPause:   key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
+		SeekBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "seek 10 s")),
+		SeekForward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "seek 10 s on")),
+		Slower:      key.NewBinding(key.WithKeys("-"), key.WithHelp("-/+", "replay speed")),
+		Faster:      key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "faster")),
 	}
 }
 
 // ShortHelp is the footer line (bubbles/help.KeyMap).
 func (k keyMap) ShortHelp() []key.Binding {
+	if k.replay {
+		return []key.Binding{k.Help, k.PlayPause, k.SeekBack, k.Slower, k.NextView, k.Up, k.Quit}
+	}
 	return []key.Binding{k.Help, k.NextView, k.Up, k.Focus, k.Options, k.Pause, k.Theme, k.Quit}
 }
 
 // FullHelp is the help screen.
 func (k keyMap) FullHelp() [][]key.Binding {
+	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse}
+	if k.replay {
+		// Under the views' keys, where the column has room at 80 columns.
+		views = append(views, k.PlayPause, k.SeekBack, k.Slower)
+	}
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Focus, k.PageUp, k.PageDown},
-		{k.NextView, k.PrevView, k.Sort, k.Reverse},
+		views,
 		{k.Options, k.Pause, k.Theme, k.Help, k.Close, k.Quit},
 	}
 }

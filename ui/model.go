@@ -60,8 +60,10 @@ type Options struct {
 // value is not usable.
 type Model struct {
 	feed probe.Feed
-	opts Options
-	stop chan struct{} // closed by Run when the program ends
+	// playback is the feed's replay controls, nil for a live feed.
+	playback Playback
+	opts     Options
+	stop     chan struct{} // closed by Run when the program ends
 
 	r     *lipgloss.Renderer
 	st    styles
@@ -125,6 +127,9 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 		r.SetColorProfile(termenv.Ascii)
 	}
 	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), r: r, keys: newKeyMap(), help: help.New(), live: newSession(), dirty: true, tick: tea.Tick}
+	if pb, ok := feed.(Playback); ok {
+		m.playback, m.keys.replay = pb, true
+	}
 	m.setTheme(th)
 	return m, nil
 }
@@ -215,6 +220,11 @@ func (m *Model) Init() tea.Cmd { return m.waitFeed() }
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case updateMsg:
+		if m.playback != nil && m.live.have && msg.u.View.At < m.live.view.At {
+			// A replay sought back: it hands out every event from the
+			// start again, and the picture starts over with them.
+			m.live = newSession()
+		}
 		m.live.apply(msg.u)
 		if !m.paused {
 			m.dirty = true
@@ -278,6 +288,9 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, k.Help, k.Close) {
 			m.showHelp = false
 		}
+		return nil
+	}
+	if m.playback != nil && m.playbackKey(msg) {
 		return nil
 	}
 	if sc := screens[m.screen]; sc.key != nil && sc.key(m, msg) {
@@ -429,7 +442,7 @@ func (m *Model) helpScreen(w, h int) string {
 	lines = append(lines, "",
 		m.st.muted.Render("Mouse: the wheel moves through links; click a row to focus it,"),
 		m.st.muted.Render("       a heading to sort by it, a tab to open it."),
-		m.st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), ←/→ to whom (the column)."),
+		m.st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), "+m.matrixColumnKeys()+" to whom (the column)."),
 		m.st.muted.Render("Unknown values show as "+unknown+", never 0. Loss and resend shares are"),
 		m.st.muted.Render("per interval, differenced from the cumulative totals (L5)."))
 	return block(lines, w, h)
