@@ -26,12 +26,11 @@ const (
 
 func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindAlive }
 
-// Refusals the session layer adds to netcore's (which stops at 4). A
-// refusal travels in a Refuse record; netcore keeps reasons it does not
-// know, so these need no change to the wire.
+// Refusals the session layer gives; netcore names every reason so the
+// numbers stay stable on the wire (S19).
 const (
-	RefuseNameTaken netcore.RefuseReason = 5 // another machine in the session has that name
-	RefuseBadName   netcore.RefuseReason = 6 // empty, too long, or not printable
+	RefuseNameTaken = netcore.RefuseNameTaken // another machine in the session has that name
+	RefuseBadName   = netcore.RefuseBadName   // empty, too long, or not printable
 )
 
 // Limits of what a roster may hold. maxMembers bounds the roster's size on
