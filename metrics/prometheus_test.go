@@ -149,7 +149,11 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 	for _, name := range contractCounters {
 		series := query(name)
 		if len(series) != 12 {
-			t.Fatalf("%s: %d series, want 12 (4 players × 3 links, bob's kept after he left)", name, len(series))
+			var labels []string
+			for _, s := range series {
+				labels = append(labels, fmt.Sprint(s.Metric))
+			}
+			t.Fatalf("%s: %d series, want 12 (4 players × 3 links, bob's kept after he left): %v", name, len(series), labels)
 		}
 		for _, s := range series {
 			if session == "" {
