@@ -297,16 +297,6 @@ func FuzzLossWindow(f *testing.F) {
 			}
 			seqs = append(seqs, region+int64(i/2)+off)
 		}
-		var w recvWindow
-		var loss Loss
-		m := &windowModel{}
-		for i, s := range seqs {
-			held := w.observe(uint32(s), &loss) == seqHeld
-			wantHeld := m.observe(s)
-			e, x := m.totals()
-			if loss.Expected != e || loss.Missing != x || held != wantHeld {
-				t.Fatalf("after %v: window %d/%d held %v, model %d/%d held %v", seqs[:i+1], loss.Missing, loss.Expected, held, x, e, wantHeld)
-			}
-		}
+		checkWindow(t, "fuzz", seqs)
 	})
 }
