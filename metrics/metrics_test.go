@@ -238,23 +238,6 @@ func TestCountersNeverDecrease_L5(t *testing.T) {
 	}
 }
 
-func TestFoldTotalsMonotonic_L5(t *testing.T) {
-	var f Fold
-	steps := []Counts{{Sent: 5}, {Sent: 9, PeerExpected: 4}, {Sent: 9, PeerExpected: 2}, {Sent: 1}, {Sent: 3, PeerLost: 1}}
-	var prev Counts
-	for i, c := range steps {
-		f.Observe(c)
-		got := f.Total()
-		if got.Sent < prev.Sent || got.PeerExpected < prev.PeerExpected || got.PeerLost < prev.PeerLost {
-			t.Fatalf("step %d: %+v after %+v", i, got, prev)
-		}
-		prev = got
-	}
-	if prev.Sent != 12 || prev.PeerExpected != 4 || prev.PeerLost != 1 {
-		t.Fatalf("total %+v", prev)
-	}
-}
-
 // simFeed runs a scenario and returns every machine's Views, one batch per
 // virtual second, as the Updates a live feed would hand a sink; a machine
 // whose Views stop (it left) gets its last update with Done set.

@@ -81,13 +81,6 @@ type ReportView struct {
 	Fresh   bool
 }
 
-// LossTotals are cumulative datagram counts (L1, L5).
-type LossTotals struct {
-	Sent, Retransmitted, Expected, Missing uint64
-	PeerExpected, PeerMissing              uint64
-	PeerKnown                              bool
-}
-
 // View takes a picture of the peer at now.
 func (p *Peer) View(now time.Duration) View {
 	v := View{At: now, Self: p.self.Name, Frame: p.frame, Started: p.started, Speed: p.speed, Stalled: p.stalled}

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lagscope/lagscope/metrics"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -19,7 +18,7 @@ const (
 type linkAcc struct {
 	from, to   string
 	srtt, rvar []float64
-	fold       metrics.Fold
+	fold       probe.LinkFold
 	bad        []Episode
 	badSince   time.Duration
 	inBad      bool
@@ -62,7 +61,7 @@ func Summarize(rec *Recording) *Report {
 		if ls.RTTVARMs != nil {
 			a.rvar = append(a.rvar, *ls.RTTVARMs)
 		}
-		a.fold.Observe(countsOf(ls, waited))
+		a.fold.Observe(probe.LinkView{LinkStat: ls, Caused: waited}.Counts())
 		switch {
 		case bad && !a.inBad:
 			a.inBad, a.badSince = true, at
@@ -221,17 +220,6 @@ func Summarize(rec *Recording) *Report {
 		return r.Causes[i].Cause < r.Causes[j].Cause
 	})
 	return r
-}
-
-func countsOf(ls probe.LinkStat, waited time.Duration) metrics.Counts {
-	v := func(p *uint64) uint64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	return metrics.Counts{Sent: v(ls.Sent), Retransmitted: v(ls.Retransmitted), Expected: v(ls.Expected), Lost: v(ls.Missing),
-		PeerExpected: v(ls.PeerExpected), PeerLost: v(ls.PeerMissing), Waited: waited}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
