@@ -181,11 +181,12 @@ func (e *Exporter) register(m metric.Meter) error {
 	return err
 }
 
-func seconds(ms *float64) *float64 {
-	if ms == nil {
+// seconds is a gauge's value; nil while unknown (L3).
+func seconds(d time.Duration, known bool) *float64 {
+	if !known {
 		return nil
 	}
-	s := *ms / 1000
+	s := d.Seconds()
 	return &s
 }
 
@@ -209,9 +210,10 @@ func (e *Exporter) Observe(u probe.Update) {
 				e.links[k] = l
 				e.order = append(e.order, k)
 			}
-			l.fold.Observe(lv.Counts())
+			l.fold.Observe(lv.Counts(lv.Caused))
 			l.live = true
-			l.srtt, l.rttvar, l.rto, l.connTO = seconds(lv.SRTTMs), seconds(lv.RTTVARMs), seconds(lv.RTOMs), seconds(lv.ConnTimeoutMs)
+			l.srtt, l.rttvar = seconds(lv.SRTT, lv.RTTKnown), seconds(lv.RTTVAR, lv.RTTKnown)
+			l.rto, l.connTO = seconds(lv.RTO, true), seconds(lv.ConnTimeout, true)
 			seen[lv.Peer] = true
 		}
 	}

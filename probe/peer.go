@@ -437,11 +437,7 @@ func (p *Peer) watchLinks(now time.Duration) {
 			continue
 		}
 		pl.bad = st.Bad
-		text := "Connection to " + pl.Name + " recovered"
-		if st.Bad {
-			text = "Connection to " + pl.Name + " has gone bad"
-		}
-		p.emit(&MessageEvent{Header: Header{Type: "message", Frame: p.frame}, Text: text, Player: p.self.Name})
+		p.emit(linkMessage(p.frame, p.self.Name, pl.Name, st.Bad))
 	}
 	p.flushEvents()
 }
@@ -605,7 +601,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 			cause = c.Name
 			c.caused += wait
 		}
-		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: ms(wait), Cause: cause})
+		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: Ms(wait), Cause: cause})
 	}
 	if p.sched.IsSendFrame(f) {
 		p.executeCommands(now, f)
@@ -728,10 +724,10 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		}
 		rep := rungs.Report{Player: from.idx, Frame: f, HasRTT: r.RTTMicros != noRTT,
 			Wait: time.Duration(r.WaitMicros) * time.Microsecond, Process: time.Duration(r.ProcessMicros) * time.Microsecond}
-		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: ms(rep.Wait), ProcessMs: ms(rep.Process)}
+		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: Ms(rep.Wait), ProcessMs: Ms(rep.Process)}
 		if rep.HasRTT {
 			rep.RTT = time.Duration(r.RTTMicros) * time.Microsecond
-			v := ms(rep.RTT)
+			v := Ms(rep.RTT)
 			ev.RTTMs = &v
 		}
 		p.record.Add(rep)
@@ -748,8 +744,8 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		p.sched.Change(f, target, int(t.FPS))
 		p.emitNet(&TimingEvent{Header: Header{Type: "timing"}, Decided: int(t.Decided), SendPeriod: target.SendPeriod,
 			LookAhead: target.LookAhead, Rung: target.Rung(), Tier: target.Tier().String(), FPS: int(t.FPS), Reason: d.Reason.String()})
-		if msg, ok := rungs.TierMessage(prev, target); ok {
-			p.emitNet(&MessageEvent{Header: Header{Type: "message"}, Text: msg})
+		if m := tierMessage(prev, target); m != nil {
+			p.emitNet(m)
 		}
 	case CmdRemove:
 		r, err := decodeRemove(c.Payload)
@@ -1032,8 +1028,7 @@ func (p *Peer) compareChecksum(pl *player, f int, ck uint32) {
 		return
 	}
 	pl.desynced = true
-	p.emit(&MessageEvent{Header: Header{Type: "message", Frame: p.frame},
-		Text: fmt.Sprintf("Desync with %s at frame %d", pl.Name, f), Player: p.self.Name})
+	p.emit(desyncMessage(p.frame, p.self.Name, pl.Name, f))
 	p.flushEvents()
 }
 
@@ -1078,7 +1073,7 @@ func (p *Peer) LinkStat(peer netcore.PeerID) (LinkStat, bool) {
 	if pl == nil || !ok {
 		return LinkStat{}, false
 	}
-	return linkStat(p.self.Name, pl.Name, st), true
+	return LinkOf(p.self.Name, pl.Name, st).Stat(), true
 }
 
 // Links lists every link this machine has, in house order.
@@ -1097,11 +1092,5 @@ func (p *Peer) Links() []LinkStat {
 
 // Summary is this machine's own totals for the summary line.
 func (p *Peer) Summary() PlayerSummary {
-	return PlayerSummary{Player: p.self.Name, TotalWaitMs: ms(p.waitTotal), MaxWaitMs: ms(p.waitMax), Frames: p.frames}
+	return PlayerSummary{Player: p.self.Name, TotalWaitMs: Ms(p.waitTotal), MaxWaitMs: Ms(p.waitMax), Frames: p.frames}
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func msp(d time.Duration) *float64 { v := ms(d); return &v }
-
-func u64p(v uint64) *uint64 { return &v }

@@ -66,14 +66,9 @@ func (f *LinkFold) Retire() {
 // Total is the counter value: never less than any earlier Total.
 func (f *LinkFold) Total() LinkCounts { return f.retired.plus(f.live) }
 
-// Counts are the link's cumulative totals as a fold takes them; an
-// unknown total (L3) counts as nothing yet.
-func (l LinkView) Counts() LinkCounts {
-	v := func(p *uint64) uint64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	return LinkCounts{v(l.Sent), v(l.Retransmitted), v(l.Expected), v(l.Missing), v(l.PeerExpected), v(l.PeerMissing), l.Caused}
+// Counts are the link's cumulative totals as a fold takes them, with the
+// time its machine waited for the peer's commands; an unknown total (L3)
+// counts as nothing yet.
+func (l Link) Counts(waited time.Duration) LinkCounts {
+	return LinkCounts{l.Sent, l.Retransmitted, l.Expected, l.Missing, l.PeerExpected, l.PeerMissing, waited}
 }

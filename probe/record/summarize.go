@@ -26,6 +26,75 @@ type linkAcc struct {
 	samples    int
 }
 
+// sample takes the link as it stood at at.
+func (a *linkAcc) sample(at time.Duration, l probe.Link, waited time.Duration, bad bool) {
+	a.samples++
+	a.last = at
+	if l.RTTKnown {
+		a.srtt = append(a.srtt, probe.Ms(l.SRTT))
+		a.rvar = append(a.rvar, probe.Ms(l.RTTVAR))
+	}
+	a.fold.Observe(l.Counts(waited))
+	switch {
+	case bad && !a.inBad:
+		a.inBad, a.badSince = true, at
+	case !bad && a.inBad:
+		a.endBad(at)
+	}
+}
+
+// endBad closes the open bad episode at at.
+func (a *linkAcc) endBad(at time.Duration) {
+	a.inBad = false
+	a.bad = append(a.bad, Episode{FromMs: probe.Ms(a.badSince), ToMs: probe.Ms(at)})
+}
+
+// report is the link's row.
+func (a *linkAcc) report() LinkReport {
+	if a.inBad {
+		a.bad = append(a.bad, Episode{FromMs: probe.Ms(a.badSince), ToMs: probe.Ms(a.last), Open: true})
+	}
+	t := a.fold.Total()
+	lr := LinkReport{From: a.from, To: a.to, Samples: a.samples, SRTT: spread(a.srtt), Jitter: mean(a.rvar),
+		Sent: t.Sent, Retransmitted: t.Retransmitted, Expected: t.Expected, Lost: t.Lost, PeerExpected: t.PeerExpected, PeerLost: t.PeerLost,
+		ResendShare: share(t.Retransmitted, t.Sent), InboundLoss: share(t.Lost, t.Expected), OutboundLoss: share(t.PeerLost, t.PeerExpected),
+		Bad: a.bad}
+	if lr.Bad == nil {
+		lr.Bad = []Episode{}
+	}
+	return lr
+}
+
+type cmdKey struct {
+	player      string
+	seq         uint32
+	frame, send int
+}
+
+// summary is the state of one pass over a recording's records.
+type summary struct {
+	r *Report
+	// hasViews: link numbers come from the Views (with waits and the bad
+	// flag); a recording without any falls back to its link lines.
+	hasViews bool
+
+	links     map[[2]string]*linkAcc
+	linkOrder [][2]string
+	lastView  map[string][]probe.LinkView
+
+	players     map[string]bool
+	playerOrder []string
+
+	// Network events are the same on every machine (S7): a recording of
+	// several machines keeps each once.
+	seenNet map[string]bool
+	causes  map[string]*CauseRow
+	stalls  []WaitRow
+
+	seenCmd map[cmdKey]bool
+	cmds    map[string]*CommandRow
+}
+
 // Summarize builds the report of a recording.
 func Summarize(rec *Recording) *Report {
 	r := &Report{Program: rec.Header.Program, Session: rec.Header.Session, Protocol: rec.Header.Protocol, Virtual: rec.Header.Virtual,
@@ -33,152 +102,144 @@ func Summarize(rec *Recording) *Report {
 	if rec.Stop != nil {
 		r.Stopped = rec.Stop.Error()
 	}
-	hasViews := false
+	s := &summary{r: r, links: map[[2]string]*linkAcc{}, lastView: map[string][]probe.LinkView{}, players: map[string]bool{},
+		seenNet: map[string]bool{}, causes: map[string]*CauseRow{}, seenCmd: map[cmdKey]bool{}, cmds: map[string]*CommandRow{}}
 	for _, x := range rec.Records {
 		if x.Kind == KindView {
-			hasViews = true
+			s.hasViews = true
 			break
 		}
 	}
-	links := map[[2]string]*linkAcc{}
-	var order [][2]string
-	acc := func(from, to string) *linkAcc {
-		k := [2]string{from, to}
-		a := links[k]
-		if a == nil {
-			a = &linkAcc{from: from, to: to}
-			links[k] = a
-			order = append(order, k)
-		}
-		return a
-	}
-	sample := func(at time.Duration, a *linkAcc, ls probe.LinkStat, waited time.Duration, bad bool) {
-		a.samples++
-		a.last = at
-		if ls.SRTTMs != nil {
-			a.srtt = append(a.srtt, *ls.SRTTMs)
-		}
-		if ls.RTTVARMs != nil {
-			a.rvar = append(a.rvar, *ls.RTTVARMs)
-		}
-		a.fold.Observe(probe.LinkView{LinkStat: ls, Caused: waited}.Counts())
-		switch {
-		case bad && !a.inBad:
-			a.inBad, a.badSince = true, at
-		case !bad && a.inBad:
-			a.inBad = false
-			a.bad = append(a.bad, Episode{FromMs: ms(a.badSince), ToMs: ms(at)})
-		}
-	}
-	players := map[string]bool{}
-	var playerOrder []string
-	seenPlayer := func(n string) {
-		if n != "" && !players[n] {
-			players[n] = true
-			playerOrder = append(playerOrder, n)
-		}
-	}
-	// Network events are the same on every machine (S7): a recording of
-	// several machines keeps each once.
-	seenNet := map[string]bool{}
-	causes := map[string]*CauseRow{}
-	var stalls []WaitRow
-	lastView := map[string][]probe.LinkView{}
-	type cmdKey struct {
-		player      string
-		seq         uint32
-		frame, send int
-	}
-	seenCmd := map[cmdKey]bool{}
-	cmds := map[string]*CommandRow{}
 	for _, x := range rec.Records {
 		r.Length = max(r.Length, x.At)
 		switch x.Kind {
 		case KindCommand:
-			c := x.Command
-			k := cmdKey{c.Player, c.Seq, c.Frame, c.SendFrame}
-			if seenCmd[k] {
-				continue
-			}
-			seenCmd[k] = true
-			row := cmds[c.Player]
-			if row == nil {
-				row = &CommandRow{Player: c.Player}
-				cmds[c.Player] = row
-			}
-			row.Count++
-			if c.Moved() {
-				row.Moved++
-			}
+			s.command(x.Command)
 		case KindView:
-			v := x.View
-			seenPlayer(v.Self)
-			if r.Session == "" {
-				// A live recording's header is written before the session
-				// has a name (a joiner learns it from the Welcome).
-				r.Session = v.Session
-			}
-			present := map[string]bool{}
-			for _, l := range v.Links {
-				present[l.Peer] = true
-				sample(x.At, acc(v.Self, l.Peer), l.LinkStat, l.Caused, l.Bad || l.State == "bad")
-			}
-			// A link gone from the picture has ended: its totals stay.
-			for _, l := range lastView[v.Self] {
-				if !present[l.Peer] {
-					a := acc(v.Self, l.Peer)
-					a.fold.Retire()
-					if a.inBad {
-						a.inBad = false
-						a.bad = append(a.bad, Episode{FromMs: ms(a.badSince), ToMs: ms(x.At)})
-					}
-				}
-			}
-			lastView[v.Self] = v.Links
+			s.view(x.At, x.View)
 		case KindEvent:
-			if x.Event == nil {
-				continue
-			}
-			if x.Event.Network() {
-				key := string(x.Raw)
-				if seenNet[key] {
-					continue
-				}
-				seenNet[key] = true
-			}
-			switch e := x.Event.(type) {
-			case *probe.LinkEvent:
-				if !hasViews {
-					sample(x.At, acc(e.From, e.To), e.LinkStat, 0, e.State == "bad")
-				}
-			case *probe.TimingEvent:
-				r.Timing = append(r.Timing, TimingRow{AtMs: ms(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
-					Rung: e.Rung, Tier: e.Tier, FPS: e.FPS, Reason: e.Reason})
-			case *probe.StallEvent:
-				seenPlayer(e.Player)
-				stalls = append(stalls, WaitRow{AtMs: ms(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
-				c := causes[e.Cause]
-				if c == nil {
-					c = &CauseRow{Cause: e.Cause, Of: map[string]float64{}}
-					causes[e.Cause] = c
-				}
-				c.TotalMs += e.WaitMs
-				c.Waits++
-				c.Of[e.Player] += e.WaitMs
-			case *probe.ReportEvent:
-				seenPlayer(e.Player)
-			case *probe.RemovedEvent:
-				r.Removed = append(r.Removed, RemovedRow{AtMs: ms(x.At), Frame: e.Frame, Player: e.Player})
+			s.event(x)
+		}
+	}
+	s.finish()
+	return r
+}
+
+func (s *summary) acc(from, to string) *linkAcc {
+	k := [2]string{from, to}
+	a := s.links[k]
+	if a == nil {
+		a = &linkAcc{from: from, to: to}
+		s.links[k] = a
+		s.linkOrder = append(s.linkOrder, k)
+	}
+	return a
+}
+
+func (s *summary) seenPlayer(n string) {
+	if n != "" && !s.players[n] {
+		s.players[n] = true
+		s.playerOrder = append(s.playerOrder, n)
+	}
+}
+
+// command counts an executed command once, however many machines
+// recorded it.
+func (s *summary) command(c *Command) {
+	k := cmdKey{c.Player, c.Seq, c.Frame, c.SendFrame}
+	if s.seenCmd[k] {
+		return
+	}
+	s.seenCmd[k] = true
+	row := s.cmds[c.Player]
+	if row == nil {
+		row = &CommandRow{Player: c.Player}
+		s.cmds[c.Player] = row
+	}
+	row.Count++
+	if c.Moved() {
+		row.Moved++
+	}
+}
+
+// view samples a machine's links and retires those gone from its picture.
+func (s *summary) view(at time.Duration, v *probe.View) {
+	s.seenPlayer(v.Self)
+	if s.r.Session == "" {
+		// A live recording's header is written before the session
+		// has a name (a joiner learns it from the Welcome).
+		s.r.Session = v.Session
+	}
+	present := map[string]bool{}
+	for _, l := range v.Links {
+		present[l.Peer] = true
+		s.acc(v.Self, l.Peer).sample(at, l.Link, l.Caused, l.Bad || l.State == probe.LinkBad)
+	}
+	// A link gone from the picture has ended: its totals stay.
+	for _, l := range s.lastView[v.Self] {
+		if !present[l.Peer] {
+			a := s.acc(v.Self, l.Peer)
+			a.fold.Retire()
+			if a.inBad {
+				a.endBad(at)
 			}
 		}
 	}
-	r.LengthMs = ms(r.Length)
-	r.Players = playerOrder
+	s.lastView[v.Self] = v.Links
+}
+
+func (s *summary) event(x Record) {
+	if x.Event == nil {
+		return
+	}
+	if x.Event.Network() {
+		key := string(x.Raw)
+		if s.seenNet[key] {
+			return
+		}
+		s.seenNet[key] = true
+	}
+	r := s.r
+	switch e := x.Event.(type) {
+	case *probe.LinkEvent:
+		if s.hasViews {
+			return
+		}
+		if l, err := e.LinkStat.Link(); err == nil {
+			s.acc(e.From, e.To).sample(x.At, l, 0, l.State == probe.LinkBad)
+		}
+	case *probe.TimingEvent:
+		r.Timing = append(r.Timing, TimingRow{AtMs: probe.Ms(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
+			Rung: e.Rung, Tier: e.Tier, FPS: e.FPS, Reason: e.Reason})
+	case *probe.StallEvent:
+		s.seenPlayer(e.Player)
+		s.stalls = append(s.stalls, WaitRow{AtMs: probe.Ms(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
+		c := s.causes[e.Cause]
+		if c == nil {
+			c = &CauseRow{Cause: e.Cause, Of: map[string]float64{}}
+			s.causes[e.Cause] = c
+		}
+		c.TotalMs += e.WaitMs
+		c.Waits++
+		c.Of[e.Player] += e.WaitMs
+	case *probe.ReportEvent:
+		s.seenPlayer(e.Player)
+	case *probe.RemovedEvent:
+		r.Removed = append(r.Removed, RemovedRow{AtMs: probe.Ms(x.At), Frame: e.Frame, Player: e.Player})
+	}
+}
+
+// finish orders and trims what the pass gathered.
+func (s *summary) finish() {
+	r := s.r
+	r.LengthMs = probe.Ms(r.Length)
+	r.Players = s.playerOrder
 	if r.Players == nil {
 		r.Players = []string{}
 	}
 	// Links in name order: the order machines first showed them depends on
 	// who joined first, which a reader cannot see.
+	order := s.linkOrder
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i][0] != order[j][0] {
 			return order[i][0] < order[j][0]
@@ -186,31 +247,19 @@ func Summarize(rec *Recording) *Report {
 		return order[i][1] < order[j][1]
 	})
 	for _, k := range order {
-		a := links[k]
-		if a.inBad {
-			a.bad = append(a.bad, Episode{FromMs: ms(a.badSince), ToMs: ms(a.last), Open: true})
-		}
-		t := a.fold.Total()
-		lr := LinkReport{From: a.from, To: a.to, Samples: a.samples, SRTT: spread(a.srtt), Jitter: mean(a.rvar),
-			Sent: t.Sent, Retransmitted: t.Retransmitted, Expected: t.Expected, Lost: t.Lost, PeerExpected: t.PeerExpected, PeerLost: t.PeerLost,
-			ResendShare: share(t.Retransmitted, t.Sent), InboundLoss: share(t.Lost, t.Expected), OutboundLoss: share(t.PeerLost, t.PeerExpected),
-			Bad: a.bad}
-		if lr.Bad == nil {
-			lr.Bad = []Episode{}
-		}
-		r.Links = append(r.Links, lr)
+		r.Links = append(r.Links, s.links[k].report())
 	}
 	if n := len(r.Timing); n > reportTimingRows {
 		r.TimingOmitted = n - reportTimingRows
 		r.Timing = r.Timing[n-reportTimingRows:]
 	}
-	for _, row := range cmds {
+	for _, row := range s.cmds {
 		r.Commands = append(r.Commands, *row)
 	}
 	sort.Slice(r.Commands, func(i, j int) bool { return r.Commands[i].Player < r.Commands[j].Player })
-	sort.SliceStable(stalls, func(i, j int) bool { return stalls[i].WaitMs > stalls[j].WaitMs })
-	r.Waits = append(r.Waits, stalls[:min(len(stalls), reportWaitRows)]...)
-	for _, c := range causes {
+	sort.SliceStable(s.stalls, func(i, j int) bool { return s.stalls[i].WaitMs > s.stalls[j].WaitMs })
+	r.Waits = append(r.Waits, s.stalls[:min(len(s.stalls), reportWaitRows)]...)
+	for _, c := range s.causes {
 		r.Causes = append(r.Causes, *c)
 	}
 	sort.Slice(r.Causes, func(i, j int) bool {
@@ -219,10 +268,7 @@ func Summarize(rec *Recording) *Report {
 		}
 		return r.Causes[i].Cause < r.Causes[j].Cause
 	})
-	return r
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func share(part, whole uint64) *float64 {
 	if whole == 0 {

@@ -101,7 +101,7 @@ func (w *Writer) EventLine(at time.Duration, from string, raw []byte) error {
 
 // View appends a machine's picture.
 func (w *Writer) View(v probe.View) error {
-	return w.add(KindView, envelope{AtNs: int64(v.At), From: v.Self, View: &v})
+	return w.add(KindView, envelope{AtNs: int64(v.At), From: v.Self, View: recordOf(&v)})
 }
 
 // Command appends a command that machine from executed at time at (S13).
