@@ -146,7 +146,7 @@ func (m *Model) playersScreen(s *session, w, h, y int) string {
 		if r := p.Report; r != nil {
 			rep = "f" + strconv.Itoa(r.Frame)
 			if r.RTT != nil {
-				rtt = fmtMsVal(float64(*r.RTT) / float64(time.Millisecond))
+				rtt = fmtMs(*r.RTT, true)
 			} else {
 				rtt = unknown + " (S6)"
 			}

@@ -245,7 +245,7 @@ func (s *session) take(v probe.View) {
 func (s *session) event(at time.Duration, e probe.Event) {
 	h := probe.Head(e)
 	if h.TMs != nil {
-		at = time.Duration(*h.TMs * float64(time.Millisecond))
+		at = probe.MsDuration(*h.TMs)
 	}
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {

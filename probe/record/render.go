@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/lagscope/lagscope/probe"
 )
 
 // Formats of a report.
@@ -49,7 +51,7 @@ func pct(p *float64) string {
 }
 
 func clock(msv float64) string {
-	d := time.Duration(msv * float64(time.Millisecond)).Round(time.Second)
+	d := probe.MsDuration(msv).Round(time.Second)
 	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 

@@ -118,7 +118,7 @@ func (w *Writer) Observe(u probe.Update) {
 	for _, e := range u.Events {
 		at := u.View.At
 		if h := probe.Head(e); h.TMs != nil {
-			at = time.Duration(*h.TMs * float64(time.Millisecond))
+			at = probe.MsDuration(*h.TMs)
 		}
 		w.Event(at, self, e)
 	}
