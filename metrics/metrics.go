@@ -40,72 +40,10 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// Counts are one link's cumulative datagram totals (L1, L4) and the time
-// its machine spent waiting for the peer's commands.
-type Counts struct {
-	Sent, Retransmitted, Expected, Lost uint64
-	PeerExpected, PeerLost              uint64
-	Waited                              time.Duration
-}
-
-func (c Counts) plus(d Counts) Counts {
-	return Counts{c.Sent + d.Sent, c.Retransmitted + d.Retransmitted, c.Expected + d.Expected, c.Lost + d.Lost,
-		c.PeerExpected + d.PeerExpected, c.PeerLost + d.PeerLost, c.Waited + d.Waited}
-}
-
-// restarted: one of this end's own totals went down, which a living link
-// never does, so this is a new link under the same names.
-func (c Counts) restarted(from Counts) bool {
-	return c.Sent < from.Sent || c.Retransmitted < from.Retransmitted || c.Expected < from.Expected || c.Lost < from.Lost
-}
-
-func (c Counts) highWater(d Counts) Counts {
-	return Counts{max(c.Sent, d.Sent), max(c.Retransmitted, d.Retransmitted), max(c.Expected, d.Expected), max(c.Lost, d.Lost),
-		max(c.PeerExpected, d.PeerExpected), max(c.PeerLost, d.PeerLost), max(c.Waited, d.Waited)}
-}
-
-// Fold turns the totals of successive link lives into counters that never
-// decrease (L5): the high-water mark of the live link plus everything
-// retired links reached.
-type Fold struct {
-	retired Counts
-	live    Counts
-}
-
-// Observe takes the link's current totals. Totals below the high-water mark
-// of this end's own counts mean the link restarted: the old life retires.
-// The peer's half travels unreliably and may arrive out of order, so within
-// one life its largest value is the true one (L4).
-func (f *Fold) Observe(c Counts) {
-	if c.restarted(f.live) {
-		f.Retire()
-	}
-	f.live = f.live.highWater(c)
-}
-
-// Retire ends the current life: its totals stay in the counter.
-func (f *Fold) Retire() {
-	f.retired = f.retired.plus(f.live)
-	f.live = Counts{}
-}
-
-// Total is the counter value: never less than any earlier Total.
-func (f *Fold) Total() Counts { return f.retired.plus(f.live) }
-
-func countsOf(l probe.LinkView) Counts {
-	v := func(p *uint64) uint64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	return Counts{v(l.Sent), v(l.Retransmitted), v(l.Expected), v(l.Missing), v(l.PeerExpected), v(l.PeerMissing), l.Caused}
-}
-
 type linkKey struct{ player, peer string }
 
 type link struct {
-	fold   Fold
+	fold   probe.LinkFold
 	live   bool
 	srtt   *float64 // seconds; nil while unknown (L3)
 	rttvar *float64
@@ -243,11 +181,12 @@ func (e *Exporter) register(m metric.Meter) error {
 	return err
 }
 
-func seconds(ms *float64) *float64 {
-	if ms == nil {
+// seconds is a gauge's value; nil while unknown (L3).
+func seconds(d time.Duration, known bool) *float64 {
+	if !known {
 		return nil
 	}
-	s := *ms / 1000
+	s := d.Seconds()
 	return &s
 }
 
@@ -271,9 +210,10 @@ func (e *Exporter) Observe(u probe.Update) {
 				e.links[k] = l
 				e.order = append(e.order, k)
 			}
-			l.fold.Observe(countsOf(lv))
+			l.fold.Observe(lv.Counts(lv.Caused))
 			l.live = true
-			l.srtt, l.rttvar, l.rto, l.connTO = seconds(lv.SRTTMs), seconds(lv.RTTVARMs), seconds(lv.RTOMs), seconds(lv.ConnTimeoutMs)
+			l.srtt, l.rttvar = seconds(lv.SRTT, lv.RTTKnown), seconds(lv.RTTVAR, lv.RTTKnown)
+			l.rto, l.connTO = seconds(lv.RTO, true), seconds(lv.ConnTimeout, true)
 			seen[lv.Peer] = true
 		}
 	}

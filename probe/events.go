@@ -79,6 +79,10 @@ type MessageEvent struct {
 	Header
 	Text   string `json:"text"`
 	Player string `json:"player,omitempty"`
+	// Kind and Subject type the line for front ends (an alarm, a tier);
+	// they are not written: the text says the same to a reader.
+	Kind    MessageKind `json:"-"`
+	Subject string      `json:"-"`
 }
 
 // RemovedEvent: a removal executed.

@@ -45,9 +45,9 @@ type MatrixPlayer struct {
 
 // MatrixLink is one directed link From → To as From measures it.
 type MatrixLink struct {
-	// LinkStat carries the values in the NDJSON link line's units; what
-	// From cannot know yet is nil (L3, L4).
-	LinkStat
+	// Link carries the values; what From cannot know yet is flagged
+	// unknown (L3, L4).
+	Link
 	// Observer: To is an observer (it has no column in the matrix).
 	Observer bool
 	// Caused is the total time From waited for To's commands: who makes
@@ -57,7 +57,7 @@ type MatrixLink struct {
 
 // Bad reports whether a packet on the link has outlived the connection
 // timeout (T11).
-func (l *MatrixLink) Bad() bool { return l.State == "bad" }
+func (l *MatrixLink) Bad() bool { return l.State == LinkBad }
 
 // Player returns the row of the named player, or nil.
 func (m *MatrixView) Player(name string) *MatrixPlayer {
@@ -88,7 +88,7 @@ func (m *MatrixView) Link(from, to string) (*MatrixLink, bool) {
 func (m *MatrixView) LinkStats(dst []LinkStat) []LinkStat {
 	for _, p := range m.Players {
 		for _, l := range p.Links {
-			dst = append(dst, l.LinkStat)
+			dst = append(dst, l.Stat())
 		}
 	}
 	return dst

@@ -9,7 +9,7 @@ import (
 )
 
 func mlink(from, to string, caused time.Duration) MatrixLink {
-	return MatrixLink{LinkStat: LinkStat{From: from, To: to, State: "measured"}, Caused: caused}
+	return MatrixLink{Link: Link{From: from, To: to, State: LinkMeasured}, Caused: caused}
 }
 
 // matrixFixture: alice waited 3 s for bob and 1 s for carol; bob 2 s for
@@ -18,7 +18,7 @@ func matrixFixture() MatrixView {
 	s := time.Second
 	return MatrixView{Players: []MatrixPlayer{
 		{Name: "alice", Self: true, Known: true, Waited: 4 * s, Links: []MatrixLink{
-			mlink("alice", "bob", 3*s), mlink("alice", "carol", s), {LinkStat: LinkStat{From: "alice", To: "erin"}, Observer: true}}},
+			mlink("alice", "bob", 3*s), mlink("alice", "carol", s), {Link: Link{From: "alice", To: "erin"}, Observer: true}}},
 		{Name: "bob", Known: true, Waited: 2 * s, Links: []MatrixLink{
 			mlink("bob", "alice", 0), mlink("bob", "carol", 2*s)}},
 		// Unknown rows add nothing, even if a stale value were there.

@@ -344,7 +344,7 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 					continue
 				}
 				if st, ok := p.ep.Stats(o.ID); ok {
-					row.Links = append(row.Links, MatrixLink{LinkStat: linkStat(pl.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
+					row.Links = append(row.Links, MatrixLink{Link: LinkOf(pl.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
 				}
 			}
 		case in != nil:
@@ -366,11 +366,11 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 				if o == nil || o.removed {
 					continue // not (or no longer) in the session here
 				}
-				ls := linkStat(pl.Name, o.Name, r.LinkStats())
+				l := LinkOf(pl.Name, o.Name, r.LinkStats())
 				if !r.LossKnown {
-					ls.Sent, ls.Retransmitted, ls.Expected, ls.Missing = nil, nil, nil, nil
+					l.LossKnown, l.Sent, l.Retransmitted, l.Expected, l.Missing = false, 0, 0, 0, 0
 				}
-				row.Links = append(row.Links, MatrixLink{LinkStat: ls, Observer: o.Observer, Caused: r.Caused})
+				row.Links = append(row.Links, MatrixLink{Link: l, Observer: o.Observer, Caused: r.Caused})
 			}
 		}
 		m.Players = append(m.Players, row)

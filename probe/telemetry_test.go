@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"net/netip"
 	"testing"
 	"time"
@@ -303,8 +302,8 @@ func TestTelemetryConvergesUnderLoss_Q1_Q2_Q4(t *testing.T) {
 				if l.Observer {
 					continue
 				}
-				if l.State != "measured" || l.SRTTMs == nil || l.Expected == nil || l.PeerExpected == nil {
-					t.Errorf("%s sees %s→%s %s srtt %v", rp.Name(), l.From, l.To, l.State, l.SRTTMs)
+				if l.State != LinkMeasured || !l.RTTKnown || !l.LossKnown || !l.PeerKnown {
+					t.Errorf("%s sees %s→%s %s srtt %v (known %v)", rp.Name(), l.From, l.To, l.State, l.SRTT, l.RTTKnown)
 				}
 				pairs++
 			}
@@ -335,8 +334,8 @@ func TestTelemetryRowMatchesTheSendersOwn_L3(t *testing.T) {
 	}
 	for i := range own.Links {
 		a, b := own.Links[i], seen.Links[i]
-		if a.To != b.To || a.State != b.State || b.SRTTMs == nil || math.Abs(*a.SRTTMs-*b.SRTTMs) > 1 {
-			t.Errorf("link %s→%s: own %s %v, seen %s %v", a.From, a.To, a.State, *a.SRTTMs, b.State, b.SRTTMs)
+		if a.To != b.To || a.State != b.State || !b.RTTKnown || (a.SRTT-b.SRTT).Abs() > time.Millisecond {
+			t.Errorf("link %s→%s: own %s %v, seen %s %v", a.From, a.To, a.State, a.SRTT, b.State, b.SRTT)
 		}
 	}
 }

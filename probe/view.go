@@ -53,7 +53,7 @@ type LobbyView struct {
 
 // LinkView is one private link from this machine.
 type LinkView struct {
-	LinkStat
+	Link
 	Peer     string
 	Observer bool
 	Bad      bool          // a packet has outlived the connection timeout (T11)
@@ -79,13 +79,6 @@ type ReportView struct {
 	Wait    time.Duration
 	Process time.Duration
 	Fresh   bool
-}
-
-// LossTotals are cumulative datagram counts (L1, L5).
-type LossTotals struct {
-	Sent, Retransmitted, Expected, Missing uint64
-	PeerExpected, PeerMissing              uint64
-	PeerKnown                              bool
 }
 
 // View takes a picture of the peer at now.
@@ -127,8 +120,8 @@ func (p *Peer) View(now time.Duration) View {
 			continue
 		}
 		v.Links = append(v.Links, LinkView{
-			LinkStat: linkStat(p.self.Name, pl.Name, st),
-			Peer:     pl.Name, Observer: pl.Observer, Bad: st.State == netcore.Bad,
+			Link: LinkOf(p.self.Name, pl.Name, st),
+			Peer: pl.Name, Observer: pl.Observer, Bad: st.State == netcore.Bad,
 			Caused: pl.caused, Through: pl.through,
 		})
 	}
@@ -159,7 +152,7 @@ func (p *Peer) KnownLinks(now time.Duration) []LinkStat {
 			continue
 		}
 		for _, l := range row.Links {
-			out = append(out, l.LinkStat)
+			out = append(out, l.Stat())
 		}
 	}
 	return out

@@ -49,8 +49,8 @@ func (m *Model) rttChart(h *linkHist, w, height int) []string {
 		return []string{m.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
 	}
 	title := st.title.Render("Round trip · "+h.peer) + " " +
-		st.srtt.Render("╭SRTT "+fmtMs(h.last.SRTTMs)) + " " +
-		st.rto.Render("┌RTO "+fmtMs(h.last.RTOMs)) + st.muted.Render(" ms")
+		st.srtt.Render("╭SRTT "+fmtMs(h.last.SRTT, h.last.RTTKnown)) + " " +
+		st.rto.Render("┌RTO "+fmtMs(h.last.RTO, true)) + st.muted.Render(" ms")
 	if legend := " " + st.warn.Render("•") + st.muted.Render("resends ") + st.err.Render("✕") + st.muted.Render("bad"); lipgloss.Width(title+legend)+4 <= w {
 		title += legend
 	}

@@ -22,6 +22,9 @@ const fixtureSeconds = 100
 
 func ptr[T any](v T) *T { return &v }
 
+// msd is a fixture's milliseconds as the View's duration.
+func msd(v float64) time.Duration { return probe.MsDuration(v) }
+
 func fixtureLink(peer string, t int) probe.LinkView {
 	ts := float64(t)
 	lv := probe.LinkView{Peer: peer}
@@ -38,40 +41,41 @@ func fixtureLink(peer string, t int) probe.LinkView {
 		if t >= 30 && t < 34 {
 			v = 400
 		}
-		lv.State = "measured"
+		lv.State = probe.LinkMeasured
 		if t >= 30 && t < 34 {
-			lv.State, lv.Bad = "bad", true
+			lv.State, lv.Bad = probe.LinkBad, true
 		}
-		lv.SRTTMs, lv.RTTVARMs = ptr(srtt), ptr(v)
-		lv.RTOMs = ptr(math.Min(4000, math.Max(100, srtt+4*v)))
-		lv.ConnTimeoutMs = ptr(math.Min(30000, math.Max(2000, math.Max(8*srtt+250, 4**lv.RTOMs))))
+		rto := math.Min(4000, math.Max(100, srtt+4*v))
+		lv.RTTKnown, lv.SRTT, lv.RTTVAR = true, msd(srtt), msd(v)
+		lv.RTO = msd(rto)
+		lv.ConnTimeout = msd(math.Min(30000, math.Max(2000, math.Max(8*srtt+250, 4*rto))))
 		retx := uint64(t/3) + uint64(max(0, min(t, 34)-30)*6)
-		lv.Sent, lv.Retransmitted = ptr(sent), ptr(retx)
-		lv.Expected, lv.Missing = ptr(exp), ptr(uint64(t/5))
-		lv.PeerExpected, lv.PeerMissing = ptr(max(exp, 20)-20), ptr(uint64(t*2/5))
+		lv.LossKnown, lv.Sent, lv.Retransmitted = true, sent, retx
+		lv.Expected, lv.Missing = exp, uint64(t/5)
+		lv.PeerKnown, lv.PeerExpected, lv.PeerMissing = true, max(exp, 20)-20, uint64(t*2/5)
 		lv.Caused = time.Duration(t) * 37 * time.Millisecond
 		lv.Through = t*30 + 9
 	case "carol":
-		lv.State = "measured"
-		lv.SRTTMs, lv.RTTVARMs, lv.RTOMs, lv.ConnTimeoutMs = ptr(60+2*math.Sin(ts)), ptr(3.0), ptr(100.0), ptr(2000.0)
-		lv.Sent, lv.Retransmitted = ptr(sent), ptr(uint64(0))
-		lv.Expected, lv.Missing = ptr(exp), ptr(uint64(0))
-		lv.PeerExpected, lv.PeerMissing = ptr(max(exp, 20)-20), ptr(uint64(0))
+		lv.State = probe.LinkMeasured
+		lv.RTTKnown, lv.SRTT, lv.RTTVAR, lv.RTO, lv.ConnTimeout = true, msd(60+2*math.Sin(ts)), msd(3.0), msd(100.0), msd(2000.0)
+		lv.LossKnown, lv.Sent, lv.Retransmitted = true, sent, 0
+		lv.Expected, lv.Missing = exp, 0
+		lv.PeerKnown, lv.PeerExpected, lv.PeerMissing = true, max(exp, 20)-20, 0
 		lv.Caused = time.Duration(t) * 2 * time.Millisecond
 		lv.Through = t*30 + 12
 	case "dave":
-		lv.State = "measured"
-		lv.SRTTMs, lv.RTTVARMs, lv.RTOMs, lv.ConnTimeoutMs = ptr(90.0), ptr(4.0), ptr(106.0), ptr(2000.0)
-		lv.Sent, lv.Retransmitted = ptr(sent), ptr(uint64(t*4))
-		lv.Expected, lv.Missing = ptr(exp), ptr(uint64(0))
-		lv.PeerExpected, lv.PeerMissing = ptr(max(exp, 20)-20), ptr(uint64(0))
+		lv.State = probe.LinkMeasured
+		lv.RTTKnown, lv.SRTT, lv.RTTVAR, lv.RTO, lv.ConnTimeout = true, msd(90.0), msd(4.0), msd(106.0), msd(2000.0)
+		lv.LossKnown, lv.Sent, lv.Retransmitted = true, sent, uint64(t*4)
+		lv.Expected, lv.Missing = exp, 0
+		lv.PeerKnown, lv.PeerExpected, lv.PeerMissing = true, max(exp, 20)-20, 0
 		lv.Caused = time.Duration(t) * 5 * time.Millisecond
 		lv.Through = t*30 + 10
 	case "erin":
-		lv.State = "unmeasured"
-		lv.RTOMs, lv.ConnTimeoutMs = ptr(1000.0), ptr(8000.0)
-		lv.Sent, lv.Retransmitted = ptr(uint64(t)), ptr(uint64(t/2))
-		lv.Expected, lv.Missing = ptr(uint64(0)), ptr(uint64(0))
+		lv.State = probe.LinkUnmeasured
+		lv.RTO, lv.ConnTimeout = msd(1000.0), msd(8000.0)
+		lv.LossKnown, lv.Sent, lv.Retransmitted = true, uint64(t), uint64(t/2)
+		lv.Expected, lv.Missing = 0, 0
 		lv.Through = 5
 	}
 	return lv
@@ -110,15 +114,15 @@ func fixtureEvents(t int) []probe.Event {
 	case 0:
 		return []probe.Event{&probe.MasterEvent{Header: h("master"), Player: "alice"}}
 	case 10:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Normal"}}
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Normal", Kind: probe.MessageTier, Subject: "Normal"}}
 	case 31:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob has gone bad", Player: "alice"}}
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob has gone bad", Player: "alice", Kind: probe.MessageLinkBad, Subject: "bob"}}
 	case 34:
 		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob is good again", Player: "alice"}}
 	case 70:
 		return []probe.Event{&probe.RemovedEvent{Header: h("removed"), Player: "frank"}}
 	case 95:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Fast"}}
+		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Fast", Kind: probe.MessageTier, Subject: "Fast"}}
 	}
 	return nil
 }

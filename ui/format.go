@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/probe"
 )
 
 // unknown is how every value that is not known is written (L3): never 0.
 const unknown = "—"
 
-func fmtMs(p *float64) string {
-	v, ok := f64(p)
-	if !ok {
+// fmtMs writes a duration in milliseconds, or unknown (L3).
+func fmtMs(d time.Duration, known bool) string {
+	if !known {
 		return unknown
 	}
-	return fmtMsVal(v)
+	return fmtMsVal(probe.Ms(d))
 }
 
 func fmtMsVal(v float64) string {
@@ -31,15 +32,20 @@ func fmtMsVal(v float64) string {
 
 // fmtSec writes a millisecond value in seconds, for connection timeouts
 // (2 s to 30 s, T10).
-func fmtSec(p *float64) string {
-	v, ok := f64(p)
-	if !ok {
-		return unknown
-	}
+func fmtSec(d time.Duration) string {
+	v := probe.Ms(d)
 	if v < 10000 {
 		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
 	}
 	return strconv.FormatFloat(v/1000, 'f', 0, 64) + "s"
+}
+
+// fmtCount writes a datagram count, or unknown (L3).
+func fmtCount(v uint64, known bool) string {
+	if !known {
+		return unknown
+	}
+	return strconv.FormatUint(v, 10)
 }
 
 func fmtShare(s share) string {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -34,11 +36,12 @@ func stagedSteps(inForce, target rungs.Timing, fps int) []rungs.Timing {
 }
 
 // worstRTT is the longest measured SRTT among the current links.
-func worstRTT(s *session) (float64, bool) {
-	best, ok := 0.0, false
+func worstRTT(s *session) (time.Duration, bool) {
+	var best time.Duration
+	ok := false
 	for _, lv := range s.view.Links {
-		if v, k := f64(lv.SRTTMs); k && lv.State != "unmeasured" && (!ok || v > best) {
-			best, ok = v, true
+		if lv.RTTKnown && lv.State != probe.LinkUnmeasured && (!ok || lv.SRTT > best) {
+			best, ok = lv.SRTT, true
 		}
 	}
 	return best, ok
@@ -61,7 +64,7 @@ func (m *Model) ladder(s *session, w, height int) []string {
 	inForce, target := v.InForce, v.Target
 	need := rungs.Timing{}
 	if rtt, ok := worstRTT(s); ok && fps > 0 {
-		need = rungs.Need(msDuration(rtt), fps)
+		need = rungs.Need(rtt, fps)
 	}
 	rows := []rungs.Timing{}
 	// Extended look-aheads past rung 10, widest first.

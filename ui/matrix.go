@@ -118,7 +118,7 @@ func worstPair(mv *probe.MatrixView, fps int) (string, string) {
 			if l.Observer {
 				continue
 			}
-			v, ok := f64(l.SRTTMs)
+			v, ok := probe.Ms(l.SRTT), l.RTTKnown
 			if !ok {
 				v = 0
 			}
@@ -224,8 +224,7 @@ func (m *Model) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, to str
 	if !ok {
 		return paint(markNotKnown, "muted")
 	}
-	v, known := f64(l.SRTTMs)
-	if !known {
+	if !l.RTTKnown {
 		if l.Bad() {
 			return paint(markBad, "err", unknown, "muted")
 		}
@@ -235,13 +234,13 @@ func (m *Model) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, to str
 	switch {
 	case l.Bad():
 		mark, markStyle = markBad, "err"
-	case l.State == "provisional":
+	case l.State == probe.LinkProvisional:
 		mark, markStyle = markProvisional, "warn"
 	}
-	num := fmtMsVal(v)
+	num := fmtMs(l.SRTT, true)
 	tier := rungs.Tier(0)
 	if fps > 0 {
-		tier = rungs.Need(msDuration(v), fps).Tier()
+		tier = rungs.Need(l.SRTT, fps).Tier()
 	}
 	word := ""
 	if tier != 0 {
@@ -299,20 +298,14 @@ func (m *Model) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to
 		return []string{fit(head+st.muted.Render("not known here: no telemetry from "+from+" about "+to+" yet"), w)}
 	}
 	kv := func(k, v string) string { return st.muted.Render(k+" ") + st.text.Render(v) }
-	u := func(p *uint64) string {
-		if v, ok := u64(p); ok {
-			return strconv.FormatUint(v, 10)
-		}
-		return unknown
-	}
 	parts := []string{
-		st.text.Render(l.State),
-		kv("SRTT", fmtMs(l.SRTTMs)+" ± "+fmtMs(l.RTTVARMs)+" ms"),
-		kv("RTO", fmtMs(l.RTOMs)+" ms"),
-		kv("conn", fmtSec(l.ConnTimeoutMs)),
+		st.text.Render(l.State.String()),
+		kv("SRTT", fmtMs(l.SRTT, l.RTTKnown)+" ± "+fmtMs(l.RTTVAR, l.RTTKnown)+" ms"),
+		kv("RTO", fmtMs(l.RTO, true)+" ms"),
+		kv("conn", fmtSec(l.ConnTimeout)),
 	}
-	if v, ok := f64(l.SRTTMs); ok && fps > 0 {
-		parts = append(parts, kv("needs", rungs.Need(msDuration(v), fps).Label()))
+	if l.RTTKnown && fps > 0 {
+		parts = append(parts, kv("needs", rungs.Need(l.SRTT, fps).Label()))
 	}
 	sh := shares{}
 	if h := s.mx.hist(from, to); h != nil {
@@ -325,8 +318,9 @@ func (m *Model) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to
 		kv(from+" waited for "+to, fmtWait(l.Caused)),
 	}
 	if w >= wideLayout {
-		more = append(more, kv("sent/resent", u(l.Sent)+"/"+u(l.Retransmitted)),
-			kv("in exp/lost", u(l.Expected)+"/"+u(l.Missing)), kv("peer exp/lost", u(l.PeerExpected)+"/"+u(l.PeerMissing)))
+		more = append(more, kv("sent/resent", fmtCount(l.Sent, l.LossKnown)+"/"+fmtCount(l.Retransmitted, l.LossKnown)),
+			kv("in exp/lost", fmtCount(l.Expected, l.LossKnown)+"/"+fmtCount(l.Missing, l.LossKnown)),
+			kv("peer exp/lost", fmtCount(l.PeerExpected, l.PeerKnown)+"/"+fmtCount(l.PeerMissing, l.PeerKnown)))
 	}
 	line1 := head + strings.Join(parts, "  ")
 	line2 := "  " + strings.Join(more, "  ")
@@ -504,7 +498,7 @@ func (x *matrixHist) observe(at time.Duration, mv *probe.MatrixView) {
 				x.pairs[k] = h
 			}
 			h.present = true
-			h.observe(at, probe.LinkView{LinkStat: l.LinkStat, Peer: l.To, Observer: l.Observer, Bad: l.Bad(), Caused: l.Caused})
+			h.observe(at, probe.LinkView{Link: l.Link, Peer: l.To, Observer: l.Observer, Bad: l.Bad(), Caused: l.Caused})
 		}
 	}
 	// Links gone from every row are forgotten: a player who left and one

@@ -29,29 +29,28 @@ func fixtureMatrix(t int) probe.MatrixView {
 		Wait: ptr(80 * time.Millisecond), Process: ptr(3 * time.Millisecond)}
 	for _, p := range []string{"bob", "carol", "dave", "erin"} {
 		lv := fixtureLink(p, t)
-		alice.Links = append(alice.Links, probe.MatrixLink{LinkStat: lv.LinkStat, Observer: p == "erin", Caused: lv.Caused})
+		alice.Links = append(alice.Links, probe.MatrixLink{Link: lv.Link, Observer: p == "erin", Caused: lv.Caused})
 	}
-	cnt := func(v uint64) *uint64 { return ptr(v) }
 	measured := func(from, to string, srtt float64, caused time.Duration, missing uint64) probe.MatrixLink {
-		return probe.MatrixLink{LinkStat: probe.LinkStat{From: from, To: to, State: "measured",
-			SRTTMs: ptr(srtt), RTTVARMs: ptr(srtt / 10), RTOMs: ptr(max(100, srtt*1.4)), ConnTimeoutMs: ptr(max(2000, 8*srtt+250)),
-			Sent: cnt(uint64(t * 15)), Retransmitted: cnt(uint64(t / 4)), Expected: cnt(uint64(t * 20)), Missing: cnt(missing),
-			PeerExpected: cnt(uint64(t * 19)), PeerMissing: cnt(uint64(t / 10))}, Caused: caused}
+		return probe.MatrixLink{Link: probe.Link{From: from, To: to, State: probe.LinkMeasured,
+			RTTKnown: true, SRTT: msd(srtt), RTTVAR: msd(srtt / 10), RTO: msd(max(100, srtt*1.4)), ConnTimeout: msd(max(2000, 8*srtt+250)),
+			LossKnown: true, Sent: uint64(t * 15), Retransmitted: uint64(t / 4), Expected: uint64(t * 20), Missing: missing,
+			PeerKnown: true, PeerExpected: uint64(t * 19), PeerMissing: uint64(t / 10)}, Caused: caused}
 	}
 	bobDave := measured("bob", "dave", 700, ts*90*time.Millisecond, uint64(t/2))
-	bobDave.State = "bad"
+	bobDave.State = probe.LinkBad
 	bob := probe.MatrixPlayer{Name: "bob", Known: true, Age: 100 * time.Millisecond, Frame: t*30 - 2,
 		Waited: ts * 120 * time.Millisecond, Wait: ptr(12 * time.Millisecond), Process: ptr(4 * time.Millisecond),
 		Links: []probe.MatrixLink{
 			measured("bob", "alice", 598, ts*12*time.Millisecond, uint64(t/5)),
 			measured("bob", "carol", 140, ts*3*time.Millisecond, 0),
 			bobDave,
-			{LinkStat: probe.LinkStat{From: "bob", To: "erin", State: "measured", SRTTMs: ptr(20.0), RTTVARMs: ptr(2.0), RTOMs: ptr(100.0), ConnTimeoutMs: ptr(2000.0)}, Observer: true},
+			{Link: probe.Link{From: "bob", To: "erin", State: probe.LinkMeasured, RTTKnown: true, SRTT: msd(20), RTTVAR: msd(2), RTO: msd(100), ConnTimeout: msd(2000)}, Observer: true},
 		}}
-	carolBob := probe.MatrixLink{LinkStat: probe.LinkStat{From: "carol", To: "bob", State: "unmeasured", RTOMs: ptr(1000.0), ConnTimeoutMs: ptr(8000.0),
-		Sent: cnt(3), Retransmitted: cnt(2), Expected: cnt(0), Missing: cnt(0)}}
+	carolBob := probe.MatrixLink{Link: probe.Link{From: "carol", To: "bob", State: probe.LinkUnmeasured, RTO: msd(1000), ConnTimeout: msd(8000),
+		LossKnown: true, Sent: 3, Retransmitted: 2}}
 	carolDave := measured("carol", "dave", 95, ts*140*time.Millisecond, 0)
-	carolDave.State = "provisional"
+	carolDave.State = probe.LinkProvisional
 	carol := probe.MatrixPlayer{Name: "carol", Known: true, Age: 4 * time.Second, Frame: t*30 - 120,
 		Waited: ts * 141 * time.Millisecond, Wait: ptr(410 * time.Millisecond), Process: nil,
 		Links: []probe.MatrixLink{measured("carol", "alice", 62, ts*time.Millisecond, 0), carolBob, carolDave}}
@@ -163,7 +162,7 @@ func TestMatrixCellsColouredByTier_S17(t *testing.T) {
 		srtt float64
 		text string
 	}{{598, "598 Normal"}, {62, "62 Fast"}} {
-		tier := rungs.Need(msDuration(c.srtt), 30).Tier()
+		tier := rungs.Need(msd(c.srtt), 30).Tier()
 		if !strings.Contains(c.text, tier.String()) {
 			t.Fatalf("%v needs %v at 30 fps", c.srtt, tier)
 		}
@@ -271,10 +270,10 @@ func bigMatrix(n, t int) probe.MatrixView {
 				continue
 			}
 			srtt := float64(10 + (i*7+j*13)%300)
-			p.Links = append(p.Links, probe.MatrixLink{LinkStat: probe.LinkStat{From: p.Name, To: fmt.Sprintf("p%d", j), State: "measured",
-				SRTTMs: ptr(srtt), RTTVARMs: ptr(srtt / 8), RTOMs: ptr(max(100, srtt*1.5)), ConnTimeoutMs: ptr(2000.0),
-				Sent: ptr(uint64(t * 10)), Retransmitted: ptr(uint64(t / 9)), Expected: ptr(uint64(t * 20)), Missing: ptr(uint64(t / 20)),
-				PeerExpected: ptr(uint64(t * 20)), PeerMissing: ptr(uint64(t / 30))}, Caused: time.Duration(j*t) * time.Millisecond})
+			p.Links = append(p.Links, probe.MatrixLink{Link: probe.Link{From: p.Name, To: fmt.Sprintf("p%d", j), State: probe.LinkMeasured,
+				RTTKnown: true, SRTT: msd(srtt), RTTVAR: msd(srtt / 8), RTO: msd(max(100, srtt*1.5)), ConnTimeout: msd(2000),
+				LossKnown: true, Sent: uint64(t * 10), Retransmitted: uint64(t / 9), Expected: uint64(t * 20), Missing: uint64(t / 20),
+				PeerKnown: true, PeerExpected: uint64(t * 20), PeerMissing: uint64(t / 30)}, Caused: time.Duration(j*t) * time.Millisecond})
 		}
 		mv.Players = append(mv.Players, p)
 	}

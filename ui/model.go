@@ -468,7 +468,7 @@ const (
 
 var sortNames = [...]string{"house order", "peer", "state", "SRTT", "RTTVAR", "RTO", "connection timeout", "resend share", "inbound loss", "outbound loss", "wait"}
 
-var stateRank = map[string]int{"measured": 0, "provisional": 1, "unmeasured": 2, "bad": 3}
+var stateRank = [...]int{probe.LinkMeasured: 0, probe.LinkProvisional: 1, probe.LinkUnmeasured: 2, probe.LinkBad: 3}
 
 // sortValue is a row's value in a numeric column; ok is false for unknown,
 // which always sorts last.
@@ -477,15 +477,18 @@ func sortValue(h *linkHist, k sortKey) (float64, bool) {
 	case sortHouse:
 		return 0, true
 	case sortState:
+		if int(h.last.State) >= len(stateRank) {
+			return 0, false
+		}
 		return float64(stateRank[h.last.State]), true
 	case sortSRTT:
-		return f64(h.last.SRTTMs)
+		return msOf(h.last.SRTT, h.last.RTTKnown)
 	case sortRTTVAR:
-		return f64(h.last.RTTVARMs)
+		return msOf(h.last.RTTVAR, h.last.RTTKnown)
 	case sortRTO:
-		return f64(h.last.RTOMs)
+		return probe.Ms(h.last.RTO), true
 	case sortConn:
-		return f64(h.last.ConnTimeoutMs)
+		return probe.Ms(h.last.ConnTimeout), true
 	case sortResend:
 		s := h.windowShares().resend
 		return s.v, s.ok
@@ -545,11 +548,11 @@ func worst(links []*linkHist) string {
 		rtt float64
 	}
 	rankOf := func(h *linkHist) rank {
-		rtt, ok := f64(h.last.SRTTMs)
+		rtt, ok := msOf(h.last.SRTT, h.last.RTTKnown)
 		if !ok {
 			rtt = -1
 		}
-		return rank{h.last.Bad || h.last.State == "bad", rtt}
+		return rank{h.last.Bad || h.last.State == probe.LinkBad, rtt}
 	}
 	worse := func(a, b rank) bool { return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt > b.rtt) }
 	// To stand out a round trip must be clearly longer than the next: a

@@ -92,23 +92,17 @@ func (m *Model) linkScreen(s *session, w, h, y int) string {
 	lv := &focus.last
 	sh := focus.windowShares()
 	kv := func(k, v string) string { return st.muted.Render(fit(k, 22)) + st.text.Render(v) }
-	u := func(p *uint64) string {
-		if v, ok := u64(p); ok {
-			return strconv.FormatUint(v, 10)
-		}
-		return unknown
-	}
 	links := m.sorted(s)
 	pos := indexOf(links, focus.peer)
 	info := []string{
 		m.rule(st.title.Render("Link "+lv.From+" → "+focus.peer)+st.muted.Render("  "+strconv.Itoa(pos+1)+" of "+strconv.Itoa(len(links))+"  ↑/↓ other links"), w),
-		kv("state", lv.State),
-		kv("SRTT / RTTVAR", fmtMs(lv.SRTTMs)+" / "+fmtMs(lv.RTTVARMs)+" ms"),
-		kv("retry timeout (RTO)", fmtMs(lv.RTOMs)+" ms"),
-		kv("connection timeout", fmtSec(lv.ConnTimeoutMs)),
-		kv("sent / resent", u(lv.Sent)+" / "+u(lv.Retransmitted)+"   resend share "+fmtShare(sh.resend)),
-		kv("inbound expected/lost", u(lv.Expected)+" / "+u(lv.Missing)+"   loss share "+fmtShare(sh.in)),
-		kv("peer reports exp/lost", u(lv.PeerExpected)+" / "+u(lv.PeerMissing)+"   loss share "+fmtShare(sh.out)),
+		kv("state", lv.State.String()),
+		kv("SRTT / RTTVAR", fmtMs(lv.SRTT, lv.RTTKnown)+" / "+fmtMs(lv.RTTVAR, lv.RTTKnown)+" ms"),
+		kv("retry timeout (RTO)", fmtMs(lv.RTO, true)+" ms"),
+		kv("connection timeout", fmtSec(lv.ConnTimeout)),
+		kv("sent / resent", fmtCount(lv.Sent, lv.LossKnown)+" / "+fmtCount(lv.Retransmitted, lv.LossKnown)+"   resend share "+fmtShare(sh.resend)),
+		kv("inbound expected/lost", fmtCount(lv.Expected, lv.LossKnown)+" / "+fmtCount(lv.Missing, lv.LossKnown)+"   loss share "+fmtShare(sh.in)),
+		kv("peer reports exp/lost", fmtCount(lv.PeerExpected, lv.PeerKnown)+" / "+fmtCount(lv.PeerMissing, lv.PeerKnown)+"   loss share "+fmtShare(sh.out)),
 		kv("we waited for it", fmtWait(lv.Caused)+"   its commands complete to frame "+strconv.Itoa(lv.Through)),
 	}
 	infoW := min(w, 72)
@@ -152,7 +146,7 @@ func (m *Model) playersScreen(s *session, w, h, y int) string {
 		if r := p.Report; r != nil {
 			rep = "f" + strconv.Itoa(r.Frame)
 			if r.RTT != nil {
-				rtt = fmtMsVal(float64(*r.RTT) / float64(time.Millisecond))
+				rtt = fmtMs(*r.RTT, true)
 			} else {
 				rtt = unknown + " (S6)"
 			}

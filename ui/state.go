@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"strings"
 	"time"
 
 	"github.com/lagscope/lagscope/probe"
@@ -62,34 +61,22 @@ type linkHist struct {
 	samples []sample
 }
 
-func u64(p *uint64) (uint64, bool) {
-	if p == nil {
+// msOf is a duration in milliseconds, the unit the charts scale in, with
+// whether it is known (L3).
+func msOf(d time.Duration, known bool) (float64, bool) {
+	if !known {
 		return 0, false
 	}
-	return *p, true
-}
-
-func f64(p *float64) (float64, bool) {
-	if p == nil {
-		return 0, false
-	}
-	return *p, true
+	return probe.Ms(d), true
 }
 
 func (h *linkHist) observe(at time.Duration, lv probe.LinkView) {
 	s := sample{bucket: int64(at / interval)}
-	s.srtt, s.hasSRTT = f64(lv.SRTTMs)
-	s.rto, s.hasRTO = f64(lv.RTOMs)
-	var ok1, ok2, ok3, ok4 bool
-	s.sent, ok1 = u64(lv.Sent)
-	s.retx, ok2 = u64(lv.Retransmitted)
-	s.exp, ok3 = u64(lv.Expected)
-	s.miss, ok4 = u64(lv.Missing)
-	s.hasOwn = ok1 && ok2 && ok3 && ok4
-	s.peerExp, ok1 = u64(lv.PeerExpected)
-	s.peerMiss, ok2 = u64(lv.PeerMissing)
-	s.hasPeer = ok1 && ok2
-	s.bad = lv.Bad || lv.State == "bad"
+	s.srtt, s.hasSRTT = msOf(lv.SRTT, lv.RTTKnown)
+	s.rto, s.hasRTO = probe.Ms(lv.RTO), true
+	s.sent, s.retx, s.exp, s.miss, s.hasOwn = lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing, lv.LossKnown
+	s.peerExp, s.peerMiss, s.hasPeer = lv.PeerExpected, lv.PeerMissing, lv.PeerKnown
+	s.bad = lv.Bad || lv.State == probe.LinkBad
 
 	if n := len(h.samples); n > 0 {
 		prev := &h.samples[n-1]
@@ -258,16 +245,16 @@ func (s *session) take(v probe.View) {
 func (s *session) event(at time.Duration, e probe.Event) {
 	h := probe.Head(e)
 	if h.TMs != nil {
-		at = time.Duration(*h.TMs * float64(time.Millisecond))
+		at = probe.MsDuration(*h.TMs)
 	}
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {
 	case *probe.MessageEvent:
 		m.text = e.Text
 		switch {
-		case strings.HasPrefix(e.Text, tierPrefix):
-			m.kind, m.tier = msgTier, strings.TrimPrefix(e.Text, tierPrefix)
-		case strings.Contains(e.Text, "bad"), strings.Contains(e.Text, "esync"):
+		case e.Kind == probe.MessageTier:
+			m.kind, m.tier = msgTier, e.Subject
+		case e.Kind.Alarm():
 			m.kind = msgAlarm
 		}
 	case *probe.RemovedEvent:

@@ -13,11 +13,11 @@ import (
 // linkAt is a measured link picture with the given cumulative totals.
 func linkAt(sent, retx, exp, miss uint64, peer *[2]uint64) probe.LinkView {
 	lv := probe.LinkView{Peer: "bob"}
-	lv.State = "measured"
-	lv.SRTTMs, lv.RTOMs = ptr(50.0), ptr(100.0)
-	lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing = ptr(sent), ptr(retx), ptr(exp), ptr(miss)
+	lv.State = probe.LinkMeasured
+	lv.RTTKnown, lv.SRTT, lv.RTO = true, 50*time.Millisecond, 100*time.Millisecond
+	lv.LossKnown, lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing = true, sent, retx, exp, miss
 	if peer != nil {
-		lv.PeerExpected, lv.PeerMissing = ptr(peer[0]), ptr(peer[1])
+		lv.PeerKnown, lv.PeerExpected, lv.PeerMissing = true, peer[0], peer[1]
 	}
 	return lv
 }
@@ -59,7 +59,7 @@ func TestPicturesWithinAnIntervalMerge(t *testing.T) {
 	h := &linkHist{peer: "bob"}
 	h.observe(0, linkAt(100, 0, 100, 0, nil))
 	bad := linkAt(150, 5, 150, 0, nil)
-	bad.Bad, bad.State = true, "bad"
+	bad.Bad, bad.State = true, probe.LinkBad
 	h.observe(1100*time.Millisecond, bad)
 	h.observe(1900*time.Millisecond, linkAt(200, 10, 200, 0, nil))
 	if len(h.samples) != 2 {
@@ -191,7 +191,7 @@ func TestRoundTripScaleFollowsDataBackDown(t *testing.T) {
 	add := func(n int, srtt float64) {
 		for i := 0; i < n; i++ {
 			lv := linkAt(uint64(at/time.Second+1), 0, 1, 0, nil)
-			lv.SRTTMs, lv.RTOMs = ptr(srtt), ptr(srtt*1.5)
+			lv.SRTT, lv.RTO = msd(srtt), msd(srtt*1.5)
 			h.observe(at, lv)
 			at += time.Second
 		}
@@ -233,7 +233,7 @@ func TestEventsBecomeMessages_S18(t *testing.T) {
 	tms := 1500.0
 	s.apply(probe.Update{View: fixtureView(2), Events: []probe.Event{
 		&probe.MasterEvent{Header: probe.Header{Type: "master", Frame: 0}, Player: "alice"},
-		&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 64, TMs: &tms}, Text: "Connection quality target: Poor"},
+		&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 64, TMs: &tms}, Text: "Connection quality target: Poor", Kind: probe.MessageTier, Subject: "Poor"},
 		&probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 70}, Player: "alice", WaitMs: 40},
 		&probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 80}, Player: "bob"},
 		&probe.MasterEvent{Header: probe.Header{Type: "master", Frame: 80}, Player: "carol"},
@@ -273,7 +273,10 @@ func TestCloneIsIndependent(t *testing.T) {
 func TestWorstLink(t *testing.T) {
 	mk := func(peer string, srtt *float64, bad bool) *linkHist {
 		h := &linkHist{peer: peer}
-		h.last.SRTTMs, h.last.Bad = srtt, bad
+		if srtt != nil {
+			h.last.RTTKnown, h.last.SRTT = true, msd(*srtt)
+		}
+		h.last.Bad = bad
 		return h
 	}
 	cases := []struct {

@@ -3,9 +3,9 @@ package ui
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -34,7 +34,7 @@ var tableCols = []column{
 // state names.
 const wideTable = 100
 
-var shortState = map[string]string{"measured": "meas", "provisional": "prov", "unmeasured": "unmeas", "bad": "BAD"}
+var shortState = map[probe.LinkState]string{probe.LinkMeasured: "meas", probe.LinkProvisional: "prov", probe.LinkUnmeasured: "unmeas", probe.LinkBad: "BAD"}
 
 // sparkFloor is the least top of the sparklines' scale, in ms: about what
 // rung 2 covers at 30 fps, so bars reach the top only for round trips that
@@ -145,9 +145,6 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// msDuration turns a millisecond value into a duration.
-func msDuration(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-
 func tail(s []sample, n int) []sample {
 	if n <= 0 {
 		return nil
@@ -179,9 +176,9 @@ func (m *Model) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps 
 	if isWorst {
 		cells[0] = paint(fit(peer, widths[0]), st.worst)
 	}
-	state := lv.State
+	state := lv.State.String()
 	if !wide {
-		if s, ok := shortState[state]; ok {
+		if s, ok := shortState[lv.State]; ok {
 			state = s
 		}
 	}
@@ -190,17 +187,17 @@ func (m *Model) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps 
 	}
 	stStyle := st.muted
 	switch lv.State {
-	case "measured":
+	case probe.LinkMeasured:
 		stStyle = st.good
-	case "provisional":
+	case probe.LinkProvisional:
 		stStyle = st.warn
-	case "bad":
+	case probe.LinkBad:
 		stStyle = st.err
 	}
 	cells[1] = paint(fit(state, widths[1]), stStyle)
 	srttStyle := st.text
-	if v, ok := f64(lv.SRTTMs); ok && fps > 0 {
-		srttStyle = st.tierStyle(rungs.Need(msDuration(v), fps).Tier())
+	if lv.RTTKnown && fps > 0 {
+		srttStyle = st.tierStyle(rungs.Need(lv.SRTT, fps).Tier())
 	}
 	num := func(i int, s string, style lipgloss.Style) {
 		if s == unknown {
@@ -208,10 +205,10 @@ func (m *Model) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps 
 		}
 		cells[i] = paint(padLeft(s, widths[i]), style)
 	}
-	num(2, fmtMs(lv.SRTTMs), srttStyle)
-	num(3, fmtMs(lv.RTTVARMs), st.text)
-	num(4, fmtMs(lv.RTOMs), st.text)
-	num(5, fmtSec(lv.ConnTimeoutMs), st.text)
+	num(2, fmtMs(lv.SRTT, lv.RTTKnown), srttStyle)
+	num(3, fmtMs(lv.RTTVAR, lv.RTTKnown), st.text)
+	num(4, fmtMs(lv.RTO, true), st.text)
+	num(5, fmtSec(lv.ConnTimeout), st.text)
 	num(6, fmtShare(sh.resend), st.resend)
 	num(7, fmtShare(sh.in), st.in)
 	num(8, fmtShare(sh.out), st.out)

@@ -1383,7 +1383,7 @@ func (s *Session) View(now time.Duration) probe.View {
 				continue
 			}
 			if ls, ok := s.ep.Stats(m.ID); ok {
-				v.Links = append(v.Links, probe.LinkView{LinkStat: probe.NewLinkStat(s.cfg.Name, m.Name, ls),
+				v.Links = append(v.Links, probe.LinkView{Link: probe.LinkOf(s.cfg.Name, m.Name, ls),
 					Peer: m.Name, Observer: m.Observer, Bad: ls.State == netcore.Bad})
 			}
 		}

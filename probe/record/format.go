@@ -111,7 +111,7 @@ type envelope struct {
 	AtNs    int64           `json:"at_ns"`
 	From    string          `json:"from,omitempty"`
 	Event   json.RawMessage `json:"event,omitempty"`
-	View    *probe.View     `json:"view,omitempty"`
+	View    *viewRecord     `json:"view,omitempty"`
 	Command *Command        `json:"command,omitempty"`
 }
 

@@ -50,7 +50,7 @@ func NewCursor(rec *Recording, as string) *Cursor {
 		case KindEvent:
 			if r.Event != nil {
 				if h := probe.Head(r.Event); h.TMs == nil {
-					t := float64(r.At) / float64(time.Millisecond)
+					t := probe.Ms(r.At)
 					h.TMs = &t
 				}
 			}

@@ -109,7 +109,11 @@ func decodeBody(rec *Record, body []byte) error {
 		if env.View == nil {
 			return errors.New("no view")
 		}
-		rec.View = env.View
+		view, err := env.View.view()
+		if err != nil {
+			return err
+		}
+		rec.View = view
 	case KindCommand:
 		if env.Command == nil {
 			return errors.New("no command")

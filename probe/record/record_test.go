@@ -49,7 +49,8 @@ func sample(t testing.TB) ([]byte, []probe.Event) {
 			rtt := 61 * time.Millisecond
 			v := probe.View{At: 3 * time.Second, Session: "s1", Self: "alice", Master: "alice", Frame: 90, Started: true, FPS: 30,
 				InForce: rungs.Timing{SendPeriod: 2, LookAhead: 6}, Target: rungs.Timing{SendPeriod: 6, LookAhead: 18},
-				Links:   []probe.LinkView{{LinkStat: probe.LinkStat{From: "alice", To: "bob", State: "measured", SRTTMs: f64(600)}, Peer: "bob", Caused: time.Second}},
+				Links: []probe.LinkView{{Link: probe.Link{From: "alice", To: "bob", State: probe.LinkMeasured, RTTKnown: true, SRTT: 600 * time.Millisecond,
+					RTTVAR: 10 * time.Millisecond, RTO: 640 * time.Millisecond, ConnTimeout: 5050 * time.Millisecond}, Peer: "bob", Caused: time.Second}},
 				Players: []probe.PlayerView{{Name: "alice", Self: true, Master: true, Report: &probe.ReportView{Frame: 32, RTT: &rtt}}}}
 			if err := w.View(v); err != nil {
 				t.Fatal(err)
@@ -97,7 +98,7 @@ func TestRoundTrip_S19(t *testing.T) {
 		case KindView:
 			views++
 			v := r.View
-			if v.Self != "alice" || v.InForce.LookAhead != 6 || len(v.Links) != 1 || *v.Links[0].SRTTMs != 600 || v.Links[0].Caused != time.Second ||
+			if v.Self != "alice" || v.InForce.LookAhead != 6 || len(v.Links) != 1 || v.Links[0].SRTT != 600*time.Millisecond || !v.Links[0].RTTKnown || v.Links[0].LossKnown || v.Links[0].PeerKnown || v.Links[0].Caused != time.Second ||
 				*v.Players[0].Report.RTT != 61*time.Millisecond {
 				t.Fatalf("view %+v", v)
 			}

@@ -21,7 +21,8 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	lk := func(peer string, srtt float64) probe.LinkView {
-		return probe.LinkView{Peer: peer, LinkStat: probe.LinkStat{From: "you", To: peer, State: "measured", SRTTMs: f64(srtt), Sent: u64(10), Retransmitted: u64(0)}}
+		return probe.LinkView{Peer: peer, Link: probe.Link{From: "you", To: peer, State: probe.LinkMeasured, RTTKnown: true,
+			SRTT: probe.MsDuration(srtt), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
 	}
 	for s := range 3 {
 		if err := w.View(probe.View{At: time.Duration(s) * time.Second, Session: "f41de538", Self: "you",

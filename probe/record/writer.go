@@ -101,7 +101,7 @@ func (w *Writer) EventLine(at time.Duration, from string, raw []byte) error {
 
 // View appends a machine's picture.
 func (w *Writer) View(v probe.View) error {
-	return w.add(KindView, envelope{AtNs: int64(v.At), From: v.Self, View: &v})
+	return w.add(KindView, envelope{AtNs: int64(v.At), From: v.Self, View: recordOf(&v)})
 }
 
 // Command appends a command that machine from executed at time at (S13).
@@ -118,7 +118,7 @@ func (w *Writer) Observe(u probe.Update) {
 	for _, e := range u.Events {
 		at := u.View.At
 		if h := probe.Head(e); h.TMs != nil {
-			at = time.Duration(*h.TMs * float64(time.Millisecond))
+			at = probe.MsDuration(*h.TMs)
 		}
 		w.Event(at, self, e)
 	}

@@ -1,0 +1,139 @@
+package probe
+
+// The frame loop: run executes every frame whose commands are complete,
+// waits (a stall) for the machine that is missing, and paces frames.
+
+import (
+	"time"
+
+	"github.com/lagscope/lagscope/rungs"
+)
+
+func (p *Peer) statusGap() time.Duration { return max(p.framePeriod(), minStatusGap) }
+
+func (p *Peer) framePeriod() time.Duration {
+	return time.Second / time.Duration(p.sched.FPS())
+}
+
+// run executes every frame that is due and whose commands are all held.
+func (p *Peer) run(now time.Duration) {
+	if !p.started || p.done {
+		return
+	}
+	for !p.done && now >= p.nextDue {
+		if waitFor := p.missing(p.frame); waitFor != nil {
+			if !p.stalled {
+				p.stalled = true
+				p.stallFrom = p.nextDue
+			}
+			p.lastCause = waitFor
+			p.whileStalled(now, waitFor)
+			return
+		}
+		var wait time.Duration
+		if p.stalled {
+			wait = now - p.stallFrom
+			p.stalled = false
+			p.noteWait(wait)
+		}
+		p.executeFrame(now, wait)
+	}
+}
+
+// missing returns a seated player whose commands for frame f are not all
+// held yet, or nil when frame f can execute.
+func (p *Peer) missing(f int) *player {
+	for _, pl := range p.players {
+		if pl == p.self || !pl.seated || pl.removed {
+			continue
+		}
+		if pl.through >= f {
+			continue
+		}
+		if pl.removal != nil && int(pl.removal.Last) < f {
+			continue // held removal excuses it past its last frame
+		}
+		return pl
+	}
+	return nil
+}
+
+func (p *Peer) noteWait(w time.Duration) {
+	p.waitTotal += w
+	p.waitMax = max(p.waitMax, w)
+	p.waitCur = max(p.waitCur, w)
+}
+
+// whileStalled repeats our frame state and removes players silent past the
+// drop timeout.
+func (p *Peer) whileStalled(now time.Duration, waitFor *player) {
+	if now-p.lastStatus >= p.statusGap() {
+		p.lastStatus = now
+		if !p.self.Observer {
+			p.sendStatus(now)
+		}
+	}
+	p.checkDrops(now)
+}
+
+// executeFrame executes frame p.frame at now.
+func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
+	f := p.frame
+	before, beforeFPS := p.sched.InForce(), p.sched.FPS()
+	if wait > 0 {
+		cause := ""
+		if c := p.lastCause; c != nil {
+			cause = c.Name
+			c.caused += wait
+		}
+		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: Ms(wait), Cause: cause})
+	}
+	if p.sched.IsSendFrame(f) {
+		p.executeCommands(now, f)
+	}
+	// Timing events of this frame are in (Change); now the staged steps
+	// (S12) for this frame.
+	p.sched.Advance(f)
+	if p.sched.InForce() != before || p.sched.FPS() != beforeFPS {
+		p.emitNet(p.activeEvent())
+	}
+	p.recordChecksum(f)
+	p.lastExec = f
+	if p.cfg.OnFrame != nil {
+		p.cfg.OnFrame(f, p.ck)
+	}
+	since := f
+	if !p.self.Observer && !p.quitting && p.self.seated && !p.self.removed {
+		if rungs.IsReportFrame(since) {
+			p.issueReport()
+		}
+		if p.masterP == p.self && rungs.IsEvaluationFrame(since) {
+			if d, ok := p.master.Evaluate(f, p.record, p.speed); ok {
+				p.issue(CmdTiming, timingPayload{
+					Decided: int32(d.Frame), SendPeriod: uint16(d.Target.SendPeriod),
+					LookAhead: uint16(d.Target.LookAhead), FPS: uint16(d.FPS), Reason: uint8(d.Reason),
+				}.bytes())
+			}
+		}
+		p.syntheticCommands()
+		if p.sched.IsSendFrame(f) {
+			p.sendFramePacket(now, f, p.nextTag(f), true, false)
+		} else if next := p.sched.NextSendFrame(f + 1); p.lastThrough < next {
+			// A timing change moved the next send frame past what we
+			// promised: promise up to it, or every machine would wait at
+			// the gap for a packet none can send (liveness).
+			p.sendFramePacket(now, f, next, false, false)
+		}
+	}
+	if p.cfg.LinkEvery > 0 && f > 0 && f%p.cfg.LinkEvery == 0 {
+		p.emitLinks(f)
+	}
+	p.frames++
+	p.frame++
+	step := max(p.framePeriod(), p.cfg.ProcessTime)
+	p.nextDue = max(p.nextDue, now) + step
+	p.flushEvents()
+	if p.self.removed {
+		p.done = true
+	}
+}

@@ -1,0 +1,190 @@
+package probe
+
+// Frame packets: sending a frame's packet and the status between them,
+// and taking in what arrives.
+
+import (
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+)
+
+// Deliver hands the peer one message that arrived on its endpoint. Only a
+// peer built with NewPeerOn needs it: the caller's DeliverFunc passes on
+// the frame packets (and nothing else) here. Like any delivery it may be
+// called before Start; frames run on the next Receive or Tick.
+func (p *Peer) Deliver(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
+	if p.done {
+		return
+	}
+	p.deliver(now, from, ch, msg)
+}
+
+// sendFramePacket tags the outbox with tag and sends one frame packet to every
+// other machine. It asks for an ack (sends reliably) when it carries commands,
+// and also for the first frame packet of the game and at least every 32
+// frames while any link to a seated player lacks a clean sample (T6).
+func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, force bool) {
+	pk := framePacket{Kind: kindFrame, Frame: int32(f), Through: int32(tag), CkFrame: int32(max(p.lastExec, 0)), Ck: p.ck}
+	var cmds []Command
+	if withCommands {
+		cmds = p.outbox
+		for i := range cmds {
+			cmds[i].Tag = int32(tag)
+		}
+	}
+	pk.Commands = cmds
+	reliable := len(cmds) > 0 || force
+	if !p.ackedFirst {
+		reliable = true
+	}
+	if !reliable && f-p.lastAckReq >= 32 && p.anyUnmeasured() {
+		reliable = true
+	}
+	if reliable {
+		p.ackedFirst = true
+		p.lastAckReq = f
+		p.relSent++
+	}
+	pk.RelCount = p.relSent
+	// Our own commands are held at once.
+	if withCommands {
+		p.self.queue = append(p.self.queue, cmds...)
+		p.outbox = p.outbox[:0]
+	}
+	p.self.through = max(p.self.through, tag)
+	p.lastThrough = max(p.lastThrough, tag)
+	p.buf = pk.appendTo(p.buf[:0])
+	ch := netcore.ChannelUnreliable
+	if reliable {
+		ch = netcore.ChannelReliable
+	}
+	tel := p.tm.due(now, p)
+	for _, pl := range p.players {
+		if pl == p.self || pl.removed {
+			continue
+		}
+		msg := p.buf
+		switch {
+		case tel && !p.tm.wants(p, pl):
+		case tel && ch == netcore.ChannelUnreliable:
+			msg = p.tm.wrap(pl, p.buf) // one message: telemetry.go says why
+		case tel:
+			p.tm.sendTo(now, p, pl)
+		}
+		if err := p.ep.Send(now, pl.ID, ch, msg); err != nil {
+			p.log.Debug("frame packet not sent", "to", pl.Name, "err", err)
+		}
+	}
+	p.lastStatus = now
+}
+
+// sendStatus repeats our frame state without commands while we are stalled,
+// with our completeness of every player (for removals).
+func (p *Peer) sendStatus(now time.Duration) {
+	pk := framePacket{Kind: kindStatus, Frame: int32(p.frame), Through: int32(p.lastThrough), RelCount: p.relSent,
+		CkFrame: int32(max(p.lastExec, 0)), Ck: p.ck}
+	for _, pl := range p.players {
+		if pl.seated && !pl.removed && pl != p.self {
+			pk.Holds = append(pk.Holds, hold{Player: uint16(pl.ID), Through: int32(pl.through)})
+		}
+	}
+	p.buf = pk.appendTo(p.buf[:0])
+	tel := p.tm.due(now, p)
+	for _, pl := range p.players {
+		if pl == p.self || pl.removed {
+			continue
+		}
+		msg := p.buf
+		if tel && p.tm.wants(p, pl) {
+			msg = p.tm.wrap(pl, p.buf)
+		}
+		_ = p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, msg)
+	}
+}
+
+func (p *Peer) anyUnmeasured() bool {
+	for _, pl := range p.players {
+		if pl == p.self || !pl.seated || pl.removed {
+			continue
+		}
+		if st, ok := p.ep.Stats(pl.ID); !ok || !measured(st) {
+			return true
+		}
+	}
+	return false
+}
+
+// deliver is the endpoint's callback for every message that arrives.
+func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
+	pl := p.byID[from]
+	if pl == nil || pl == p.self {
+		return
+	}
+	pl.lastHeard = now
+	if inner, ok := p.tm.deliver(now, p, pl, msg); ok {
+		if len(inner) == 0 {
+			return
+		}
+		msg = inner // the frame or status packet that came with it
+	}
+	if pl.removed || pl.Observer {
+		return
+	}
+	pk, err := decodeFramePacket(msg)
+	if err != nil {
+		p.badPackets++
+		p.log.Debug("bad frame packet", "from", pl.Name, "err", err)
+		return
+	}
+	if ch == netcore.ChannelReliable {
+		pl.relDelivered++
+	}
+	for _, c := range pk.Commands {
+		if int(c.Tag) <= pl.through && pl.relDelivered > 0 {
+			// A command for a frame the sender had already promised
+			// complete breaks the lockstep; drop it rather than desync.
+			p.log.Warn("command for a frame already complete", "from", pl.Name, "tag", c.Tag, "through", pl.through)
+			continue
+		}
+		if pl.removal != nil && c.Tag > pl.removal.Last {
+			continue
+		}
+		pl.queue = append(pl.queue, c)
+		if c.Type == CmdRemove {
+			if r, err := decodeRemove(c.Payload); err == nil {
+				if target := p.byID[netcore.PeerID(r.Player)]; target != nil && target.removal == nil {
+					rr := r
+					target.removal = &rr
+					target.removing = true
+					target.discardAfter(int(r.Last))
+				}
+			}
+		}
+	}
+	for _, h := range pk.Holds {
+		if o := p.byID[netcore.PeerID(h.Player)]; o != nil {
+			pl.holds[o.idx] = max(pl.holds[o.idx], int(h.Through))
+		}
+	}
+	if pk.RelCount <= pl.relDelivered {
+		pl.through = max(pl.through, int(pk.Through))
+	} else {
+		pl.pending = append(pl.pending, pendingThrough{rel: pk.RelCount, through: int(pk.Through)})
+	}
+	if len(pl.pending) > 0 {
+		kept := pl.pending[:0]
+		for _, pt := range pl.pending {
+			if pt.rel <= pl.relDelivered {
+				pl.through = max(pl.through, pt.through)
+			} else if pt.through > pl.through {
+				kept = append(kept, pt)
+			}
+		}
+		pl.pending = kept
+		if len(pl.pending) > 64 {
+			pl.pending = append(pl.pending[:0], pl.pending[len(pl.pending)-64:]...)
+		}
+	}
+	p.compareChecksum(pl, int(pk.CkFrame), pk.Ck)
+}

@@ -1,0 +1,70 @@
+package probe
+
+// Publishing: the events a peer emits to its sink and the link lines.
+
+import (
+	"github.com/lagscope/lagscope/netcore"
+)
+
+func (p *Peer) activeEvent() *TimingActiveEvent {
+	t := p.sched.InForce()
+	return &TimingActiveEvent{Header: Header{Type: "timing_active"}, SendPeriod: t.SendPeriod, LookAhead: t.LookAhead,
+		Rung: t.Rung(), Tier: t.Tier().String(), FPS: p.sched.FPS()}
+}
+
+// emitNet queues a network event for the frame being executed.
+func (p *Peer) emitNet(e Event) {
+	e.head().Frame = p.frame
+	p.events = append(p.events, e)
+}
+
+// emit queues a local event; its frame is already set.
+func (p *Peer) emit(e Event) { p.events = append(p.events, e) }
+
+func (p *Peer) flushEvents() {
+	for _, e := range p.events {
+		p.cfg.Sink.Emit(p.self.Name, e)
+	}
+	clear(p.events)
+	p.events = p.events[:0]
+}
+
+func (p *Peer) emitLinks(f int) {
+	for _, pl := range p.players {
+		if pl == p.self || pl.removed {
+			continue
+		}
+		if ls, ok := p.LinkStat(pl.ID); ok {
+			p.emit(&LinkEvent{Header: Header{Type: "link", Frame: f}, LinkStat: ls})
+		}
+	}
+}
+
+// LinkStat describes the private link to peer as the NDJSON contract names it.
+func (p *Peer) LinkStat(peer netcore.PeerID) (LinkStat, bool) {
+	pl := p.byID[peer]
+	st, ok := p.ep.Stats(peer)
+	if pl == nil || !ok {
+		return LinkStat{}, false
+	}
+	return LinkOf(p.self.Name, pl.Name, st).Stat(), true
+}
+
+// Links lists every link this machine has, in house order.
+func (p *Peer) Links() []LinkStat {
+	var out []LinkStat
+	for _, pl := range p.players {
+		if pl == p.self {
+			continue
+		}
+		if ls, ok := p.LinkStat(pl.ID); ok {
+			out = append(out, ls)
+		}
+	}
+	return out
+}
+
+// Summary is this machine's own totals for the summary line.
+func (p *Peer) Summary() PlayerSummary {
+	return PlayerSummary{Player: p.self.Name, TotalWaitMs: Ms(p.waitTotal), MaxWaitMs: Ms(p.waitMax), Frames: p.frames}
+}

@@ -1,0 +1,50 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+func (r *Report) markdown(w io.Writer) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "**lagscope report:** %s\n\n", r.title())
+	if r.Stopped != "" {
+		fmt.Fprintf(&b, "_Recording cut off: %s._\n\n", r.Stopped)
+	}
+	fmt.Fprintf(&b, "| link | SRTT ms min / mean / p95 / max | jitter ms | resend | in loss | out loss | bad |\n")
+	fmt.Fprintf(&b, "| --- | --- | ---: | ---: | ---: | ---: | --- |\n")
+	for _, l := range r.Links {
+		fmt.Fprintf(&b, "| %s → %s | %s / %s / %s / %s | %s | %s | %s | %s | %s |\n", l.From, l.To, num(l.SRTT.Min, 0), num(l.SRTT.Mean, 0), num(l.SRTT.P95, 0), num(l.SRTT.Max, 0),
+			num(l.Jitter, 1), pct(l.ResendShare), pct(l.InboundLoss), pct(l.OutboundLoss), episodes(l.Bad))
+	}
+	fmt.Fprintf(&b, "\n**Timing**")
+	if r.TimingOmitted > 0 {
+		fmt.Fprintf(&b, " (last %d; %d earlier left out)", len(r.Timing), r.TimingOmitted)
+	}
+	fmt.Fprintf(&b, "\n\n| time | frame | timing | rung | tier | fps | reason |\n| --- | ---: | --- | ---: | --- | ---: | --- |\n")
+	for _, t := range r.Timing {
+		fmt.Fprintf(&b, "| %s | %d | %d/%d | %d | %s | %d | %s |\n", clock(t.AtMs), t.Frame, t.SendPeriod, t.LookAhead, t.Rung, t.Tier, t.FPS, t.Reason)
+	}
+	for _, x := range r.Removed {
+		fmt.Fprintf(&b, "\n%s left at %s (frame %d).\n", x.Player, clock(x.AtMs), x.Frame)
+	}
+	if len(r.Commands) > 0 {
+		fmt.Fprintf(&b, "\n**Commands executed:** %s.\n", r.commandLine())
+	}
+	fmt.Fprintf(&b, "\n**Longest waits**\n\n")
+	if len(r.Waits) == 0 {
+		fmt.Fprintf(&b, "Nobody waited.\n")
+	}
+	for _, x := range r.Waits {
+		fmt.Fprintf(&b, "- %s, frame %d: %s waited %.0f ms for %s\n", clock(x.AtMs), x.Frame, x.Player, x.WaitMs, causeName(x.Cause))
+	}
+	if len(r.Causes) > 0 {
+		fmt.Fprintf(&b, "\n**Who caused the waits**\n\n")
+		for _, c := range r.Causes {
+			fmt.Fprintf(&b, "- %s: %.0f ms over %s (%s)\n", causeName(c.Cause), c.TotalMs, waitsN(c.Waits), c.of())
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,138 @@
+package record
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+)
+
+// Formats of a report.
+const (
+	FormatText     = "text"
+	FormatMarkdown = "markdown"
+	FormatJSON     = "json"
+)
+
+// Write prints the report in one of the formats.
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case FormatJSON:
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	case FormatMarkdown:
+		return r.markdown(w)
+	case FormatText:
+		return r.text(w)
+	}
+	return fmt.Errorf("unknown format %q (text, markdown or json)", format)
+}
+
+func num(p *float64, digits int) string {
+	if p == nil {
+		return "—" // not measured (L3)
+	}
+	return fmt.Sprintf("%.*f", digits, *p)
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", *p*100)
+}
+
+func clock(msv float64) string {
+	d := probe.MsDuration(msv).Round(time.Second)
+	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func (r *Report) title() string {
+	kind := "live"
+	if r.Virtual {
+		kind = "virtual time"
+	}
+	name := r.Session
+	if name == "" {
+		name = "session"
+	}
+	return fmt.Sprintf("%s — %s, %s (%s), %d players", name, clock(r.LengthMs), r.Program, kind, len(r.Players))
+}
+
+func episodes(es []Episode) string {
+	if len(es) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, e := range es {
+		s := clock(e.FromMs) + "–" + clock(e.ToMs)
+		if e.Open {
+			s = clock(e.FromMs) + "–end"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("+%d more", len(parts)-3))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c CauseRow) of() string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var xs []kv
+	for k, v := range c.Of {
+		xs = append(xs, kv{k, v})
+	}
+	sort.Slice(xs, func(i, j int) bool {
+		if xs[i].v != xs[j].v {
+			return xs[i].v > xs[j].v
+		}
+		return xs[i].k < xs[j].k
+	})
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf("%s %.0f ms", x.k, x.v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// commandLine is the commands per player in one line, with how many ran
+// on a later send frame than scheduled (S13).
+func (r *Report) commandLine() string {
+	var parts []string
+	moved := 0
+	for _, c := range r.Commands {
+		parts = append(parts, fmt.Sprintf("%s %d", c.Player, c.Count))
+		moved += c.Moved
+	}
+	s := strings.Join(parts, ", ")
+	if moved > 0 {
+		s += fmt.Sprintf("; %d ran on a later send frame than scheduled after a timing change (S13)", moved)
+	}
+	return s
+}
+
+func waitsN(n int) string {
+	if n == 1 {
+		return "1 wait"
+	}
+	return fmt.Sprintf("%d waits", n)
+}
+
+func causeName(c string) string {
+	if c == "" {
+		return "(own pace)" // waited for its own frame time or processing
+	}
+	return c
+}

@@ -1,0 +1,78 @@
+package record
+
+import (
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// viewRecord is a View as a recording stores it. The layout is the
+// recording format's (Format 1), not the View's: the View is typed for
+// front ends (durations, a state enum, known flags) while a record keeps
+// the Go field names and, for links, the NDJSON link object it always had,
+// so that recordings written before and after the View changed are the
+// same bytes. A field added to the View reaches recordings only when it is
+// added here (and the format says so).
+type viewRecord struct {
+	At       time.Duration
+	Session  string
+	Self     string
+	Master   string
+	Frame    int
+	Started  bool
+	FPS      int
+	Speed    int
+	InForce  rungs.Timing
+	Target   rungs.Timing
+	Staged   bool
+	Stalled  bool
+	WaitedOn string
+	Lobby    *probe.LobbyView
+	Links    []linkRecord
+	Players  []probe.PlayerView
+	Totals   probe.LossTotals
+}
+
+// linkRecord is one LinkView: the NDJSON link object, then the rest.
+type linkRecord struct {
+	probe.LinkStat
+	Peer     string
+	Observer bool
+	Bad      bool
+	Caused   time.Duration
+	Through  int
+}
+
+// recordOf is what the writer stores for v (its Matrix is left out, see
+// probe.View).
+func recordOf(v *probe.View) *viewRecord {
+	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started,
+		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Stalled: v.Stalled,
+		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals}
+	if v.Links != nil {
+		r.Links = make([]linkRecord, len(v.Links))
+		for i, l := range v.Links {
+			r.Links[i] = linkRecord{LinkStat: l.Stat(), Peer: l.Peer, Observer: l.Observer, Bad: l.Bad, Caused: l.Caused, Through: l.Through}
+		}
+	}
+	return r
+}
+
+// view reads the record back; a link object no peer writes is an error.
+func (r *viewRecord) view() (*probe.View, error) {
+	v := &probe.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
+		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Stalled: r.Stalled,
+		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals}
+	if r.Links != nil {
+		v.Links = make([]probe.LinkView, len(r.Links))
+		for i, l := range r.Links {
+			link, err := l.LinkStat.Link()
+			if err != nil {
+				return nil, err
+			}
+			v.Links[i] = probe.LinkView{Link: link, Peer: l.Peer, Observer: l.Observer, Bad: l.Bad, Caused: l.Caused, Through: l.Through}
+		}
+	}
+	return v, nil
+}
