@@ -13,8 +13,9 @@
 //     every seated player's commands for it are held, and the wait is
 //     measured;
 //   - measurement wiring: frame packets ask for acks when they carry
-//     commands, for the first packet, and every 32 frames while a link to a
-//     seated player lacks a clean sample (T6); measurement restarts when
+//     commands, for the first packet, and at least every 32 frames while a
+//     link to a seated player lacks a clean sample (T6: on the last send
+//     frame that keeps the gap within 32); measurement restarts when
 //     the game starts (T5);
 //   - network events with stable IDs (S19): NETWORK_REPORT (S5, S6),
 //     timing with its frame rate (S12, S15), removal (S7, S16), game speed

@@ -38,7 +38,10 @@ func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, forc
 	if !p.ackedFirst {
 		reliable = true
 	}
-	if !reliable && f-p.lastAckReq >= 32 && p.anyUnmeasured() {
+	// T6 counts frames, but a frame packet leaves only on a send frame: ask
+	// on the last one before the gap to the next would pass 32 (at send
+	// period 10: frames 30, 60, …, not 40, 80, …).
+	if !reliable && p.sched.NextSendFrame(f+1)-p.lastAckReq > 32 && p.anyUnmeasured() {
 		reliable = true
 	}
 	if reliable {

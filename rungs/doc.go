@@ -43,12 +43,17 @@
 //     by the game speed and never below 1. While any seated player lacks a
 //     fresh report the master keeps the current rate. The rung is computed at
 //     the rate the decision carries. The rate travels only inside timing
-//     events, as the seed describes: an evaluation that keeps the target sends
-//     no event, even if the rate it would pick has moved.
+//     events, as the seed describes. An evaluation that keeps the target but
+//     picks another rate sends a timing event with the target unchanged and
+//     reason `rate` (Reason Rate, our extension): without it a move of the
+//     Speed slider would wait for the next change of rung. A `rate` event
+//     changes the rate when it executes and leaves a staged decrease as it
+//     is (Schedule.Change).
 //   - The initial (64/128) evaluation always sends an event, even when its
 //     target equals the 2/6 the game started with; later evaluations send one
-//     only when the target changes. "Changed the timing" (condition 3) means a
-//     decision whose target differs from the previous target.
+//     only when the target or the rate changes. "Changed the timing"
+//     (condition 3) means a decision whose target differs from the previous
+//     target.
 //   - "Every command scheduled under the old look-ahead has come due" is the
 //     frame the timing event executed on plus the old look-ahead.
 //   - Send frames are the multiples of the send period in force. A command

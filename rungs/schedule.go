@@ -68,11 +68,22 @@ func (s *Schedule) Activation() (frame int, ok bool) {
 //     look-ahead has come due (frame + old look-ahead) and activates on the
 //     first frame from then on that is a multiple of both send periods; the
 //     new rate applies on activation.
+//   - Keeping the target (a `rate` event, Reason Rate) while a decrease is
+//     staged, only the rate changes, at once: the staged decrease goes on
+//     as scheduled, neither restarted nor deferred, and keeps the new rate
+//     when it activates, because that rate is the master's latest choice
+//     (S15) and the master sends no second event for it.
 func (s *Schedule) Change(frame int, target Timing, fps int) {
 	old := s.inForce
 	target = target.sane()
-	s.target = target
 	fps = max(fps, 1)
+	if target == s.target && s.phase != steady {
+		// Judged against the timing in force, the unchanged target would
+		// read as a new decrease and restart the wait (issue 14).
+		s.fps, s.pendingFPS = fps, fps
+		return
+	}
+	s.target = target
 	switch {
 	case target.SendPeriod >= old.SendPeriod && target.LookAhead >= old.LookAhead:
 		s.inForce, s.fps, s.phase = target, fps, steady
