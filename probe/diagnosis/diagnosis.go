@@ -12,8 +12,9 @@
 package diagnosis
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/rungs"
@@ -70,10 +71,16 @@ const (
 	StaleResend = 0.10
 	StaleFactor = 4.0
 
-	// fitFloorMs is the precision of the round-trip fit (see fitter.fit).
-	fitFloorMs = 0.05
-	// fitFloorLoss is the same for loss exponents (about 0.01 points).
-	fitFloorLoss = 1e-4
+	// fitFloorMs: residuals below 1 ms count as noise and are weighted as
+	// least squares would (a Huber-like fit), larger ones by absolute
+	// deviation. A round trip's smoothed estimate wanders by about that much
+	// between evaluations, and the floor lets the fit converge in a few
+	// rounds instead of chasing exact zeros.
+	fitFloorMs = 1.0
+	// fitFloorJitter is the same for the variation's squares (ms²).
+	fitFloorJitter = 1.0
+	// fitFloorLoss is the same for loss exponents (0.1 points).
+	fitFloorLoss = 1e-3
 )
 
 // IsStale reports whether a link's resend share (retransmitted/sent) is far
@@ -186,7 +193,10 @@ type Diagnosis struct {
 // for concurrent use.
 type Diagnoser struct {
 	f                 fitter
-	use               []bool
+	use, lossUse      []bool
+	pairs             []Pair
+	degree            []int
+	counted           []float64
 	rtt, jit, lossExp []float64
 	tmp               []float64
 }
@@ -213,7 +223,8 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 
 	// The measured pairs, sanitised: indices in range, A before B (house
 	// order), non-negative values.
-	pairs := make([]Pair, 0, len(in.Pairs))
+	pairs := g.pairs[:0]
+	defer func() { g.pairs = pairs[:0] }() // keep the grown scratch
 	for _, p := range in.Pairs {
 		if p.A < 0 || p.B < 0 || p.A >= n || p.B >= n || p.A == p.B {
 			continue
@@ -225,17 +236,19 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		}
 		pairs = append(pairs, p)
 	}
-	sort.SliceStable(pairs, func(i, j int) bool {
-		if pairs[i].A != pairs[j].A {
-			return pairs[i].A < pairs[j].A
-		}
-		return pairs[i].B < pairs[j].B
-	})
+	byHouse := func(p, q Pair) int { return cmp.Or(cmp.Compare(p.A, q.A), cmp.Compare(p.B, q.B)) }
+	if !slices.IsSortedFunc(pairs, byHouse) {
+		slices.SortStableFunc(pairs, byHouse)
+	}
 
 	// Who takes part in the fit: a measured player with round trips to at
 	// least two other measured players (one pair alone cannot be split).
 	g.use = growBool(g.use, n)
-	degree := make([]int, n)
+	g.degree = growInt(g.degree, n)
+	degree := g.degree
+	for i := range degree {
+		degree[i] = 0
+	}
 	for _, p := range pairs {
 		if p.RTT > 0 && in.Players[p.A].Measured && in.Players[p.B].Measured {
 			degree[p.A]++
@@ -299,7 +312,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 				g.f.set(p.A, p.B, v*v)
 			}
 		}
-		g.f.fit(g.use, g.jit, fitFloorMs*fitFloorMs)
+		g.f.fit(g.use, g.jit, fitFloorJitter)
 		for i := range g.jit {
 			if !math.IsNaN(g.jit[i]) {
 				g.jit[i] = math.Sqrt(math.Max(g.jit[i], 0))
@@ -309,10 +322,8 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		// Loss: survival multiplies, so −log(1−loss) adds. Out and in of a
 		// pair together: l(a→b) + l(b→a) = (up_a+down_a) + (up_b+down_b).
 		g.f.reset(n)
-		lossUse := growBool(nil, n)
-		for i := range lossUse {
-			lossUse[i] = false
-		}
+		g.lossUse = growBool(g.lossUse, n)
+		lossUse := g.lossUse
 		for i := range degree {
 			degree[i] = 0
 		}
@@ -398,11 +409,35 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		maxProc = max(maxProc, p.Process)
 	}
 	fpsAll := rungs.FrameRate(maxProc, speed)
-	worstCounted := 0.0
+	// The worst counted round trip, and for each of its two players the
+	// worst without them: everybody else leaves the worst pair in place.
+	g.counted = grow(g.counted, len(pairs))
+	counted := g.counted
+	worstIdx := -1
 	for i, p := range pairs {
-		if v := countedRTT(p, i == linkIdx, out.Links[i]); v > 0 {
-			worstCounted = math.Max(worstCounted, v)
+		counted[i] = countedRTT(p, i == linkIdx, out.Links[i])
+		if counted[i] > 0 && (worstIdx < 0 || counted[i] > counted[worstIdx]) {
+			worstIdx = i
 		}
+	}
+	worstCounted := 0.0
+	worstWithout := func(who int) float64 {
+		if worstIdx < 0 {
+			return 0
+		}
+		if w := pairs[worstIdx]; w.A != who && w.B != who {
+			return counted[worstIdx]
+		}
+		v := 0.0
+		for k, p := range pairs {
+			if p.A != who && p.B != who {
+				v = math.Max(v, counted[k])
+			}
+		}
+		return v
+	}
+	if worstIdx >= 0 {
+		worstCounted = counted[worstIdx]
 	}
 	rungAll := 0
 	if worstCounted > 0 {
@@ -421,8 +456,8 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 				pd.AccessLoss = 1 - math.Exp(-math.Max(g.lossExp[i], 0))
 			}
 		}
-		pd.ProcessMs = ms(pl.Process)
-		pd.CausedWaitMs = ms(pl.CausedWait)
+		pd.ProcessMs = ms(max(pl.Process, 0))
+		pd.CausedWaitMs = ms(max(pl.CausedWait, 0))
 
 		var others time.Duration
 		for j, q := range in.Players {
@@ -431,13 +466,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 			}
 		}
 		pd.FPSWithout = rungs.FrameRate(others, speed)
-		worstLeft := 0.0
-		for k, p := range pairs {
-			if p.A == i || p.B == i {
-				continue
-			}
-			worstLeft = math.Max(worstLeft, countedRTT(p, k == linkIdx, out.Links[k]))
-		}
+		worstLeft := worstWithout(i)
 		if n-1 >= 2 && worstLeft > 0 {
 			pd.RungWithout = rungs.Need(rungs.WithHeadroom(dur(worstLeft)), fpsAll).Rung()
 		}
@@ -596,15 +625,14 @@ func (g *Diagnoser) median(v []float64) float64 {
 			g.tmp = append(g.tmp, x)
 		}
 	}
-	if len(g.tmp) == 0 {
-		return math.NaN()
+	return medianOf(g.tmp)
+}
+
+func growInt(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
 	}
-	sort.Float64s(g.tmp)
-	k := len(g.tmp)
-	if k%2 == 1 {
-		return g.tmp[k/2]
-	}
-	return (g.tmp[k/2-1] + g.tmp[k/2]) / 2
+	return s[:n]
 }
 
 func growBool(s []bool, n int) []bool {

@@ -1,82 +1,67 @@
 package diagnosis
 
-import (
-	"math"
-	"sort"
-)
+import "math"
 
 // The pair model: a value measured on the pair i–j (a round trip, a
 // round-trip variance, a round-trip loss exponent) is close to
-// share[i] + share[j], plus whatever is special to that path. fitShares
-// finds the shares by least absolute deviations, so that one or two paths
-// with a large excess pull the shares of their players hardly at all (a
-// least-squares fit would spread every excess over everybody on the path).
+// share[i] + share[j], plus whatever is special to that path. fit finds the
+// shares by least absolute deviations, so that one or two paths with a large
+// excess pull the shares of their players hardly at all (a least-squares fit
+// would spread every excess over everybody on the path).
 //
-// The estimator is iteratively reweighted least squares (asymmetric, see
-// belowWeight): each round solves a
-// weighted least-squares problem with weights 1/max(|residual|, floor), which
-// is the LAD problem's fixed point. Each weighted problem is solved by
-// Gauss–Seidel sweeps, warm-started from the last round: its matrix is the
-// weighted signless Laplacian of the pair graph, positive definite as soon
-// as the graph has an odd cycle (three players who all measured each other),
-// so the sweeps converge; a few per round suffice because the shares move
-// little between rounds. Cost: one sweep touches every measured pair twice,
-// so a round at 64 players is about 8000 multiply-adds.
+// The estimator is iteratively reweighted least squares: each round solves a
+// weighted least-squares problem with weights 1/max(|residual|, floor),
+// whose fixed point is the least-absolute-deviations fit. Each weighted
+// problem is solved by Gauss–Seidel sweeps warm-started from the last round:
+// its matrix is the weighted signless Laplacian of the pair graph, positive
+// definite as soon as the graph has an odd cycle (three players who all
+// measured each other), so the sweeps converge, and a few per round suffice
+// because the shares move little between rounds. One sweep touches every
+// measured pair twice: about 8000 multiply-adds at 64 players.
 
 const (
-	// fitRounds bounds the reweighting rounds; fitTolerance ends them
-	// earlier once no share moves by more than that fraction of floor.
-	fitRounds    = 60
-	fitSweeps    = 3
+	// fitRounds bounds the reweighting rounds; a fit ends earlier once no
+	// share moved by more than fitTolerance × floor in a round.
+	fitRounds    = 40
+	fitSweeps    = 2
 	fitTolerance = 0.01
-	// belowWeight makes a pair that measures less than its two shares cost
-	// twice as much as one that measures more. A path's excess is ≥ 0 in
-	// practice (a path can add delay, not take away the players' own), and
-	// without this preference four players are ambiguous: a slow a–b path
-	// fits exactly as well as slow a and b with a "fast" c–d path, because
-	// only a–b and c–d contain both a+b and c+d. The price is a small upward
-	// bias under noise: the fit sits where a third of the pairs measure less.
-	belowWeight = 2.0
 	// pullWeight is a faint pull of every share toward the median share, a
-	// quarter of one pair's weight (least absolute deviations too). Where
-	// the pairs decide the shares it moves nothing: a share sits in at
-	// least two pairs, and leaving them costs at least twice as much. Where
-	// they do not — four players with one slow path, whose excess fits a+b
-	// as well as c+d along a whole line of solutions — it picks the most
+	// fiftieth of one pair's weight (by absolute deviation too). Where the
+	// pairs decide the shares it moves them by at most that fraction of the
+	// floor: a share sits in at least two pairs, each far heavier. Where they do
+	// not — four players with one slow path, whose excess fits a+b as well
+	// as c+d along a whole line of equally good solutions — it picks the most
 	// ordinary shares, which puts the excess on the one path.
-	pullWeight = 0.25
+	pullWeight = 0.02
+	// initSample bounds the pairs per player the starting guess looks at.
+	initSample = 15
 )
 
-// fitter holds the scratch of one fit: n×n matrices, row-major, NaN where a
-// pair is not measured. It is reused across the three fits of an evaluation.
+// fitter holds the scratch of one fit: n×n matrices, row-major. A pair not
+// measured (or a player not in use) has weight 0 throughout, so the inner
+// loops need no branches. It is reused across the fits of an evaluation.
 type fitter struct {
-	n int
-	y []float64 // measured value of pair i–j (symmetric)
-	w []float64 // weight of pair i–j in the current round (symmetric)
+	n    int
+	y    []float64 // measured value of pair i–j (symmetric), 0 when not
+	have []bool    // pair i–j measured
+	w    []float64 // weight of pair i–j in the current round, 0 when not measured
 
-	reg []float64 // weight of each share's pull toward the median share
-	tmp []float64 // scratch for medians
-}
-
-// medianOf sorts v in place and returns its median, NaN when empty.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	sort.Float64s(v)
-	k := len(v)
-	if k%2 == 1 {
-		return v[k/2]
-	}
-	return (v[k/2-1] + v[k/2]) / 2
+	reg    []float64 // weight of each share's pull toward the median share
+	active []bool    // the player has a measured pair in the fit
+	tmp    []float64 // scratch for medians
 }
 
 func (f *fitter) reset(n int) {
 	f.n = n
 	f.y = grow(f.y, n*n)
 	f.w = grow(f.w, n*n)
+	f.reg = grow(f.reg, n)
+	if cap(f.have) < n*n {
+		f.have = make([]bool, n*n)
+	}
+	f.have = f.have[:n*n]
 	for i := range f.y {
-		f.y[i] = math.NaN()
+		f.y[i], f.w[i], f.have[i] = 0, 0, false
 	}
 }
 
@@ -87,99 +72,199 @@ func grow(s []float64, n int) []float64 {
 	return s[:n]
 }
 
+// set records pair i–j's value; non-finite values are not measurements.
 func (f *fitter) set(i, j int, v float64) {
-	f.y[i*f.n+j] = v
-	f.y[j*f.n+i] = v
+	if !finite(v) {
+		return
+	}
+	f.y[i*f.n+j], f.y[j*f.n+i] = v, v
+	f.have[i*f.n+j], f.have[j*f.n+i] = true, true
 }
 
-// fit writes the shares of the players marked in use into s (others are
-// NaN). floor is the residual below which a pair counts as fitting exactly,
-// in the value's unit; it keeps the weights finite and sets the precision.
+// medianOf reorders v in place and returns its median, NaN when empty. It
+// selects instead of sorting (linear time on average): the fit takes
+// medians of every player's pairs each evaluation.
+func medianOf(v []float64) float64 {
+	k := len(v)
+	if k == 0 {
+		return math.NaN()
+	}
+	hi := selectNth(v, k/2)
+	if k%2 == 1 {
+		return hi
+	}
+	// The lower middle is the largest of what selectNth left below k/2.
+	lo := v[0]
+	for _, x := range v[1 : k/2] {
+		lo = math.Max(lo, x)
+	}
+	return (lo + hi) / 2
+}
+
+// selectNth reorders v so that v[nth] is the value a sort would put there,
+// with nothing larger before it and nothing smaller after it, and returns
+// it (Hoare's selection with a median-of-three pivot; bounded by len(v)
+// rounds since each one shrinks the range).
+func selectNth(v []float64, nth int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case nth <= j:
+			hi = j
+		case nth >= i:
+			lo = i
+		default:
+			return v[nth]
+		}
+	}
+	return v[nth]
+}
+
+// fit writes the shares of the players marked in use into s (others, and
+// players with no measured pair among those in use, are NaN). floor is the
+// residual below which a pair counts as fitting exactly, in the value's
+// unit; it keeps the weights finite and sets the precision.
 func (f *fitter) fit(use []bool, s []float64, floor float64) {
 	n := f.n
+	// Only pairs between players in use count.
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if !use[i] || !use[j] {
+				f.have[i*n+j] = false
+			}
+		}
+	}
 	// Start from a robust guess: a player's median pair value less half the
-	// median of all pairs (y_ij = s_i + s_j, so med_j y_ij ≈ s_i + med s).
+	// median of those medians (y_ij = s_i + s_j, so med_j y_ij ≈ s_i + med s,
+	// and the median of med_i is ≈ 2 med s). Up to initSample pairs per
+	// player, evenly spaced, are enough for a start and keep it cheap.
+	if cap(f.active) < n {
+		f.active = make([]bool, n)
+	}
+	f.active = f.active[:n]
+	stride := max(1, (n-1)/initSample)
+	active := 0
+	for i := 0; i < n; i++ {
+		f.tmp = f.tmp[:0]
+		for j := 0; j < n; j++ {
+			if f.have[i*n+j] {
+				f.tmp = append(f.tmp, f.y[i*n+j])
+			}
+		}
+		s[i], f.reg[i] = 0, 0
+		f.active[i] = len(f.tmp) > 0
+		if f.active[i] {
+			k := 0
+			for j := 0; j < len(f.tmp); j += stride {
+				f.tmp[k] = f.tmp[j]
+				k++
+			}
+			s[i] = medianOf(f.tmp[:k])
+			active++
+		}
+	}
 	f.tmp = f.tmp[:0]
 	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			if v := f.y[i*n+j]; use[i] && use[j] && !math.IsNaN(v) {
-				f.tmp = append(f.tmp, v)
-			}
+		if f.active[i] {
+			f.tmp = append(f.tmp, s[i])
 		}
 	}
 	all := medianOf(f.tmp)
 	for i := 0; i < n; i++ {
-		s[i] = math.NaN()
-		if !use[i] {
-			continue
-		}
-		f.tmp = f.tmp[:0]
-		for j := 0; j < n; j++ {
-			if v := f.y[i*n+j]; j != i && use[j] && !math.IsNaN(v) {
-				f.tmp = append(f.tmp, v)
-			}
-		}
-		if len(f.tmp) > 0 {
-			s[i] = medianOf(f.tmp) - all/2
+		if f.active[i] {
+			s[i] -= all / 2
 		}
 	}
-	f.reg = grow(f.reg, n)
+	if active == 0 {
+		for i := range s[:n] {
+			s[i] = math.NaN()
+		}
+		return
+	}
 	for round := 0; round < fitRounds; round++ {
+		// Reweight from the current residuals.
 		f.tmp = f.tmp[:0]
 		for i := 0; i < n; i++ {
-			if use[i] && !math.IsNaN(s[i]) {
+			if f.active[i] {
 				f.tmp = append(f.tmp, s[i])
 			}
 		}
 		center := medianOf(f.tmp)
 		for i := 0; i < n; i++ {
-			if !use[i] || math.IsNaN(s[i]) {
+			if !f.active[i] {
 				continue
 			}
-			f.reg[i] = pullWeight / math.Max(math.Abs(s[i]-center), floor)
+			f.reg[i] = pullWeight / atLeast(math.Abs(s[i]-center), floor)
 			row := i * n
 			for j := i + 1; j < n; j++ {
-				v := f.y[row+j]
-				if !use[j] || math.IsNaN(v) || math.IsNaN(s[j]) {
+				if !f.have[row+j] {
 					continue
 				}
-				r := v - s[i] - s[j]
-				w := 1 / math.Max(math.Abs(r), floor)
-				if r < 0 {
-					w *= belowWeight
-				}
+				w := 1 / atLeast(math.Abs(f.y[row+j]-s[i]-s[j]), floor)
 				f.w[row+j], f.w[j*n+i] = w, w
 			}
 		}
+		// Solve the weighted problem (warm start).
 		moved := 0.0
 		for sweep := 0; sweep < fitSweeps; sweep++ {
-			moved = 0
 			for i := 0; i < n; i++ {
-				if !use[i] || math.IsNaN(s[i]) {
-					continue
-				}
-				num, den := 0.0, 0.0
 				row := i * n
-				for j := 0; j < n; j++ {
-					v := f.y[row+j]
-					if j == i || !use[j] || math.IsNaN(v) || math.IsNaN(s[j]) {
-						continue
-					}
-					w := f.w[row+j]
-					num += w * (v - s[j])
+				num, den := f.reg[i]*center, f.reg[i]
+				wr, yr := f.w[row:row+n], f.y[row:row+n]
+				for j, w := range wr {
+					num += w * (yr[j] - s[j])
 					den += w
 				}
-				num += f.reg[i] * center
-				den += f.reg[i]
 				if den > 0 {
 					next := num / den
-					moved = math.Max(moved, math.Abs(next-s[i]))
+					if d := math.Abs(next - s[i]); d > moved {
+						moved = d
+					}
 					s[i] = next
 				}
 			}
 		}
-		if round > 0 && moved < fitTolerance*floor {
+		if moved < fitTolerance*floor {
 			break
 		}
 	}
+	for i := 0; i < n; i++ {
+		if !f.active[i] {
+			s[i] = math.NaN()
+		}
+	}
+}
+
+// atLeast is max(v, floor) for the hot loops, without math.Max's care for
+// NaN and signed zeros (neither occurs here).
+func atLeast(v, floor float64) float64 {
+	if v < floor {
+		return floor
+	}
+	return v
 }
