@@ -169,4 +169,3 @@ func TestAccessTimelineChange(t *testing.T) {
 		t.Fatalf("ada access_rtt_ms %.1f culprit %q after the change; verdict %q", p.AccessRTTMs, d.Culprit, d.Verdict)
 	}
 }
-
