@@ -11,13 +11,15 @@ import "math"
 //
 // The estimator is iteratively reweighted least squares: each round solves a
 // weighted least-squares problem with weights 1/max(|residual|, floor),
-// whose fixed point is the least-absolute-deviations fit. Each weighted
-// problem is solved by Gauss–Seidel sweeps warm-started from the last round:
-// its matrix is the weighted signless Laplacian of the pair graph, positive
-// definite as soon as the graph has an odd cycle (three players who all
-// measured each other), so the sweeps converge, and a few per round suffice
-// because the shares move little between rounds. One sweep touches every
-// measured pair twice: about 8000 multiply-adds at 64 players.
+// whose fixed point minimises the sum of absolute residuals above the floor
+// and of squared ones below it (a Huber-like fit: residuals under the floor
+// are noise). Each weighted problem is solved by Gauss–Seidel sweeps
+// warm-started from the last round: its matrix is the weighted signless
+// Laplacian of the pair graph, positive definite as soon as the graph has an
+// odd cycle (three players who all measured each other), so the sweeps
+// converge, and a few per round suffice because the shares move little
+// between rounds. One sweep touches every measured pair twice: about 8000
+// multiply-adds at 64 players. docs/diagnosis.md describes it in words.
 
 const (
 	// fitRounds bounds the reweighting rounds; a fit ends earlier once no
