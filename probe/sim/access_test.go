@@ -169,3 +169,39 @@ func TestAccessTimelineChange(t *testing.T) {
 		t.Fatalf("ada access_rtt_ms %.1f culprit %q after the change; verdict %q", p.AccessRTTMs, d.Culprit, d.Verdict)
 	}
 }
+
+// FuzzParseScenarioAccess: no `access` object makes the decoder panic, and
+// what it accepts has players only and values a network can carry.
+func FuzzParseScenarioAccess(f *testing.F) {
+	f.Add([]byte(`{"frames":3,"players":["a","b"],"access":{"a":{"rtt_ms":150,"jitter_ms":10,"loss_up":0.03,"loss_down":0}},` +
+		`"timeline":[{"at_frame":1,"access":{"b":{"loss_down":0.5}}}]}`))
+	f.Add([]byte(`{"frames":3,"players":["a"],"access":{"a":{}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sc, err := ParseScenario(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		for _, access := range append([]map[string]AccessSpec{sc.Access}, timelineAccess(sc)...) {
+			for name, a := range access {
+				if !contains(sc.Players, name) {
+					t.Fatalf("accepted access for %q, not a player", name)
+				}
+				up, down := a.profiles()
+				if err := up.Validate(); err != nil {
+					t.Fatalf("accepted %q: %v", name, err)
+				}
+				if err := down.Validate(); err != nil {
+					t.Fatalf("accepted %q: %v", name, err)
+				}
+			}
+		}
+	})
+}
+
+func timelineAccess(sc *Scenario) []map[string]AccessSpec {
+	var out []map[string]AccessSpec
+	for _, c := range sc.Timeline {
+		out = append(out, c.Access)
+	}
+	return out
+}
