@@ -48,6 +48,10 @@ const (
 	// of round-trip variation is where the retry timeout starts to grow.
 	jitterMs     = 10.0
 	jitterFactor = 2.0
+	// lossyPath: a path loses on its own when its round-trip loss exponent
+	// (both directions) exceeds its players' shares by 0.04, about 2 % each
+	// way — the same bar as a player's lossShare.
+	lossyPath = 0.04
 	// lossShare: a player loses datagrams on its own side when its share is
 	// at least 2 %; below that the L2 window's resolution and the usual
 	// background loss of the internet blur it.
@@ -374,6 +378,11 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 					l.Causes = append(l.Causes, CauseLatency)
 				}
 			}
+			// A path that loses more than its two players' sides explain.
+			if lp, ok := roundTripLossExp(p); ok && excessKnown && !math.IsNaN(g.lossExp[p.A]) && !math.IsNaN(g.lossExp[p.B]) &&
+				lp-math.Max(g.lossExp[p.A], 0)-math.Max(g.lossExp[p.B], 0) >= lossyPath {
+				l.Causes = append(l.Causes, CauseLoss)
+			}
 		}
 		out.Links = append(out.Links, l)
 	}
@@ -381,7 +390,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 	// culprit_link: the one slow path, clearly the worst of the slow ones.
 	best, second := -1, math.Inf(-1)
 	for i, l := range out.Links {
-		if len(l.Causes) == 0 {
+		if !has(l.Causes, CauseLatency) {
 			continue
 		}
 		if best < 0 || l.ExcessRTTMs > out.Links[best].ExcessRTTMs {

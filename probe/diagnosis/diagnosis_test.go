@@ -350,3 +350,30 @@ func TestIsStale_L8(t *testing.T) {
 		}
 	}
 }
+
+// A path that loses on its own (both players' other paths clean) carries
+// the cause loss; its players do not.
+func TestLossyPathIsThePaths_L2(t *testing.T) {
+	w := world{names: names(6), share: []float64{20, 20, 20, 20, 20, 20}, seed: 1,
+		up: make([]float64, 6), down: make([]float64, 6)}
+	in := w.build()
+	for i := range in.Pairs {
+		if in.Pairs[i].A == 1 && in.Pairs[i].B == 4 {
+			in.Pairs[i].MissingAB, in.Pairs[i].MissingBA = 1000, 1000 // 5 % each way
+		}
+	}
+	d := Diagnose(in)
+	for _, l := range d.Links {
+		if got, want := has(l.Causes, CauseLoss), l.Between == [2]string{"bob", "erin"}; got != want {
+			t.Errorf("link %v causes %v", l.Between, l.Causes)
+		}
+	}
+	for _, p := range d.Players {
+		if has(p.Causes, CauseLoss) || p.AccessLoss >= 0.01 {
+			t.Errorf("%s access_loss %.4f causes %v", p.Player, p.AccessLoss, p.Causes)
+		}
+	}
+	if d.CulpritLink != nil {
+		t.Errorf("culprit_link %v for a lossy path of normal round trip", *d.CulpritLink)
+	}
+}
