@@ -202,6 +202,7 @@ type Diagnoser struct {
 	degree            []int
 	counted           []float64
 	rtt, jit, lossExp []float64
+	lossExpPair       []float64 // per pair, NaN when not judged
 	tmp               []float64
 }
 
@@ -331,8 +332,14 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		for i := range degree {
 			degree[i] = 0
 		}
-		for _, p := range pairs {
-			if lp, ok := roundTripLossExp(p); ok && g.use[p.A] && g.use[p.B] {
+		g.lossExpPair = grow(g.lossExpPair, len(pairs))
+		for k, p := range pairs {
+			lp, ok := roundTripLossExp(p)
+			if !ok {
+				lp = math.NaN()
+			}
+			g.lossExpPair[k] = lp
+			if ok && g.use[p.A] && g.use[p.B] {
 				g.f.set(p.A, p.B, lp)
 				degree[p.A]++
 				degree[p.B]++
@@ -357,7 +364,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 	// Links.
 	out.Links = make([]LinkDiagnosis, 0, len(pairs))
 	worstAll := 0.0
-	for _, p := range pairs {
+	for k, p := range pairs {
 		l := LinkDiagnosis{
 			Between:       [2]string{in.Players[p.A].Name, in.Players[p.B].Name},
 			RTTMs:         math.NaN(),
@@ -379,7 +386,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 				}
 			}
 			// A path that loses more than its two players' sides explain.
-			if lp, ok := roundTripLossExp(p); ok && excessKnown && !math.IsNaN(g.lossExp[p.A]) && !math.IsNaN(g.lossExp[p.B]) &&
+			if lp := g.lossExpPair[k]; excessKnown && !math.IsNaN(lp) && !math.IsNaN(g.lossExp[p.A]) && !math.IsNaN(g.lossExp[p.B]) &&
 				lp-math.Max(g.lossExp[p.A], 0)-math.Max(g.lossExp[p.B], 0) >= lossyPath {
 				l.Causes = append(l.Causes, CauseLoss)
 			}
