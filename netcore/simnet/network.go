@@ -33,9 +33,11 @@ type Network struct {
 	paths map[pathKey]*path
 	def   impair.Profile
 
-	delays      []time.Duration // scratch for Decide
-	delivered   uint64
-	unreachable uint64
+	delays        []time.Duration            // scratch for Decide
+	access        map[netip.AddrPort]*access // access links (access.go)
+	accessScratch []time.Duration
+	delivered     uint64
+	unreachable   uint64
 }
 
 type pathKey struct{ from, to netip.AddrPort }
@@ -114,7 +116,7 @@ func (nd *Node) Send(to netip.AddrPort, p []byte) error {
 	}
 	n := nd.net
 	pa := n.path(nd.addr, to)
-	n.delays = pa.impair.Decide(n.delays)
+	n.delays = n.decide(pa, nd.addr, to) // the path, and any access links (access.go)
 	for _, d := range n.delays {
 		e := n.sched.pooled()
 		e.net, e.from, e.to = n, nd.addr, to
@@ -191,6 +193,7 @@ func (n *Network) Stats() Stats {
 	for _, pa := range n.paths {
 		st.Stats = st.Stats.Add(pa.impair.Stats())
 	}
+	n.addAccessStats(&st)
 	return st
 }
 

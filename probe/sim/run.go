@@ -217,6 +217,7 @@ func (r *runner) defaultProfile() impair.Profile { return profileOf(r.sc.Network
 func (r *runner) applyNetwork() {
 	r.net.SetDefault(r.defaultProfile())
 	r.applyPairs(r.sc.Links)
+	r.applyAccess(r.sc.Access) // access.go
 }
 
 func (r *runner) applyPairs(pairs []PairSpec) {
@@ -241,6 +242,7 @@ func (r *runner) scheduleTimeline() {
 
 func (r *runner) apply(c Change) {
 	r.applyPairs(c.Links)
+	r.applyAccess(c.Access)
 	if c.FPS != nil {
 		if m := r.byName[r.master]; m != nil && !m.gone {
 			m.peer.SetSpeed(*c.FPS)

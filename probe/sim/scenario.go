@@ -16,17 +16,18 @@ import (
 
 // Scenario is a `lagscope sim` scenario file (CONTRACTS.md).
 type Scenario struct {
-	FPS               int                `json:"fps"`
-	Frames            int                `json:"frames"`
-	Seed              uint64             `json:"seed"`
-	Players           []string           `json:"players"`
-	Observers         []string           `json:"observers"`
-	CommandsPerMinute *float64           `json:"commands_per_minute"`
-	LinkEvery         int                `json:"link_every"`
-	Network           LinkSpec           `json:"network"`
-	Links             []PairSpec         `json:"links"`
-	ProcessMs         map[string]float64 `json:"process_ms"`
-	Timeline          []Change           `json:"timeline"`
+	FPS               int                   `json:"fps"`
+	Frames            int                   `json:"frames"`
+	Seed              uint64                `json:"seed"`
+	Players           []string              `json:"players"`
+	Observers         []string              `json:"observers"`
+	CommandsPerMinute *float64              `json:"commands_per_minute"`
+	LinkEvery         int                   `json:"link_every"`
+	Network           LinkSpec              `json:"network"`
+	Links             []PairSpec            `json:"links"`
+	ProcessMs         map[string]float64    `json:"process_ms"`
+	Access            map[string]AccessSpec `json:"access"`
+	Timeline          []Change              `json:"timeline"`
 	// DropTimeoutMs removes a silent player after this long (default 60000).
 	DropTimeoutMs *float64 `json:"drop_timeout_ms"`
 }
@@ -57,6 +58,8 @@ type Change struct {
 	Remove  string     `json:"remove"`
 	Vanish  string     `json:"vanish"`
 	FPS     *int       `json:"fps"`
+	// Access replaces the access links of the players it names.
+	Access map[string]AccessSpec `json:"access"`
 }
 
 // maxFrames bounds a run so that a typo cannot spin the machine for hours.
@@ -142,6 +145,9 @@ func (s *Scenario) check() error {
 			return fmt.Errorf("scenario: key \"process_ms\": %v ms for %q is outside 0..10000", ms, name)
 		}
 	}
+	if err := checkAccess("access", s.Access, s.Players); err != nil {
+		return err
+	}
 	if s.DropTimeoutMs != nil && (*s.DropTimeoutMs < 100 || *s.DropTimeoutMs > 3_600_000) {
 		return fmt.Errorf("scenario: key \"drop_timeout_ms\": %v is outside 100..3600000", *s.DropTimeoutMs)
 	}
@@ -167,7 +173,10 @@ func (s *Scenario) check() error {
 		if c.FPS != nil && (*c.FPS < 1 || *c.FPS > 1000) {
 			return fmt.Errorf("scenario: key %q: %d is outside 1..1000", key+".fps", *c.FPS)
 		}
-		if len(c.Links) == 0 && c.Remove == "" && c.Vanish == "" && c.FPS == nil {
+		if err := checkAccess(key+".access", c.Access, s.Players); err != nil {
+			return err
+		}
+		if len(c.Links) == 0 && c.Remove == "" && c.Vanish == "" && c.FPS == nil && len(c.Access) == 0 {
 			return fmt.Errorf("scenario: key %q: changes nothing", key)
 		}
 	}

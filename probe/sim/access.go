@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/lagscope/lagscope/netcore/impair"
+)
+
+// AccessSpec is a player's own access link, between its machine and the
+// core of the network (the scenario key `access`): "ada is on bad Wi-Fi".
+// A datagram from a to b crosses a's access (half of a's RTTMs, LossUp),
+// the pair's link, then b's access (half of b's RTTMs, LossDown): delays
+// add, losses compound. JitterMs spreads each crossing's delay uniformly by
+// ± that much. Fields left out are 0.
+type AccessSpec struct {
+	RTTMs    *float64 `json:"rtt_ms"`
+	JitterMs *float64 `json:"jitter_ms"`
+	LossUp   *float64 `json:"loss_up"`
+	LossDown *float64 `json:"loss_down"`
+}
+
+// profiles are the two crossings of the access link: up (leaving the
+// player) and down (reaching it).
+func (a AccessSpec) profiles() (up, down impair.Profile) {
+	if a.RTTMs != nil {
+		up.Delay = msDur(*a.RTTMs / 2)
+	}
+	if a.JitterMs != nil {
+		up.Jitter = msDur(*a.JitterMs)
+	}
+	down = up
+	if a.LossUp != nil {
+		up.Loss = *a.LossUp
+	}
+	if a.LossDown != nil {
+		down.Loss = *a.LossDown
+	}
+	return up, down
+}
+
+// checkAccess validates an `access` object: players only (an observer is
+// not part of the diagnosis and has no access of its own here), the same
+// ranges as a link's.
+func checkAccess(key string, access map[string]AccessSpec, players []string) error {
+	for _, name := range sortedKeys(access) {
+		a := access[name]
+		k := key + "." + name
+		if !slicesContains(players, name) {
+			return fmt.Errorf("scenario: key %q: %q is not a player", key, name)
+		}
+		if a.RTTMs != nil && (*a.RTTMs < 0 || *a.RTTMs > 60000) {
+			return fmt.Errorf("scenario: key %q: %v is outside 0..60000", k+".rtt_ms", *a.RTTMs)
+		}
+		if a.JitterMs != nil && (*a.JitterMs < 0 || *a.JitterMs > 10000) {
+			return fmt.Errorf("scenario: key %q: %v is outside 0..10000", k+".jitter_ms", *a.JitterMs)
+		}
+		for _, c := range []struct {
+			name string
+			v    *float64
+		}{{"loss_up", a.LossUp}, {"loss_down", a.LossDown}} {
+			if c.v != nil && (*c.v < 0 || *c.v >= 1) {
+				return fmt.Errorf("scenario: key %q: %v is outside [0, 1)", k+"."+c.name, *c.v)
+			}
+		}
+	}
+	return nil
+}
+
+// applyAccess sets the access links a scenario or timeline entry names; a
+// spec replaces that player's access link whole. Names go in sorted order
+// so that a run never depends on map order.
+func (r *runner) applyAccess(access map[string]AccessSpec) {
+	for _, name := range sortedKeys(access) {
+		m := r.byName[name]
+		if m == nil {
+			continue
+		}
+		up, down := access[name].profiles()
+		r.net.SetAccess(m.addr, up, down)
+	}
+}
+
+func sortedKeys(m map[string]AccessSpec) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
