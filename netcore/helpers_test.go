@@ -176,7 +176,8 @@ func simPair(t testing.TB, seed uint64, prof impair.Profile, mod func(*Config)) 
 	return n, a, b
 }
 
-func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+// ms is FromMillis, short for the many times the tests write.
+var ms = FromMillis
 
 func near(t testing.TB, what string, got, want, tol time.Duration) {
 	t.Helper()

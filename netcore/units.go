@@ -8,6 +8,8 @@ import "time"
 // tree; FromMillis is its inverse.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// FromMillis is the Duration of ms milliseconds, truncated to the
-// nanosecond (scenario files and flags give times in ms).
+// FromMillis is the Duration of ms milliseconds (scenario files and flags
+// give times in ms), truncated toward zero to the nanosecond: 1.001 ms is
+// 1000999 ns, as the float product falls just short. Truncation is what the
+// simulator always did, so scenarios keep their exact timings.
 func FromMillis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
