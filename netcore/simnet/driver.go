@@ -95,6 +95,10 @@ func (h *Host) Wake() {
 		return
 	}
 	d, ok := h.m.NextDeadline()
+	// A deadline already past runs now; comparing it unclamped with a
+	// wake-up already due now would move that wake-up behind every other
+	// event due now for nothing.
+	d = max(d, h.sched.Now())
 	switch {
 	case !ok:
 		if h.wake != nil {

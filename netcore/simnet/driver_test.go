@@ -224,3 +224,25 @@ func TestDriverStepsDoNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per tick and delivery (b received %d), want 0", allocs, b.recvs)
 	}
 }
+
+// A deadline already past, asked for while the wake-up is due now, leaves
+// the wake-up where it is: it is not moved behind the other events due now.
+func TestDriverPastDeadlineKeepsItsPlace(t *testing.T) {
+	s := NewScheduler()
+	d := NewDriver(NewNetwork(s, 1))
+	var log []string
+	m := &toy{name: "m", next: time.Second, every: time.Second, until: time.Second, log: &log}
+	var h *Host
+	s.At(time.Second, func() {
+		log = append(log, "y moves the deadline into the past")
+		m.next = 900 * time.Millisecond
+		h.Wake()
+	})
+	h = drive(d, hostA, m)
+	s.At(time.Second, func() { log = append(log, "x") })
+	s.RunUntil(2 * time.Second)
+	want := []string{"y moves the deadline into the past", "1s m tick", "x"}
+	if !slices.Equal(log, want) {
+		t.Errorf("order %q, want %q", log, want)
+	}
+}
