@@ -12,33 +12,16 @@ import (
 
 // A driver owns an Endpoint: it hands it every datagram that arrives, and
 // calls Tick at the endpoint's next deadline. Here the world is simnet's
-// virtual time; the live driver does the same with a UDP reader and a
-// time.Timer.
-type driver struct {
-	ep   *netcore.Endpoint
-	wake *simnet.Event
-}
-
-func (d *driver) arm() {
-	if t, ok := d.ep.NextDeadline(); ok {
-		d.wake.Reschedule(t)
-	}
-}
-
-func attach(n *simnet.Network, self netcore.PeerID, addr netip.AddrPort, deliver netcore.DeliverFunc) *driver {
-	s := n.Scheduler()
-	d := &driver{}
-	node := n.Attach(addr, func(now time.Duration, from netip.AddrPort, p []byte) {
-		d.ep.Receive(now, from, p)
-		d.arm()
-	})
-	ep, err := netcore.NewEndpoint(netcore.Config{Self: self, Session: 0xC0FFEE}, node, deliver)
+// virtual time and its Driver; the live Runner does the same with a UDP
+// reader and a time.Timer.
+func attach(d *simnet.Driver, self netcore.PeerID, addr netip.AddrPort, deliver netcore.DeliverFunc) (*netcore.Endpoint, *simnet.Host) {
+	h := d.Attach(addr)
+	ep, err := netcore.NewEndpoint(netcore.Config{Self: self, Session: 0xC0FFEE}, h.Node(), deliver)
 	if err != nil {
 		panic(err)
 	}
-	d.ep = ep
-	d.wake = s.At(0, func() { d.ep.Tick(s.Now()); d.arm() })
-	return d
+	h.Drive(ep)
+	return ep, h
 }
 
 func ExampleEndpoint() {
@@ -48,20 +31,23 @@ func ExampleEndpoint() {
 	bob := netip.MustParseAddrPort("10.0.0.2:7373")
 	n.SetLink(alice, bob, impair.Profile{Delay: 40 * time.Millisecond}) // 80 ms round trip
 
-	a := attach(n, 1, alice, func(time.Duration, netcore.PeerID, netcore.Channel, []byte) {})
-	b := attach(n, 2, bob, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
+	d := simnet.NewDriver(n)
+	a, ah := attach(d, 1, alice, func(time.Duration, netcore.PeerID, netcore.Channel, []byte) {})
+	b, bh := attach(d, 2, bob, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
 		fmt.Printf("%v: bob got %q from %d on %v\n", now, msg, from, ch)
 	})
-	a.ep.AddLink(0, 2, bob)
-	b.ep.AddLink(0, 1, alice)
+	a.AddLink(0, 2, bob)
+	b.AddLink(0, 1, alice)
+	ah.Wake() // a new link has timers: tell the driver
+	bh.Wake()
 
 	s.At(10*time.Millisecond, func() {
-		a.ep.Send(s.Now(), 2, netcore.ChannelReliable, []byte("gg"))
-		a.arm()
+		a.Send(s.Now(), 2, netcore.ChannelReliable, []byte("gg"))
+		ah.Wake()
 	})
 	s.RunUntil(time.Second)
 
-	st, _ := a.ep.Stats(2)
+	st, _ := a.Stats(2)
 	fmt.Printf("alice→bob: %v, SRTT %v, RTO %v, conn timeout %v, sent %d\n",
 		st.State, st.SRTT, st.RTO, st.ConnTimeout, st.Loss.Sent)
 	// Output:

@@ -109,14 +109,13 @@ func pass(from, to *side, now time.Duration) int {
 // drop forgets everything from sent so far.
 func drop(from *side) int { return len(from.tr.take()) }
 
-// simPeer drives an Endpoint on a simnet scheduler the way the live driver
-// does on the wall clock: datagrams go to Receive, one re-armed event calls
-// Tick at the endpoint's next deadline.
+// simPeer is an Endpoint on simnet's virtual time, run by simnet's Driver
+// (the twin of the live Runner), which checks after every step that the
+// kept deadline is the one worked out from scratch.
 type simPeer struct {
 	ep    *Endpoint
-	node  *simnet.Node
+	host  *simnet.Host
 	sched *simnet.Scheduler
-	wake  *simnet.Event
 	got   []delivery
 	count map[string]int // reliable payload → times delivered
 	tb    testing.TB
@@ -124,16 +123,12 @@ type simPeer struct {
 
 func newSimPeer(t testing.TB, n *simnet.Network, self PeerID, addr netip.AddrPort, mod func(*Config)) *simPeer {
 	t.Helper()
-	p := &simPeer{sched: n.Scheduler(), count: map[string]int{}, tb: t}
-	p.node = n.Attach(addr, func(now time.Duration, from netip.AddrPort, d []byte) {
-		p.ep.Receive(now, from, d)
-		p.arm()
-	})
+	p := &simPeer{sched: n.Scheduler(), count: map[string]int{}, tb: t, host: simnet.NewDriver(n).Attach(addr)}
 	cfg := Config{Self: self, Session: token}
 	if mod != nil {
 		mod(&cfg)
 	}
-	ep, err := NewEndpoint(cfg, p.node, func(now time.Duration, from PeerID, ch Channel, msg []byte) {
+	ep, err := NewEndpoint(cfg, p.host.Node(), func(now time.Duration, from PeerID, ch Channel, msg []byte) {
 		if ch == ChannelReliable {
 			p.count[string(msg)]++
 		}
@@ -143,21 +138,16 @@ func newSimPeer(t testing.TB, n *simnet.Network, self PeerID, addr netip.AddrPor
 		t.Fatal(err)
 	}
 	p.ep = ep
-	p.wake = p.sched.At(0, func() {
-		p.ep.Tick(p.sched.Now())
-		p.arm()
-	})
+	p.host.Drive(ep)
+	p.host.OnStep(func() { checkDeadline(p.tb, p.ep) })
 	return p
 }
 
-// arm moves the wake-up to the endpoint's next deadline.
+// arm tells the driver the endpoint's deadline may have moved (a link
+// added, a message sent).
 func (p *simPeer) arm() {
 	checkDeadline(p.tb, p.ep)
-	if d, ok := p.ep.NextDeadline(); ok {
-		p.wake.Reschedule(d)
-	} else {
-		p.wake.Cancel()
-	}
+	p.host.Wake()
 }
 
 func (p *simPeer) send(t testing.TB, to PeerID, ch Channel, msg []byte) {
@@ -186,7 +176,8 @@ func simPair(t testing.TB, seed uint64, prof impair.Profile, mod func(*Config)) 
 	return n, a, b
 }
 
-func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+// ms is FromMillis, short for the many times the tests write.
+var ms = FromMillis
 
 func near(t testing.TB, what string, got, want, tol time.Duration) {
 	t.Helper()

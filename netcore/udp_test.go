@@ -19,6 +19,13 @@ var (
 	_ Transport = (*simnet.Node)(nil)
 )
 
+// simnet restates Machine because it cannot import netcore; both directions
+// of assignment compile only while the two method sets are the same.
+var (
+	_ simnet.Machine = Machine(nil)
+	_ Machine        = simnet.Machine(nil)
+)
+
 // udpBound caps how long a loopback test waits for datagrams that should
 // arrive within microseconds; reaching it is a failure, not a timing result.
 const udpBound = 5 * time.Second

@@ -123,15 +123,14 @@ func FuzzTelemetryMessages(f *testing.F) {
 type tmWorld struct {
 	sched *simnet.Scheduler
 	net   *simnet.Network
+	drv   *simnet.Driver
 	ms    []*tmMachine
 }
 
 type tmMachine struct {
 	peer  *Peer
-	node  *simnet.Node
-	wake  *simnet.Event
+	host  *simnet.Host
 	bytes uint64 // every datagram this machine sent, headers included
-	gone  bool
 }
 
 // tmTransport counts what a machine puts on the wire.
@@ -159,6 +158,7 @@ func newTMWorldWith(tb testing.TB, players, observers int, prof impair.Profile, 
 	w := &tmWorld{sched: simnet.NewScheduler()}
 	w.net = simnet.NewNetwork(w.sched, seed)
 	w.net.SetDefault(prof)
+	w.drv = simnet.NewDriver(w.net)
 	var roster []Member
 	for i := range players + observers {
 		name := fmt.Sprintf("p%d", i+1)
@@ -169,14 +169,7 @@ func newTMWorldWith(tb testing.TB, players, observers int, prof impair.Profile, 
 			Addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 88, 0, byte(i + 1)}), 7373)})
 	}
 	for i, mem := range roster {
-		m := &tmMachine{}
-		m.node = w.net.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
-			if m.gone {
-				return
-			}
-			m.peer.Receive(now, from, p)
-			w.poke(m)
-		})
+		m := &tmMachine{host: w.drv.Attach(mem.Addr)}
 		cpm := 120.0
 		if mem.Observer {
 			cpm = 0
@@ -184,11 +177,12 @@ func newTMWorldWith(tb testing.TB, players, observers int, prof impair.Profile, 
 		cfg := Config{Self: mem.ID, Roster: roster, Speed: 30, CommandsPerMinute: cpm,
 			Seed: seed*31 + uint64(i), Net: netcore.Config{Session: seed | 1}}
 		tweak(i, &cfg)
-		peer, err := NewPeer(cfg, tmTransport{m.node, m})
+		peer, err := NewPeer(cfg, tmTransport{m.host.Node(), m})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		m.peer = peer
+		m.host.Drive(peer)
 		w.ms = append(w.ms, m)
 	}
 	for _, m := range w.ms {
@@ -196,29 +190,9 @@ func newTMWorldWith(tb testing.TB, players, observers int, prof impair.Profile, 
 	}
 	for _, m := range w.ms {
 		m.peer.Start(0)
-		w.poke(m)
+		m.host.Wake()
 	}
 	return w
-}
-
-func (w *tmWorld) poke(m *tmMachine) {
-	d, ok := m.peer.NextDeadline()
-	switch {
-	case m.gone || !ok:
-		if m.wake != nil {
-			m.wake.Cancel()
-		}
-	case m.wake == nil:
-		m.wake = w.sched.At(d, func() {
-			if m.gone {
-				return
-			}
-			m.peer.Tick(w.sched.Now())
-			w.poke(m)
-		})
-	case !m.wake.Pending() || m.wake.Time() != d:
-		m.wake.Reschedule(d)
-	}
 }
 
 // sentLog keeps, per stream (sender, receiver), the states the last
@@ -417,7 +391,7 @@ func TestTelemetryStreamsEndWithRemoval_Q6(t *testing.T) {
 	log := w.logSends(0)
 	w.sched.RunUntil(5 * time.Second)
 	w.ms[2].peer.Quit(w.sched.Now())
-	w.poke(w.ms[2])
+	w.ms[2].host.Wake()
 	w.sched.RunUntil(8 * time.Second)
 	if !w.ms[2].peer.Done() {
 		t.Fatal("p3 has not left")

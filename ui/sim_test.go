@@ -34,43 +34,29 @@ func simUpdates(t testing.TB, seconds int) []probe.Update {
 	nw.SetLink(roster[0].Addr, roster[2].Addr, impair.Profile{Delay: 30 * time.Millisecond, Loss: 0.03})
 
 	var events []probe.Event
+	drv := simnet.NewDriver(nw)
 	peers := make([]*probe.Peer, len(roster))
-	wakes := make([]*simnet.Event, len(roster))
-	var poke func(i int)
-	poke = func(i int) {
-		d, ok := peers[i].NextDeadline()
-		if !ok {
-			return
-		}
-		if wakes[i] == nil {
-			wakes[i] = sched.At(d, func() { peers[i].Tick(sched.Now()); poke(i) })
-		} else if !wakes[i].Pending() || wakes[i].Time() != d {
-			wakes[i].Reschedule(d)
-		}
-	}
+	hosts := make([]*simnet.Host, len(roster))
 	for i, mem := range roster {
-		i := i
-		node := nw.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
-			peers[i].Receive(now, from, p)
-			poke(i)
-		})
+		hosts[i] = drv.Attach(mem.Addr)
 		var sink probe.Sink = probe.SinkFunc(func(string, probe.Event) {})
 		if i == 0 {
 			sink = probe.SinkFunc(func(_ string, e probe.Event) { events = append(events, e) })
 		}
 		p, err := probe.NewPeer(probe.Config{Self: mem.ID, Roster: roster, Speed: 30, CommandsPerMinute: 120,
-			Seed: uint64(i + 1), Net: netcore.Config{Session: 99}, Sink: sink}, node)
+			Seed: uint64(i + 1), Net: netcore.Config{Session: 99}, Sink: sink}, hosts[i].Node())
 		if err != nil {
 			t.Fatal(err)
 		}
 		peers[i] = p
+		hosts[i].Drive(p)
 	}
 	for _, p := range peers {
 		p.Connect(0)
 	}
 	for i, p := range peers {
 		p.Start(0)
-		poke(i)
+		hosts[i].Wake()
 	}
 	var out []probe.Update
 	for at := 100 * time.Millisecond; at <= time.Duration(seconds)*time.Second; at += 100 * time.Millisecond {

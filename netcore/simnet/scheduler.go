@@ -1,7 +1,9 @@
 // Package simnet is the simulated world lagscope's engine runs in: a
-// deterministic discrete-event Scheduler over virtual time and an in-memory
+// deterministic discrete-event Scheduler over virtual time, an in-memory
 // Network of Nodes whose datagrams go through the impairment model
-// (netcore/impair) per direction.
+// (netcore/impair) per direction, and the Driver that runs any sans-I/O
+// Machine (netcore's Endpoint, probe's Peer, the Session) on them — the
+// virtual-time twin of the wall-clock Runner in probe/live.
 //
 // Everything runs on one goroutine, the one calling Step/Run; nothing here
 // reads the wall clock or a global random source. Given the same seed and the
@@ -9,8 +11,9 @@
 // virtual times in the same order — the determinism `lagscope sim` promises
 // (DESIGN.md, "one engine, two worlds").
 //
-// A Node satisfies netcore.Transport structurally; simnet does not import
-// netcore so that netcore's own tests can run on it. The network drops
+// A Node satisfies netcore.Transport and simnet.Machine is netcore.Machine's
+// method set, both structurally: simnet does not import netcore so that
+// netcore's own tests can run on it. The network drops
 // datagrams after the sender numbered them, so receivers observe real gaps
 // (SPEC L2), and it reports its own drops as asked-for loss, never as
 // measured loss (SPEC L7).

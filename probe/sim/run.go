@@ -28,9 +28,7 @@ type machine struct {
 	name  string
 	addr  netip.AddrPort
 	peer  *probe.Peer
-	node  *simnet.Node
-	wake  *simnet.Event
-	gone  bool
+	host  *simnet.Host // the driver's: node, wake-up, vanished or not
 	procT time.Duration
 }
 
@@ -39,6 +37,7 @@ type runner struct {
 	opt      Options
 	sched    *simnet.Scheduler
 	net      *simnet.Network
+	drv      *simnet.Driver
 	machines []*machine
 	byName   map[string]*machine
 	out      *bufio.Writer
@@ -87,6 +86,7 @@ type Options struct {
 func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	r := &runner{sc: sc, opt: opt, sched: simnet.NewScheduler(), byName: map[string]*machine{}, out: bufio.NewWriterSize(w, 64<<10), narratedFrame: -1}
 	r.net = simnet.NewNetwork(r.sched, sc.Seed)
+	r.drv = simnet.NewDriver(r.net)
 	if err := r.build(); err != nil {
 		return nil, err
 	}
@@ -96,28 +96,24 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	}
 	for _, m := range r.machines {
 		m.peer.Start(0)
-		r.poke(m)
+		m.host.Wake()
 	}
 	r.scheduleTimeline()
 	r.scheduleViews()
 	fps := time.Second / time.Duration(sc.FPS)
 	dropTimeout := 60 * time.Second
 	if sc.DropTimeoutMs != nil {
-		dropTimeout = msDur(*sc.DropTimeoutMs)
+		dropTimeout = netcore.FromMillis(*sc.DropTimeoutMs)
 	}
 	// A generous bound: every frame at a tenth of the game speed, plus time
 	// for drop timeouts.
 	limit := time.Duration(sc.Frames)*fps*10 + 4*dropTimeout + time.Minute
 	var err error
-	for !r.stop && r.werr == nil {
-		if !r.sched.Step() {
-			err = ErrStuck
-			break
-		}
-		if r.sched.Now() > limit {
-			err = fmt.Errorf("%w by virtual time %v", ErrStuck, limit)
-			break
-		}
+	switch r.drv.Run(func() bool { return r.stop || r.werr != nil }, limit) {
+	case simnet.ErrIdle:
+		err = ErrStuck
+	case simnet.ErrPastLimit:
+		err = fmt.Errorf("%w by virtual time %v", ErrStuck, limit)
 	}
 	res := &Result{Network: r.net.Stats(), End: r.sched.Now()}
 	for _, m := range r.machines {
@@ -134,8 +130,6 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	return res, err
 }
 
-func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-
 func (r *runner) build() error {
 	sc := r.sc
 	cpm := 60.0
@@ -151,17 +145,11 @@ func (r *runner) build() error {
 	}
 	dropTimeout := time.Duration(0)
 	if sc.DropTimeoutMs != nil {
-		dropTimeout = msDur(*sc.DropTimeoutMs)
+		dropTimeout = netcore.FromMillis(*sc.DropTimeoutMs)
 	}
 	for i, mem := range roster {
-		m := &machine{name: mem.Name, addr: mem.Addr, procT: msDur(sc.ProcessMs[mem.Name])}
-		m.node = r.net.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
-			if m.gone {
-				return
-			}
-			m.peer.Receive(now, from, p)
-			r.after(m)
-		})
+		m := &machine{name: mem.Name, addr: mem.Addr, procT: netcore.FromMillis(sc.ProcessMs[mem.Name]), host: r.drv.Attach(mem.Addr)}
+		m.host.OnStep(func() { r.check(m) })
 		peer, err := probe.NewPeer(probe.Config{
 			Self:              mem.ID,
 			Roster:            roster,
@@ -175,11 +163,12 @@ func (r *runner) build() error {
 			Sink:              probe.SinkFunc(r.emit),
 			OnFrame:           r.onFrame(mem.Name),
 			OnCommand:         r.onCommand(mem.Name),
-		}, m.node)
+		}, m.host.Node())
 		if err != nil {
 			return err
 		}
 		m.peer = peer
+		m.host.Drive(peer)
 		r.machines = append(r.machines, m)
 		r.byName[m.name] = m
 	}
@@ -192,10 +181,10 @@ func (r *runner) build() error {
 func profileOf(l LinkSpec, base impair.Profile) impair.Profile {
 	p := base
 	if l.RTTMs != nil {
-		p.Delay = msDur(*l.RTTMs / 2)
+		p.Delay = netcore.FromMillis(*l.RTTMs / 2)
 	}
 	if l.JitterMs != nil {
-		p.Jitter = msDur(*l.JitterMs)
+		p.Jitter = netcore.FromMillis(*l.JitterMs)
 	}
 	if l.Loss != nil {
 		p.Loss = *l.Loss
@@ -231,7 +220,7 @@ func (r *runner) scheduleTimeline() {
 	for _, c := range r.sc.Timeline {
 		if c.AtMs != nil {
 			c := c
-			r.sched.At(msDur(*c.AtMs), func() { r.apply(c) })
+			r.sched.At(netcore.FromMillis(*c.AtMs), func() { r.apply(c) })
 		} else {
 			r.pendingFrame = append(r.pendingFrame, c)
 		}
@@ -244,23 +233,20 @@ func (r *runner) apply(c Change) {
 	r.applyPairs(c.Links)
 	r.applyAccess(c.Access)
 	if c.FPS != nil {
-		if m := r.byName[r.master]; m != nil && !m.gone {
+		if m := r.byName[r.master]; m != nil && !m.host.Stopped() {
 			m.peer.SetSpeed(*c.FPS)
 		}
 	}
 	if c.Remove != "" {
-		if m := r.byName[c.Remove]; m != nil && !m.gone {
+		if m := r.byName[c.Remove]; m != nil && !m.host.Stopped() {
 			m.peer.Quit(r.sched.Now())
-			r.after(m)
+			m.host.Wake()
+			r.check(m)
 		}
 	}
 	if c.Vanish != "" {
-		if m := r.byName[c.Vanish]; m != nil && !m.gone {
-			m.gone = true
-			m.node.Detach()
-			if m.wake != nil {
-				m.wake.Cancel()
-			}
+		if m := r.byName[c.Vanish]; m != nil {
+			m.host.Stop()
 		}
 	}
 }
@@ -279,41 +265,15 @@ func (r *runner) checkFrameChanges() {
 	}
 }
 
-// after runs once a machine has handled an input: re-arm its wake-up and
-// check the run's end and the timeline.
-func (r *runner) after(m *machine) {
-	r.poke(m)
+// check runs once a machine has handled an input and its wake-up is
+// re-armed: the master's frame decides the run's end and the at_frame
+// timeline.
+func (r *runner) check(m *machine) {
 	if m.name == r.master {
 		r.checkFrameChanges()
 		if m.peer.Frame() >= r.sc.Frames {
 			r.stop = true
 		}
-	}
-}
-
-func (r *runner) poke(m *machine) {
-	if m.gone {
-		return
-	}
-	d, ok := m.peer.NextDeadline()
-	if !ok {
-		if m.wake != nil {
-			m.wake.Cancel()
-		}
-		return
-	}
-	if m.wake == nil {
-		m.wake = r.sched.At(d, func() {
-			if m.gone {
-				return
-			}
-			m.peer.Tick(r.sched.Now())
-			r.after(m)
-		})
-		return
-	}
-	if !m.wake.Pending() || m.wake.Time() != d {
-		m.wake.Reschedule(d)
 	}
 }
 
@@ -363,7 +323,7 @@ func (r *runner) scheduleViews() {
 	tick = func() {
 		now := r.sched.Now()
 		for _, m := range r.machines {
-			if !m.gone && !m.peer.Done() {
+			if !m.host.Stopped() && !m.peer.Done() {
 				r.opt.OnView(m.peer.View(now))
 			}
 		}

@@ -1,0 +1,392 @@
+package netcore
+
+// The receive path of a datagram, in order:
+//
+//  1. Receive checks size, header, session token and sender address (a
+//     handshake datagram goes to handshake.go instead);
+//  2. open authenticates a sealed datagram; validateBody checks its records;
+//  3. per channel: control (acks — onAck takes the round-trip sample, T2–T4,
+//     and frees window slots, so pump sends the backlog — and the peer's
+//     LinkReports, L4), receiveReliable, receiveUnreliable, receiveGlobal —
+//     each judging the loss window (L2), acking at once (T1) and
+//     reassembling fragments;
+//  4. deliver hands whole messages up (deliverReliable keeps their order,
+//     T8).
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Receive takes one datagram that arrived from addr. In order: check the
+// header, token and sender; authenticate; judge the loss window (L2); ack
+// at once (T1); take a round-trip sample from any ack (T2–T4); deliver.
+func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []byte) {
+	if len(datagram) > MaxDatagram {
+		e.rejected.Oversize++
+		return
+	}
+	h, err := DecodeHeader(datagram)
+	if err != nil {
+		e.rejected.Malformed++
+		return
+	}
+	if h.Token == 0 && h.Channel == ChannelControl && e.cfg.Handshake != nil {
+		e.receiveHandshake(now, from, h, datagram)
+		return
+	}
+	if h.Token != e.cfg.Session || h.Token == 0 {
+		e.rejected.Token++
+		return
+	}
+	l := e.links[h.Sender]
+	if l == nil || l.addr != from {
+		e.rejected.Sender++
+		return
+	}
+	body, ok := e.open(l, h, datagram)
+	if !ok {
+		return
+	}
+	if err := validateBody(h.Channel, body); err != nil {
+		if err == ErrOversize {
+			e.rejected.Oversize++
+		} else {
+			e.rejected.Malformed++
+		}
+		return
+	}
+	switch h.Channel {
+	case ChannelControl:
+		e.control(now, l, body)
+	case ChannelReliable:
+		e.receiveReliable(now, l, h, body)
+	case ChannelUnreliable:
+		e.receiveUnreliable(now, l, h, body)
+	case ChannelGlobal:
+		e.receiveGlobal(now, l, h, body)
+	}
+}
+
+// open returns the datagram's plaintext body, authenticating it when the
+// session has a key. It counts what it rejects.
+func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
+	sealed := h.Flags&FlagSealed != 0
+	if e.sealer == nil {
+		if sealed {
+			e.rejected.Auth++
+			return nil, false
+		}
+		return d[HeaderLen:], true
+	}
+	if !sealed {
+		e.rejected.Auth++
+		return nil, false
+	}
+	inst, ctr, _, err := sealedParts(d)
+	if err != nil {
+		e.rejected.Malformed++
+		return nil, false
+	}
+	o := l.open
+	if o != nil && o.instance != inst {
+		// Another instance of the peer (a restart) or a forgery: only a
+		// new link (after a new handshake) may speak with a new key.
+		e.rejected.Replay++
+		return nil, false
+	}
+	if o == nil {
+		aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
+		if err != nil {
+			e.rejected.Auth++
+			return nil, false
+		}
+		o = &opener{aead: aead, instance: inst}
+	}
+	if !o.window.fresh(ctr) {
+		e.rejected.Replay++
+		return nil, false
+	}
+	body, err := o.open(e.rx[:], d, ctr)
+	if err != nil {
+		e.rejected.Auth++
+		return nil, false
+	}
+	o.window.mark(ctr)
+	l.open = o // lock onto the first instance that authenticated
+	return body, true
+}
+
+// validateBody decodes every known record so that a malformed datagram is
+// rejected whole, before it touches any state. Unknown record types are
+// skipped without comment: a newer peer may send more.
+//
+// A session datagram with no records at all is malformed, and so is a
+// known record on a channel it does not belong to (Data and Fragment only
+// on numbered channels, Ack and LinkReport only on control, handshake
+// records never in a session datagram). Either would be accepted as a real
+// datagram that carries nothing: on the reliable channel it would take the
+// place of the packet whose number it bears — acked, marked received, and
+// the real one, when it comes, dropped as a duplicate.
+func validateBody(ch Channel, b []byte) error {
+	if len(b) == 0 {
+		return ErrShort
+	}
+	numbered := ch != ChannelControl
+	for len(b) > 0 {
+		typ, p, rest, err := NextRecord(b)
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case RecData:
+			if !numbered {
+				return ErrChannel
+			}
+			_, err = DecodeData(p)
+		case RecFragment:
+			if !numbered {
+				return ErrChannel
+			}
+			_, err = DecodeFragment(p)
+		case RecAck:
+			if numbered {
+				return ErrChannel
+			}
+			_, err = DecodeAck(p)
+		case RecLinkReport:
+			if numbered {
+				return ErrChannel
+			}
+			_, err = DecodeLinkReport(p)
+		case RecHello, RecChallenge, RecResponse, RecWelcome, RecRefuse:
+			return ErrChannel
+		}
+		if err != nil {
+			return err
+		}
+		b = rest
+	}
+	return nil
+}
+
+// control handles an unnumbered datagram: acks and link reports.
+func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
+	acked := false
+	for len(b) > 0 {
+		typ, p, rest, _ := NextRecord(b)
+		b = rest
+		switch typ {
+		case RecAck:
+			a, _ := DecodeAck(p)
+			e.onAck(now, l, a)
+			acked = true
+		case RecLinkReport:
+			r, _ := DecodeLinkReport(p)
+			l.peerLoss.observe(r.Expected, r.Missing)
+		}
+	}
+	if acked {
+		e.pump(now, l, &l.rel, ChannelReliable)
+		e.pump(now, l, &l.glob, ChannelGlobal)
+		e.checkBad(now, l)
+	}
+}
+
+// onAck frees acked datagrams. An explicit ack of a reliable datagram is a
+// round-trip sample measured from its first send: clean only if it was
+// sent once (T2); on an unmeasured link any first ack sets the provisional
+// estimate (T4). Samples from before a ResetMeasurement are ignored (T5).
+// The global channel is never measured (T14).
+func (e *Endpoint) onAck(now time.Duration, l *link, a Ack) {
+	e.touch(l) // retry timers go, the estimate moves
+	q := &l.rel
+	if a.Channel == ChannelGlobal {
+		q = &l.glob
+	}
+	for i := range a.Len() {
+		p := q.lookup(a.Packet(i))
+		if p == nil {
+			continue
+		}
+		if a.Channel == ChannelReliable && p.epoch == e.epoch {
+			l.est.Sample(now-p.firstSent, p.retries == 0)
+		}
+		p.inUse = false
+	}
+	if a.Channel == ChannelReliable {
+		for s := q.oldest; s != q.next && int32(a.Cumulative-s) > 0; s++ {
+			if p := &q.slots[s%SendWindow]; p.inUse && p.packet == s {
+				p.inUse = false
+			}
+		}
+	}
+	q.advance()
+}
+
+// ack sends an ack for one arrived packet at once (T1).
+func (e *Endpoint) ack(l *link, ch Channel, cumulative, packet uint32) {
+	b := appendAck1(e.tx[e.bodyOff:e.bodyOff], ch, cumulative, packet)
+	e.transmit(l, ChannelControl, 0, len(b))
+}
+
+func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []byte) {
+	in := &l.relIn
+	pk := h.Packet
+	off := pk - in.next
+	if int32(off) >= SendWindow || int32(off) < -SendWindow {
+		// Beyond what a conforming sender may have in flight: it holds at
+		// most SendWindow packets from its oldest unacked one, which is
+		// never older than SendWindow below our next, since everything
+		// below our next arrived. Drop it unjudged and unacked; a sender
+		// that really has it will resend it.
+		e.rejected.Window++
+		return
+	}
+	w := &l.windows[ChannelReliable]
+	if w.observe(h.Seq, &l.loss) == seqHeld {
+		if int32(off) < 0 || in.have[pk%SendWindow] {
+			// A far datagram number on a packet we already have is no
+			// evidence the peer's numbering moved: hold it. (The peer
+			// learns of the packet from the next cumulative ack.)
+			e.rejected.Window++
+			return
+		}
+		// A packet we are waiting for, inside the receive window: the
+		// peer really sent it, so its datagram number is believed at
+		// once — a long outage ends without losing a reliable datagram.
+		w.believe(&l.loss)
+	}
+	if int32(off) < 0 {
+		// Already delivered; the ack must have been lost. Ack again.
+		e.ack(l, ChannelReliable, in.next, pk)
+		return
+	}
+	if off > 0 {
+		i := pk % SendWindow
+		if !in.have[i] {
+			in.have[i] = true
+			in.slots[i] = append(in.slots[i][:0], body...)
+		}
+		e.ack(l, ChannelReliable, in.next, pk)
+		return
+	}
+	// In order: everything up to the next gap can be delivered.
+	cum := in.next + 1
+	for in.have[cum%SendWindow] && cum-in.next < SendWindow {
+		cum++
+	}
+	e.ack(l, ChannelReliable, cum, pk)
+	in.next++
+	e.deliverReliable(now, l, body)
+	for !l.closed && in.have[in.next%SendWindow] {
+		i := in.next % SendWindow
+		in.have[i] = false
+		in.next++
+		e.deliverReliable(now, l, in.slots[i])
+	}
+}
+
+// deliverReliable hands over the records of one in-order datagram.
+func (e *Endpoint) deliverReliable(now time.Duration, l *link, b []byte) {
+	in := &l.relIn
+	for len(b) > 0 && !l.closed {
+		typ, p, rest, _ := NextRecord(b)
+		b = rest
+		switch typ {
+		case RecData:
+			d, _ := DecodeData(p)
+			in.asmNext = 0
+			e.deliver(now, l.peer, ChannelReliable, d.Payload)
+		case RecFragment:
+			f, _ := DecodeFragment(p)
+			switch {
+			case f.Index == 0:
+				in.asmID, in.asmCount, in.asm = f.MsgID, f.Count, in.asm[:0]
+			case in.asmNext != f.Index || in.asmID != f.MsgID || in.asmCount != f.Count:
+				// Out of step: only a broken sender does this.
+				in.asmNext = 0
+				e.rejected.Malformed++
+				continue
+			}
+			in.asm = append(in.asm, f.Payload...)
+			in.asmNext = f.Index + 1
+			if in.asmNext == f.Count {
+				in.asmNext = 0
+				msg := in.asm
+				if cap(in.asm) > keepBuffer {
+					in.asm = nil
+				}
+				e.deliver(now, l.peer, ChannelReliable, msg)
+			}
+		}
+	}
+}
+
+func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []byte) {
+	switch l.windows[ChannelUnreliable].observe(h.Seq, &l.loss) {
+	case seqNew:
+	case seqHeld:
+		e.rejected.Window++
+		return
+	default:
+		return
+	}
+	u := &l.unrelIn
+	for len(b) > 0 && !l.closed {
+		typ, p, rest, _ := NextRecord(b)
+		b = rest
+		var msg []byte
+		var id uint32
+		switch typ {
+		case RecData:
+			d, _ := DecodeData(p)
+			msg, id = d.Payload, d.MsgID
+		case RecFragment:
+			f, _ := DecodeFragment(p)
+			if !u.newer(f.MsgID) {
+				continue
+			}
+			e.touch(l) // a reassembly timeout starts or ends
+			m, ok := l.unrelAsm.add(now, f, &e.budget)
+			if !ok {
+				continue
+			}
+			msg, id = m, f.MsgID
+		default:
+			continue
+		}
+		if !u.newer(id) {
+			continue // older than what was delivered: worthless now (Q1)
+		}
+		u.delivered, u.last = true, id
+		e.deliver(now, l.peer, ChannelUnreliable, msg)
+	}
+}
+
+func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte) {
+	if l.windows[ChannelGlobal].observe(h.Seq, &l.loss) == seqHeld {
+		e.rejected.Window++ // unacked: a sender that really sent it will again
+		return
+	}
+	fresh := l.globIn.add(h.Packet)
+	e.ack(l, ChannelGlobal, 0, h.Packet)
+	if !fresh {
+		return
+	}
+	for len(b) > 0 && !l.closed {
+		typ, p, rest, _ := NextRecord(b)
+		b = rest
+		switch typ {
+		case RecData:
+			d, _ := DecodeData(p)
+			e.deliver(now, l.peer, ChannelGlobal, d.Payload)
+		case RecFragment:
+			f, _ := DecodeFragment(p)
+			e.touch(l) // a reassembly timeout starts or ends
+			if m, ok := l.globAsm.add(now, f, &e.budget); ok {
+				e.deliver(now, l.peer, ChannelGlobal, m)
+			}
+		}
+	}
+}
