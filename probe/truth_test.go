@@ -20,7 +20,7 @@ func (w *tmWorld) runUntilFrame(tb testing.TB, last int) {
 	for range 50_000_000 {
 		done := true
 		for _, m := range w.ms {
-			if !m.gone && m.peer.Frame() <= last {
+			if !m.host.Stopped() && m.peer.Frame() <= last {
 				done = false
 			}
 		}
@@ -95,6 +95,7 @@ func TestAckRequestEvery32Frames_T6(t *testing.T) {
 type truthWorld struct {
 	sched  *simnet.Scheduler
 	net    *simnet.Network
+	drv    *simnet.Driver
 	ms     []*tmMachine
 	events [][]Event // per machine, in order
 	// filter, when set, may rewrite or drop (nil) a datagram machine to
@@ -114,32 +115,25 @@ func newTruthWorld(tb testing.TB, players int, prof impair.Profile, tweak func(i
 		index[addr] = i
 		roster = append(roster, Member{ID: netcore.PeerID(i + 1), Name: fmt.Sprintf("p%d", i+1), Addr: addr})
 	}
+	w.drv = simnet.NewDriver(w.net)
 	for i, mem := range roster {
-		m := &tmMachine{}
-		m.node = w.net.Attach(mem.Addr, func(now time.Duration, from netip.AddrPort, p []byte) {
-			if w.filter != nil {
-				if p = w.filter(index[from], i, p); p == nil {
-					return
-				}
-			}
-			m.peer.Receive(now, from, p)
-			w.poke(m)
-		})
+		m := &tmMachine{host: w.drv.Attach(mem.Addr)}
 		cfg := Config{Self: mem.ID, Roster: roster, Speed: 30, Seed: uint64(i) + 11, Net: netcore.Config{Session: 77},
 			Sink: SinkFunc(func(_ string, e Event) { w.events[i] = append(w.events[i], e) })}
 		if tweak != nil {
 			tweak(i, &cfg)
 		}
-		peer, err := NewPeer(cfg, m.node)
+		peer, err := NewPeer(cfg, m.host.Node())
 		if err != nil {
 			tb.Fatal(err)
 		}
 		m.peer = peer
+		m.host.Drive(filtered{peer, w, index, i})
 		w.ms = append(w.ms, m)
 	}
 	for _, m := range w.ms {
 		m.peer.Connect(0)
-		w.poke(m)
+		m.host.Wake()
 	}
 	return w
 }
@@ -152,7 +146,24 @@ func (w *truthWorld) start() {
 	}
 }
 
-func (w *truthWorld) poke(m *tmMachine) { (&tmWorld{sched: w.sched}).poke(m) }
+func (w *truthWorld) poke(m *tmMachine) { m.host.Wake() }
+
+// filtered is a peer whose inbound datagrams pass the world's filter first.
+type filtered struct {
+	*Peer
+	w     *truthWorld
+	index map[netip.AddrPort]int
+	i     int
+}
+
+func (f filtered) Receive(now time.Duration, from netip.AddrPort, p []byte) {
+	if f.w.filter != nil {
+		if p = f.w.filter(f.index[from], f.i, p); p == nil {
+			return
+		}
+	}
+	f.Peer.Receive(now, from, p)
+}
 
 func (w *truthWorld) runUntilFrame(tb testing.TB, last int) {
 	tb.Helper()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 )
 
@@ -24,10 +25,10 @@ type AccessSpec struct {
 // player) and down (reaching it).
 func (a AccessSpec) profiles() (up, down impair.Profile) {
 	if a.RTTMs != nil {
-		up.Delay = msDur(*a.RTTMs / 2)
+		up.Delay = netcore.FromMillis(*a.RTTMs / 2)
 	}
 	if a.JitterMs != nil {
-		up.Jitter = msDur(*a.JitterMs)
+		up.Jitter = netcore.FromMillis(*a.JitterMs)
 	}
 	down = up
 	if a.LossUp != nil {
