@@ -55,6 +55,12 @@ func Terminal(s string) string {
 	return b.String()
 }
 
+// Safe reports whether Terminal would return s unchanged: s is UTF-8 and
+// holds no control or format character. A decoder can refuse text that is
+// not Safe where its writer never produces such text (a recording's
+// message lines, its header).
+func Safe(s string) bool { return firstUnsafe(s) < 0 }
+
 // firstUnsafe is the byte index of the first character Terminal escapes,
 // or -1. Printable ASCII is checked byte by byte, the rest decoded.
 func firstUnsafe(s string) int {

@@ -36,6 +36,9 @@ func TestTerminal(t *testing.T) {
 		if got := Terminal(in); got != want {
 			t.Errorf("Terminal(%q) = %q, want %q", in, got, want)
 		}
+		if Safe(in) != (in == want) {
+			t.Errorf("Safe(%q) = %v, want %v", in, Safe(in), in == want)
+		}
 	}
 }
 
@@ -105,6 +108,9 @@ func FuzzTerminal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		out := Terminal(in)
 		checkTerminalSafe(t, in, out)
+		if Safe(in) != (out == in) || !Safe(out) {
+			t.Fatalf("Safe(%q) = %v, Terminal = %q, Safe of it %v", in, Safe(in), out, Safe(out))
+		}
 		if Terminal(out) != out {
 			t.Fatalf("Terminal(%q) = %q is not stable", in, out)
 		}
