@@ -198,6 +198,9 @@ func TestRungBadInput(t *testing.T) {
 		{[]string{"--rtt", "NaN"}, "--rtt"},
 		{[]string{"--rtt", "Inf"}, "--rtt"},
 		{[]string{"--rtt", "1e300"}, "too long"},
+		{[]string{"--rtt", "2562047h"}, "too long (at most 1h0m0s)"}, // issue 15: its headroom overflowed
+		{[]string{"--rtt", "3600001"}, "too long"},
+		{[]string{"--table", "--rtt", "61m"}, "too long"},
 		{[]string{"--rtt", "1e300h"}, "--rtt"},
 		{[]string{"--rtt", ""}, "--rtt"},
 		{[]string{}, "--rtt is required"},
@@ -226,7 +229,7 @@ func TestRungBadInput(t *testing.T) {
 func TestRungAcceptedEdges_S3(t *testing.T) {
 	for _, args := range [][]string{
 		{"--rtt", "0"}, {"--rtt", "0s"}, {"--rtt", "1", "--fps", "1"}, {"--rtt", "1", "--fps", "1000"},
-		{"--table", "--fps", "1000"}, {"--rtt", " 250 "},
+		{"--table", "--fps", "1000"}, {"--rtt", " 250 "}, {"--rtt", "1h"}, {"--rtt", "3600000"},
 	} {
 		if code, _, errs := runRung(t, args...); code != 0 {
 			t.Errorf("%v: exit %d, %q", args, code, errs)

@@ -131,7 +131,8 @@ func appendLine(dst []byte, kind Kind, body []byte) []byte {
 var (
 	// ErrTruncated: the file ends inside a record (a cut-off write).
 	ErrTruncated = errors.New("record: recording ends inside a record")
-	// ErrCorrupt: a complete line that fails its checksum or does not decode.
+	// ErrCorrupt: a complete line that fails its checksum, does not decode,
+	// or holds a value no writer writes (plausible.go).
 	ErrCorrupt = errors.New("record: damaged record")
 	// ErrNotRecording: the first record is not a lagscope recording header.
 	ErrNotRecording = errors.New("record: not a lagscope recording")

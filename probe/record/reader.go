@@ -23,8 +23,9 @@ type Reader struct {
 }
 
 // NewReader reads and checks the header. A file that is not a recording, or
-// is one in a newer format, is refused; a file cut off inside its header is
-// a StopError wrapping ErrTruncated.
+// is one in a newer format or of another protocol version (S19; the error
+// wraps ErrVersion), is refused; a file cut off inside its header is a
+// StopError wrapping ErrTruncated.
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
 	kind, body, err := rd.readLine()
@@ -47,6 +48,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if rd.header.Format < 1 || rd.header.Format > Format {
 		return nil, fmt.Errorf("%w: format %d (this build reads 1 to %d)", ErrVersion, rd.header.Format, Format)
 	}
+	if err := checkHeader(&rd.header); err != nil {
+		return nil, err
+	}
 	rd.advance()
 	return rd, nil
 }
@@ -64,7 +68,10 @@ func (r *Reader) advance() {
 
 // Next returns the next record. At a clean end it returns io.EOF; when the
 // file ends inside a record or a record is damaged it returns a *StopError
-// naming the place, and every record before it has been returned.
+// naming the place, and every record before it has been returned. A record
+// with a good checksum but an impossible value (a time past MaxAt, a
+// timing no session runs at, a name that is not a name: plausible.go) is
+// damaged too: it is reported, never returned.
 func (r *Reader) Next() (Record, error) {
 	if r.stop != nil {
 		return Record{}, r.stop
@@ -90,9 +97,6 @@ func decodeBody(rec *Record, body []byte) error {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return err
-	}
-	if env.AtNs < 0 {
-		return errors.New("negative time")
 	}
 	rec.At, rec.From = time.Duration(env.AtNs), env.From
 	switch rec.Kind {
@@ -121,8 +125,8 @@ func decodeBody(rec *Record, body []byte) error {
 		rec.Command = env.Command
 	}
 	// Another kind with a good checksum comes from a newer writer: its
-	// time and machine are kept, its content skipped.
-	return nil
+	// time and machine are kept (and checked), its content skipped.
+	return checkRecord(rec)
 }
 
 func (r *Reader) stopped(err error, detail string) *StopError {

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	playernames "github.com/lagscope/lagscope/names"
 )
 
 // Scenario is a `lagscope sim` scenario file (CONTRACTS.md).
@@ -81,6 +83,14 @@ func ParseScenario(r io.Reader) (*Scenario, error) {
 	if dec.More() {
 		return nil, errors.New("scenario: trailing data after the JSON object")
 	}
+	// An absent fps means 30, but a written 0 is a bad value (CONTRACTS),
+	// and the struct alone cannot tell the two apart.
+	var given struct {
+		FPS *int `json:"fps"`
+	}
+	if json.Unmarshal(data, &given) == nil && given.FPS != nil && *given.FPS == 0 {
+		return nil, errors.New(`scenario: key "fps": 0 is outside 1..1000 (leave it out for 30)`)
+	}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -116,14 +126,23 @@ func (s *Scenario) check() error {
 		return fmt.Errorf("scenario: key \"observers\": at most 16, got %d", len(s.Observers))
 	}
 	names := map[string]bool{}
+	keys := map[string]string{} // names.Key → the name: look-alikes are one name (issue 15)
 	for _, n := range append(append([]string{}, s.Players...), s.Observers...) {
-		if n == "" || len(n) > 32 {
-			return fmt.Errorf("scenario: key \"players\": a name must be 1 to 32 characters, got %q", n)
+		c, err := playernames.Validate(n)
+		if err != nil {
+			return fmt.Errorf("scenario: key \"players\": %v", err)
+		}
+		if c != n {
+			return fmt.Errorf("scenario: key \"players\": name %q is written %q", n, c)
 		}
 		if names[n] {
 			return fmt.Errorf("scenario: key \"players\": name %q appears twice", n)
 		}
-		names[n] = true
+		k := playernames.Key(n)
+		if other, ok := keys[k]; ok {
+			return fmt.Errorf("scenario: key \"players\": name %q looks the same as %q", n, other)
+		}
+		names[n], keys[k] = true, n
 	}
 	if s.CommandsPerMinute != nil && (*s.CommandsPerMinute < 0 || *s.CommandsPerMinute > 6000) {
 		return fmt.Errorf("scenario: key \"commands_per_minute\": %v is outside 0..6000", *s.CommandsPerMinute)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lagscope/lagscope/names"
 )
 
 // Every shipped scenario parses.
@@ -36,12 +38,27 @@ func TestScenarioErrorsNameTheKey(t *testing.T) {
 		`{"frames":10,"players":["a"],"timeline":[{"at_frame":5}]}`:               `changes nothing`,
 		`{"frames":10,"players":["a","b"],"timeline":[{"at_ms":5,"remove":"c"}]}`: `timeline[0].remove`,
 		`{"frames":10,"players":["a"]} {}`:                                        `trailing`,
+		// Issue 15 findings 1, 6, 7: names follow the one rule; fps 0 is refused.
+		`{"frames":10,"players":["a"],"fps":0}`:                         `"fps": 0`,
+		`{"frames":10,"players":["\u001b[2J\u001b]0;pwned\u0007"]}`:     `control character U+001B`,
+		`{"frames":10,"players":["bob","\u3164"]}`:                      `U+3164`,
+		`{"frames":10,"players":["bob","Ｂｏｂ"]}`:                         `written "Bob"`,
+		`{"frames":10,"players":["bob","Bob"]}`:                         `"Bob" looks the same as "bob"`,
+		`{"frames":10,"players":["alice","\u0430lice"]}`:                `looks the same as "alice"`,
+		`{"frames":10,"players":["a"],"observers":["A"]}`:               `looks the same`,
+		`{"frames":10,"players":[""]}`:                                  `empty`,
+		`{"frames":10,"players":["123456789012345678901234567890123"]}`: `longer than 32`,
 	}
 	for in, want := range cases {
 		_, err := ParseScenario(strings.NewReader(in))
-		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		if err == nil || !strings.Contains(err.Error(), want) || strings.ContainsAny(err.Error(), "\n\x1b") {
 			t.Errorf("%s: error %v, want one line containing %s", in, err, want)
 		}
+	}
+	// A name with inner spaces is a name; leaving fps out means 30.
+	sc, err := ParseScenario(strings.NewReader(`{"frames":10,"players":["Bob Smith","Zoë"]}`))
+	if err != nil || sc.FPS != 30 {
+		t.Fatalf("spaces and accents: %v, fps %v", err, sc)
 	}
 }
 
@@ -62,6 +79,11 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		if sc.FPS < 1 || sc.Frames < 1 || len(sc.Players) == 0 {
 			t.Fatalf("accepted an invalid scenario: %+v", sc)
+		}
+		for _, n := range append(sc.Players, sc.Observers...) {
+			if c, err := names.Validate(n); err != nil || c != n {
+				t.Fatalf("accepted the name %q: %q, %v", n, c, err)
+			}
 		}
 	})
 }

@@ -1,0 +1,258 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lagscope/lagscope/names"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/textsafe"
+)
+
+// A record whose checksum is right may still hold what no writer of this
+// program writes: a file can be crafted, and its checksum recomputed. The
+// reader checks every value a replay or report would act on or print, and
+// reports a record that fails as damage (ErrCorrupt, with the record's
+// place), so that it is never replayed (issue 15, finding 7).
+
+// MaxAt bounds a record's time since t=0. A session recorded for more than
+// a year is not a session; the bound keeps times far from the int64 edge,
+// where printing them as minutes and seconds overflowed.
+const MaxAt = 366 * 24 * time.Hour
+
+// maxFrame bounds a frame number: MaxAt at the highest frame rate.
+const maxFrame = int(MaxAt/time.Second) * maxFPS
+
+// maxFPS is the highest frame rate anything in lagscope runs at (the game
+// speed cap of `--fps` and of a scenario, and the wire's timing payload).
+const maxFPS = 1000
+
+// maxMs bounds a duration in milliseconds (a wait, a round trip): MaxAt.
+const maxMs = float64(MaxAt / time.Millisecond)
+
+// checkHeader refuses a header of another protocol (S19: a recording names
+// the protocol version that wrote it, and event IDs mean what that version
+// says) and header text that could steer a terminal.
+func checkHeader(h *Header) error {
+	if h.Protocol != probe.ProtocolVersion {
+		return fmt.Errorf("%w: written by protocol %d, this build reads protocol %d", ErrVersion, h.Protocol, probe.ProtocolVersion)
+	}
+	for _, f := range []struct{ key, v string }{{"program", h.Program}, {"session", h.Session}, {"started", h.Started}} {
+		if !textsafe.Safe(f.v) {
+			return fmt.Errorf("%w: header %s holds control characters", ErrNotRecording, f.key)
+		}
+	}
+	if h.Self != "" {
+		if _, err := names.Validate(h.Self); err != nil {
+			return fmt.Errorf("%w: header self: %v", ErrNotRecording, err)
+		}
+	}
+	return nil
+}
+
+// checkRecord checks a decoded record's content; the error says which
+// field is impossible, for StopError's Detail.
+func checkRecord(rec *Record) error {
+	if rec.At < 0 || rec.At > MaxAt {
+		return fmt.Errorf("time %d ns is outside 0..%v", int64(rec.At), MaxAt)
+	}
+	if rec.From != "" {
+		if err := checkName("from", rec.From); err != nil {
+			return err
+		}
+	}
+	switch {
+	case rec.Event != nil:
+		return checkEvent(rec.Event)
+	case rec.View != nil:
+		return checkView(rec.View)
+	case rec.Command != nil:
+		return checkCommand(rec.Command)
+	}
+	return nil
+}
+
+func checkName(key, name string) error {
+	if _, err := names.Validate(name); err != nil {
+		return fmt.Errorf("%s: %v", key, err)
+	}
+	return nil
+}
+
+// checkOptName is checkName for a field that may be empty.
+func checkOptName(key, name string) error {
+	if name == "" {
+		return nil
+	}
+	return checkName(key, name)
+}
+
+func checkText(key, s string) error {
+	if !textsafe.Safe(s) {
+		return fmt.Errorf("%s %q holds control characters", key, s)
+	}
+	return nil
+}
+
+func checkFrame(key string, f int) error {
+	if f < 0 || f > maxFrame {
+		return fmt.Errorf("%s %d is outside 0..%d", key, f, maxFrame)
+	}
+	return nil
+}
+
+func checkMs(key string, ms float64) error {
+	if !(ms >= 0 && ms <= maxMs) { // NaN fails too
+		return fmt.Errorf("%s %v ms is outside 0..%v", key, ms, maxMs)
+	}
+	return nil
+}
+
+func checkOptMs(key string, ms *float64) error {
+	if ms == nil {
+		return nil
+	}
+	return checkMs(key, *ms)
+}
+
+func checkFPS(fps int) error {
+	if fps < 1 || fps > maxFPS {
+		return fmt.Errorf("fps %d is outside 1..%d", fps, maxFPS)
+	}
+	return nil
+}
+
+// checkTiming: a timing a session can run at (rungs.Timing.Valid: send
+// period 1..10, look-ahead from one send period to 250) with the rung and
+// tier that timing has.
+func checkTiming(sp, la, rung int, tier string, fps int) error {
+	t := rungs.Timing{SendPeriod: sp, LookAhead: la}
+	switch {
+	case !t.Valid():
+		return fmt.Errorf("timing %v is not one a session runs at (send period 1..%d, look-ahead up to %d)", t, rungs.Rungs, rungs.MaxLookAhead)
+	case rung != t.Rung():
+		return fmt.Errorf("rung %d for timing %v, which is rung %d", rung, t, t.Rung())
+	case tier != t.Tier().String():
+		return fmt.Errorf("tier %q for timing %v, which is %v", tier, t, t.Tier())
+	}
+	return checkFPS(fps)
+}
+
+func checkValid(key string, t rungs.Timing) error {
+	if !t.Valid() {
+		return fmt.Errorf("%s %v is not one a session runs at", key, t)
+	}
+	return nil
+}
+
+func checkEvent(e probe.Event) error {
+	h := probe.Head(e)
+	if err := checkFrame("frame", h.Frame); err != nil {
+		return err
+	}
+	if err := checkOptMs("t_ms", h.TMs); err != nil {
+		return err
+	}
+	var err error
+	switch e := e.(type) {
+	case *probe.MasterEvent:
+		err = checkName("player", e.Player)
+	case *probe.RemovedEvent:
+		err = checkName("player", e.Player)
+	case *probe.ReportEvent:
+		err = errors.Join(checkName("player", e.Player), checkOptMs("rtt_ms", e.RTTMs),
+			checkMs("wait_ms", e.WaitMs), checkMs("process_ms", e.ProcessMs))
+	case *probe.TimingEvent:
+		err = errors.Join(checkFrame("decided", e.Decided),
+			checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS), checkText("reason", e.Reason))
+	case *probe.TimingActiveEvent:
+		err = checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS)
+	case *probe.MessageEvent:
+		err = errors.Join(checkText("text", e.Text), checkOptName("player", e.Player))
+	case *probe.StallEvent:
+		err = errors.Join(checkName("player", e.Player), checkMs("wait_ms", e.WaitMs), checkOptName("cause", e.Cause))
+	case *probe.LinkEvent:
+		err = checkLink(&e.LinkStat)
+	case *probe.SummaryEvent:
+		for i := range e.Links {
+			err = errors.Join(err, checkLink(&e.Links[i]))
+		}
+		for _, p := range e.Players {
+			err = errors.Join(err, checkName("player", p.Player), checkMs("total_wait_ms", p.TotalWaitMs),
+				checkMs("max_wait_ms", p.MaxWaitMs), checkFrame("frames", p.Frames))
+		}
+	}
+	return firstOf(h.Type+" event", err)
+}
+
+// firstOf keeps the detail one line: the first of the joined errors, after
+// what it was found in.
+func firstOf(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	for { // joins nest (a link's checks inside a view's)
+		j, ok := err.(interface{ Unwrap() []error })
+		if !ok {
+			break
+		}
+		err = j.Unwrap()[0]
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// checkLink: the link's ends are names, its counters obey L1-L2 (a missing
+// datagram was first expected), its times are plausible.
+func checkLink(l *probe.LinkStat) error {
+	err := errors.Join(checkName("link from", l.From), checkName("link to", l.To), checkText("link state", l.State),
+		checkOptMs("srtt_ms", l.SRTTMs), checkOptMs("rttvar_ms", l.RTTVARMs), checkOptMs("rto_ms", l.RTOMs),
+		checkOptMs("conn_timeout_ms", l.ConnTimeoutMs))
+	if err != nil {
+		return err
+	}
+	if l.Missing != nil && (l.Expected == nil || *l.Missing > *l.Expected) {
+		return fmt.Errorf("link %s→%s: missing %d of %s expected", l.From, l.To, *l.Missing, optCount(l.Expected))
+	}
+	if l.PeerMissing != nil && (l.PeerExpected == nil || *l.PeerMissing > *l.PeerExpected) {
+		return fmt.Errorf("link %s→%s: peer missing %d of %s expected", l.From, l.To, *l.PeerMissing, optCount(l.PeerExpected))
+	}
+	return nil
+}
+
+func optCount(n *uint64) string {
+	if n == nil {
+		return "no"
+	}
+	return fmt.Sprint(*n)
+}
+
+func checkView(v *probe.View) error {
+	err := errors.Join(checkText("session", v.Session), checkOptName("self", v.Self), checkOptName("master", v.Master),
+		checkOptName("waited on", v.WaitedOn), checkFrame("frame", v.Frame))
+	if v.Started { // a lobby's view holds the configured timing, not one in force
+		err = errors.Join(err, checkFPS(v.FPS), checkValid("timing in force", v.InForce), checkValid("target", v.Target))
+	}
+	for i := range v.Links {
+		l := &v.Links[i]
+		// Through starts one below the look-ahead; -1 is the floor a
+		// zero look-ahead would give, never reached by a running session.
+		err = errors.Join(err, checkLink(&l.LinkStat), checkName("link peer", l.Peer), checkFrame("through", l.Through+1))
+	}
+	for _, p := range v.Players {
+		err = errors.Join(err, checkName("player", p.Name))
+		if r := p.Report; r != nil {
+			err = errors.Join(err, checkFrame("report frame", r.Frame))
+		}
+	}
+	return firstOf("view", err)
+}
+
+func checkCommand(c *Command) error {
+	err := errors.Join(checkName("player", c.Player), checkFrame("frame", c.Frame), checkFrame("send_frame", c.SendFrame))
+	if err == nil && c.SendFrame < c.Frame {
+		err = fmt.Errorf("send_frame %d before its frame %d (a command never runs early, S13)", c.SendFrame, c.Frame)
+	}
+	return firstOf("command", err)
+}
