@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -27,17 +28,26 @@ func init() {
 	})
 }
 
-// versionString names the module version and the VCS revision the binary was
-// built from, as far as the build recorded them.
+// version is stamped in by release builds:
+//
+//	go build -ldflags "-X main.version=v1.2.3"
+//
+// (scripts/release.sh and .goreleaser.yaml do). It wins over the module
+// version, which a plain `go build` of a clone leaves at "(devel)", so a
+// release binary names its version even without VCS data.
+var version string
+
+// versionString names the version and the VCS revision the binary was built
+// from, as far as the build recorded them.
 func versionString() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
+		if version != "" {
+			return "lagscope " + version
+		}
 		return "lagscope (no build information)"
 	}
-	version := info.Main.Version
-	if version == "" {
-		version = "(devel)"
-	}
+	v := cmp.Or(version, info.Main.Version, "(devel)")
 	rev, modified, when := "unknown", false, ""
 	for _, s := range info.Settings {
 		switch s.Key {
@@ -49,7 +59,7 @@ func versionString() string {
 			when = s.Value
 		}
 	}
-	out := fmt.Sprintf("lagscope %s revision %s", version, rev)
+	out := fmt.Sprintf("lagscope %s revision %s", v, rev)
 	if modified {
 		out += " (modified)"
 	}
