@@ -238,7 +238,8 @@ func checkView(v *probe.View) error {
 		l := &v.Links[i]
 		// Through starts one below the look-ahead; -1 is the floor a
 		// zero look-ahead would give, never reached by a running session.
-		err = errors.Join(err, checkLink(&l.LinkStat), checkName("link peer", l.Peer), checkFrame("through", l.Through+1))
+		ls := l.Link.Stat()
+		err = errors.Join(err, checkLink(&ls), checkName("link peer", l.Peer), checkFrame("through", l.Through+1))
 	}
 	for _, p := range v.Players {
 		err = errors.Join(err, checkName("player", p.Name))
