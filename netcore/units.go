@@ -1,6 +1,9 @@
 package netcore
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Millis is d in milliseconds, fractions kept: the unit the NDJSON output,
 // the scenarios and the reports write times in, because people read link
@@ -8,8 +11,8 @@ import "time"
 // tree; FromMillis is its inverse.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// FromMillis is the Duration of ms milliseconds (scenario files and flags
-// give times in ms), truncated toward zero to the nanosecond: 1.001 ms is
-// 1000999 ns, as the float product falls just short. Truncation is what the
-// simulator always did, so scenarios keep their exact timings.
-func FromMillis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+// FromMillis is the Duration of ms milliseconds, rounded to the nanosecond:
+// for any duration under a few days FromMillis(Millis(d)) == d, so a View
+// read back from a recording is the View that was written, and a scenario's
+// 1.001 ms is 1001000 ns, not the 1000999 ns a truncated float product gives.
+func FromMillis(ms float64) time.Duration { return time.Duration(math.Round(ms * float64(time.Millisecond))) }

@@ -96,10 +96,10 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		}
 		rep := rungs.Report{Player: from.idx, Frame: f, HasRTT: r.RTTMicros != noRTT,
 			Wait: time.Duration(r.WaitMicros) * time.Microsecond, Process: time.Duration(r.ProcessMicros) * time.Microsecond}
-		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: Ms(rep.Wait), ProcessMs: Ms(rep.Process)}
+		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: netcore.Millis(rep.Wait), ProcessMs: netcore.Millis(rep.Process)}
 		if rep.HasRTT {
 			rep.RTT = time.Duration(r.RTTMicros) * time.Microsecond
-			v := Ms(rep.RTT)
+			v := netcore.Millis(rep.RTT)
 			ev.RTTMs = &v
 		}
 		p.record.Add(rep)

@@ -6,6 +6,7 @@ package probe
 import (
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -86,7 +87,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 			cause = c.Name
 			c.caused += wait
 		}
-		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: Ms(wait), Cause: cause})
+		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: netcore.Millis(wait), Cause: cause})
 	}
 	if p.sched.IsSendFrame(f) {
 		p.executeCommands(now, f)

@@ -46,7 +46,7 @@ func TestLinkStatRoundTrip_L3(t *testing.T) {
 // Every duration a link can hold survives milliseconds (a day and more).
 func TestMsDurationInvertsMs(t *testing.T) {
 	for d := time.Duration(1); d < 48*time.Hour; d = d*3 + 7 {
-		if got := MsDuration(Ms(d)); got != d {
+		if got := netcore.FromMillis(netcore.Millis(d)); got != d {
 			t.Fatalf("%d ns came back as %d", d, got)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/lagscope/lagscope/netcore"
 )
 
 // NDJSONWriter is the `--json` sink: every event of every update as one JSON
@@ -66,18 +68,7 @@ func (n *NDJSONWriter) Flush() error {
 	return n.err
 }
 
-// Ms is d in milliseconds, the NDJSON unit of every time. It is the one
-// conversion from durations to the wire's milliseconds.
-func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// MsDuration is the inverse of Ms, rounded to the nanosecond: for any
-// duration under a few days, MsDuration(Ms(d)) == d, so a View read back
-// from a recording is the View that was written.
-func MsDuration(v float64) time.Duration {
-	return time.Duration(math.Round(v * float64(time.Millisecond)))
-}
-
-func msp(d time.Duration) *float64 { v := Ms(d); return &v }
+func msp(d time.Duration) *float64 { v := netcore.Millis(d); return &v }
 
 func u64p(v uint64) *uint64 { return &v }
 
@@ -114,7 +105,7 @@ func (ls LinkStat) Link() (Link, error) {
 		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) || math.Abs(*p) > maxMs {
 			return 0, false
 		}
-		return MsDuration(*p), true
+		return netcore.FromMillis(*p), true
 	}
 	var ok1, ok2 bool
 	if l.RTO, ok1 = dur(ls.RTOMs); !ok1 {

@@ -66,5 +66,5 @@ func (p *Peer) Links() []LinkStat {
 
 // Summary is this machine's own totals for the summary line.
 func (p *Peer) Summary() PlayerSummary {
-	return PlayerSummary{Player: p.self.Name, TotalWaitMs: Ms(p.waitTotal), MaxWaitMs: Ms(p.waitMax), Frames: p.frames}
+	return PlayerSummary{Player: p.self.Name, TotalWaitMs: netcore.Millis(p.waitTotal), MaxWaitMs: netcore.Millis(p.waitMax), Frames: p.frames}
 }

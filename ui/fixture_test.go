@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
 )
@@ -23,7 +24,7 @@ const fixtureSeconds = 100
 func ptr[T any](v T) *T { return &v }
 
 // msd is a fixture's milliseconds as the View's duration.
-func msd(v float64) time.Duration { return probe.MsDuration(v) }
+func msd(v float64) time.Duration { return netcore.FromMillis(v) }
 
 func fixtureLink(peer string, t int) probe.LinkView {
 	ts := float64(t)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/netcore"
 )
 
 // unknown is how every value that is not known is written (L3): never 0.
@@ -18,7 +18,7 @@ func fmtMs(d time.Duration, known bool) string {
 	if !known {
 		return unknown
 	}
-	return fmtMsVal(probe.Ms(d))
+	return fmtMsVal(netcore.Millis(d))
 }
 
 func fmtMsVal(v float64) string {
@@ -33,7 +33,7 @@ func fmtMsVal(v float64) string {
 // fmtSec writes a millisecond value in seconds, for connection timeouts
 // (2 s to 30 s, T10).
 func fmtSec(d time.Duration) string {
-	v := probe.Ms(d)
+	v := netcore.Millis(d)
 	if v < 10000 {
 		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
 	}

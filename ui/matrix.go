@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
 )
@@ -118,7 +119,7 @@ func worstPair(mv *probe.MatrixView, fps int) (string, string) {
 			if l.Observer {
 				continue
 			}
-			v, ok := probe.Ms(l.SRTT), l.RTTKnown
+			v, ok := netcore.Millis(l.SRTT), l.RTTKnown
 			if !ok {
 				v = 0
 			}

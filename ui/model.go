@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/themes"
 	"github.com/muesli/termenv"
@@ -486,9 +487,9 @@ func sortValue(h *linkHist, k sortKey) (float64, bool) {
 	case sortRTTVAR:
 		return msOf(h.last.RTTVAR, h.last.RTTKnown)
 	case sortRTO:
-		return probe.Ms(h.last.RTO), true
+		return netcore.Millis(h.last.RTO), true
 	case sortConn:
-		return probe.Ms(h.last.ConnTimeout), true
+		return netcore.Millis(h.last.ConnTimeout), true
 	case sortResend:
 		s := h.windowShares().resend
 		return s.v, s.ok

@@ -3,6 +3,7 @@ package ui
 import (
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -67,13 +68,13 @@ func msOf(d time.Duration, known bool) (float64, bool) {
 	if !known {
 		return 0, false
 	}
-	return probe.Ms(d), true
+	return netcore.Millis(d), true
 }
 
 func (h *linkHist) observe(at time.Duration, lv probe.LinkView) {
 	s := sample{bucket: int64(at / interval)}
 	s.srtt, s.hasSRTT = msOf(lv.SRTT, lv.RTTKnown)
-	s.rto, s.hasRTO = probe.Ms(lv.RTO), true
+	s.rto, s.hasRTO = netcore.Millis(lv.RTO), true
 	s.sent, s.retx, s.exp, s.miss, s.hasOwn = lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing, lv.LossKnown
 	s.peerExp, s.peerMiss, s.hasPeer = lv.PeerExpected, lv.PeerMissing, lv.PeerKnown
 	s.bad = lv.Bad || lv.State == probe.LinkBad
@@ -245,7 +246,7 @@ func (s *session) take(v probe.View) {
 func (s *session) event(at time.Duration, e probe.Event) {
 	h := probe.Head(e)
 	if h.TMs != nil {
-		at = probe.MsDuration(*h.TMs)
+		at = netcore.FromMillis(*h.TMs)
 	}
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -304,7 +305,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		g.f.reset(n)
 		for _, p := range pairs {
 			if p.RTT > 0 && g.use[p.A] && g.use[p.B] {
-				g.f.set(p.A, p.B, ms(p.RTT))
+				g.f.set(p.A, p.B, netcore.Millis(p.RTT))
 			}
 		}
 		g.f.fit(g.use, g.rtt, fitFloorMs)
@@ -313,7 +314,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		g.f.reset(n)
 		for _, p := range pairs {
 			if p.RTT > 0 && g.use[p.A] && g.use[p.B] {
-				v := ms(max(p.RTTVar, 0))
+				v := netcore.Millis(max(p.RTTVar, 0))
 				g.f.set(p.A, p.B, v*v)
 			}
 		}
@@ -374,7 +375,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 			Causes:        []string{},
 		}
 		if p.RTT > 0 {
-			l.RTTMs = ms(p.RTT)
+			l.RTTMs = netcore.Millis(p.RTT)
 			worstAll = math.Max(worstAll, l.RTTMs)
 		}
 		if shares && g.use[p.A] && g.use[p.B] {
@@ -472,8 +473,8 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 				pd.AccessLoss = 1 - math.Exp(-math.Max(g.lossExp[i], 0))
 			}
 		}
-		pd.ProcessMs = ms(max(pl.Process, 0))
-		pd.CausedWaitMs = ms(max(pl.CausedWait, 0))
+		pd.ProcessMs = netcore.Millis(max(pl.Process, 0))
+		pd.CausedWaitMs = netcore.Millis(max(pl.CausedWait, 0))
 
 		var others time.Duration
 		for j, q := range in.Players {
@@ -512,7 +513,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 			pd.Causes = append(pd.Causes, CauseBad)
 		}
 
-		c := candidate{idx: i, fpsGain: pd.FPSWithout - fpsAll, worstLeft: worstLeft, recent: ms(pl.RecentWait)}
+		c := candidate{idx: i, fpsGain: pd.FPSWithout - fpsAll, worstLeft: worstLeft, recent: netcore.Millis(pl.RecentWait)}
 		if rungAll > 0 && pd.RungWithout > 0 {
 			c.rungGain = rungAll - pd.RungWithout
 		}
@@ -520,7 +521,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 	}
 
 	if measured >= MinMeasured {
-		out.Culprit, out.Reason = pickCulprit(cands, in.Players, ms(in.Window))
+		out.Culprit, out.Reason = pickCulprit(cands, in.Players, netcore.Millis(in.Window))
 	}
 	out.Verdict = verdict(&out, in, rungAll, fpsAll, worstAll)
 	return out
@@ -535,7 +536,7 @@ func countedRTT(p Pair, culpritLink bool, l LinkDiagnosis) float64 {
 	if culpritLink && !math.IsNaN(l.ExpectedRTTMs) {
 		return l.ExpectedRTTMs
 	}
-	return ms(p.RTT)
+	return netcore.Millis(p.RTT)
 }
 
 // pickCulprit ranks by rung gain, then frame-rate gain, then recent waits
@@ -658,11 +659,9 @@ func growBool(s []bool, n int) []bool {
 	return s[:n]
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 // dur converts back, held below 100 days so the conversion cannot overflow.
 func dur(ms float64) time.Duration {
-	return time.Duration(math.Min(ms, 8.64e9) * float64(time.Millisecond))
+	return netcore.FromMillis(math.Min(ms, 8.64e9))
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -285,7 +286,7 @@ func TestWaitsCountOnlyAboveATenth(t *testing.T) {
 	if d.Culprit != "bob" || d.Reason != "waits" {
 		t.Errorf("culprit %q (%s), want bob by waits", d.Culprit, d.Reason)
 	}
-	if d.Players[1].CausedWaitMs != ms(in.Window/5) {
+	if d.Players[1].CausedWaitMs != netcore.Millis(in.Window/5) {
 		t.Errorf("caused_wait_ms %v", d.Players[1].CausedWaitMs)
 	}
 }

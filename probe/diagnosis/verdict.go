@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -82,7 +83,7 @@ func verdict(d *Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) stri
 func waitOf(in Input, name string) float64 {
 	for _, p := range in.Players {
 		if p.Name == name {
-			return ms(p.RecentWait)
+			return netcore.Millis(p.RecentWait)
 		}
 	}
 	return 0

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -50,7 +51,7 @@ func NewCursor(rec *Recording, as string) *Cursor {
 		case KindEvent:
 			if r.Event != nil {
 				if h := probe.Head(r.Event); h.TMs == nil {
-					t := probe.Ms(r.At)
+					t := netcore.Millis(r.At)
 					h.TMs = &t
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/netcore"
 )
 
 // Formats of a report.
@@ -51,7 +51,7 @@ func pct(p *float64) string {
 }
 
 func clock(msv float64) string {
-	d := probe.MsDuration(msv).Round(time.Second)
+	d := netcore.FromMillis(msv).Round(time.Second)
 	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 

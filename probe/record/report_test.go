@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -22,7 +23,7 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 	}
 	lk := func(peer string, srtt float64) probe.LinkView {
 		return probe.LinkView{Peer: peer, Link: probe.Link{From: "you", To: peer, State: probe.LinkMeasured, RTTKnown: true,
-			SRTT: probe.MsDuration(srtt), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
+			SRTT: netcore.FromMillis(srtt), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
 	}
 	for s := range 3 {
 		if err := w.View(probe.View{At: time.Duration(s) * time.Second, Session: "f41de538", Self: "you",

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -118,7 +119,7 @@ func (w *Writer) Observe(u probe.Update) {
 	for _, e := range u.Events {
 		at := u.View.At
 		if h := probe.Head(e); h.TMs != nil {
-			at = probe.MsDuration(*h.TMs)
+			at = netcore.FromMillis(*h.TMs)
 		}
 		w.Event(at, self, e)
 	}
