@@ -100,6 +100,29 @@ type StallEvent struct {
 	Cause  string  `json:"cause,omitempty"`
 }
 
+// AlertKind says what an alert is about.
+type AlertKind string
+
+// The alert kinds (the `alert` event's kind).
+const (
+	AlertBad  AlertKind = "bad"  // a link has gone bad (T11)
+	AlertLoss AlertKind = "loss" // a link's inbound or outbound loss passed the threshold
+	AlertTier AlertKind = "tier" // the target tier worsened (S18)
+)
+
+// AlertEvent: something a person looking away would want to know, raised
+// once per episode by the machine Player (each machine raises its own). An
+// episode ends when its condition has been clear for a while; From and To
+// name the link, nil for an alert about the whole session.
+type AlertEvent struct {
+	Header
+	Player string    `json:"player"`
+	Kind   AlertKind `json:"kind"`
+	From   *string   `json:"from"`
+	To     *string   `json:"to"`
+	Text   string    `json:"text"`
+}
+
 // LinkStat is one private link as seen from From. Unknown values are null (L3).
 type LinkStat struct {
 	From          string   `json:"from"`
@@ -206,6 +229,7 @@ func (*TimingActiveEvent) Network() bool { return true }
 func (e *MessageEvent) Network() bool    { return e.Player == "" }
 func (*RemovedEvent) Network() bool      { return true }
 func (*StallEvent) Network() bool        { return false }
+func (*AlertEvent) Network() bool        { return false }
 func (*LinkEvent) Network() bool         { return false }
 func (*SummaryEvent) Network() bool      { return false }
 func (*SessionEvent) Network() bool      { return false }

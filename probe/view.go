@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -41,6 +42,10 @@ type View struct {
 	// lines, once a second, and at 64 players the matrix alone is over a
 	// megabyte, more than a record may hold (record.MaxRecord).
 	Matrix MatrixView `json:"-"`
+
+	// Diagnosis is the latest diagnosis this machine made (who and what
+	// costs the session, from every pair it knows), nil before the first.
+	Diagnosis *diagnosis.Diagnosis `json:"-"`
 }
 
 // LobbyView is a live session before its game starts.
