@@ -121,3 +121,15 @@ func FuzzTerminal(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkTerminal(b *testing.B) {
+	for _, c := range []struct{ name, s string }{{"clean", "Connection quality target: Poor"}, {"escape", "\x1b[2J\x1b]0;pwned\x07 bob"}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				_ = Terminal(c.s)
+				_ = MarkdownCell(c.s)
+			}
+		})
+	}
+}
