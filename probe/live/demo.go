@@ -206,13 +206,21 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 		return nil, err
 	}
 	d := &Demo{demoPlan: plan, cfg: cfg, start: cfg.Start}
+	udps := make([]*netcore.UDPTransport, 0, cfg.Players)
+	index := make(map[netip.AddrPort]int, cfg.Players)
 	for i := range cfg.Players {
 		udp, err := netcore.ListenUDP("127.0.0.1:0")
 		if err != nil {
-			d.closeSockets()
+			for _, u := range udps {
+				u.Close()
+			}
 			return nil, err
 		}
-		d.socks = append(d.socks, &impairedSocket{UDPTransport: udp, demo: d, self: i, paths: map[netip.AddrPort]*demoPath{}})
+		udps = append(udps, udp)
+		index[udp.LocalAddr()] = i
+	}
+	for i, udp := range udps {
+		d.socks = append(d.socks, &impairedSocket{UDPTransport: udp, link: impair.NewSocket(udp, d.script(i, index, cfg.Seed, d.start))})
 	}
 	host := d.socks[0].LocalAddr()
 	for i, sock := range d.socks {
@@ -361,10 +369,7 @@ func (d *Demo) MaxLate() time.Duration {
 func (d *Demo) closeSockets() {
 	for _, s := range d.socks {
 		s.UDPTransport.Close()
-		for _, it := range s.line.items {
-			s.free = append(s.free, it.buf)
-		}
-		s.line.items = nil
+		s.link.Drop()
 	}
 }
 
@@ -412,19 +417,12 @@ func (d *demoPlan) extraDelay(a, b int, now time.Duration) time.Duration {
 	return 0
 }
 
-// impairedSocket is a player's UDP socket with its access link in front:
-// Send decides each datagram's fate on the path to its destination (a
-// seeded impair.Path) and holds it in a delay line; the driver flushes what
-// is due (Pacer). Everything happens on the owning driver's goroutine.
+// impairedSocket is a player's UDP socket with its access link in front
+// (an impair.Socket following the demo's plan); the driver flushes what is
+// due (Pacer). Everything happens on the owning driver's goroutine.
 type impairedSocket struct {
 	*netcore.UDPTransport
-	demo       *Demo
-	self       int
-	paths      map[netip.AddrPort]*demoPath
-	line       delayLine
-	free       []*[]byte
-	dst        []time.Duration
-	sendErrors uint64
+	link *impair.Socket
 }
 
 var (
@@ -432,164 +430,44 @@ var (
 	_ Pacer  = (*impairedSocket)(nil)
 )
 
-// flushSlack sends datagrams due within this much together: finer than
-// the timers' own precision, and it saves a wake-up per datagram.
-const flushSlack = 200 * time.Microsecond
-
-func (s *impairedSocket) clock() time.Duration { return time.Since(s.demo.start) }
-
 // Send implements netcore.Transport. p is copied: the caller reuses it.
 func (s *impairedSocket) Send(to netip.AddrPort, p []byte) error {
 	if len(p) > netcore.MaxDatagram {
 		return netcore.ErrTooLarge
 	}
-	now := s.clock()
-	pp := s.paths[to]
-	if pp == nil {
-		pp = &demoPath{peer: s.peerIndex(to), epoch: -1}
-		s.paths[to] = pp
-	}
-	if e := s.demo.epoch(now); e != pp.epoch {
-		// The script moved on: the path takes its new profile and keeps
-		// its random stream.
-		pp.epoch = e
-		prof := impair.Profile{}
-		if pp.peer >= 0 {
-			prof = s.demo.profileAt(s.self, pp.peer, now)
-		}
-		if pp.path == nil {
-			pp.path = impair.NewPath(prof, s.demo.cfg.Seed^uint64(s.self+1)<<32^uint64(pp.peer+1))
-		} else {
-			pp.path.SetProfile(prof)
-		}
-	}
-	s.dst = pp.path.Decide(s.dst[:0])
-	for _, delay := range s.dst {
-		b := s.buffer()
-		*b = append((*b)[:0], p...)
-		s.line.push(now+delay, to, b)
-	}
-	return nil
-}
-
-// demoPath is one path from a player's socket, with the script's epoch it
-// was last set for.
-type demoPath struct {
-	path  *impair.Path
-	peer  int // index of the destination, -1 for a stranger
-	epoch int
-}
-
-// epoch counts the script's changes that have happened by now.
-func (d *demoPlan) epoch(now time.Duration) int {
-	n := 0
-	for _, at := range d.changes() {
-		if now >= at {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *impairedSocket) peerIndex(to netip.AddrPort) int {
-	for i, o := range s.demo.socks {
-		if o.LocalAddr() == to {
-			return i
-		}
-	}
-	return -1
-}
-
-func (s *impairedSocket) buffer() *[]byte {
-	if n := len(s.free); n > 0 {
-		b := s.free[n-1]
-		s.free = s.free[:n-1]
-		return b
-	}
-	b := make([]byte, 0, netcore.MaxDatagram)
-	return &b
+	return s.link.Send(to, p)
 }
 
 // Flush implements Pacer: it sends every datagram that is due.
-func (s *impairedSocket) Flush(now time.Duration) {
-	for {
-		it, ok := s.line.popDue(now + flushSlack)
-		if !ok {
-			return
-		}
-		if err := s.UDPTransport.Send(it.to, *it.buf); err != nil {
-			s.sendErrors++
-		}
-		s.free = append(s.free, it.buf)
-	}
-}
+func (s *impairedSocket) Flush(now time.Duration) { s.link.Flush(now) }
 
 // NextDue implements Pacer.
-func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.line.next() }
+func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.link.NextDue() }
 
-// delayLine is a min-heap of held datagrams by due time (then by the order
-// they were sent, so a path without jitter keeps order).
-type delayLine struct {
-	items []heldDatagram
-	seq   uint64
-}
-
-type heldDatagram struct {
-	due time.Duration
-	seq uint64
-	to  netip.AddrPort
-	buf *[]byte
-}
-
-func (l *delayLine) before(i, j int) bool {
-	a, b := &l.items[i], &l.items[j]
-	return a.due < b.due || (a.due == b.due && a.seq < b.seq)
-}
-
-func (l *delayLine) push(due time.Duration, to netip.AddrPort, buf *[]byte) {
-	l.items = append(l.items, heldDatagram{due: due, seq: l.seq, to: to, buf: buf})
-	l.seq++
-	for i := len(l.items) - 1; i > 0; {
-		up := (i - 1) / 2
-		if !l.before(i, up) {
-			break
-		}
-		l.items[i], l.items[up] = l.items[up], l.items[i]
-		i = up
+// script is player self's access link as an impair.Script: the path to
+// each other player follows profileAt, a stranger's path is clean, and
+// each path has its own seeded stream. index maps the players' socket
+// addresses to their indices.
+func (d *demoPlan) script(self int, index map[netip.AddrPort]int, seed uint64, start time.Time) impair.Script {
+	return impair.Script{
+		Start:   start,
+		Changes: d.changes(),
+		Path: func(to netip.AddrPort, now time.Duration) impair.Profile {
+			peer, ok := index[to]
+			if !ok {
+				return impair.Profile{}
+			}
+			return d.profileAt(self, peer, now)
+		},
+		Seed: func(to netip.AddrPort) uint64 {
+			peer := -1
+			if i, ok := index[to]; ok {
+				peer = i
+			}
+			return seed ^ uint64(self+1)<<32 ^ uint64(peer+1)
+		},
+		BufferSize: netcore.MaxDatagram,
 	}
-}
-
-func (l *delayLine) next() (time.Duration, bool) {
-	if len(l.items) == 0 {
-		return 0, false
-	}
-	return l.items[0].due, true
-}
-
-func (l *delayLine) popDue(now time.Duration) (heldDatagram, bool) {
-	if len(l.items) == 0 || l.items[0].due > now {
-		return heldDatagram{}, false
-	}
-	top := l.items[0]
-	last := len(l.items) - 1
-	l.items[0] = l.items[last]
-	l.items[last] = heldDatagram{}
-	l.items = l.items[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(l.items) {
-			break
-		}
-		if r := c + 1; r < len(l.items) && l.before(r, c) {
-			c = r
-		}
-		if !l.before(c, i) {
-			break
-		}
-		l.items[i], l.items[c] = l.items[c], l.items[i]
-		i = c
-	}
-	return top, true
 }
 
 // ErrDemoProfile is returned for an unknown --profile.
