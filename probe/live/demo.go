@@ -14,6 +14,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 // The demo: one process, N players, each a real Session on its own UDP
@@ -224,7 +225,7 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 	}
 	host := d.socks[0].LocalAddr()
 	for i, sock := range d.socks {
-		c := Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
+		c := session.Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
 			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
 			Logger: cfg.Logger.With("machine", d.names[i]),
 			// Only your machine draws the matrix: the others stream their
@@ -235,13 +236,13 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 			c.TelemetryTo = []string{}
 			c.OnCommand = cfg.OnCommand
 		}
-		var s *Session
+		var s *session.Session
 		var err error
 		if i == 0 {
-			s, err = NewHost(c, sock)
+			s, err = session.NewHost(c, sock)
 		} else {
 			c.Speed = 0
-			s, err = NewJoiner(c, RolePlayer, sock, host)
+			s, err = session.NewJoiner(c, session.RolePlayer, sock, host)
 		}
 		if err != nil {
 			d.closeSockets()
