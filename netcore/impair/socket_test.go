@@ -107,7 +107,9 @@ func TestSocketCountsRefusalsAndDrops(t *testing.T) {
 func BenchmarkSocketSendFlush(b *testing.B) {
 	a := netip.MustParseAddrPort("127.0.0.1:1")
 	s := NewSocket(discard{}, Script{
-		Path:       func(netip.AddrPort, time.Duration) Profile { return Profile{Delay: time.Millisecond, Jitter: time.Millisecond} },
+		Path: func(netip.AddrPort, time.Duration) Profile {
+			return Profile{Delay: time.Millisecond, Jitter: time.Millisecond}
+		},
 		Seed:       func(netip.AddrPort) uint64 { return 1 },
 		BufferSize: 64,
 	})
