@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -137,22 +136,6 @@ func stdoutIsTerminal(stdout io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// hostPort resolves a command-line address; a missing port means the
-// default one.
-func hostPort(s string) (*net.UDPAddr, error) {
-	if _, _, err := net.SplitHostPort(s); err != nil {
-		s = net.JoinHostPort(strings.Trim(s, "[]"), defaultPort)
-	}
-	a, err := net.ResolveUDPAddr("udp", s)
-	if err != nil {
-		return nil, err
-	}
-	if a.Port == 0 || a.IP == nil || a.IP.IsUnspecified() {
-		return nil, fmt.Errorf("%q: want HOST:PORT", s)
-	}
-	return a, nil
 }
 
 // liveExit is a live run's exit code (CONTRACTS.md): 0 for a clean end, 2

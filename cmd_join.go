@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -61,4 +64,20 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, 
 		ap := host.AddrPort()
 		return liveExit(stderr, cmd, live.Join(rc, live.JoinConfig{Host: netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), Bind: *bind, Role: role}))
 	}
+}
+
+// hostPort resolves a command-line address; a missing port means the
+// default one.
+func hostPort(s string) (*net.UDPAddr, error) {
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		s = net.JoinHostPort(strings.Trim(s, "[]"), defaultPort)
+	}
+	a, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		return nil, err
+	}
+	if a.Port == 0 || a.IP == nil || a.IP.IsUnspecified() {
+		return nil, fmt.Errorf("%q: want HOST:PORT", s)
+	}
+	return a, nil
 }
