@@ -5,12 +5,9 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
 )
 
@@ -59,28 +56,9 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 			}
 			scripted = append(scripted, dl)
 		}
-		env, err := lf.open("demo")
-		if err != nil {
-			return fail(stderr, "demo", err)
-		}
-		var d *live.Demo
-		opt := live.Options{Publish: true,
-			Process: env.processStats(func() []*netcore.UDPTransport { return d.Sockets() },
-				func(live.Stats) time.Duration { return d.MaxLate() })}
-		d, err = live.StartDemo(live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Speed: lf.fps,
-			Key: lf.keyBytes(), Name: lf.name, Spike: true, Logger: env.logger, Start: env.started,
-			PublishAll: env.mlisten != nil, Leaves: scripted, OnCommand: env.onCommand()}, opt)
-		if err != nil {
-			env.abandon()
-			return fail(stderr, "demo", leaveUsage(err))
-		}
-		var extra []probe.Feed
-		if env.mlisten != nil {
-			for _, r := range d.Runners()[1:] {
-				extra = append(extra, r)
-			}
-		}
-		return env.run(d.Feed(), extra, d.Stop, d.Wait, stdout, stderr)
+		err := live.RunDemo(lf.runConfig("demo", stdout),
+			live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Spike: true, Leaves: scripted})
+		return liveExit(stderr, "demo", leaveUsage(err))
 	}
 }
 

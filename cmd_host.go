@@ -1,16 +1,14 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/live"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 func init() {
@@ -34,7 +32,7 @@ const maxPlayers = 256
 func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 	lf := addLiveFlags(fs, "host")
 	listen := fs.String("listen", ":"+defaultPort, "address to listen on")
-	players := fs.Int("players", live.DefaultPlayers, "start the game once this many players, you included, are seated")
+	players := fs.Int("players", session.DefaultPlayers, "start the game once this many players, you included, are seated")
 	drop := fs.Duration("drop-timeout", 60*time.Second, "remove a player silent this long")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 0 {
@@ -52,35 +50,7 @@ func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 		if _, err := net.ResolveUDPAddr("udp", *listen); err != nil {
 			return fail(stderr, "host", usagef("--listen %q: %v", *listen, err))
 		}
-		env, err := lf.open("host")
-		if err != nil {
-			return fail(stderr, "host", err)
-		}
-		udp, err := netcore.ListenUDP(*listen)
-		if err != nil {
-			env.abandon()
-			if errors.Is(err, syscall.EADDRINUSE) {
-				return fail(stderr, "host", err)
-			}
-			return fail(stderr, "host", usagef("--listen %q: %v", *listen, err))
-		}
-		defer udp.Close()
-		cfg := env.config()
-		cfg.Players, cfg.DropTimeout = *players, *drop
-		s, err := live.NewHost(cfg, udp)
-		if err != nil {
-			env.abandon()
-			return fail(stderr, "host", err)
-		}
-		return runSession(env, s, udp, stdout, stderr)
+		return liveExit(stderr, "host", live.Host(lf.runConfig("host", stdout),
+			live.HostConfig{Listen: *listen, Players: *players, DropTimeout: *drop}))
 	}
-}
-
-// runSession drives one session on its socket with every sink the flags
-// asked for.
-func runSession(env *liveEnv, s *live.Session, udp *netcore.UDPTransport, stdout, stderr io.Writer) int {
-	r := live.Run(s, udp, live.Options{Publish: true, Start: env.started,
-		Process: env.processStats(func() []*netcore.UDPTransport { return []*netcore.UDPTransport{udp} },
-			func(own live.Stats) time.Duration { return own.MaxLate })})
-	return env.run(r, nil, r.Stop, r.Wait, stdout, stderr)
 }

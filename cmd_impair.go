@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -38,48 +33,12 @@ type chanceFlag struct{ v *float64 }
 func (c chanceFlag) String() string { return strconv.FormatFloat(*c.v, 'g', -1, 64) }
 func (c chanceFlag) Type() string   { return "chance" }
 func (c chanceFlag) Set(s string) error {
-	v, err := parseChance(s)
+	v, err := impair.ParseChance(s)
 	if err != nil {
 		return err
 	}
 	*c.v = v
 	return nil
-}
-
-// parseChance reads "0.02" or "2%" as 0.02 and insists on [0, 1].
-func parseChance(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	scale := 1.0
-	if strings.HasSuffix(t, "%") {
-		t, scale = strings.TrimSuffix(t, "%"), 100
-	}
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a chance (use 0.02 or 2%%)", s)
-	}
-	v /= scale
-	if !(v >= 0 && v <= 1) {
-		return 0, fmt.Errorf("%q is not between 0 and 1 (0%% and 100%%)", s)
-	}
-	return v, nil
-}
-
-// parseBurst reads P_GOOD_TO_BAD,P_BAD_TO_GOOD[,LOSS_BAD[,LOSS_GOOD]]; the
-// bad state loses everything and the good state nothing unless told.
-func parseBurst(s string) (*impair.GilbertElliott, error) {
-	parts := strings.Split(s, ",")
-	if len(parts) < 2 || len(parts) > 4 {
-		return nil, fmt.Errorf("--burst %q: want P_GOOD_TO_BAD,P_BAD_TO_GOOD[,LOSS_BAD[,LOSS_GOOD]]", s)
-	}
-	vals := []float64{0, 0, 1, 0}
-	for i, p := range parts {
-		v, err := parseChance(p)
-		if err != nil {
-			return nil, fmt.Errorf("--burst: %v", err)
-		}
-		vals[i] = v
-	}
-	return &impair.GilbertElliott{PGoodToBad: vals[0], PBadToGood: vals[1], LossBad: vals[2], LossGood: vals[3]}, nil
 }
 
 func profileNames() string {
@@ -129,27 +88,12 @@ func setupImpair(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 			return fail(stderr, "impair", usagef("--duration %v is negative", *duration))
 		}
 
-		relay, err := impair.ListenRelay(impair.RelayConfig{
+		err = impair.Serve(impair.RelayConfig{
 			Listen: *listen, Target: *to, Upstream: prof, Downstream: prof, Seed: *seed,
-		})
+		}, *duration, stdout)
 		if err != nil {
 			return fail(stderr, "impair", err)
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		if *duration > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, *duration)
-			defer cancel()
-		}
-		fmt.Fprintf(stdout, "lagscope impair: relaying %v -> %v, each way: %v (seed %d)\n",
-			relay.Addr(), relay.Target(), prof, *seed)
-		<-ctx.Done()
-		relay.Close()
-		st := relay.Stats()
-		printDirection(stdout, "client -> target", st.Upstream)
-		printDirection(stdout, "target -> client", st.Downstream)
-		fmt.Fprintln(stdout, "(dropped counts the impairment asked for, not loss anyone measured)")
 		return 0
 	}
 }
@@ -179,7 +123,7 @@ func impairProfile(fs *pflag.FlagSet, name string, delay, jitter time.Duration, 
 		p.ReorderDelay = reorderDelay
 	}
 	if burst != "" {
-		g, err := parseBurst(burst)
+		g, err := impair.ParseBurst(burst)
 		if err != nil {
 			return p, usagef("%v", err)
 		}
@@ -189,22 +133,4 @@ func impairProfile(fs *pflag.FlagSet, name string, delay, jitter time.Duration, 
 		return p, usagef("%v", err)
 	}
 	return p, nil
-}
-
-func printDirection(w io.Writer, name string, d impair.DirectionStats) {
-	fmt.Fprintf(w, "%s: offered %d, forwarded %d, dropped %d, duplicated %d, reordered %d",
-		name, d.Offered, d.Forwarded, d.Dropped, d.Duplicated, d.Reordered)
-	if d.Forwarded > 0 {
-		fmt.Fprintf(w, ", at most %v late", d.MaxLate.Round(10*time.Microsecond))
-	}
-	if d.Pending > 0 {
-		fmt.Fprintf(w, ", still delayed at exit %d", d.Pending)
-	}
-	if d.Ignored > 0 {
-		fmt.Fprintf(w, ", ignored %d", d.Ignored)
-	}
-	if d.WriteErrors > 0 {
-		fmt.Fprintf(w, ", write errors %d", d.WriteErrors)
-	}
-	fmt.Fprintln(w)
 }

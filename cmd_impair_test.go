@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore/impair"
 )
 
 // Every flag error is one line on stderr, exit 2, nothing on stdout
@@ -46,14 +44,6 @@ func TestImpairFlagErrors(t *testing.T) {
 		code := run(args, &out, &errb)
 		if code != 2 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.HasPrefix(errb.String(), "lagscope impair: ") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2, one line on stderr, nothing on stdout", name, code, out.String(), errb.String())
-		}
-	}
-}
-
-func TestParseChance(t *testing.T) {
-	for in, want := range map[string]float64{"0": 0, "0.02": 0.02, "2%": 0.02, " 100% ": 1, "1": 1, "0.5%": 0.005} {
-		if got, err := parseChance(in); err != nil || got != want {
-			t.Errorf("parseChance(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 }
@@ -195,33 +185,4 @@ func TestImpairHelp(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
-}
-
-// Flag values are outside input: the parsers return an error or a value in
-// range, never panic.
-func FuzzParseChance(f *testing.F) {
-	for _, s := range []string{"0", "0.02", "2%", "100%", "1e-3", "-0", "NaN", "Inf", "%", "", "1.0000001", "0x1p-2"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := parseChance(s)
-		if err == nil && !(v >= 0 && v <= 1) {
-			t.Fatalf("parseChance(%q) = %v without an error", s, v)
-		}
-	})
-}
-
-func FuzzParseBurst(f *testing.F) {
-	for _, s := range []string{"1%,25%", "0.01,0.25,0.5", "0.01,0.25,0.5,0.001", ",", "a,b", "1,2,3,4,5", "NaN,0"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		g, err := parseBurst(s)
-		if err != nil {
-			return
-		}
-		if p := (impair.Profile{Burst: g}); p.Validate() != nil {
-			t.Fatalf("parseBurst(%q) = %+v, which does not validate", s, *g)
-		}
-	})
 }

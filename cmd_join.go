@@ -1,13 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/live"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 func init() {
@@ -21,13 +24,26 @@ func init() {
 		},
 		order: 3,
 		setup: func(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
-			return setupJoin(fs, "join", live.RolePlayer)
+			return setupJoin(fs, "join", session.RolePlayer)
+		},
+	})
+	register(&command{
+		name:    "watch",
+		summary: "Join a session as an observer: see every event, take no seat, never be waited for",
+		usage:   "watch ADDR [--name NAME] [--key KEY] [--json] [--duration D] [flags]",
+		examples: []string{
+			"lagscope watch 192.168.1.20 --name admin",
+			"lagscope watch 127.0.0.1:7373 --json | jq -c 'select(.type==\"timing\")'",
+		},
+		order: 4,
+		setup: func(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
+			return setupJoin(fs, "watch", session.RoleObserver)
 		},
 	})
 }
 
 // setupJoin is join's and watch's: they differ only in the role asked for.
-func setupJoin(fs *pflag.FlagSet, cmd string, role live.Role) func([]string, io.Writer, io.Writer) int {
+func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, io.Writer, io.Writer) int {
 	lf := addLiveFlags(fs, cmd)
 	bind := fs.String("bind", ":0", "local address for this machine's socket (default: any interface, a free port)")
 	return func(args []string, stdout, stderr io.Writer) int {
@@ -41,26 +57,27 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role live.Role) func([]string, io.
 		if err := lf.check(); err != nil {
 			return fail(stderr, cmd, err)
 		}
-		env, err := lf.open(cmd)
-		if err != nil {
-			return fail(stderr, cmd, err)
-		}
-		udp, err := netcore.ListenUDP(*bind)
-		if err != nil {
-			env.abandon()
-			return fail(stderr, cmd, usagef("--bind %q: %v", *bind, err))
-		}
-		defer udp.Close()
-		cfg := env.config()
-		if role == live.RoleObserver || !lf.fs.Changed("fps") {
-			cfg.Speed = 0 // the host's game speed
+		rc := lf.runConfig(cmd, stdout)
+		if role == session.RoleObserver || !lf.fs.Changed("fps") {
+			rc.Speed = 0 // the host's game speed
 		}
 		ap := host.AddrPort()
-		s, err := live.NewJoiner(cfg, role, udp, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
-		if err != nil {
-			env.abandon()
-			return fail(stderr, cmd, err)
-		}
-		return runSession(env, s, udp, stdout, stderr)
+		return liveExit(stderr, cmd, live.Join(rc, live.JoinConfig{Host: netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), Bind: *bind, Role: role}))
 	}
+}
+
+// hostPort resolves a command-line address; a missing port means the
+// default one.
+func hostPort(s string) (*net.UDPAddr, error) {
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		s = net.JoinHostPort(strings.Trim(s, "[]"), defaultPort)
+	}
+	a, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		return nil, err
+	}
+	if a.Port == 0 || a.IP == nil || a.IP.IsUnspecified() {
+		return nil, fmt.Errorf("%q: want HOST:PORT", s)
+	}
+	return a, nil
 }

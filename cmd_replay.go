@@ -2,7 +2,7 @@ package main
 
 import (
 	"bufio"
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lagscope/lagscope/probe/record"
+	"github.com/lagscope/lagscope/ui"
 )
 
 // lagscope replay FILE (issue 8): a recording played back through the same
@@ -51,30 +52,6 @@ func init() {
 	})
 }
 
-// openRecording reads a recording, turning "this is not one" into a usage
-// error (exit 2) and a cut-off tail into a note on stderr by the caller.
-func openRecording(path string) (*record.Recording, error) {
-	rec, err := record.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, record.ErrNotRecording) || errors.Is(err, record.ErrVersion) || errors.Is(err, os.ErrPermission) {
-			return nil, usagef("%v", err)
-		}
-		var se *record.StopError
-		if errors.As(err, &se) {
-			return nil, usagef("%s: %v", path, err)
-		}
-		return nil, err
-	}
-	return rec, nil
-}
-
-// stopNote tells the user that a recording was cut off, and where.
-func stopNote(stderr io.Writer, name string, rec *record.Recording) {
-	if rec.Stop != nil {
-		fmt.Fprintf(stderr, "lagscope %s: note: recording %v; showing everything before it\n", name, rec.Stop)
-	}
-}
-
 func replayJSON(rec *record.Recording, stdout, stderr io.Writer) int {
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	for _, r := range rec.Records {
@@ -89,4 +66,43 @@ func replayJSON(rec *record.Recording, stdout, stderr io.Writer) int {
 	}
 	stopNote(stderr, "replay", rec)
 	return 0
+}
+
+// replayTUI hands a record.Player — a probe.Feed over the recording — to
+// ui.Run, the same front end a live session uses (no second renderer). The
+// Player also has the methods of ui.Playback (record.Playback: pause, seek,
+// speed ×0.5–×16), so the TUI binds space, ←/→ and -/+ to them and shows
+// the replay's position.
+func replayTUI(rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
+	if as != "" && !hasMachine(rec, as) {
+		return fail(stderr, "replay", usagef("--as %q: the recording has no view of that machine", as))
+	}
+	stopNote(stderr, "replay", rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := record.NewPlayer(ctx, rec, as, speed)
+	opts := ui.Options{Theme: theme, KeepOpen: true}
+	if stdout != os.Stdout {
+		opts.Output = stdout
+	}
+	if err := ui.Run(p, opts); err != nil {
+		return fail(stderr, "replay", err)
+	}
+	return 0
+}
+
+func hasMachine(rec *record.Recording, name string) bool {
+	for _, r := range rec.Records {
+		if r.Kind == record.KindView && r.From == name {
+			return true
+		}
+	}
+	return false
+}
+
+// stopNote tells the user that a recording was cut off, and where.
+func stopNote(stderr io.Writer, name string, rec *record.Recording) {
+	if rec.Stop != nil {
+		fmt.Fprintf(stderr, "lagscope %s: note: recording %v; showing everything before it\n", name, rec.Stop)
+	}
 }

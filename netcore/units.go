@@ -15,4 +15,6 @@ func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 // for any duration under a few days FromMillis(Millis(d)) == d, so a View
 // read back from a recording is the View that was written, and a scenario's
 // 1.001 ms is 1001000 ns, not the 1000999 ns a truncated float product gives.
-func FromMillis(ms float64) time.Duration { return time.Duration(math.Round(ms * float64(time.Millisecond))) }
+func FromMillis(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}

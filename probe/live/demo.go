@@ -1,12 +1,10 @@
 package live
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 // The demo: one process, N players, each a real Session on its own UDP
@@ -107,23 +106,6 @@ func DemoProfiles() []string {
 	return names
 }
 
-// demoPlan is what the demo does to the network, as plain data: who plays,
-// each player's access link, and the scripted spike. The live demo applies
-// it to loopback UDP on the wall clock; a test applies it to the simulated
-// network on virtual time.
-type demoPlan struct {
-	names  []string
-	access []impair.Profile
-	spike  bool
-	leaves []planLeave // in time order
-}
-
-// planLeave is a scripted leave by the player's index.
-type planLeave struct {
-	index int
-	at    time.Duration
-}
-
 // Demo is a running demo.
 type Demo struct {
 	demoPlan
@@ -133,50 +115,6 @@ type Demo struct {
 	runners []*Runner
 	stop    sync.Once
 	leaving sync.WaitGroup // the scripted leaves' timers
-}
-
-func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
-	p := demoPlan{spike: cfg.Spike}
-	mix := impair.Profiles()
-	for i := range cfg.Players {
-		name := cfg.Name
-		if i > 0 {
-			name = fmt.Sprintf("p%d", i+1)
-			if i-1 < len(demoNames) {
-				name = demoNames[i-1]
-			}
-			if strings.EqualFold(name, cfg.Name) {
-				name = fmt.Sprintf("p%d", i+1)
-			}
-		}
-		p.names = append(p.names, name)
-		if cfg.Profile == "mix" {
-			p.access = append(p.access, mix[i%len(mix)].Profile)
-		} else {
-			prof, ok := impair.ProfileByName(cfg.Profile)
-			if !ok {
-				return p, fmt.Errorf("%w %q (one of %s)", ErrDemoProfile, cfg.Profile, strings.Join(DemoProfiles(), ", "))
-			}
-			p.access = append(p.access, prof)
-		}
-	}
-	for _, l := range cfg.Leaves {
-		i := slices.Index(p.names, l.Name)
-		bad := func(why string) error { return &DemoLeaveError{Leave: fmt.Sprintf("%s@%v", l.Name, l.At), Why: why} }
-		switch {
-		case i < 0:
-			return p, bad("no such player (the others are " + strings.Join(p.names[1:], ", ") + ")")
-		case i == 0:
-			return p, bad("that is you; --duration ends your session")
-		case l.At <= 0:
-			return p, bad("the time must be positive")
-		case slices.ContainsFunc(p.leaves, func(x planLeave) bool { return x.index == i }):
-			return p, bad(l.Name + " already leaves once")
-		}
-		p.leaves = append(p.leaves, planLeave{index: i, at: l.At})
-	}
-	slices.SortStableFunc(p.leaves, func(a, b planLeave) int { return cmp.Compare(a.at, b.at) })
-	return p, nil
 }
 
 // StartDemo opens every player's socket, forms the session (you host, the
@@ -206,17 +144,25 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 		return nil, err
 	}
 	d := &Demo{demoPlan: plan, cfg: cfg, start: cfg.Start}
+	udps := make([]*netcore.UDPTransport, 0, cfg.Players)
+	index := make(map[netip.AddrPort]int, cfg.Players)
 	for i := range cfg.Players {
 		udp, err := netcore.ListenUDP("127.0.0.1:0")
 		if err != nil {
-			d.closeSockets()
+			for _, u := range udps {
+				u.Close()
+			}
 			return nil, err
 		}
-		d.socks = append(d.socks, &impairedSocket{UDPTransport: udp, demo: d, self: i, paths: map[netip.AddrPort]*demoPath{}})
+		udps = append(udps, udp)
+		index[udp.LocalAddr()] = i
+	}
+	for i, udp := range udps {
+		d.socks = append(d.socks, &impairedSocket{UDPTransport: udp, link: impair.NewSocket(udp, d.script(i, index, cfg.Seed, d.start))})
 	}
 	host := d.socks[0].LocalAddr()
 	for i, sock := range d.socks {
-		c := Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
+		c := session.Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
 			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
 			Logger: cfg.Logger.With("machine", d.names[i]),
 			// Only your machine draws the matrix: the others stream their
@@ -227,13 +173,13 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 			c.TelemetryTo = []string{}
 			c.OnCommand = cfg.OnCommand
 		}
-		var s *Session
+		var s *session.Session
 		var err error
 		if i == 0 {
-			s, err = NewHost(c, sock)
+			s, err = session.NewHost(c, sock)
 		} else {
 			c.Speed = 0
-			s, err = NewJoiner(c, RolePlayer, sock, host)
+			s, err = session.NewJoiner(c, session.RolePlayer, sock, host)
 		}
 		if err != nil {
 			d.closeSockets()
@@ -262,47 +208,6 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 		}()
 	}
 	return d, nil
-}
-
-// narration is the demo's own lines in your message list: what it does to
-// the network and when, so a newcomer can tell cause from effect.
-func (d *demoPlan) narration() []Note {
-	var notes []Note
-	var legend []string
-	for i, n := range d.names {
-		legend = append(legend, n+": "+profileName(d.access[i]))
-	}
-	notes = append(notes, Note{At: 0, Text: "Demo: each player's access link — " + strings.Join(legend, ", ")})
-	if d.spike && len(d.names) > 1 {
-		a, b := d.names[0], d.names[1]
-		notes = append(notes,
-			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: the link between %s and %s slows down by %v each way", a, b, SpikeExtra)},
-			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: the link between %s and %s is back to normal", a, b)})
-		var wifi []string
-		for i, p := range d.access {
-			if p.Burst != nil {
-				wifi = append(wifi, d.names[i])
-			}
-		}
-		if len(wifi) > 0 {
-			notes = append(notes, Note{At: CalmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
-		}
-	}
-	for _, l := range d.leaves {
-		notes = append(notes, Note{At: l.at, Text: "Demo: " + d.names[l.index] + " quits the game"})
-	}
-	// The driver shows the notes in order of time.
-	slices.SortStableFunc(notes, func(a, b Note) int { return cmp.Compare(a.At, b.At) })
-	return notes
-}
-
-func profileName(p impair.Profile) string {
-	for _, np := range impair.Profiles() {
-		if np.Profile.String() == p.String() {
-			return np.Name
-		}
-	}
-	return p.String()
 }
 
 // Feed is your machine's feed.
@@ -361,70 +266,16 @@ func (d *Demo) MaxLate() time.Duration {
 func (d *Demo) closeSockets() {
 	for _, s := range d.socks {
 		s.UDPTransport.Close()
-		for _, it := range s.line.items {
-			s.free = append(s.free, it.buf)
-		}
-		s.line.items = nil
+		s.link.Drop()
 	}
 }
 
-// linkProfile is what the path from player a to player b does: both access
-// links in turn — delays and jitters add, losses compound, and a Wi-Fi
-// end's burst loss comes along.
-func (d *demoPlan) linkProfile(a, b int) impair.Profile {
-	pa, pb := d.access[a], d.access[b]
-	p := impair.Profile{Delay: pa.Delay + pb.Delay, Jitter: pa.Jitter + pb.Jitter, Loss: 1 - (1-pa.Loss)*(1-pb.Loss)}
-	if pa.Burst != nil {
-		p.Burst = pa.Burst
-	} else if pb.Burst != nil {
-		p.Burst = pb.Burst
-	}
-	return p
-}
-
-// profileAt is the path from a to b at now: the link profile, with the
-// spike added and, after CalmAt, the bursts gone.
-func (d *demoPlan) profileAt(a, b int, now time.Duration) impair.Profile {
-	p := d.linkProfile(a, b)
-	p.Delay += d.extraDelay(a, b, now)
-	if d.spike && now >= CalmAt {
-		p.Burst = nil
-	}
-	return p
-}
-
-// changes are the times at which some path's profile changes.
-func (d *demoPlan) changes() []time.Duration {
-	if !d.spike {
-		return nil
-	}
-	return []time.Duration{SpikeStart, SpikeEnd, CalmAt}
-}
-
-// extraDelay is the scripted spike on the path from a to b at now.
-func (d *demoPlan) extraDelay(a, b int, now time.Duration) time.Duration {
-	if !d.spike || now < SpikeStart || now >= SpikeEnd {
-		return 0
-	}
-	if (a == 0 && b == 1) || (a == 1 && b == 0) {
-		return SpikeExtra
-	}
-	return 0
-}
-
-// impairedSocket is a player's UDP socket with its access link in front:
-// Send decides each datagram's fate on the path to its destination (a
-// seeded impair.Path) and holds it in a delay line; the driver flushes what
-// is due (Pacer). Everything happens on the owning driver's goroutine.
+// impairedSocket is a player's UDP socket with its access link in front
+// (an impair.Socket following the demo's plan); the driver flushes what is
+// due (Pacer). Everything happens on the owning driver's goroutine.
 type impairedSocket struct {
 	*netcore.UDPTransport
-	demo       *Demo
-	self       int
-	paths      map[netip.AddrPort]*demoPath
-	line       delayLine
-	free       []*[]byte
-	dst        []time.Duration
-	sendErrors uint64
+	link *impair.Socket
 }
 
 var (
@@ -432,165 +283,19 @@ var (
 	_ Pacer  = (*impairedSocket)(nil)
 )
 
-// flushSlack sends datagrams due within this much together: finer than
-// the timers' own precision, and it saves a wake-up per datagram.
-const flushSlack = 200 * time.Microsecond
-
-func (s *impairedSocket) clock() time.Duration { return time.Since(s.demo.start) }
-
 // Send implements netcore.Transport. p is copied: the caller reuses it.
 func (s *impairedSocket) Send(to netip.AddrPort, p []byte) error {
 	if len(p) > netcore.MaxDatagram {
 		return netcore.ErrTooLarge
 	}
-	now := s.clock()
-	pp := s.paths[to]
-	if pp == nil {
-		pp = &demoPath{peer: s.peerIndex(to), epoch: -1}
-		s.paths[to] = pp
-	}
-	if e := s.demo.epoch(now); e != pp.epoch {
-		// The script moved on: the path takes its new profile and keeps
-		// its random stream.
-		pp.epoch = e
-		prof := impair.Profile{}
-		if pp.peer >= 0 {
-			prof = s.demo.profileAt(s.self, pp.peer, now)
-		}
-		if pp.path == nil {
-			pp.path = impair.NewPath(prof, s.demo.cfg.Seed^uint64(s.self+1)<<32^uint64(pp.peer+1))
-		} else {
-			pp.path.SetProfile(prof)
-		}
-	}
-	s.dst = pp.path.Decide(s.dst[:0])
-	for _, delay := range s.dst {
-		b := s.buffer()
-		*b = append((*b)[:0], p...)
-		s.line.push(now+delay, to, b)
-	}
-	return nil
-}
-
-// demoPath is one path from a player's socket, with the script's epoch it
-// was last set for.
-type demoPath struct {
-	path  *impair.Path
-	peer  int // index of the destination, -1 for a stranger
-	epoch int
-}
-
-// epoch counts the script's changes that have happened by now.
-func (d *demoPlan) epoch(now time.Duration) int {
-	n := 0
-	for _, at := range d.changes() {
-		if now >= at {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *impairedSocket) peerIndex(to netip.AddrPort) int {
-	for i, o := range s.demo.socks {
-		if o.LocalAddr() == to {
-			return i
-		}
-	}
-	return -1
-}
-
-func (s *impairedSocket) buffer() *[]byte {
-	if n := len(s.free); n > 0 {
-		b := s.free[n-1]
-		s.free = s.free[:n-1]
-		return b
-	}
-	b := make([]byte, 0, netcore.MaxDatagram)
-	return &b
+	return s.link.Send(to, p)
 }
 
 // Flush implements Pacer: it sends every datagram that is due.
-func (s *impairedSocket) Flush(now time.Duration) {
-	for {
-		it, ok := s.line.popDue(now + flushSlack)
-		if !ok {
-			return
-		}
-		if err := s.UDPTransport.Send(it.to, *it.buf); err != nil {
-			s.sendErrors++
-		}
-		s.free = append(s.free, it.buf)
-	}
-}
+func (s *impairedSocket) Flush(now time.Duration) { s.link.Flush(now) }
 
 // NextDue implements Pacer.
-func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.line.next() }
-
-// delayLine is a min-heap of held datagrams by due time (then by the order
-// they were sent, so a path without jitter keeps order).
-type delayLine struct {
-	items []heldDatagram
-	seq   uint64
-}
-
-type heldDatagram struct {
-	due time.Duration
-	seq uint64
-	to  netip.AddrPort
-	buf *[]byte
-}
-
-func (l *delayLine) before(i, j int) bool {
-	a, b := &l.items[i], &l.items[j]
-	return a.due < b.due || (a.due == b.due && a.seq < b.seq)
-}
-
-func (l *delayLine) push(due time.Duration, to netip.AddrPort, buf *[]byte) {
-	l.items = append(l.items, heldDatagram{due: due, seq: l.seq, to: to, buf: buf})
-	l.seq++
-	for i := len(l.items) - 1; i > 0; {
-		up := (i - 1) / 2
-		if !l.before(i, up) {
-			break
-		}
-		l.items[i], l.items[up] = l.items[up], l.items[i]
-		i = up
-	}
-}
-
-func (l *delayLine) next() (time.Duration, bool) {
-	if len(l.items) == 0 {
-		return 0, false
-	}
-	return l.items[0].due, true
-}
-
-func (l *delayLine) popDue(now time.Duration) (heldDatagram, bool) {
-	if len(l.items) == 0 || l.items[0].due > now {
-		return heldDatagram{}, false
-	}
-	top := l.items[0]
-	last := len(l.items) - 1
-	l.items[0] = l.items[last]
-	l.items[last] = heldDatagram{}
-	l.items = l.items[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(l.items) {
-			break
-		}
-		if r := c + 1; r < len(l.items) && l.before(r, c) {
-			c = r
-		}
-		if !l.before(c, i) {
-			break
-		}
-		l.items[i], l.items[c] = l.items[c], l.items[i]
-		i = c
-	}
-	return top, true
-}
+func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.link.NextDue() }
 
 // ErrDemoProfile is returned for an unknown --profile.
 var ErrDemoProfile = errors.New("live: unknown demo profile")

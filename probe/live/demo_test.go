@@ -10,6 +10,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 // playPlan runs a demo plan on the simulated network: the same sessions,
@@ -20,9 +21,9 @@ func playPlan(t *testing.T, plan demoPlan, seed uint64, length time.Duration) []
 	var ms []*machine
 	for i, name := range plan.names {
 		if i == 0 {
-			ms = append(ms, w.host(name, Config{Players: len(plan.names), CommandsPerMinute: demoCommandsPerMinute}))
+			ms = append(ms, w.host(name, session.Config{Players: len(plan.names), CommandsPerMinute: demoCommandsPerMinute}))
 		} else {
-			ms = append(ms, w.join(name, RolePlayer, ms[0], Config{CommandsPerMinute: demoCommandsPerMinute}))
+			ms = append(ms, w.join(name, session.RolePlayer, ms[0], session.Config{CommandsPerMinute: demoCommandsPerMinute}))
 		}
 	}
 	setPaths := func(now time.Duration) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 // The wall-clock driver. One goroutine owns a Session (and so its Peer and
@@ -82,7 +83,7 @@ type Stats struct {
 
 // Runner is one running session: it implements probe.Feed.
 type Runner struct {
-	s     *Session
+	s     *session.Session
 	sock  Socket
 	pacer Pacer
 	opt   Options
@@ -105,7 +106,7 @@ var _ probe.Feed = (*Runner)(nil)
 
 // Run starts the driver goroutine for s on sock. The session must not be
 // touched by anyone else from here on.
-func Run(s *Session, sock Socket, opt Options) *Runner {
+func Run(s *session.Session, sock Socket, opt Options) *Runner {
 	if opt.Start.IsZero() {
 		opt.Start = time.Now()
 	}
@@ -123,7 +124,7 @@ func Run(s *Session, sock Socket, opt Options) *Runner {
 		done:     make(chan struct{}),
 	}
 	r.pacer, _ = sock.(Pacer)
-	s.cfg.Sink = probe.SinkFunc(r.collect)
+	s.SetSink(probe.SinkFunc(r.collect))
 	go r.loop()
 	return r
 }
@@ -192,7 +193,7 @@ func (r *Runner) loop() {
 	nextPublish := time.Duration(0)
 	nextLinks := r.opt.LinkEvery
 	r.now = r.clock()
-	s.flush() // events from the constructor (the session line)
+	s.Flush() // events from the constructor (the session line)
 	for !s.Done() {
 		next, ok := s.NextDeadline()
 		take := func(t time.Duration) {
@@ -320,7 +321,7 @@ var ErrSocketClosed = errors.New("live: the socket closed under the session")
 
 func (r *Runner) socketClosed() {
 	r.err = ErrSocketClosed
-	r.s.finish(r.err)
+	r.s.End(r.err)
 }
 
 // drainBatch bounds a batch so that timers still get their turn under a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -49,16 +50,17 @@ func readFeed(f probe.Feed) *feedLog {
 }
 
 // soloHost is a host that starts alone (one seat), on the fake clock.
-func soloHost(t *testing.T, cfg Config) (*Runner, *feedLog) {
+func soloHost(t *testing.T, cfg session.Config) (*Runner, *feedLog) {
 	cfg.Name = "alice"
 	if cfg.Players == 0 {
 		cfg.Players = 1
 	}
-	s, err := NewHost(cfg, newNullSocket())
+	sock := newNullSocket()
+	s, err := session.NewHost(cfg, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Run(s, s.tr.(*nullSocket), Options{Publish: true})
+	r := Run(s, sock, Options{Publish: true})
 	return r, readFeed(r)
 }
 
@@ -66,7 +68,7 @@ func soloHost(t *testing.T, cfg Config) (*Runner, *feedLog) {
 // ten seconds at 30 fps are 300 frames, whatever else the driver does.
 func TestDriverPacesFrames_S15(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, log := soloHost(t, Config{Speed: 30})
+		r, log := soloHost(t, session.Config{Speed: 30})
 		time.Sleep(10 * time.Second)
 		r.Stop()
 		if err := r.Wait(); err != nil {
@@ -95,7 +97,7 @@ func TestDriverPacesFrames_S15(t *testing.T) {
 // update is marked done and ends with the summary.
 func TestDriverFeedRules(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, log := soloHost(t, Config{})
+		r, log := soloHost(t, session.Config{})
 		time.Sleep(20 * time.Second)
 		r.Stop()
 		r.Wait()
@@ -141,7 +143,7 @@ func TestDriverFeedRules(t *testing.T) {
 // master's next timing carries as the frame rate (S15).
 func TestDriverControls_S15_S17(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, log := soloHost(t, Config{Players: 3})
+		r, log := soloHost(t, session.Config{Players: 3})
 		time.Sleep(2 * time.Second)
 		r.Control(probe.Control{Start: true})
 		time.Sleep(time.Second)
@@ -169,11 +171,11 @@ func TestDriverControls_S15_S17(t *testing.T) {
 // closes with a last update.
 func TestDriverSocketClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := NewHost(Config{Name: "alice", Players: 2}, newNullSocket())
+		sock := newNullSocket()
+		s, err := session.NewHost(session.Config{Name: "alice", Players: 2}, sock)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sock := s.tr.(*nullSocket)
 		r := Run(s, sock, Options{Publish: true})
 		log := readFeed(r)
 		time.Sleep(time.Second)

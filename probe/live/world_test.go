@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -10,9 +11,11 @@ import (
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
-// world runs sessions on netcore's simulated network in virtual time: the
+// world runs sessions (a copy of probe/session's test world, for the
+// demo plan's tests, until both use the one virtual driver): on netcore's simulated network in virtual time: the
 // same Session code the live driver runs, with simnet's scheduler standing
 // in for the wall clock and the socket.
 type world struct {
@@ -28,7 +31,7 @@ type machine struct {
 	w      *world
 	name   string
 	addr   netip.AddrPort
-	s      *Session
+	s      *session.Session
 	node   *simnet.Node
 	tr     *recordingTransport
 	wake   *simnet.Event
@@ -93,7 +96,7 @@ func (w *world) attach(name string) *machine {
 	return m
 }
 
-func (w *world) config(m *machine, cfg Config) Config {
+func (w *world) config(m *machine, cfg session.Config) session.Config {
 	cfg.Name = m.name
 	if cfg.CommandsPerMinute == 0 {
 		cfg.CommandsPerMinute = 60
@@ -105,30 +108,30 @@ func (w *world) config(m *machine, cfg Config) Config {
 	return cfg
 }
 
-func (w *world) host(name string, cfg Config) *machine {
+func (w *world) host(name string, cfg session.Config) *machine {
 	w.t.Helper()
 	m := w.attach(name)
-	s, err := NewHost(w.config(m, cfg), m.tr)
+	s, err := session.NewHost(w.config(m, cfg), m.tr)
 	if err != nil {
 		w.t.Fatalf("host: %v", err)
 	}
 	m.s = s
 	w.machines = append(w.machines, m)
-	s.flush()
+	s.Flush()
 	w.poke(m)
 	return m
 }
 
-func (w *world) join(name string, role Role, host *machine, cfg Config) *machine {
+func (w *world) join(name string, role session.Role, host *machine, cfg session.Config) *machine {
 	w.t.Helper()
 	m := w.attach(name)
-	s, err := NewJoiner(w.config(m, cfg), role, m.tr, host.addr)
+	s, err := session.NewJoiner(w.config(m, cfg), role, m.tr, host.addr)
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}
 	m.s = s
 	w.machines = append(w.machines, m)
-	s.flush()
+	s.Flush()
 	w.poke(m)
 	return m
 }
@@ -216,3 +219,22 @@ func (m *machine) messages() []string {
 }
 
 func (m *machine) linkPeers() []netcore.PeerID { return m.s.Endpoint().Peers(nil) }
+
+// timingKeys is what every machine must agree on about a timing event.
+func timingKeys(m *machine) []string {
+	var out []string
+	for _, e := range of[*probe.TimingEvent](m) {
+		out = append(out, fmt.Sprintf("f%d d%d %d/%d %dfps %s", e.Frame, e.Decided, e.SendPeriod, e.LookAhead, e.FPS, e.Reason))
+	}
+	return out
+}
+
+// removedAt is the frame of m's removal event for player.
+func removedAt(m *machine, player string) (int, bool) {
+	for _, e := range of[*probe.RemovedEvent](m) {
+		if e.Player == player {
+			return e.Frame, true
+		}
+	}
+	return 0, false
+}

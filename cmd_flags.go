@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/live"
+	"github.com/lagscope/lagscope/probe/record"
+	"github.com/lagscope/lagscope/probe/session"
+	"github.com/lagscope/lagscope/themes"
+	"github.com/lagscope/lagscope/ui"
+)
+
+// What the live commands (host, join, watch, demo) share: their flags
+// (CONTRACTS.md) and the live.RunConfig those flags make. What the flags
+// open and the run itself are probe/live's (live.Host, live.Join,
+// live.RunDemo).
+
+// defaultPort is where a host listens unless told otherwise (CONTRACTS.md),
+// and the port a join address without one means.
+const defaultPort = "7373"
+
+// liveFlags are the flags every live command shares.
+type liveFlags struct {
+	fs       *pflag.FlagSet
+	name     string
+	key      string
+	fps      int
+	asJSON   bool
+	duration time.Duration
+	record   string
+	report   string
+	metrics  string
+	theme    string
+	logFile  string
+}
+
+// addLiveFlags declares the shared flags. An observer has no use for
+// --fps (it cannot change the game speed): watch accepts it, so scripts
+// written against the shared flag list keep working, but does not list it.
+func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
+	lf := &liveFlags{fs: fs}
+	fs.StringVar(&lf.name, "name", defaultName(), "your name in the session (1–32 printable characters, unique there)")
+	fs.StringVar(&lf.key, "key", "", "pre-shared key: every datagram is sealed with it (all machines need the same)")
+	switch cmd {
+	case "host", "demo":
+		fs.IntVar(&lf.fps, "fps", 30, "game speed: the frame-rate cap, frames per second")
+	case "join":
+		fs.IntVar(&lf.fps, "fps", 30, "ask for this game speed once the game runs (the host's --fps sets the session's)")
+	default:
+		fs.IntVar(&lf.fps, "fps", 30, "not used by an observer")
+		fs.MarkHidden("fps")
+	}
+	fs.BoolVar(&lf.asJSON, "json", false, "print NDJSON events on stdout instead of the TUI")
+	fs.DurationVar(&lf.duration, "duration", 0, "leave cleanly after this long and exit 0 (default: until Ctrl-C)")
+	fs.StringVar(&lf.record, "record", "", "write a recording to `FILE` (lagscope replay, lagscope report)")
+	fs.StringVar(&lf.report, "report", "", "write a report to `FILE` on exit (.md markdown, .json JSON, else text)")
+	fs.StringVar(&lf.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics")
+	fs.StringVar(&lf.theme, "theme", "", "TUI colour theme: "+strings.Join(themes.Names(), ", "))
+	fs.StringVar(&lf.logFile, "log", "", "write a debug log to `FILE`")
+	return lf
+}
+
+// defaultName is the login name when it makes a valid player name.
+func defaultName() string {
+	if u, err := user.Current(); err == nil && session.CheckName(u.Username) == nil {
+		return u.Username
+	}
+	if n := os.Getenv("USER"); session.CheckName(n) == nil {
+		return n
+	}
+	return "player"
+}
+
+// check validates the shared flags; every error is a usage error.
+func (lf *liveFlags) check() error {
+	if err := session.CheckName(lf.name); err != nil {
+		return usagef("--name %q: %v", lf.name, err)
+	}
+	if lf.fs.Changed("key") && lf.key == "" {
+		return usagef("--key: the key is empty")
+	}
+	if lf.fps < 1 || lf.fps > 1000 {
+		return usagef("--fps %d: must be between 1 and 1000", lf.fps)
+	}
+	if lf.duration < 0 {
+		return usagef("--duration %v: must not be negative", lf.duration)
+	}
+	if lf.theme != "" {
+		if _, ok := themes.ByName(lf.theme); !ok {
+			return usagef("--theme %q: one of %s", lf.theme, strings.Join(themes.Names(), ", "))
+		}
+	}
+	if lf.metrics != "" {
+		if _, _, err := net.SplitHostPort(lf.metrics); err != nil {
+			return usagef("--metrics %q: want HOST:PORT or :PORT", lf.metrics)
+		}
+	}
+	return nil
+}
+
+// keyBytes is the pre-shared key, or nil.
+func (lf *liveFlags) keyBytes() []byte {
+	if lf.key == "" {
+		return nil
+	}
+	return []byte(lf.key)
+}
+
+// runConfig is the live run the shared flags ask for. The TUI shows the
+// updates when stdout is a terminal and --json is not set; NDJSON goes to
+// stdout otherwise.
+func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
+	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
+		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout}
+	if !lf.asJSON && stdoutIsTerminal(stdout) {
+		theme := lf.theme
+		rc.Front = func(f probe.Feed) error { return ui.Run(f, ui.Options{Theme: theme}) }
+	}
+	return rc
+}
+
+// stdoutIsTerminal: the TUI only opens on a terminal.
+func stdoutIsTerminal(stdout io.Writer) bool {
+	f, ok := stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// liveExit is a live run's exit code (CONTRACTS.md): 0 for a clean end, 2
+// for a flag whose file, address or value cannot be used, 1 otherwise.
+func liveExit(stderr io.Writer, cmd string, err error) int {
+	if err == nil {
+		return 0
+	}
+	var fe *live.FlagError
+	if errors.As(err, &fe) {
+		err = usagef("%s", fe.Msg)
+	}
+	return fail(stderr, cmd, err)
+}
+
+// openRecording reads a recording, turning "this is not one" into a usage
+// error (exit 2) and a cut-off tail into a note on stderr by the caller.
+func openRecording(path string) (*record.Recording, error) {
+	rec, err := record.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, record.ErrNotRecording) || errors.Is(err, record.ErrVersion) || errors.Is(err, os.ErrPermission) {
+			return nil, usagef("%v", err)
+		}
+		var se *record.StopError
+		if errors.As(err, &se) {
+			return nil, usagef("%s: %v", path, err)
+		}
+		return nil, err
+	}
+	return rec, nil
+}

@@ -1,0 +1,56 @@
+package impair
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Serve is `lagscope impair`'s run: it relays with cfg until Ctrl-C (or
+// SIGTERM) or, when positive, duration, then writes what each direction
+// did to out. The first line of out says where it relays, as soon as it
+// listens.
+func Serve(cfg RelayConfig, duration time.Duration, out io.Writer) error {
+	relay, err := ListenRelay(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	fmt.Fprintf(out, "lagscope impair: relaying %v -> %v, each way: %v (seed %d)\n",
+		relay.Addr(), relay.Target(), cfg.Upstream, cfg.Seed)
+	<-ctx.Done()
+	relay.Close()
+	st := relay.Stats()
+	writeDirection(out, "client -> target", st.Upstream)
+	writeDirection(out, "target -> client", st.Downstream)
+	fmt.Fprintln(out, "(dropped counts the impairment asked for, not loss anyone measured)")
+	return nil
+}
+
+func writeDirection(w io.Writer, name string, d DirectionStats) {
+	fmt.Fprintf(w, "%s: offered %d, forwarded %d, dropped %d, duplicated %d, reordered %d",
+		name, d.Offered, d.Forwarded, d.Dropped, d.Duplicated, d.Reordered)
+	if d.Forwarded > 0 {
+		fmt.Fprintf(w, ", at most %v late", d.MaxLate.Round(10*time.Microsecond))
+	}
+	if d.Pending > 0 {
+		fmt.Fprintf(w, ", still delayed at exit %d", d.Pending)
+	}
+	if d.Ignored > 0 {
+		fmt.Fprintf(w, ", ignored %d", d.Ignored)
+	}
+	if d.WriteErrors > 0 {
+		fmt.Fprintf(w, ", write errors %d", d.WriteErrors)
+	}
+	fmt.Fprintln(w)
+}

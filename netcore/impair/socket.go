@@ -1,0 +1,149 @@
+package impair
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Socket is an access link in front of a real socket: Send decides each
+// datagram's fate on the path to its destination (a seeded Path, set by the
+// Script) and holds it in the delay line; the owner flushes what is due.
+// It is not safe for concurrent use: everything happens on the owner's
+// goroutine (the demo's drivers), so it needs no lock.
+//
+// It takes what to do as data (a Script) and never reaches back into its
+// owner, so the same script can be read by a test on virtual time.
+type Socket struct {
+	out        Sender
+	script     Script
+	paths      map[netip.AddrPort]*socketPath
+	line       delayLine
+	free       []*[]byte
+	dst        []time.Duration
+	sendErrors uint64
+}
+
+// Sender is the real socket under a Socket (*netcore.UDPTransport is one).
+type Sender interface {
+	Send(to netip.AddrPort, p []byte) error
+}
+
+// Script is what a Socket's link does, as data.
+type Script struct {
+	// Start is the script's zero on the wall clock: a datagram sent at
+	// wall time t is decided at t - Start.
+	Start time.Time
+	// Changes are the times at which some path's profile changes; a path
+	// re-reads its profile from Path the first time it sends after one.
+	Changes []time.Duration
+	// Path is the profile of the path to `to` at now.
+	Path func(to netip.AddrPort, now time.Duration) Profile
+	// Seed is the seed of the path to `to`'s random stream, read once,
+	// when the path is first used.
+	Seed func(to netip.AddrPort) uint64
+	// BufferSize is the capacity of a pooled datagram buffer (the largest
+	// datagram the owner sends); bigger datagrams get their own.
+	BufferSize int
+}
+
+// flushSlack sends datagrams due within this much together: finer than
+// the timers' own precision, and it saves a wake-up per datagram.
+const flushSlack = 200 * time.Microsecond
+
+// NewSocket puts script's link in front of out.
+func NewSocket(out Sender, script Script) *Socket {
+	return &Socket{out: out, script: script, paths: map[netip.AddrPort]*socketPath{}}
+}
+
+// socketPath is one path from the socket, with the script's epoch it was
+// last set for.
+type socketPath struct {
+	path  *Path
+	epoch int
+}
+
+// epoch counts the script's changes that have happened by now.
+func (s *Socket) epoch(now time.Duration) int {
+	n := 0
+	for _, at := range s.script.Changes {
+		if now >= at {
+			n++
+		}
+	}
+	return n
+}
+
+// Send holds a copy of p (the caller reuses it) for each copy the path to
+// `to` delivers, at the script's time of the wall clock now.
+func (s *Socket) Send(to netip.AddrPort, p []byte) error {
+	s.SendAt(time.Since(s.script.Start), to, p)
+	return nil
+}
+
+// SendAt is Send at the script's time now.
+func (s *Socket) SendAt(now time.Duration, to netip.AddrPort, p []byte) {
+	pp := s.paths[to]
+	if pp == nil {
+		pp = &socketPath{epoch: -1}
+		s.paths[to] = pp
+	}
+	if e := s.epoch(now); e != pp.epoch {
+		// The script moved on: the path takes its new profile and keeps
+		// its random stream.
+		pp.epoch = e
+		prof := s.script.Path(to, now)
+		if pp.path == nil {
+			pp.path = NewPath(prof, s.script.Seed(to))
+		} else {
+			pp.path.SetProfile(prof)
+		}
+	}
+	s.dst = pp.path.Decide(s.dst[:0])
+	for _, delay := range s.dst {
+		b := s.buffer()
+		*b = append((*b)[:0], p...)
+		s.line.push(now+delay, to, b)
+	}
+}
+
+func (s *Socket) buffer() *[]byte {
+	if n := len(s.free); n > 0 {
+		b := s.free[n-1]
+		s.free = s.free[:n-1]
+		return b
+	}
+	b := make([]byte, 0, s.script.BufferSize)
+	return &b
+}
+
+// Flush sends every datagram due by now (the script's time).
+func (s *Socket) Flush(now time.Duration) {
+	for {
+		it, ok := s.line.popDue(now + flushSlack)
+		if !ok {
+			return
+		}
+		if err := s.out.Send(it.to, *it.buf); err != nil {
+			s.sendErrors++
+		}
+		s.free = append(s.free, it.buf)
+	}
+}
+
+// NextDue is the due time of the earliest held datagram.
+func (s *Socket) NextDue() (time.Duration, bool) { return s.line.next() }
+
+// Held is how many datagrams wait in the delay line.
+func (s *Socket) Held() int { return s.line.len() }
+
+// SendErrors counts held datagrams the real socket refused when they came
+// due.
+func (s *Socket) SendErrors() uint64 { return s.sendErrors }
+
+// Drop forgets every held datagram (the real socket is closing).
+func (s *Socket) Drop() {
+	for _, it := range s.line.heap {
+		s.free = append(s.free, it.buf)
+	}
+	s.line.heap = nil
+}

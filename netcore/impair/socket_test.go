@@ -1,0 +1,127 @@
+package impair
+
+import (
+	"errors"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+)
+
+// sink records what a Socket hands the real socket, and can refuse.
+type sink struct {
+	got    []string
+	refuse bool
+}
+
+func (k *sink) Send(to netip.AddrPort, p []byte) error {
+	if k.refuse {
+		return errors.New("closed")
+	}
+	k.got = append(k.got, to.String()+" "+string(p))
+	return nil
+}
+
+// TestSocketFollowsScript_T1 drives a Socket on virtual time: each path
+// takes its profile from the script, re-reads it after a change (and only
+// then), copies what it is given, and sends each datagram when it is due.
+func TestSocketFollowsScript_T1(t *testing.T) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	b := netip.MustParseAddrPort("127.0.0.1:2")
+	var reads []string
+	script := Script{
+		Changes: []time.Duration{100 * time.Millisecond},
+		Path: func(to netip.AddrPort, now time.Duration) Profile {
+			reads = append(reads, to.String()+"@"+now.String())
+			d := 10 * time.Millisecond
+			if to == b {
+				d = 20 * time.Millisecond
+			}
+			if now >= 100*time.Millisecond {
+				d += 50 * time.Millisecond
+			}
+			return Profile{Delay: d}
+		},
+		Seed:       func(netip.AddrPort) uint64 { return 1 },
+		BufferSize: 16,
+	}
+	out := &sink{}
+	s := NewSocket(out, script)
+	p := []byte("x1")
+	s.SendAt(0, a, p)
+	p[1] = '9' // the caller reuses its buffer
+	s.SendAt(1*time.Millisecond, b, []byte("y1"))
+	s.SendAt(2*time.Millisecond, a, []byte("x2"))
+	s.SendAt(100*time.Millisecond, a, []byte("x3"))
+	if next, ok := s.NextDue(); !ok || next != 10*time.Millisecond {
+		t.Fatalf("NextDue = %v, %v; want 10ms", next, ok)
+	}
+	if want := []string{"127.0.0.1:1@0s", "127.0.0.1:2@1ms", "127.0.0.1:1@100ms"}; !slices.Equal(reads, want) {
+		t.Fatalf("profile reads %v, want %v", reads, want)
+	}
+	s.Flush(9*time.Millisecond + 900*time.Microsecond) // within flushSlack of 10 ms
+	if want := []string{"127.0.0.1:1 x1"}; !slices.Equal(out.got, want) {
+		t.Fatalf("at 9.9ms sent %v, want %v", out.got, want)
+	}
+	s.Flush(21 * time.Millisecond)
+	s.Flush(159 * time.Millisecond)
+	if s.Held() != 1 {
+		t.Fatalf("held %d before the changed path's delay, want 1", s.Held())
+	}
+	s.Flush(160 * time.Millisecond)
+	want := []string{"127.0.0.1:1 x1", "127.0.0.1:1 x2", "127.0.0.1:2 y1", "127.0.0.1:1 x3"}
+	if !slices.Equal(out.got, want) {
+		t.Fatalf("sent %v, want %v", out.got, want)
+	}
+	if _, ok := s.NextDue(); ok {
+		t.Fatal("datagrams left after the last flush")
+	}
+}
+
+// TestSocketCountsRefusalsAndDrops: a refused send is counted, not
+// retried, and Drop forgets what is held.
+func TestSocketCountsRefusalsAndDrops(t *testing.T) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	out := &sink{refuse: true}
+	s := NewSocket(out, Script{
+		Path: func(netip.AddrPort, time.Duration) Profile { return Profile{Delay: time.Millisecond} },
+		Seed: func(netip.AddrPort) uint64 { return 1 },
+	})
+	s.SendAt(0, a, []byte("x"))
+	s.Flush(time.Second)
+	if s.SendErrors() != 1 || s.Held() != 0 {
+		t.Fatalf("send errors %d, held %d; want 1, 0", s.SendErrors(), s.Held())
+	}
+	s.SendAt(time.Second, a, []byte("y"))
+	s.Drop()
+	if s.Held() != 0 {
+		t.Fatalf("held %d after Drop", s.Held())
+	}
+	if _, ok := s.NextDue(); ok {
+		t.Fatal("NextDue after Drop")
+	}
+}
+
+// BenchmarkSocketSendFlush is the demo's per-datagram cost: once the pool
+// has buffers, holding and sending a datagram allocates nothing.
+func BenchmarkSocketSendFlush(b *testing.B) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	s := NewSocket(discard{}, Script{
+		Path: func(netip.AddrPort, time.Duration) Profile {
+			return Profile{Delay: time.Millisecond, Jitter: time.Millisecond}
+		},
+		Seed:       func(netip.AddrPort) uint64 { return 1 },
+		BufferSize: 64,
+	})
+	p := make([]byte, 60)
+	b.ReportAllocs()
+	for i := range b.N {
+		now := time.Duration(i) * time.Millisecond
+		s.SendAt(now, a, p)
+		s.Flush(now)
+	}
+}
+
+type discard struct{}
+
+func (discard) Send(netip.AddrPort, []byte) error { return nil }

@@ -1,0 +1,145 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
+)
+
+// A live command's run, from its flags on: the files and endpoints the
+// shared flags open (debug log, recording, report, metrics listener), the
+// machine's socket and session, and the loop that hands every update to
+// the sinks — NDJSON or the front end, recording, metrics — until Ctrl-C,
+// --duration or the session's own end. The command only turns flags into
+// a RunConfig and calls Host, Join or RunDemo.
+
+// RunConfig is what every live command shares (CONTRACTS.md's shared
+// flags), already checked by the command.
+type RunConfig struct {
+	Cmd  string // "host", "join", "watch", "demo": the log's and recording's label
+	Name string // your player name
+	Key  []byte // pre-shared key (Q7); nil for none
+	// Speed is the game speed asked for (0: the host's).
+	Speed    int
+	Duration time.Duration // leave cleanly after this long; 0: until Ctrl-C
+	Record   string        // recording path, "" for none
+	Report   string        // report path, "" for none
+	Metrics  string        // metrics listen address, "" for none
+	LogFile  string        // debug log path, "" for none
+	// Stdout gets NDJSON when Front is nil.
+	Stdout io.Writer
+	// Front, when set, shows the updates instead of NDJSON (the TUI); an
+	// error from it ends the session.
+	Front func(probe.Feed) error
+}
+
+// FlagError is a flag whose file, address or value cannot be used: the
+// command reports it as a usage error (exit 2).
+type FlagError struct{ Msg string }
+
+func (e *FlagError) Error() string { return e.Msg }
+
+func flagErrorf(format string, a ...any) error { return &FlagError{Msg: fmt.Sprintf(format, a...)} }
+
+// HostConfig is `lagscope host`'s own part.
+type HostConfig struct {
+	Listen      string
+	Players     int
+	DropTimeout time.Duration
+}
+
+// Host runs `lagscope host`: it listens, seats players and plays until
+// the run ends. The error is nil for a clean end.
+func Host(cfg RunConfig, hc HostConfig) error {
+	out, err := open(cfg)
+	if err != nil {
+		return err
+	}
+	udp, err := netcore.ListenUDP(hc.Listen)
+	if err != nil {
+		out.abandon()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return err
+		}
+		return flagErrorf("--listen %q: %v", hc.Listen, err)
+	}
+	defer udp.Close()
+	sc := out.config()
+	sc.Players, sc.DropTimeout = hc.Players, hc.DropTimeout
+	s, err := session.NewHost(sc, udp)
+	if err != nil {
+		out.abandon()
+		return err
+	}
+	return out.runSession(s, udp)
+}
+
+// JoinConfig is `lagscope join` and `watch`'s own part.
+type JoinConfig struct {
+	Host netip.AddrPort
+	Bind string
+	Role session.Role
+}
+
+// Join runs `lagscope join` (RolePlayer) or `watch` (RoleObserver).
+func Join(cfg RunConfig, jc JoinConfig) error {
+	out, err := open(cfg)
+	if err != nil {
+		return err
+	}
+	udp, err := netcore.ListenUDP(jc.Bind)
+	if err != nil {
+		out.abandon()
+		return flagErrorf("--bind %q: %v", jc.Bind, err)
+	}
+	defer udp.Close()
+	s, err := session.NewJoiner(out.config(), jc.Role, udp, jc.Host)
+	if err != nil {
+		out.abandon()
+		return err
+	}
+	return out.runSession(s, udp)
+}
+
+func (out *outputs) runSession(s *session.Session, udp *netcore.UDPTransport) error {
+	r := Run(s, udp, Options{Publish: true, Start: out.started,
+		Process: out.processStats(func() []*netcore.UDPTransport { return []*netcore.UDPTransport{udp} },
+			func(own Stats) time.Duration { return own.MaxLate })})
+	return out.run(r, nil, r.Stop, r.Wait)
+}
+
+// RunDemo runs `lagscope demo`: dc's Key, Speed, Name, Logger, Start,
+// PublishAll and OnCommand come from cfg. A bad --leave is a
+// *DemoLeaveError.
+func RunDemo(cfg RunConfig, dc DemoConfig) error {
+	out, err := open(cfg)
+	if err != nil {
+		return err
+	}
+	var d *Demo
+	opt := Options{Publish: true,
+		Process: out.processStats(func() []*netcore.UDPTransport { return d.Sockets() },
+			func(Stats) time.Duration { return d.MaxLate() })}
+	dc.Key, dc.Speed, dc.Name = cfg.Key, cfg.Speed, cfg.Name
+	dc.Logger, dc.Start = out.logger, out.started
+	dc.PublishAll, dc.OnCommand = out.mlisten != nil, out.onCommand()
+	d, err = StartDemo(dc, opt)
+	if err != nil {
+		out.abandon()
+		return err
+	}
+	var extra []probe.Feed
+	if out.mlisten != nil {
+		for _, r := range d.Runners()[1:] {
+			extra = append(extra, r)
+		}
+	}
+	return out.run(d.Feed(), extra, d.Stop, d.Wait)
+}

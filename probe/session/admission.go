@@ -1,0 +1,265 @@
+package session
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// challengeLen is the size of the host's Challenge datagram; a Hello must be
+// at least this large to be answered, so an unverified (possibly spoofed)
+// source never gets a reply larger than its request.
+func (s *Session) challengeLen() int {
+	n := netcore.HeaderLen + 3 + 8 + netcore.CookieLen
+	if len(s.cfg.Key) > 0 {
+		n += netcore.SealOverhead
+	}
+	return n
+}
+
+// paddedHello is the Hello's name field: the session layer takes the name
+// from the Response (sent by a source that proved it receives), so the
+// Hello's name only needs to make the Hello as large as the Challenge. It
+// is the name followed by NUL bytes up to MaxNameLen.
+func paddedHello(name string) string {
+	if len(name) >= netcore.MaxNameLen {
+		return name
+	}
+	return name + strings.Repeat("\x00", netcore.MaxNameLen-len(name))
+}
+
+func (s *Session) tickJoin(now time.Duration) {
+	if now >= s.joinUntil {
+		s.fail(ErrNoAnswer)
+		return
+	}
+	if now < s.nextHello {
+		return
+	}
+	s.nextHello = now + helloEvery
+	role := netcore.RolePlayer
+	if s.role == RoleObserver {
+		role = netcore.RoleObserver
+	}
+	var err error
+	if s.join == joinHello {
+		err = s.ep.SendHandshake(s.hostAddr, netcore.Hello{Nonce: s.nonce, Role: role, Name: paddedHello(s.cfg.Name)})
+	} else {
+		err = s.ep.SendHandshake(s.hostAddr, netcore.Response{Nonce: s.nonce, Cookie: s.cookie, Role: role, Name: s.cfg.Name})
+	}
+	if err != nil {
+		s.log.Debug("handshake not sent", "to", s.hostAddr, "err", err)
+	}
+}
+
+// handshake is the endpoint's hook for handshake records (token 0).
+func (s *Session) handshake(now time.Duration, from netip.AddrPort, sender netcore.PeerID, m netcore.HandshakeMsg) {
+	if s.done {
+		return
+	}
+	switch m := m.(type) {
+	case netcore.Hello:
+		s.onHello(now, from, m)
+	case netcore.Response:
+		s.onResponse(now, from, m)
+	case netcore.Challenge:
+		if s.join != joinHello || from != s.hostAddr || m.Nonce != s.nonce {
+			s.rejected.Handshake++
+			return
+		}
+		s.cookie = m.Cookie
+		s.join = joinResponse
+		s.nextHello = now // answer at once (in tickJoin, after this datagram)
+	case netcore.Welcome:
+		if (s.join != joinHello && s.join != joinResponse) || from != s.hostAddr || m.Nonce != s.nonce {
+			s.rejected.Handshake++
+			return
+		}
+		s.welcomed(now, m)
+	case netcore.Refuse:
+		if (s.join != joinHello && s.join != joinResponse) || from != s.hostAddr || m.Nonce != s.nonce {
+			s.rejected.Handshake++
+			return
+		}
+		s.fail(RefusedError{Reason: m.Reason})
+	default:
+		s.rejected.Handshake++
+	}
+}
+
+func (s *Session) onHello(now time.Duration, from netip.AddrPort, m netcore.Hello) {
+	if s.role != RoleHost || s.quitting {
+		s.rejected.Handshake++
+		return
+	}
+	if s.rxLen < s.challengeLen() {
+		// Too small to answer without amplifying a spoofed request.
+		s.rejected.Handshake++
+		return
+	}
+	c := s.cookieFor(from, m.Nonce, s.epoch(now))
+	if err := s.ep.SendHandshake(from, netcore.Challenge{Nonce: m.Nonce, Cookie: c}); err != nil {
+		s.log.Debug("challenge not sent", "to", from, "err", err)
+	}
+}
+
+func (s *Session) epoch(now time.Duration) uint64 { return uint64(now / cookieEpoch) }
+
+// cookieFor binds a challenge to the joiner's address and nonce and to a
+// time epoch, under a secret only the host knows: a Response that carries
+// it proves its sender receives at that address.
+func (s *Session) cookieFor(from netip.AddrPort, nonce, epoch uint64) [netcore.CookieLen]byte {
+	mac := hmac.New(sha256.New, s.secret[:])
+	a := from.Addr().As16()
+	var b [16 + 2 + 8 + 8]byte
+	copy(b[:], a[:])
+	le.PutUint16(b[16:], from.Port())
+	le.PutUint64(b[18:], nonce)
+	le.PutUint64(b[26:], epoch)
+	mac.Write(b[:])
+	var c [netcore.CookieLen]byte
+	copy(c[:], mac.Sum(nil))
+	return c
+}
+
+func (s *Session) cookieOK(now time.Duration, from netip.AddrPort, nonce uint64, c [netcore.CookieLen]byte) bool {
+	e := s.epoch(now)
+	for _, ep := range []uint64{e, e - 1} {
+		want := s.cookieFor(from, nonce, ep)
+		if hmac.Equal(want[:], c[:]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) refuse(to netip.AddrPort, nonce uint64, why netcore.RefuseReason) {
+	if err := s.ep.SendHandshake(to, netcore.Refuse{Nonce: nonce, Reason: why}); err != nil {
+		s.log.Debug("refusal not sent", "to", to, "err", err)
+	}
+}
+
+func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.Response) {
+	if s.role != RoleHost || s.quitting {
+		s.rejected.Handshake++
+		return
+	}
+	if !s.cookieOK(now, from, m.Nonce, m.Cookie) {
+		// A Refuse is smaller than any Response, so answering an
+		// unverified source cannot amplify.
+		s.rejected.Handshake++
+		s.refuse(from, m.Nonce, netcore.RefuseBadCookie)
+		return
+	}
+	// From here on the source is verified: it received our Challenge.
+	for _, o := range s.members {
+		if o.ID == s.self || o.removed || o.Addr != from {
+			continue
+		}
+		if o.nonce == m.Nonce {
+			s.welcome(from, o) // our Welcome was lost: the same answer again
+			return
+		}
+		if s.started {
+			s.refuse(from, m.Nonce, netcore.RefuseStarted)
+			return
+		}
+		// The same address with a new attempt: the old process is gone.
+		s.log.Info("machine restarted at the same address", "player", o.Name, "addr", from)
+		s.dropMember(now, o, "restarted")
+	}
+	observer := m.Role == netcore.RoleObserver
+	switch {
+	case s.started:
+		s.refuse(from, m.Nonce, netcore.RefuseStarted)
+		return
+	case checkName(m.Name) != nil:
+		s.refuse(from, m.Nonce, RefuseBadName)
+		return
+	case s.nameTaken(m.Name):
+		s.refuse(from, m.Nonce, RefuseNameTaken)
+		return
+	case !observer && s.seated() >= s.need, observer && s.observers() >= maxObservers,
+		s.nextID == netcore.PeerUnassigned:
+		s.refuse(from, m.Nonce, netcore.RefuseFull)
+		return
+	}
+	id := s.nextID
+	s.nextID++
+	if err := s.ep.AddLink(now, id, from); err != nil {
+		s.log.Warn("cannot open link", "addr", from, "err", err)
+		return
+	}
+	nm := &member{Member: probe.Member{ID: id, Name: m.Name, Addr: from, Observer: observer},
+		linked: true, lastHeard: now, nonce: m.Nonce}
+	s.addMember(nm)
+	s.welcome(from, nm)
+	what := "joined"
+	if observer {
+		what = "is watching"
+	}
+	s.message(fmt.Sprintf("%s %s (%d of %d players seated)", m.Name, what, s.seated(), s.need))
+	s.log.Info("joined", "player", m.Name, "id", id, "addr", from, "observer", observer)
+	s.rosterChanged(now)
+}
+
+func (s *Session) welcome(to netip.AddrPort, m *member) {
+	if err := s.ep.SendHandshake(to, netcore.Welcome{Nonce: m.nonce, Peer: m.ID, Token: s.token}); err != nil {
+		s.log.Debug("welcome not sent", "to", to, "err", err)
+	}
+}
+
+func (s *Session) nameTaken(name string) bool {
+	for _, m := range s.members {
+		if !m.removed && strings.EqualFold(m.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) seated() int {
+	n := 0
+	for _, m := range s.members {
+		if !m.Observer && !m.removed {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Session) observers() int {
+	n := 0
+	for _, m := range s.members {
+		if m.Observer && !m.removed {
+			n++
+		}
+	}
+	return n
+}
+
+// welcomed: the joiner has its place in the session.
+func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
+	if err := s.ep.Rebind(w.Peer, w.Token); err != nil {
+		s.fail(fmt.Errorf("live: cannot take the session's identity: %w", err))
+		return
+	}
+	s.join = joinWelcomed
+	s.self, s.token = w.Peer, w.Token
+	host := &member{Member: probe.Member{ID: HostID, Addr: s.hostAddr}, lastHeard: now}
+	s.addMember(host)
+	if err := s.ep.AddLink(now, HostID, s.hostAddr); err != nil {
+		s.fail(err)
+		return
+	}
+	host.linked = true
+	s.nextPing = now
+	s.log.Info("welcomed", "id", w.Peer, "session", s.SessionName())
+	s.message(fmt.Sprintf("Joined session %s as %s", s.SessionName(), s.cfg.Name))
+}

@@ -1,0 +1,128 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+)
+
+func (s *Session) onLeave(now time.Duration, m *member) {
+	switch {
+	case m.ID == HostID && !s.started && s.role != RoleHost:
+		s.fail(ErrHostLeft)
+	case s.role == RoleHost && !s.started:
+		s.dropMember(now, m, "left")
+	case s.started && m.Observer:
+		s.forgetObserver(m, "stopped watching")
+	}
+	// A player leaving a running game sends its removal (S7); its leave
+	// adds nothing.
+}
+
+// dropMember: the host takes a member out of the lobby.
+func (s *Session) dropMember(now time.Duration, m *member, why string) {
+	if m.removed {
+		return
+	}
+	m.removed = true
+	if m.linked {
+		s.ep.RemoveLink(m.ID)
+		m.linked = false
+	}
+	s.members = slices.DeleteFunc(s.members, func(x *member) bool { return x == m })
+	delete(s.byID, m.ID)
+	s.message(fmt.Sprintf("%s %s (%d of %d players seated)", m.Name, why, s.seated(), s.need))
+	s.log.Info("left the lobby", "player", m.Name, "why", why)
+	s.rosterChanged(now)
+}
+
+func (s *Session) forgetObserver(m *member, why string) {
+	if m.removed {
+		return
+	}
+	m.removed = true
+	if s.peer != nil {
+		s.peer.ForgetObserver(m.ID)
+	} else if m.linked {
+		s.ep.RemoveLink(m.ID)
+	}
+	m.linked = false
+	s.message(m.Name + " " + why)
+}
+
+// Quit leaves the session cleanly: a player in a running game issues its
+// removal (S7) and waits for it to execute; anyone else says it is leaving.
+// The session is Done once that is through, or after quitLimit at most.
+func (s *Session) Quit(now time.Duration) {
+	if s.done || s.quitting {
+		return
+	}
+	s.quitting = true
+	s.quitAt = now
+	switch {
+	case s.join == joinHello || s.join == joinResponse:
+		s.finish(nil)
+	case s.started && s.role != RoleObserver:
+		s.peer.Quit(now)
+	default:
+		for _, m := range s.members {
+			if m.ID != s.self && m.linked && !m.removed {
+				_ = s.ep.Send(now, m.ID, netcore.ChannelGlobal, []byte{kindLeave})
+			}
+		}
+		if s.peer != nil {
+			s.peer.Quit(now)
+		}
+		s.linger(now)
+	}
+	s.after(now)
+}
+
+func (s *Session) linger(now time.Duration) {
+	if !s.lingering {
+		s.lingering = true
+		s.lingerEnd = now + quitLinger
+	}
+}
+
+func (s *Session) checkQuit(now time.Duration) {
+	if s.done {
+		return
+	}
+	if now >= s.quitAt+quitLimit {
+		s.finish(nil)
+		return
+	}
+	if s.peer != nil && !s.peer.Done() {
+		return
+	}
+	s.linger(now)
+	if now >= s.lingerEnd || s.settled() {
+		s.finish(nil)
+	}
+}
+
+// settled: nothing this machine sent reliably is still waiting for an ack.
+func (s *Session) settled() bool {
+	for _, id := range s.ep.Peers(nil) {
+		if st, ok := s.ep.Stats(id); ok && (st.InFlight > 0 || st.Backlog > 0 || st.GlobalInFlight > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Session) fail(err error) {
+	s.log.Warn("session ends", "err", err)
+	s.finish(err)
+}
+
+func (s *Session) finish(err error) {
+	if s.done {
+		return
+	}
+	s.done, s.err = true, err
+	s.flush()
+}

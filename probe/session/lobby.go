@@ -1,0 +1,255 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// deliver is the endpoint's DeliverFunc: lobby messages to the session,
+// frame packets to the peer (held until the game starts here).
+func (s *Session) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
+	m := s.byID[from]
+	if m == nil {
+		return
+	}
+	m.heard, m.lastHeard = true, now
+	if len(msg) > 0 && isLobbyKind(msg[0]) {
+		s.lobbyMessage(now, m, ch, msg)
+		return
+	}
+	switch {
+	case s.peer != nil:
+		s.peer.Deliver(now, from, ch, msg)
+	case len(s.buffered) < maxBuffered:
+		s.buffered = append(s.buffered, held{from: from, ch: ch, msg: slices.Clone(msg)})
+	default:
+		s.log.Warn("frame packet dropped before the start: too many held", "from", m.Name)
+	}
+}
+
+func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel, msg []byte) {
+	fromHost := m.ID == HostID && s.role != RoleHost
+	switch msg[0] {
+	case kindRoster:
+		r, err := decodeRoster(msg)
+		if err != nil || !fromHost {
+			s.badLobby(m, err)
+			return
+		}
+		s.applyRoster(now, r)
+	case kindPing:
+		pg, err := decodePing(msg)
+		if err != nil {
+			s.badLobby(m, err)
+			return
+		}
+		if s.role == RoleHost {
+			s.hostPing(now, m, pg)
+		}
+	case kindStart:
+		v, err := decodeStart(msg)
+		if err != nil || !fromHost {
+			s.badLobby(m, err)
+			return
+		}
+		if s.started {
+			return
+		}
+		if v == s.version {
+			s.startWanted = true
+		} else {
+			s.pendingStart = v
+		}
+	case kindLeave:
+		if err := decodeBare(msg, kindLeave); err != nil {
+			s.badLobby(m, err)
+			return
+		}
+		s.onLeave(now, m)
+	case kindAlive:
+		if err := decodeBare(msg, kindAlive); err != nil {
+			s.badLobby(m, err)
+		}
+		// lastHeard is all it is for.
+	}
+}
+
+func (s *Session) badLobby(m *member, err error) {
+	s.rejected.Lobby++
+	s.log.Debug("lobby message refused", "from", m.Name, "err", err)
+}
+
+// hostPing: a member's lobby state.
+func (s *Session) hostPing(now time.Duration, m *member, pg ping) {
+	m.version, m.ready, m.started = pg.Version, pg.Ready, pg.Started
+	if pg.Version < s.version && now-m.rosterSent >= rosterResend {
+		s.sendRoster(now, m)
+	}
+	if s.started && !pg.Started && pg.Version == s.version && now-m.startSent >= rosterResend {
+		s.sendStart(now, m)
+	}
+}
+
+func (s *Session) sendPings(now time.Duration) {
+	s.buf = appendPing(s.buf[:0], ping{Version: s.version, Ready: s.ready(), Started: s.started})
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed {
+			_ = s.ep.Send(now, m.ID, netcore.ChannelUnreliable, s.buf)
+		}
+	}
+}
+
+func (s *Session) sendToPlayers(now time.Duration, ch netcore.Channel, msg []byte) {
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed && !m.Observer {
+			_ = s.ep.Send(now, m.ID, ch, msg)
+		}
+	}
+}
+
+// ready: this machine holds a roster and has heard from every machine of
+// it that it links to, so its links carry traffic both ways.
+func (s *Session) ready() bool {
+	if s.version == 0 {
+		return false
+	}
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed && !m.heard {
+			return false
+		}
+	}
+	return true
+}
+
+// allReady (host): enough players are seated and every machine holds the
+// newest roster and is ready — "every player is ready" of T5.
+func (s *Session) allReady() bool {
+	if s.seated() < s.need || !s.ready() {
+		return false
+	}
+	for _, m := range s.members {
+		if m.ID != s.self && !m.removed && (m.version != s.version || !m.ready) {
+			return false
+		}
+	}
+	return true
+}
+
+// StartNow starts the game with whoever is seated (a host's key in the
+// TUI). Machines still behind on the roster start when it reaches them.
+func (s *Session) StartNow(now time.Duration) {
+	if s.role != RoleHost || s.started || s.done || s.quitting {
+		return
+	}
+	s.hostStart(now)
+	s.flush()
+}
+
+func (s *Session) hostStart(now time.Duration) {
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed {
+			s.sendStart(now, m)
+		}
+	}
+	s.startGame(now)
+}
+
+func (s *Session) sendStart(now time.Duration, m *member) {
+	s.buf = appendStart(s.buf[:0], s.version)
+	if err := s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf); err != nil {
+		s.log.Debug("start not sent", "to", m.Name, "err", err)
+	}
+	m.startSent = now
+}
+
+// startGame builds the peer on the roster in force and starts it: every
+// player is ready, so measurement starts over (T5).
+func (s *Session) startGame(now time.Duration) {
+	if s.started || s.done {
+		return
+	}
+	var list []probe.Member
+	var players, watchers []string
+	for _, m := range s.members {
+		if m.removed {
+			continue
+		}
+		list = append(list, m.Member)
+		if m.Observer {
+			watchers = append(watchers, m.Name)
+		} else {
+			players = append(players, m.Name)
+		}
+	}
+	cfg := probe.Config{
+		Self: s.self, Roster: list, Speed: s.speed, DropTimeout: s.dropTimeout,
+		Timing: rungs.StartTiming(), CommandsPerMinute: s.cfg.CommandsPerMinute, Seed: s.cfg.Seed,
+		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
+		// Every player streams its links to everyone: anyone can draw
+		// the admin's matrix and print every pair's link lines (issue 7).
+		Telemetry: true,
+	}
+	if to := s.cfg.TelemetryTo; to != nil {
+		cfg.TelemetryTo = func(m probe.Member) bool { return slices.Contains(to, m.Name) }
+	}
+	if s.role == RoleObserver {
+		cfg.CommandsPerMinute = 0
+	}
+	peer, err := probe.NewPeerOn(cfg, s.ep)
+	if err != nil {
+		s.fail(fmt.Errorf("live: cannot start the game: %w", err))
+		return
+	}
+	s.peer = peer
+	s.started = true
+	text := "The game starts: " + strings.Join(players, ", ")
+	if len(watchers) > 0 {
+		text += " (watching: " + strings.Join(watchers, ", ") + ")"
+	}
+	s.message(text)
+	s.log.Info("game starts", "players", players, "observers", watchers, "roster", s.version)
+	peer.Start(now)
+	for _, h := range s.buffered {
+		peer.Deliver(now, h.from, h.ch, h.msg)
+	}
+	s.buffered = nil
+	peer.Tick(now)
+	s.nextAlive = now
+	if s.quitting {
+		s.peer.Quit(now)
+	}
+}
+
+// checkSilence: machines silent too long leave the lobby; observers silent
+// past the drop timeout are forgotten once the game runs (players are the
+// peer's to remove, with a removal event).
+func (s *Session) checkSilence(now time.Duration) {
+	lobbyLimit := min(s.dropTimeout, maxLobbySilence)
+	if lobbyLimit <= 0 {
+		lobbyLimit = maxLobbySilence
+	}
+	switch {
+	case s.role == RoleHost && !s.started:
+		for _, m := range slices.Clone(s.members) {
+			if m.ID != s.self && !m.removed && now-m.lastHeard > lobbyLimit {
+				s.dropMember(now, m, "went silent")
+			}
+		}
+	case s.role != RoleHost && s.join == joinWelcomed && !s.started:
+		if h := s.byID[HostID]; h != nil && now-h.lastHeard > lobbyLimit {
+			s.fail(ErrLostHost)
+		}
+	case s.started && s.role != RoleObserver:
+		for _, m := range s.members {
+			if m.Observer && !m.removed && now-m.lastHeard > s.dropTimeout {
+				s.forgetObserver(m, "went silent")
+			}
+		}
+	}
+}

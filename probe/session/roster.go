@@ -1,0 +1,140 @@
+package session
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// rosterChanged: the host's roster has a new version; tell everyone.
+func (s *Session) rosterChanged(now time.Duration) {
+	s.version++
+	s.emitRoster()
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed {
+			s.sendRoster(now, m)
+		}
+	}
+}
+
+func (s *Session) currentRoster() roster {
+	r := roster{Version: s.version, Need: uint16(s.need), Speed: uint16(s.speed), DropTimeout: s.dropTimeout}
+	for _, m := range s.members {
+		if m.removed {
+			continue
+		}
+		e := rosterEntry{ID: m.ID, Observer: m.Observer, Name: m.Name, Addr: m.Addr}
+		if m.ID == s.self {
+			e.Addr = netip.AddrPort{} // "the sender": each member knows where it reaches the host
+		}
+		r.Members = append(r.Members, e)
+	}
+	return r
+}
+
+func (s *Session) sendRoster(now time.Duration, m *member) {
+	s.buf = appendRoster(s.buf[:0], s.currentRoster())
+	if err := s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf); err != nil {
+		s.log.Debug("roster not sent", "to", m.Name, "err", err)
+	}
+	m.rosterSent = now
+}
+
+// applyRoster: a member takes the host's roster.
+func (s *Session) applyRoster(now time.Duration, r roster) {
+	if r.Version <= s.version || s.started {
+		return
+	}
+	var self *rosterEntry
+	for i := range r.Members {
+		if r.Members[i].ID == s.self {
+			self = &r.Members[i]
+		}
+	}
+	if self == nil {
+		s.fail(ErrDropped)
+		return
+	}
+	if r.Members[0].ID != HostID {
+		s.rejected.Lobby++
+		return
+	}
+	keep := map[netcore.PeerID]bool{}
+	var list []*member
+	for _, e := range r.Members {
+		addr := e.Addr
+		if !addr.IsValid() {
+			addr = s.hostAddr
+		} else if addr.Addr().IsLoopback() && !s.hostAddr.Addr().IsLoopback() {
+			// The host saw this member on its own loopback: from here it
+			// is at the host's address.
+			addr = netip.AddrPortFrom(s.hostAddr.Addr(), addr.Port())
+		}
+		m := s.byID[e.ID]
+		if m == nil {
+			m = &member{lastHeard: now}
+		}
+		m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
+		keep[e.ID] = true
+		list = append(list, m)
+		// Every player links to every other machine; an observer only to
+		// the players (T1: one private link per pair that has traffic).
+		want := e.ID != s.self && (s.role != RoleObserver || !e.Observer)
+		switch {
+		case want && !m.linked:
+			if err := s.ep.AddLink(now, e.ID, addr); err != nil {
+				s.log.Warn("cannot open link", "peer", e.Name, "err", err)
+				continue
+			}
+			m.linked, m.heard, m.lastHeard = true, false, now
+		case want && m.linked:
+			_ = s.ep.AddLink(now, e.ID, addr) // moves it if the address changed
+		case !want && m.linked:
+			s.ep.RemoveLink(e.ID)
+			m.linked = false
+		}
+	}
+	for _, m := range s.members {
+		if !keep[m.ID] && m.linked {
+			s.ep.RemoveLink(m.ID)
+			s.message(m.Name + " left the lobby")
+		}
+	}
+	for _, m := range list {
+		if m.ID != s.self && s.byID[m.ID] == nil {
+			s.message(m.Name + " is in the session")
+		}
+	}
+	s.members = list
+	s.byID = map[netcore.PeerID]*member{}
+	for _, m := range list {
+		s.byID[m.ID] = m
+	}
+	s.version = r.Version
+	s.need = int(r.Need)
+	s.speed = int(r.Speed)
+	s.dropTimeout = r.DropTimeout
+	s.emitRoster()
+	s.nextPing = now // tell the host at once
+	if s.pendingStart == s.version {
+		s.startWanted = true
+	}
+}
+
+func (s *Session) emitRoster() {
+	ev := &probe.RosterEvent{Header: probe.Header{Type: "roster", Frame: s.Frame()}, Version: s.version, Need: s.need,
+		Players: []string{}, Observers: []string{}}
+	for _, m := range s.members {
+		if m.removed {
+			continue
+		}
+		if m.Observer {
+			ev.Observers = append(ev.Observers, m.Name)
+		} else {
+			ev.Players = append(ev.Players, m.Name)
+		}
+	}
+	s.emit(ev)
+}

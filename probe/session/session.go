@@ -1,0 +1,382 @@
+package session
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// Role is what a machine is in a session.
+type Role uint8
+
+const (
+	RoleHost     Role = iota + 1 // starts the session, seats players, is the master at start
+	RolePlayer                   // joins and is seated (house order: join order)
+	RoleObserver                 // joins without a seat: sees everything, is never waited for
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleHost:
+		return "host"
+	case RolePlayer:
+		return "player"
+	case RoleObserver:
+		return "observer"
+	}
+	return "invalid"
+}
+
+// HostID is the host's PeerID in every session: a Welcome names only the
+// joiner's ID, so the joiner knows the host's by this convention.
+const HostID netcore.PeerID = 1
+
+// Timing of the lobby. None of these touch the game's timing; they pace
+// the handshake and the lobby's keep-alives.
+const (
+	// helloEvery paces a joiner's Hello and Response: handshakes are not
+	// on a link, so nothing measures them, and half a second retries a
+	// lost one well within a player's patience.
+	helloEvery = 500 * time.Millisecond
+	// joinTimeout is how long a joiner tries before it says the host does
+	// not answer (wrong address, host not running, or a different --key).
+	joinTimeout = 10 * time.Second
+	// pingEvery paces lobby pings: each member learns its links carry
+	// traffic, and the host learns who is ready, within a second.
+	pingEvery = 500 * time.Millisecond
+	// aliveEvery paces an observer's keep-alive after the start. It is
+	// reliable, so the observer's links are measured like any other.
+	aliveEvery = time.Second
+	// stallAlive is how long a stall lasts before the stalled machine
+	// checks that the player it waits for is still there; a frame or two
+	// of waiting is ordinary and adds no traffic.
+	stallAlive = time.Second
+	// rosterResend is how soon the host sends the roster again to a member
+	// whose pings show an older version (the global channel drops a
+	// message at its timeout, T14, so the host repeats rather than trusts).
+	rosterResend = time.Second
+	// maxLobbySilence bounds how long a silent machine holds up the lobby
+	// (the drop timeout applies in full once the game runs).
+	maxLobbySilence = 10 * time.Second
+	// quitLinger is how long a leaving machine waits for its last
+	// reliable datagrams (its removal, its leave) to be acked.
+	quitLinger = 2 * time.Second
+	// quitLimit bounds a clean quit: a player whose removal cannot execute
+	// (every other machine has vanished) leaves anyway.
+	quitLimit = 5 * time.Second
+	// cookieEpoch is how long a challenge cookie stays good (this epoch
+	// and the one before).
+	cookieEpoch = 30 * time.Second
+	// maxObservers bounds the seats for watchers.
+	maxObservers = 64
+	// maxBuffered bounds the frame packets held for a peer that has not
+	// started yet (a Start that is late, or lost and repeated).
+	maxBuffered = 4096
+	// DefaultPlayers is how many seated players a host starts at when not
+	// told otherwise.
+	DefaultPlayers = 2
+)
+
+// Config sets up a session.
+type Config struct {
+	Name string
+	Key  []byte // pre-shared key (Q7); nil for none
+
+	// Speed is the game speed (frames per second, S15). The host's is the
+	// session's; a joiner's, when set, is asked for with a game-speed
+	// event once the game runs (S17).
+	Speed int
+	// Players (host) is how many seated players, the host included, start
+	// the game; default DefaultPlayers.
+	Players int
+	// DropTimeout (host) removes a player silent this long; default 60 s.
+	// Joiners take the host's.
+	DropTimeout time.Duration
+
+	// CommandsPerMinute is the synthetic game commands each player issues:
+	// what makes frame packets reliable, and so measured (T6).
+	CommandsPerMinute float64
+	Seed              uint64
+
+	// Net tunes the endpoint (retry interval, connection timeout, ping
+	// interval); identity, key, logger and handshake are the session's.
+	Net netcore.Config
+
+	Sink   probe.Sink
+	Logger *slog.Logger
+	Rand   io.Reader // session token, nonces, cookie secret; nil: crypto/rand
+	// OnFrame, when set, is the peer's OnFrame: called after each frame
+	// with the running checksum of executed commands (tests, recorder).
+	OnFrame func(frame int, checksum uint32)
+	// OnCommand, when set, is the peer's OnCommand: every command this
+	// machine executes, with the send frame it ran on and the frame it was
+	// scheduled for (S13; --record stores them). at is the session's time.
+	// It runs on the driver's goroutine; c.Payload must be copied to be
+	// kept.
+	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
+	// TelemetryTo names the machines a player streams its telemetry to;
+	// nil: every machine (issue 7). The demo sets it: its machines share
+	// one process, and a stream costs both ends a ring of 32 snapshots
+	// (132 KB), so 64 machines streaming to each other would hold a
+	// gigabyte for matrices only yours draws.
+	TelemetryTo []string
+}
+
+// Errors that end a session.
+var (
+	ErrNoAnswer = errors.New("the host does not answer (is it running at that address, with the same --key?)")
+	ErrHostLeft = errors.New("the host closed the session before the game started")
+	ErrLostHost = errors.New("lost contact with the host before the game started")
+	ErrDropped  = errors.New("the host dropped this machine from the lobby")
+)
+
+// RefusedError is a host's refusal of a join.
+type RefusedError struct{ Reason netcore.RefuseReason }
+
+func (e RefusedError) Error() string {
+	switch e.Reason {
+	case netcore.RefuseFull:
+		return "the host refused: no seat left"
+	case netcore.RefuseStarted:
+		return "the host refused: the game has already started"
+	case netcore.RefuseBadCookie:
+		return "the host refused: the handshake did not check out"
+	case RefuseNameTaken:
+		return "the host refused: that name is taken in this session (choose another with --name)"
+	case RefuseBadName:
+		return "the host refused: not a valid name"
+	}
+	return fmt.Sprintf("the host refused (reason %d)", e.Reason)
+}
+
+type joinState uint8
+
+const (
+	joinHello    joinState = iota + 1 // sending Hello
+	joinResponse                      // sending Response with the cookie
+	joinWelcomed                      // in the session
+)
+
+// member is one machine of the roster as the session sees it.
+type member struct {
+	probe.Member
+	linked    bool // this machine keeps a link to it
+	heard     bool // something arrived from it since it was linked
+	lastHeard time.Duration
+	removed   bool // removed from the game (executed removal) or forgotten
+
+	// host side
+	nonce      uint64 // its handshake nonce (a repeated Response gets the same Welcome)
+	version    uint32 // newest roster version it said it holds
+	ready      bool
+	started    bool
+	rosterSent time.Duration
+	startSent  time.Duration
+}
+
+// Session is one machine's part in a live session: the handshake, the lobby
+// and, once the game starts, its probe.Peer. Like the Peer it is a sans-I/O
+// state machine: every method takes the current time, one goroutine calls
+// them all, and datagrams go out through the transport it was built on.
+type Session struct {
+	cfg  Config
+	role Role
+	ep   *netcore.Endpoint
+	tr   netcore.Transport
+	log  *slog.Logger
+	rnd  io.Reader
+	peer *probe.Peer
+
+	token    uint64
+	self     netcore.PeerID
+	hostAddr netip.AddrPort // joiners: where the host is reached
+
+	// joiner handshake
+	join      joinState
+	nonce     uint64
+	cookie    [netcore.CookieLen]byte
+	nextHello time.Duration
+	joinUntil time.Duration
+	began     bool
+	beganAt   time.Duration
+
+	// roster
+	version     uint32
+	members     []*member // house order
+	byID        map[netcore.PeerID]*member
+	need        int
+	speed       int
+	dropTimeout time.Duration
+
+	// host
+	secret  [32]byte
+	nextID  netcore.PeerID
+	rxLen   int // size of the datagram being received (amplification rule)
+	started bool
+
+	startWanted  bool   // start once the current input is handled
+	pendingStart uint32 // a Start for a roster version not held yet
+	buffered     []held
+	nextPing     time.Duration
+	nextAlive    time.Duration
+	nextCheck    time.Duration
+	askedSpeed   bool
+
+	quitting  bool
+	quitAt    time.Duration
+	lingering bool
+	lingerEnd time.Duration
+	done      bool
+	err       error
+
+	rejected Rejected
+	events   []probe.Event
+	buf      []byte
+}
+
+// held is a frame packet that arrived before this machine's game started.
+type held struct {
+	from netcore.PeerID
+	ch   netcore.Channel
+	msg  []byte
+}
+
+// Rejected counts what the session layer refused, beside netcore's counts.
+type Rejected struct {
+	Handshake uint64 // handshake records out of place, too small to answer, or with a bad cookie
+	Lobby     uint64 // lobby messages that did not decode or came from the wrong machine
+}
+
+// NewHost starts a session on tr: the host is seated first and is the master
+// at the start (S16). It listens for joiners at once.
+func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
+	s, err := newSession(cfg, RoleHost, tr)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.random(s.secret[:]); err != nil {
+		return nil, err
+	}
+	for s.token == 0 {
+		var b [8]byte
+		if err := s.random(b[:]); err != nil {
+			return nil, err
+		}
+		s.token = le.Uint64(b[:])
+	}
+	s.self = HostID
+	s.nextID = HostID + 1
+	s.need = cfg.Players
+	if s.need <= 0 {
+		s.need = DefaultPlayers
+	}
+	if s.need > maxMembers-maxObservers {
+		return nil, fmt.Errorf("live: at most %d players", maxMembers-maxObservers)
+	}
+	s.speed = s.cfg.Speed
+	s.dropTimeout = cfg.DropTimeout
+	if s.dropTimeout <= 0 {
+		s.dropTimeout = 60 * time.Second
+	}
+	if s.dropTimeout > maxDropLimit {
+		return nil, fmt.Errorf("live: drop timeout above %v", maxDropLimit)
+	}
+	if err := s.newEndpoint(HostID, s.token); err != nil {
+		return nil, err
+	}
+	s.addMember(&member{Member: probe.Member{ID: HostID, Name: cfg.Name, Addr: tr.LocalAddr()}})
+	s.version = 1
+	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: RoleHost.String(),
+		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})
+	s.emitRoster()
+	return s, nil
+}
+
+// NewJoiner joins the session hosted at host, as a player or an observer
+// (role RolePlayer or RoleObserver). The handshake starts on the first Tick.
+func NewJoiner(cfg Config, role Role, tr netcore.Transport, host netip.AddrPort) (*Session, error) {
+	if role != RolePlayer && role != RoleObserver {
+		return nil, errors.New("live: a joiner is a player or an observer")
+	}
+	if !host.IsValid() || host.Port() == 0 {
+		return nil, errors.New("live: the host's address needs a host and a port")
+	}
+	s, err := newSession(cfg, role, tr)
+	if err != nil {
+		return nil, err
+	}
+	s.hostAddr = netip.AddrPortFrom(host.Addr().Unmap(), host.Port())
+	var b [8]byte
+	if err := s.random(b[:]); err != nil {
+		return nil, err
+	}
+	s.nonce = le.Uint64(b[:])
+	s.self = netcore.PeerUnassigned
+	s.join = joinHello
+	if err := s.newEndpoint(netcore.PeerUnassigned, 0); err != nil {
+		return nil, err
+	}
+	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Role: role.String(), Name: cfg.Name,
+		Addr: tr.LocalAddr().String(), Host: s.hostAddr.String()})
+	return s, nil
+}
+
+func newSession(cfg Config, role Role, tr netcore.Transport) (*Session, error) {
+	if err := checkName(cfg.Name); err != nil {
+		return nil, fmt.Errorf("live: name %q: %w", cfg.Name, err)
+	}
+	if tr == nil {
+		return nil, errors.New("live: no transport")
+	}
+	if cfg.Speed == 0 && role == RoleHost {
+		cfg.Speed = 30
+	}
+	if cfg.Speed != 0 && (cfg.Speed < minSpeed || cfg.Speed > maxSpeed) {
+		return nil, fmt.Errorf("live: game speed %d outside %d..%d", cfg.Speed, minSpeed, maxSpeed)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Sink == nil {
+		cfg.Sink = probe.SinkFunc(func(string, probe.Event) {})
+	}
+	s := &Session{cfg: cfg, role: role, tr: tr, log: cfg.Logger, rnd: cfg.Rand, byID: map[netcore.PeerID]*member{}}
+	if s.rnd == nil {
+		s.rnd = rand.Reader
+	}
+	return s, nil
+}
+
+func (s *Session) random(b []byte) error {
+	_, err := io.ReadFull(s.rnd, b)
+	return err
+}
+
+func (s *Session) newEndpoint(self netcore.PeerID, token uint64) error {
+	nc := s.cfg.Net
+	nc.Self, nc.Session = self, token
+	nc.Key = s.cfg.Key
+	nc.Logger = s.log
+	nc.Handshake = s.handshake
+	if nc.Rand == nil {
+		nc.Rand = s.rnd
+	}
+	ep, err := netcore.NewEndpoint(nc, s.tr, s.deliver)
+	if err != nil {
+		return err
+	}
+	s.ep = ep
+	return nil
+}
+
+func (s *Session) addMember(m *member) {
+	s.members = append(s.members, m)
+	s.byID[m.ID] = m
+}

@@ -1,0 +1,182 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// Role is what this machine is in the session.
+func (s *Session) Role() Role { return s.role }
+
+// Name is this machine's player name.
+func (s *Session) Name() string { return s.cfg.Name }
+
+// Peer is the game's peer once the game has started here, else nil.
+func (s *Session) Peer() *probe.Peer { return s.peer }
+
+// Endpoint is the session's transport state (links, totals, rejections).
+func (s *Session) Endpoint() *netcore.Endpoint { return s.ep }
+
+// Started reports whether the game runs here.
+func (s *Session) Started() bool { return s.started }
+
+// Done reports whether the session has ended for this machine; Err says
+// why when it ended badly.
+func (s *Session) Done() bool { return s.done }
+
+// Err is why the session ended, or nil for a clean end.
+func (s *Session) Err() error { return s.err }
+
+// SessionName is a short name of the session every machine agrees on:
+// the top of the session token, once this machine knows it.
+func (s *Session) SessionName() string {
+	if s.token == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%08x", s.token>>32)
+}
+
+// Frame is the next frame the game executes here (0 in the lobby).
+func (s *Session) Frame() int {
+	if s.peer != nil {
+		return s.peer.Frame()
+	}
+	return 0
+}
+
+// SetSpeed asks for a new game speed (S17) once the game runs.
+func (s *Session) SetSpeed(fps int) {
+	if s.peer != nil {
+		s.peer.SetSpeed(fps)
+	}
+}
+
+// Rejected is every datagram and message this machine refused: netcore's
+// counts (token, sender, malformed, auth, replay, oversize, window), the
+// session's (handshake, lobby) and the peer's undecodable frame packets.
+func (s *Session) Rejected() probe.RejectedCounts {
+	r := s.ep.Rejected()
+	c := probe.RejectedCounts{Token: r.Token, Sender: r.Sender, Malformed: r.Malformed, Auth: r.Auth,
+		Replay: r.Replay, Oversize: r.Oversize, Window: r.Window,
+		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby}
+	if s.peer != nil {
+		c.Frame = s.peer.BadPackets()
+	}
+	c.Sum()
+	return c
+}
+
+// Links lists this machine's links, in house order.
+func (s *Session) Links() []probe.LinkStat {
+	if s.peer != nil {
+		return s.peer.Links()
+	}
+	var out []probe.LinkStat
+	for _, m := range s.members {
+		if m.ID == s.self || !m.linked {
+			continue
+		}
+		if st, ok := s.ep.Stats(m.ID); ok {
+			out = append(out, probe.NewLinkStat(s.cfg.Name, m.Name, st))
+		}
+	}
+	return out
+}
+
+// KnownLinks lists every directed link this machine knows at now: its own
+// and, once the game runs, every other player's from its telemetry (the
+// `link` lines of issue 7).
+func (s *Session) KnownLinks(now time.Duration) []probe.LinkStat {
+	if s.peer != nil {
+		return s.peer.KnownLinks(now)
+	}
+	return s.Links()
+}
+
+// Summary is this machine's summary line: every link it had (those that
+// ended as they stood when they ended), its own waits (a player's), and
+// what it rejected.
+func (s *Session) Summary() *probe.SummaryEvent {
+	sum := &probe.SummaryEvent{Header: probe.Header{Type: "summary", Frame: s.Frame()},
+		Links: append([]probe.LinkStat{}, s.Links()...), Players: []probe.PlayerSummary{}}
+	if s.peer != nil {
+		sum.Links = append(sum.Links, s.peer.RetiredLinks()...)
+	}
+	if s.peer != nil && !s.peer.Observer() {
+		sum.Players = append(sum.Players, s.peer.Summary())
+	}
+	r := s.Rejected()
+	sum.Rejected = &r
+	return sum
+}
+
+// View is the picture front ends draw: the peer's once the game runs, a
+// lobby picture before.
+func (s *Session) View(now time.Duration) probe.View {
+	var v probe.View
+	if s.peer != nil {
+		v = s.peer.View(now)
+	} else {
+		st := rungs.StartTiming()
+		v = probe.View{At: now, Self: s.cfg.Name, FPS: s.speed, Speed: s.speed, InForce: st, Target: st}
+		for _, m := range s.members {
+			if m.removed {
+				continue
+			}
+			v.Players = append(v.Players, probe.PlayerView{Name: m.Name, Observer: m.Observer,
+				Master: m.ID == HostID, Self: m.ID == s.self})
+			if m.ID == HostID {
+				v.Master = m.Name
+			}
+			if m.ID == s.self || !m.linked {
+				continue
+			}
+			if ls, ok := s.ep.Stats(m.ID); ok {
+				v.Links = append(v.Links, probe.LinkView{Link: probe.LinkOf(s.cfg.Name, m.Name, ls),
+					Peer: m.Name, Observer: m.Observer, Bad: ls.State == netcore.Bad})
+			}
+		}
+		v.Totals = probe.TotalsOf(s.ep.Totals())
+	}
+	v.Session = s.SessionName()
+	if !s.started {
+		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse}
+	}
+	return v
+}
+
+func (s *Session) message(text string) {
+	s.emit(&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: text, Player: s.cfg.Name})
+}
+
+func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
+
+// peerEvent is the peer's sink. A live machine reports only stalls of at
+// least one frame time (CONTRACTS.md: shorter waits are the wall clock's
+// ordinary jitter, not lag).
+func (s *Session) peerEvent(from string, e probe.Event) {
+	if st, ok := e.(*probe.StallEvent); ok && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
+		return
+	}
+	if r, ok := e.(*probe.RemovedEvent); ok {
+		for _, m := range s.members {
+			if m.Name == r.Player && !m.Observer {
+				m.removed = true
+				m.linked = false
+			}
+		}
+	}
+	s.cfg.Sink.Emit(from, e)
+}
+
+func (s *Session) flush() {
+	for _, e := range s.events {
+		s.cfg.Sink.Emit(s.cfg.Name, e)
+	}
+	clear(s.events)
+	s.events = s.events[:0]
+}
