@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -195,8 +196,19 @@ func TestLossMessageKindReadsBack(t *testing.T) {
 	if text != "Connection to bob is losing datagrams: 5.1% from bob in the last 10s" {
 		t.Fatalf("text %q", text)
 	}
-	if k, peer := kindOf(text, true); k != MessageLinkLoss || peer != "bob" {
-		t.Fatalf("kindOf = %v %q", k, peer)
+	for _, c := range []struct {
+		player string
+		kind   MessageKind
+		peer   string
+	}{{"alice", MessageLinkLoss, "bob"}, {"", MessageNote, ""}} { // one machine's line, or a note
+		b, _ := json.Marshal(&MessageEvent{Header: Header{Type: "message", Frame: 316}, Text: text, Player: c.player})
+		var back MessageEvent
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Kind != c.kind || back.Subject != c.peer || back.Kind.Alarm() != (c.kind == MessageLinkLoss) {
+			t.Fatalf("%s read back as kind %d subject %q, want %d %q", b, back.Kind, back.Subject, c.kind, c.peer)
+		}
 	}
 	both := lossText("ada", 0.1, 0.25, 30*time.Second)
 	if both != "Connection to ada is losing datagrams: 10.0% from ada, 25.0% to ada in the last 30s" {
