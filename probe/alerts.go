@@ -140,8 +140,13 @@ func (a *alerts) watch(now time.Duration, p *Peer) {
 		a.init(p)
 	}
 	sample := now >= a.next
-	if sample {
-		a.next = now + a.cfg.LossWindow/alertReadings
+	if step := a.cfg.LossWindow / alertReadings; sample {
+		// On a fixed grid, so that eleven readings span the window and
+		// not a little more: the watch itself runs a little late.
+		a.next += step
+		if a.next <= now {
+			a.next = now + step // a long pause: start the grid over
+		}
 	}
 	for _, pl := range p.players {
 		if pl == p.self || pl.removed {
