@@ -38,6 +38,8 @@ type Config struct {
 
 	LinkEvery int // publish a link line per link every this many frames; 0 = never
 
+	Alerts AlertConfig // alert thresholds (alerts.go); zero values take the defaults
+
 	// Telemetry makes a seated player stream its own links and waits to
 	// every other machine (issue 7, telemetry.go). Live sessions turn it
 	// on; the simulator leaves it off, so its output stays what it was.
@@ -163,6 +165,8 @@ type Peer struct {
 	retired    []LinkStat // ended links, as they stood when they ended
 
 	tm *telemetry // the snapshot streams of every player's links (issue 7)
+
+	alerts alerts // the alert watch (issue 17)
 }
 
 type execCmd struct {

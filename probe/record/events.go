@@ -27,6 +27,8 @@ func newEvent(typ string) probe.Event {
 		return &probe.RemovedEvent{}
 	case "stall":
 		return &probe.StallEvent{}
+	case "alert":
+		return &probe.AlertEvent{}
 	case "link":
 		return &probe.LinkEvent{}
 	case "summary":

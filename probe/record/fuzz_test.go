@@ -28,6 +28,8 @@ func FuzzReader(f *testing.F) {
 	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
 		[]byte(`{"at_ns":9223372036854775807,"event":{"type":"message","frame":1,"text":"\u001b]0;x\u0007"}}`))...))
 	f.Add(headerLine(99))
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // an alert (issue 17)
+		[]byte(`{"at_ns":1,"event":{"type":"alert","frame":3,"player":"alice","kind":"loss","from":"alice","to":"bob","text":"x"}}`))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := NewReader(bytes.NewReader(data))
 		if err != nil {
