@@ -94,11 +94,13 @@ func (e *Endpoint) retryGlobal(now time.Duration, l *link) {
 	e.pump(now, l, q, ChannelGlobal)
 }
 
-// checkBad logs once when the oldest unacked reliable datagram outlives the
-// connection timeout, and once when the link recovers (T11). Nothing is
-// dropped: the retries go on.
+// checkBad logs once when the peer has left something unanswered for the
+// connection timeout — the oldest reliable datagram in flight or the
+// oldest keep-alive that wants a reply (keepalive.go) — and once when the
+// link recovers (T11). Nothing is dropped: the retries go on.
 func (e *Endpoint) checkBad(now time.Duration, l *link) {
-	age, ok := l.oldestAge(now)
+	since, ok := l.silentSince()
+	age := now - since
 	bad := ok && age >= l.est.ConnTimeout()
 	if bad == l.bad {
 		return
@@ -110,16 +112,6 @@ func (e *Endpoint) checkBad(now time.Duration, l *link) {
 	} else {
 		e.log.Info("connection recovered", "peer", l.peer, "addr", l.addr, "at", now)
 	}
-}
-
-// oldestAge is how long the oldest reliable datagram in flight has waited
-// for its ack.
-func (l *link) oldestAge(now time.Duration) (time.Duration, bool) {
-	q := &l.rel
-	if q.oldest == q.next {
-		return 0, false
-	}
-	return now - q.slots[q.oldest%SendWindow].firstSent, true
 }
 
 // sendReport tells the peer this end's inbound totals for the link (L4).
@@ -183,8 +175,8 @@ func (e *Endpoint) linkDeadline(l *link) (time.Duration, bool) {
 			take(p.nextRetry)
 		}
 	}
-	if q.oldest != q.next && !l.bad {
-		take(q.slots[q.oldest%SendWindow].firstSent + l.est.ConnTimeout())
+	if t, has := l.silentSince(); has && !l.bad {
+		take(t + l.est.ConnTimeout())
 	}
 	g := &l.glob
 	for s := g.oldest; s != g.next; s++ {
