@@ -263,3 +263,25 @@ func TestKeepAliveBytes_S19(t *testing.T) {
 		t.Errorf("KeepAliveReply % x, want % x", got, want)
 	}
 }
+
+// TestKeepAliveSealed_Q7: with a key, keep-alives and replies are sealed
+// like every datagram, and still end the silence.
+func TestKeepAliveSealed_Q7(t *testing.T) {
+	a, b := newPair(t, func(_ PeerID, c *Config) { c.Key = []byte("pre-shared key") })
+	if err := a.ep.SendUnnumbered(0, peerB, []byte("alive"), true); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range a.tr.sent {
+		if h, _ := DecodeHeader(d.data); h.Flags&FlagSealed == 0 {
+			t.Fatal("keep-alive not sealed")
+		}
+	}
+	pass(a, b, ms(5))
+	pass(b, a, ms(10))
+	if len(b.got) != 1 || string(b.got[0].msg) != "alive" || a.ep.links[peerB].alive.waiting {
+		t.Errorf("delivered %+v, still waiting %v", b.got, a.ep.links[peerB].alive.waiting)
+	}
+	if ra, rb := a.ep.Rejected(), b.ep.Rejected(); ra != (RejectCounts{}) || rb != (RejectCounts{}) {
+		t.Errorf("rejected %+v %+v", ra, rb)
+	}
+}
