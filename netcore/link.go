@@ -192,7 +192,8 @@ type link struct {
 	peerLoss PeerLoss
 	global   GlobalStats
 
-	bad bool // a packet outlived the connection timeout (T11)
+	bad   bool       // something unanswered outlived the connection timeout (T11)
+	alive keepAlives // unnumbered keep-alives (keepalive.go)
 
 	// due is when Tick next has work on this link (dueOK: ever), valid
 	// while stale is false; heapAt is its place in Endpoint.byDue.

@@ -59,6 +59,7 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 	switch h.Channel {
 	case ChannelControl:
 		e.control(now, l, body)
+		e.receiveKeepAlives(now, l, body)
 	case ChannelReliable:
 		e.receiveReliable(now, l, h, body)
 	case ChannelUnreliable:
@@ -159,6 +160,11 @@ func validateBody(ch Channel, b []byte) error {
 				return ErrChannel
 			}
 			_, err = DecodeLinkReport(p)
+		case RecKeepAlive, RecKeepAliveReply:
+			if numbered {
+				return ErrChannel
+			}
+			err = validKeepAlive(typ, p)
 		case RecHello, RecChallenge, RecResponse, RecWelcome, RecRefuse:
 			return ErrChannel
 		}
