@@ -100,15 +100,15 @@ func (s *Session) sendPings(now time.Duration) {
 	s.buf = appendPing(s.buf[:0], ping{Version: s.version, Ready: s.ready(), Started: s.started})
 	for _, m := range s.members {
 		if m.ID != s.self && m.linked && !m.removed {
-			_ = s.ep.Send(now, m.ID, netcore.ChannelUnreliable, s.buf)
+			_ = s.ep.SendUnnumbered(now, m.ID, s.buf, false)
 		}
 	}
 }
 
-func (s *Session) sendToPlayers(now time.Duration, ch netcore.Channel, msg []byte) {
+func (s *Session) sendToPlayers(now time.Duration, msg []byte) {
 	for _, m := range s.members {
 		if m.ID != s.self && m.linked && !m.removed && !m.Observer {
-			_ = s.ep.Send(now, m.ID, ch, msg)
+			_ = s.ep.SendUnnumbered(now, m.ID, msg, true)
 		}
 	}
 }
