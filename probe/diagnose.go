@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/rungs"
 )
 
 // DiagnosisEvent: the diagnosis at a master evaluation frame. Its JSON is
@@ -139,6 +140,17 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 	in := &dg.in
 	in.Players, in.Pairs = in.Players[:0], in.Pairs[:0]
 	in.Speed, in.Target = p.speed, p.sched.Target()
+	// The timing the verdict says the match runs at: the master's last
+	// choice, or, when the worst reported round trip already needs a
+	// slower rung, that rung — on an evaluation frame the master raises
+	// the target at once (S11a) but its timing event executes a few frames
+	// later, and a line must not say a player holds the match at the rung
+	// it would run at without that player.
+	if s := p.record.Summary(p.frame); s.WithRTT > 0 {
+		if need := rungs.Need(rungs.WithHeadroom(s.Worst), p.sched.FPS()); need.Rung() > in.Target.Rung() {
+			in.Target = need
+		}
+	}
 	n := len(m.Players)
 	dg.caused = growDur(dg.caused, n)
 	if cap(dg.dirs) < n*n {
