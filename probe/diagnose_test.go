@@ -106,3 +106,20 @@ func TestDiagnosisFromOwnLinksOnly(t *testing.T) {
 		t.Fatalf("summary diagnosis %+v", d)
 	}
 }
+
+// BenchmarkPeerDiagnose is one machine's whole evaluation: gathering what
+// it knows (its own row and 15 telemetry rows, 240 directed links) into the
+// estimator's input and the estimate, every 256 frames on every machine.
+func BenchmarkPeerDiagnose(b *testing.B) {
+	b.ReportAllocs()
+	w := newTMWorldWith(b, 16, 0, impair.Profile{Delay: 10 * time.Millisecond}, 5, func(_ int, c *Config) { c.Telemetry = true })
+	w.sched.RunUntil(12 * time.Second)
+	now := w.sched.Now()
+	p := w.ms[0].peer
+	b.ResetTimer()
+	for range b.N {
+		if d := p.Diagnose(now); d.Measured != 16 {
+			b.Fatalf("%d measured: %s", d.Measured, d.Verdict)
+		}
+	}
+}

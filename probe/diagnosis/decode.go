@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 )
 
@@ -33,9 +34,32 @@ func (d *Diagnosis) UnmarshalJSON(b []byte) error {
 			Loss: unround(l.Loss), Causes: nonNil(l.Causes),
 		})
 	}
+	for _, p := range out.Players {
+		if anyInf(p.AccessRTTMs, p.AccessLoss, p.JitterMs, p.ProcessMs, p.CausedWaitMs) {
+			return errRange
+		}
+	}
+	for _, l := range out.Links {
+		if anyInf(l.RTTMs, l.ExpectedRTTMs, l.ExcessRTTMs, l.Loss) {
+			return errRange
+		}
+	}
 	*d = out
 	return nil
 }
+
+// anyInf: unround marks a number MarshalJSON could not write as +Inf (a
+// sum would hide it behind a null's NaN).
+func anyInf(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsInf(v, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+var errRange = errors.New("diagnosis: a number beyond any diagnosis")
 
 // UnmarshalJSON reads a `diagnosis` event back; its type is the caller's
 // to have checked.
@@ -57,6 +81,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 func unround(p *float64) float64 {
 	if p == nil {
 		return math.NaN()
+	}
+	if !finite(*p * 10000) { // MarshalJSON could not write it back
+		return math.Inf(1)
 	}
 	return *p
 }
