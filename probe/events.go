@@ -1,5 +1,7 @@
 package probe
 
+import "github.com/lagscope/lagscope/probe/diagnosis"
+
 // The events a peer publishes, one struct per NDJSON type of CONTRACTS.md.
 // Sinks (NDJSON writer, UI, recorder, metrics) read them; none reaches back.
 
@@ -159,6 +161,10 @@ type SummaryEvent struct {
 	Header
 	Links   []LinkStat      `json:"links"`
 	Players []PlayerSummary `json:"players"`
+	// Diagnosis is who and what cost the session at the end (issue 13):
+	// always present; with nothing measured its numbers are null and its
+	// verdict says so (Peer.Diagnose).
+	Diagnosis diagnosis.Diagnosis `json:"diagnosis"`
 	// Rejected (live machines) counts what this machine refused to act on.
 	Rejected *RejectedCounts `json:"rejected,omitempty"`
 	// Process (live) is what running the session cost this process.

@@ -60,6 +60,12 @@ type Config struct {
 	// stores both). c.Payload belongs to the peer: copy it to keep it.
 	OnCommand func(now time.Duration, player string, sendFrame int, c Command)
 
+	// FillMatrix, when set, completes the matrix the diagnosis reads
+	// (diagnose.go): the simulator, which holds every machine, fills in
+	// each machine's own row, so that every machine diagnoses from every
+	// machine's links without telemetry (which would change its output).
+	FillMatrix func(now time.Duration, m *MatrixView)
+
 	Net    netcore.Config // Self is filled in from Self
 	Sink   Sink
 	Logger *slog.Logger
@@ -166,7 +172,8 @@ type Peer struct {
 
 	tm *telemetry // the snapshot streams of every player's links (issue 7)
 
-	alerts alerts // the alert watch (issue 17)
+	alerts alerts    // the alert watch (issue 17)
+	dg     diagState // the diagnosis's scratch and history (issue 13, diagnose.go)
 }
 
 type execCmd struct {

@@ -33,6 +33,8 @@ func newEvent(typ string) probe.Event {
 		return &probe.LinkEvent{}
 	case "summary":
 		return &probe.SummaryEvent{}
+	case "diagnosis":
+		return &probe.DiagnosisEvent{}
 	}
 	return nil
 }

@@ -177,10 +177,13 @@ func checkEvent(e probe.Event) error {
 		err = checkAlert(e)
 	case *probe.LinkEvent:
 		err = checkLink(&e.LinkStat)
+	case *probe.DiagnosisEvent:
+		err = checkDiagnosis(&e.Diagnosis)
 	case *probe.SummaryEvent:
 		for i := range e.Links {
 			err = errors.Join(err, checkLink(&e.Links[i]))
 		}
+		err = errors.Join(err, checkDiagnosis(&e.Diagnosis))
 		for _, p := range e.Players {
 			err = errors.Join(err, checkName("player", p.Player), checkMs("total_wait_ms", p.TotalWaitMs),
 				checkMs("max_wait_ms", p.MaxWaitMs), checkFrame("frames", p.Frames))

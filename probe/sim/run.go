@@ -163,6 +163,7 @@ func (r *runner) build() error {
 			Sink:              probe.SinkFunc(r.emit),
 			OnFrame:           r.onFrame(mem.Name),
 			OnCommand:         r.onCommand(mem.Name),
+			FillMatrix:        r.fillMatrix, // diagnose.go
 		}, m.host.Node())
 		if err != nil {
 			return err
@@ -345,6 +346,7 @@ func (r *runner) summary() probe.SummaryEvent {
 			s.Players = append(s.Players, m.peer.Summary())
 		}
 	}
+	s.Diagnosis = r.finalDiagnosis()
 	return s
 }
 
