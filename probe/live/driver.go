@@ -282,6 +282,7 @@ func (r *Runner) loop() {
 	}
 	if r.opt.Publish {
 		sum := s.Summary()
+		sum.Diagnosis = s.Diagnose(r.now)
 		if ss, ok := r.sock.(socketStats); ok {
 			st := ss.Stats()
 			sum.Rejected.Oversize += st.Oversize

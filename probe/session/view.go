@@ -6,6 +6,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -179,4 +180,19 @@ func (s *Session) flush() {
 	}
 	clear(s.events)
 	s.events = s.events[:0]
+}
+
+// Diagnose is the summary's diagnosis (issue 13): the last evaluation's,
+// when there was one — at the end the others are leaving and their
+// telemetry goes quiet, so a fresh one would know less — else one from the
+// links this machine knows at now. Before the game nothing is measured, and
+// the verdict says so.
+func (s *Session) Diagnose(now time.Duration) diagnosis.Diagnosis {
+	if s.peer == nil {
+		return diagnosis.Diagnose(diagnosis.Input{Speed: s.speed})
+	}
+	if d := s.peer.LastDiagnosis(); d != nil {
+		return *d
+	}
+	return s.peer.Diagnose(now)
 }
