@@ -140,6 +140,11 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		p.log.Debug("bad frame packet", "from", pl.Name, "err", err)
 		return
 	}
+	if !p.plausiblePacket(now, ch, &pk) {
+		p.implausible++
+		p.log.Debug("implausible frame packet", "from", pl.Name, "frame", pk.Frame, "through", pk.Through)
+		return
+	}
 	if ch == netcore.ChannelReliable {
 		pl.relDelivered++
 	}
@@ -155,14 +160,7 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 		pl.queue = append(pl.queue, c)
 		if c.Type == CmdRemove {
-			if r, err := decodeRemove(c.Payload); err == nil {
-				if target := p.byID[netcore.PeerID(r.Player)]; target != nil && target.removal == nil {
-					rr := r
-					target.removal = &rr
-					target.removing = true
-					target.discardAfter(int(r.Last))
-				}
-			}
+			p.holdRemoval(pl, c)
 		}
 	}
 	for _, h := range pk.Holds {
