@@ -183,6 +183,10 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 			acked = true
 		case RecLinkReport:
 			r, _ := DecodeLinkReport(p)
+			if r.Expected > l.numberedSent()+reportMargin {
+				e.rejected.Implausible++ // more than we ever sent (issue 15)
+				continue
+			}
 			l.peerLoss.observe(r.Expected, r.Missing)
 		}
 	}
@@ -191,6 +195,20 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 		e.pump(now, l, &l.glob, ChannelGlobal)
 		e.checkBad(now, l)
 	}
+}
+
+// reportMargin is how far a peer's reported expected may exceed the
+// numbered datagrams we sent it. A peer's windows judge only numbers it
+// received, so a real report never exceeds what we sent — unless forged
+// datagrams moved one of its windows ahead, at most MaxJump at once per
+// numbered channel. A report past the margin is a forgery: a high-water
+// mark (L4) taken from it would stand for the rest of the link.
+const reportMargin = (numChannels - 1) * MaxJump
+
+// numberedSent is how many datagrams we have sent on the link's numbered
+// channels, resends included (L2: each takes a number).
+func (l *link) numberedSent() uint64 {
+	return uint64(l.txSeq[ChannelReliable]) + uint64(l.txSeq[ChannelUnreliable]) + uint64(l.txSeq[ChannelGlobal])
 }
 
 // onAck frees acked datagrams. An explicit ack of a reliable datagram is a
