@@ -263,16 +263,21 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	}
 	w := &l.windows[ChannelReliable]
 	if w.observe(h.Seq, &l.loss) == seqHeld {
-		if int32(off) < 0 || in.have[pk%SendWindow] {
+		if int32(off) < 0 || in.have[pk%SendWindow] || e.sealer == nil {
 			// A far datagram number on a packet we already have is no
 			// evidence the peer's numbering moved: hold it. (The peer
 			// learns of the packet from the next cumulative ack.)
+			// Without a key, neither is a new packet number: one forged
+			// datagram would move the window as far as it says, up to
+			// 2^31 judged missing (issue 15); the run of ResyncAfter
+			// resends, as on the other channels, is the evidence then.
 			e.rejected.Window++
 			return
 		}
-		// A packet we are waiting for, inside the receive window: the
-		// peer really sent it, so its datagram number is believed at
-		// once — a long outage ends without losing a reliable datagram.
+		// A packet we are waiting for, inside the receive window, that
+		// authenticated: the peer really sent it, so its datagram number
+		// is believed at once — a long outage ends without losing a
+		// reliable datagram.
 		w.believe(&l.loss)
 	}
 	if int32(off) < 0 {

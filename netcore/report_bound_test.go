@@ -42,3 +42,35 @@ func TestForgedLinkReportRefused_L4(t *testing.T) {
 		t.Fatalf("rejected %+v", r)
 	}
 }
+
+// Issue 15: without a key, one datagram on the reliable channel bearing the
+// packet number B waits for and a datagram number 2^31-1 ahead moved B's
+// window there at once — two billion datagrams judged missing — because a
+// new packet number was taken as proof that the peer really sent it. Now it
+// is held like any far number (the real packet still arrives, and is
+// delivered), and the loss totals do not move.
+func TestForgedReliableNumberHeld_L2(t *testing.T) {
+	a, b := newPair(t, nil)
+	for i := range 40 {
+		a.ep.Send(ms(float64(i)), peerB, ChannelReliable, []byte("real"))
+	}
+	pass(a, b, ms(50))
+	pass(b, a, ms(50))
+	before, _ := b.ep.Stats(peerA)
+	next := b.ep.links[peerA].relIn.next
+	forged := raw(Header{Token: token, Sender: peerA, Channel: ChannelReliable, Seq: 39 + 1<<31 - 1, Packet: next},
+		AppendData(nil, Data{MsgID: 1000, Payload: []byte("forged")}))
+	b.ep.Receive(ms(60), addrA, forged)
+	after, _ := b.ep.Stats(peerA)
+	if after.Loss != before.Loss {
+		t.Fatalf("loss %+v → %+v after one forged datagram", before.Loss, after.Loss)
+	}
+	if r := b.ep.Rejected(); r != (RejectCounts{Window: 1}) {
+		t.Fatalf("rejected %+v, want the forgery held (window)", r)
+	}
+	a.ep.Send(ms(61), peerB, ChannelReliable, []byte("next real"))
+	pass(a, b, ms(70))
+	if got := b.got[len(b.got)-1]; string(got.msg) != "next real" || len(b.got) != 41 {
+		t.Fatalf("delivered %d, last %q: the real packet did not take its place", len(b.got), got.msg)
+	}
+}
