@@ -134,6 +134,14 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 	if pl.removed || pl.Observer {
 		return
 	}
+	if ch == netcore.ChannelReliable {
+		// Counted even if refused below: the sender's RelCount counts
+		// every frame packet it sent reliably, and a message that took
+		// one's packet number (a forgery, without a key) stands in for
+		// it. Left out, every later Through would wait for a count that
+		// never comes: a stall for good.
+		pl.relDelivered++
+	}
 	pk, err := decodeFramePacket(msg)
 	if err != nil {
 		p.badPackets++
@@ -144,9 +152,6 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		p.implausible++
 		p.log.Debug("implausible frame packet", "from", pl.Name, "frame", pk.Frame, "through", pk.Through)
 		return
-	}
-	if ch == netcore.ChannelReliable {
-		pl.relDelivered++
 	}
 	for _, c := range pk.Commands {
 		if int(c.Tag) <= pl.through && pl.relDelivered > 0 {
