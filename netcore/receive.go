@@ -288,8 +288,13 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	if off > 0 {
 		i := pk % SendWindow
 		if !in.have[i] {
+			if in.slots == nil {
+				in.slots = make([][]byte, SendWindow)
+			}
+			var b []byte
+			b, in.spare = takeSpare(in.spare)
 			in.have[i] = true
-			in.slots[i] = append(in.slots[i][:0], body...)
+			in.slots[i] = append(b, body...)
 		}
 		e.ack(l, ChannelReliable, in.next, pk)
 		return
@@ -307,6 +312,8 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 		in.have[i] = false
 		in.next++
 		e.deliverReliable(now, l, in.slots[i])
+		in.spare = keepSpare(in.spare, in.slots[i])
+		in.slots[i] = nil
 	}
 }
 
