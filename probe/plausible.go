@@ -73,9 +73,10 @@ func (p *Peer) plausiblePacket(now time.Duration, ch netcore.Channel, pk *frameP
 }
 
 // plausiblePayload checks the fields of the commands the engine reads. A
-// removal names a last frame no later than the frame it executes on (a
-// quitting player's own is that frame; a silent player's is before the
-// stall that removed it).
+// removal's last frame is the frame it executes on (a player quitting) or
+// what the remover holds of the silent player (checkDrops), which is at
+// most maxLead past a frame the remover promised — and the removal's own
+// frame is past its promise.
 func plausiblePayload(c Command) bool {
 	var err error
 	switch c.Type {
@@ -88,7 +89,7 @@ func plausiblePayload(c Command) bool {
 	case CmdRemove:
 		var r removePayload
 		r, err = decodeRemove(c.Payload)
-		if err == nil && (r.Last < 0 || r.Last > c.Tag) {
+		if err == nil && (r.Last < 0 || int(r.Last) > int(c.Tag)+maxLead) {
 			return false
 		}
 	}
