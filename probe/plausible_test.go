@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -282,8 +281,8 @@ func TestRealSessionsNothingImplausible_Issue15(t *testing.T) {
 				t.Fatalf("p%d refused %d implausible values from real peers", i+1, n)
 			}
 		}
-		if fmt.Sprint(w.ms[1].peer.ck) != fmt.Sprint(w.ms[2].peer.ck) && w.ms[1].peer.lastExec == w.ms[2].peer.lastExec {
-			t.Fatal("p2 and p3 out of step")
+		if a, b := w.ms[1].peer.ckHist[600%ckHistory], w.ms[2].peer.ckHist[600%ckHistory]; a.frame != 600 || a != b {
+			t.Fatalf("frame 600: p2 %+v, p3 %+v: out of step", a, b)
 		}
 	})
 }
