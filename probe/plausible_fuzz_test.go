@@ -76,7 +76,7 @@ func fuzzWorld(tb testing.TB, inject []byte) (*truthWorld, *fuzzOutcome, [][]byt
 	return w, out, real
 }
 
-func FuzzDatagramFromPeer_Issue15(f *testing.F) {
+func FuzzDatagramFromPeer_S13(f *testing.F) {
 	_, _, real := fuzzWorld(f, nil)
 	if len(real) < 10 {
 		f.Fatalf("only %d real datagrams to seed with", len(real))

@@ -130,7 +130,7 @@ func (r *forgeryRun) refused(t *testing.T) {
 // A frame packet promising completeness through frame 2^30: p1 would take
 // p2 as complete for ever and drop every later command of p2's as "for a
 // frame already complete" — a desync.
-func TestForgedThroughRefused_Issue15(t *testing.T) {
+func TestForgedThroughRefused_S13(t *testing.T) {
 	r := runForgery(t, 2, func(_ netcore.Channel, pk *framePacket) bool {
 		pk.Through = 1 << 30
 		return true
@@ -142,7 +142,7 @@ func TestForgedThroughRefused_Issue15(t *testing.T) {
 // A frame packet whose sender claims to be far ahead of what p1 promised
 // (no player executes past a seated player's through) is refused as well,
 // with its Through inside maxLead of that frame.
-func TestForgedFrameRefused_Issue15(t *testing.T) {
+func TestForgedFrameRefused_S13(t *testing.T) {
 	r := runForgery(t, 2, func(_ netcore.Channel, pk *framePacket) bool {
 		pk.Frame = 1 << 29
 		pk.Through = pk.Frame + 6
@@ -154,7 +154,7 @@ func TestForgedFrameRefused_Issue15(t *testing.T) {
 
 // A timing event from p2, which is not the master: it would change the
 // timing on p1 alone.
-func TestForgedTimingFromNonMasterRefused_Issue15(t *testing.T) {
+func TestForgedTimingFromNonMasterRefused_S16(t *testing.T) {
 	r := runForgery(t, 2, func(ch netcore.Channel, pk *framePacket) bool {
 		if ch != netcore.ChannelReliable {
 			return false
@@ -174,7 +174,7 @@ func TestForgedTimingFromNonMasterRefused_Issue15(t *testing.T) {
 
 // A removal of p3 issued by p2, which is neither the master, nor p3, nor
 // the player that removes a silent master: it would remove p3 on p1 alone.
-func TestForgedRemovalRefused_Issue15(t *testing.T) {
+func TestForgedRemovalRefused_S16(t *testing.T) {
 	r := runForgery(t, 3, func(ch netcore.Channel, pk *framePacket) bool {
 		if ch != netcore.ChannelReliable {
 			return false
@@ -196,7 +196,7 @@ func TestForgedRemovalRefused_Issue15(t *testing.T) {
 
 // A command on the unreliable channel: every real command travels
 // reliably, so one on the unreliable channel is not a peer's.
-func TestForgedUnreliableCommandRefused_Issue15(t *testing.T) {
+func TestForgedUnreliableCommandRefused_S13(t *testing.T) {
 	r := runForgery(t, 2, func(ch netcore.Channel, pk *framePacket) bool {
 		if ch != netcore.ChannelUnreliable {
 			return false
@@ -212,7 +212,7 @@ func TestForgedUnreliableCommandRefused_Issue15(t *testing.T) {
 // with an observer, a player that quits, and a master that falls silent
 // and is removed by the next player, who then removes another silent
 // player as the new master — nothing counted anywhere.
-func TestRealSessionsNothingImplausible_Issue15(t *testing.T) {
+func TestRealSessionsNothingImplausible_S16(t *testing.T) {
 	t.Run("lossy with observer", func(t *testing.T) {
 		w := newTMWorld(t, 3, 1, false, impair.Profile{Delay: 30 * time.Millisecond, Jitter: 20 * time.Millisecond, Loss: 0.05}, 7, rungs.StartTiming())
 		w.runUntilFrame(t, 700)
