@@ -167,8 +167,12 @@ type Peer struct {
 
 	nextWatch  time.Duration
 	watched    bool
-	badPackets uint64     // frame packets that did not decode
-	retired    []LinkStat // ended links, as they stood when they ended
+	badPackets uint64 // frame packets that did not decode
+	// implausible counts what the plausibility bounds refused; doubtful
+	// is how many queued removals may not be held yet (plausible.go).
+	implausible uint64
+	doubtful    int
+	retired     []LinkStat // ended links, as they stood when they ended
 
 	tm *telemetry // the snapshot streams of every player's links (issue 7)
 
