@@ -66,6 +66,9 @@ func (s *Session) Rejected() probe.RejectedCounts {
 		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby}
 	if s.peer != nil {
 		c.Frame = s.peer.BadPackets()
+		c.Implausible = r.Implausible + s.peer.Implausible()
+	} else {
+		c.Implausible = r.Implausible
 	}
 	c.Sum()
 	return c
