@@ -24,6 +24,38 @@ const (
 	hintFactor    = 3.0
 )
 
+// chartPane is the focused link's round-trip chart over its loss lanes.
+// It stays on the link the user chose (focus); with none chosen it shows
+// the worst link, else the first.
+type chartPane struct {
+	*ctx
+	focus  string
+	canvas *rttCanvas // the round-trip chart, kept between pictures
+}
+
+// column stacks the round-trip chart over the loss lanes, on one time axis.
+func (p *chartPane) column(focus *linkHist, w, h int) string {
+	lanes := p.lossLanes(focus, w, min(lanesH, h))
+	chart := p.rttChart(focus, w, h-len(lanes))
+	return block(append(chart, lanes...), w, h)
+}
+
+// focused is the link the charts show: the one chosen with enter or a
+// click, else the worst, else the first.
+func (p *chartPane) focused(s *session) *linkHist {
+	if h := s.links[p.focus]; h != nil && h.present {
+		return h
+	}
+	links := s.current()
+	if w := worst(links); w != "" {
+		return s.links[w]
+	}
+	if len(links) > 0 {
+		return links[0]
+	}
+	return nil
+}
+
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten, so axis labels
 // stay round.
 func niceCeil(v float64) float64 {
@@ -43,10 +75,10 @@ func niceCeil(v float64) float64 {
 // chart, and a row marking intervals with resends (•) and bad spells (✕).
 // The y-range is taken from the intervals on screen only, so after a spike
 // has scrolled away the scale comes back down.
-func (m *Model) rttChart(h *linkHist, w, height int) []string {
-	st := &m.st
+func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
+	st := &p.st
 	if h == nil {
-		return []string{m.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
+		return []string{p.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
 	}
 	title := st.title.Render("Round trip · "+h.peer) + " " +
 		st.srtt.Render("╭SRTT "+fmtMs(h.last.SRTT, h.last.RTTKnown)) + " " +
@@ -54,7 +86,7 @@ func (m *Model) rttChart(h *linkHist, w, height int) []string {
 	if legend := " " + st.warn.Render("•") + st.muted.Render("resends ") + st.err.Render("✕") + st.muted.Render("bad"); lipgloss.Width(title+legend)+4 <= w {
 		title += legend
 	}
-	out := []string{m.rule(title, w)}
+	out := []string{p.rule(title, w)}
 	gh := height - 2
 	if gh < 2 {
 		return out
@@ -82,7 +114,7 @@ func (m *Model) rttChart(h *linkHist, w, height int) []string {
 	labels := max(1, (gh-1)/ystep)
 	step := niceCeil(top * 1.05 / float64(labels))
 	top = step * rowsUp / float64(ystep)
-	chart := m.chartFor(w, gh, ystep, top)
+	chart := p.chartFor(w, gh, ystep, top)
 	// Series start at their first known value; a gap later (a link that
 	// lost its estimate) repeats the last value so the line stays whole.
 	var lastS, lastR float64
@@ -152,17 +184,17 @@ func laneCell(s share) rune {
 // one interval per column, each differenced from the cumulative totals (L5).
 // The last line is the L8 hint when resends run far above the loss actually
 // observed, else the time axis.
-func (m *Model) lossLanes(h *linkHist, w, height int) []string {
-	st := &m.st
+func (p *chartPane) lossLanes(h *linkHist, w, height int) []string {
+	st := &p.st
 	if h == nil {
-		return []string{m.rule(st.title.Render("Loss"), w)}
+		return []string{p.rule(st.title.Render("Loss"), w)}
 	}
 	sh := h.windowShares()
 	title := st.title.Render("Loss · "+h.peer) + "  " +
 		st.resend.Render("resend "+fmtShare(sh.resend)) + "  " +
 		st.in.Render("in "+fmtShare(sh.in)) + "  " +
 		st.out.Render("out "+fmtShare(sh.out)) + st.muted.Render("  last "+strconv.Itoa(tableWindow)+"s")
-	out := []string{m.rule(title, w)}
+	out := []string{p.rule(title, w)}
 	cols := w - gutter
 	vis := tail(h.samples, cols)
 	off := len(h.samples) - len(vis)
@@ -200,14 +232,14 @@ func (m *Model) lossLanes(h *linkHist, w, height int) []string {
 			}
 			out = append(out, st.warn.Render(fit(hint, w)))
 		} else {
-			out = append(out, m.timeAxis(w))
+			out = append(out, p.timeAxis(w))
 		}
 	}
 	return out
 }
 
 // timeAxis labels the charts' columns: seconds before now.
-func (m *Model) timeAxis(w int) string {
+func (p *chartPane) timeAxis(w int) string {
 	cols := w - gutter
 	left := "-" + strconv.Itoa(cols) + "s"
 	mid := "1 column = " + strconv.Itoa(int(interval.Seconds())) + " s"
@@ -220,7 +252,7 @@ func (m *Model) timeAxis(w int) string {
 	} else {
 		line += strings.Repeat(" ", max(pad, 1))
 	}
-	return m.st.muted.Render(line + right)
+	return p.st.muted.Render(line + right)
 }
 
 // l8Hint says when resends run far above observed loss (L8): some resending
@@ -311,9 +343,9 @@ type rttCanvas struct {
 	chart       streamlinechart.Model
 }
 
-func (m *Model) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
-	st := &m.st
-	c := m.rtt
+func (p *chartPane) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
+	st := &p.st
+	c := p.canvas
 	if c == nil || c.w != w || c.h != gh || c.ystep != ystep || c.theme != st.theme.Name {
 		c = &rttCanvas{w: w, h: gh, ystep: ystep, theme: st.theme.Name, top: top}
 		rowsUp := float64(gh - 1)
@@ -326,7 +358,7 @@ func (m *Model) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
 		c.chart = streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
 		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
 		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
-		m.rtt = c
+		p.canvas = c
 	}
 	c.top = top
 	c.chart.ClearAllData()

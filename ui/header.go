@@ -5,13 +5,24 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/rungs"
 )
 
 // header is two lines: who and where, with the view tabs and the clock; then
 // the frame rate, the timing in force → target and the tier badge.
-func (m *Model) header(s *session, w int) []string {
-	st := &m.st
+// headerPane is the two header lines. It keeps nothing of its own: what it
+// shows is the session and the status the Model hands it.
+type headerPane struct{ *ctx }
+
+// headerStatus is what the header shows besides the session: the view
+// open, the program's state and the clock text.
+type headerStatus struct {
+	screen           int
+	quitting, paused bool
+	clock            string
+}
+
+func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
+	st := &p.st
 	v := &s.view
 	sep := st.border.Render(" · ")
 
@@ -19,14 +30,14 @@ func (m *Model) header(s *session, w int) []string {
 	left := st.title.Render("lagscope") + " "
 	x := lipgloss.Width(left)
 	var tabs strings.Builder
-	m.hits.tabs = m.hits.tabs[:0]
+	p.hits.tabs = p.hits.tabs[:0]
 	for i, sc := range screens {
 		t := st.tabOff.Render(sc.name)
-		if i == m.screen {
+		if i == hs.screen {
 			t = st.tabOn.Render(sc.name)
 		}
 		n := lipgloss.Width(t)
-		m.hits.tabs = append(m.hits.tabs, span{x, x + n})
+		p.hits.tabs = append(p.hits.tabs, span{x, x + n})
 		x += n
 		tabs.WriteString(t)
 	}
@@ -37,22 +48,13 @@ func (m *Model) header(s *session, w int) []string {
 		right = append(right, st.err.Render("ENDED: "+s.err.Error()))
 	case s.done:
 		right = append(right, st.warn.Render("ENDED"))
-	case m.quitting:
+	case hs.quitting:
 		right = append(right, st.warn.Render("QUITTING…"))
 	}
-	if m.paused {
+	if hs.paused {
 		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
 	}
-	clock := "t " + fmtClock(v.At)
-	if m.playback != nil {
-		// The replay's position is on the session's clock: it takes t's
-		// place.
-		clock = m.playbackStatus()
-	}
-	if m.opts.Clock != nil {
-		clock += "  " + m.opts.Clock().Format("15:04:05")
-	}
-	right = append(right, st.text.Render(clock))
+	right = append(right, st.text.Render(hs.clock))
 	line1 := spread(left, strings.Join(right, "  "), w)
 
 	// Line 2: the session and the timing. When it does not fit, the parts
@@ -142,6 +144,3 @@ func spread(left, right string, w int) string {
 	}
 	return left + strings.Repeat(" ", w-lw-rw) + right
 }
-
-// tierWord is a tier as a word in its ink.
-func (m *Model) tierWord(t rungs.Tier) string { return m.st.tierStyle(t).Render(t.String()) }

@@ -112,7 +112,7 @@ func cursorAt(t *testing.T, m *Model) string {
 // table's cursor alone.
 func TestMatrixCursorKeys(t *testing.T) {
 	m := matrixModel(t, 120, 40)
-	sel := m.selected
+	sel := m.table.selected
 	steps := []struct {
 		key  tea.Msg
 		want string
@@ -138,13 +138,13 @@ func TestMatrixCursorKeys(t *testing.T) {
 			t.Fatalf("step %d: cursor on %q, want %q", i, got, s.want)
 		}
 	}
-	if m.selected != sel {
-		t.Fatalf("the matrix moved the link table's cursor: %q → %q", sel, m.selected)
+	if m.table.selected != sel {
+		t.Fatalf("the matrix moved the link table's cursor: %q → %q", sel, m.table.selected)
 	}
 	// Other views keep their keys: ↓ on the Session view moves the link
 	// cursor again.
 	press(m, tab, keyDown)
-	if m.selected == sel {
+	if m.table.selected == sel {
 		t.Fatal("↓ on the Session view no longer moves the link cursor")
 	}
 }

@@ -4,10 +4,22 @@ import (
 	"strconv"
 )
 
-// messageLines draws messages newest first, skipping the newest `from`,
-// each with the session time and frame it happened on.
-func (m *Model) messageLines(s *session, w, n, from int) []string {
-	st := &m.st
+// messagesPane is the message list: a few lines on the overview, the whole
+// list on the Messages view, where ↑/↓ scroll it (top).
+type messagesPane struct {
+	*ctx
+	top int // newest messages skipped on the Messages view
+}
+
+// scroll moves the Messages view's list by d.
+func (p *messagesPane) scroll(s *session, d int) {
+	p.top = max(0, min(p.top+d, len(s.msgs)-1))
+}
+
+// lines draws messages newest first, skipping the newest `from`, each with
+// the session time and frame it happened on.
+func (p *messagesPane) lines(s *session, w, n, from int) []string {
+	st := &p.st
 	var out []string
 	for i := len(s.msgs) - 1 - from; i >= 0 && len(out) < n; i-- {
 		msg := &s.msgs[i]
@@ -34,8 +46,18 @@ func (m *Model) messageLines(s *session, w, n, from int) []string {
 	return out
 }
 
-// messagesPane is a titled message list.
-func (m *Model) messagesPane(s *session, w, h int) []string {
-	title := m.st.title.Render("Messages") + m.st.muted.Render(" newest first")
-	return append([]string{m.rule(title, w)}, m.messageLines(s, w, h-1, 0)...)
+// pane is a titled message list, for the overview.
+func (p *messagesPane) pane(s *session, w, h int) []string {
+	title := p.st.title.Render("Messages") + p.st.muted.Render(" newest first")
+	return append([]string{p.rule(title, w)}, p.lines(s, w, h-1, 0)...)
+}
+
+// screen is the whole message list, newest first; ↑/↓ scroll.
+func (p *messagesPane) screen(s *session, w, h int) string {
+	st := &p.st
+	p.top = max(0, min(p.top, len(s.msgs)-1))
+	title := st.title.Render("Messages") + st.muted.Render("  newest first · "+strconv.Itoa(len(s.msgs))+" in all · ↑/↓ scroll")
+	out := []string{p.rule(title, w)}
+	out = append(out, p.lines(s, w, h-1, p.top)...)
+	return block(out, w, h)
 }

@@ -198,20 +198,20 @@ func TestArrowsAndEnterFocusALink(t *testing.T) {
 		t.Fatal("the worst link should be focused by default")
 	}
 	press(m, keyDown)
-	if m.selected != "carol" || !strings.Contains(m.View(), "Round trip · bob") {
-		t.Fatalf("↓ should only move the cursor: selected %q", m.selected)
+	if m.table.selected != "carol" || !strings.Contains(m.View(), "Round trip · bob") {
+		t.Fatalf("↓ should only move the cursor: selected %q", m.table.selected)
 	}
 	press(m, keyEnter)
 	if !strings.Contains(m.View(), "Round trip · carol") {
 		t.Fatal("enter should focus carol")
 	}
 	press(m, keyDown, keyDown, keyDown, keyDown)
-	if m.selected != "erin" {
-		t.Fatalf("cursor should stop at the last link, at %q", m.selected)
+	if m.table.selected != "erin" {
+		t.Fatalf("cursor should stop at the last link, at %q", m.table.selected)
 	}
 	press(m, keyUp)
-	if m.selected != "dave" {
-		t.Fatalf("↑ should move back, at %q", m.selected)
+	if m.table.selected != "dave" {
+		t.Fatalf("↑ should move back, at %q", m.table.selected)
 	}
 }
 
@@ -265,7 +265,7 @@ func TestConnectionSliderMirrored_S17(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, nil)
 	prev := -1
 	for n := rungs.Rungs; n >= 1; n-- {
-		lines := m.connectionSlider(rungs.RungTiming(n))
+		lines := newDialog(m.ctx, &probe.View{}).connectionSlider(rungs.RungTiming(n))
 		knob := len([]rune(lines[0][:strings.Index(lines[0], "●")]))
 		if knob <= prev {
 			t.Fatalf("rung %d knob at %d, not right of rung %d's %d", n, knob, n+1, prev)
@@ -365,7 +365,7 @@ func TestSortKeys(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
 	order := func() string {
 		var names []string
-		for _, h := range m.sorted(m.display()) {
+		for _, h := range m.table.sorted(m.display()) {
 			names = append(names, h.peer)
 		}
 		return strings.Join(names, ",")
@@ -374,8 +374,8 @@ func TestSortKeys(t *testing.T) {
 		t.Fatalf("house order %s", got)
 	}
 	press(m, typed("s"), typed("s"), typed("s")) // peer, state, SRTT
-	if m.sortBy != sortSRTT {
-		t.Fatalf("sort key %v", m.sortBy)
+	if m.table.sortBy != sortSRTT {
+		t.Fatalf("sort key %v", m.table.sortBy)
 	}
 	// Longest first; erin's unknown SRTT always last.
 	if got := order(); got != "bob,dave,carol,erin" {
@@ -399,12 +399,12 @@ func TestMouseClickWheelAndTabs(t *testing.T) {
 		m.View()
 	}
 	click(5, y+3) // dave's row
-	if m.focus != "dave" || !strings.Contains(m.View(), "Round trip · dave") {
-		t.Fatalf("click on a row should focus it, focus %q", m.focus)
+	if m.charts.focus != "dave" || !strings.Contains(m.View(), "Round trip · dave") {
+		t.Fatalf("click on a row should focus it, focus %q", m.charts.focus)
 	}
 	press(m, tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelUp})
-	if m.selected != "carol" {
-		t.Fatalf("wheel up should move the cursor up, at %q", m.selected)
+	if m.table.selected != "carol" {
+		t.Fatalf("wheel up should move the cursor up, at %q", m.table.selected)
 	}
 	// Click the SRTT heading: sort by it.
 	for i, k := range m.hits.colKeys {
@@ -412,8 +412,8 @@ func TestMouseClickWheelAndTabs(t *testing.T) {
 			click(m.hits.cols[i].from, y)
 		}
 	}
-	if m.sortBy != sortSRTT {
-		t.Fatalf("heading click sorted by %v", m.sortBy)
+	if m.table.sortBy != sortSRTT {
+		t.Fatalf("heading click sorted by %v", m.table.sortBy)
 	}
 	click(m.hits.tabs[2].from, 0)
 	if m.screen != 2 || !strings.Contains(m.View(), "Who made us wait") {
