@@ -41,16 +41,13 @@ func (p *chartPane) column(focus *linkHist, w, h int) string {
 }
 
 // focused is the link the charts show: the one chosen with enter or a
-// click, else the worst, else the first.
+// click, else the first. It never follows the worst-link mark on its own:
+// a chart that changes link whenever the mark moves cannot be read.
 func (p *chartPane) focused(s *session) *linkHist {
 	if h := s.links[p.focus]; h != nil && h.present {
 		return h
 	}
-	links := s.current()
-	if w := worst(links); w != "" {
-		return s.links[w]
-	}
-	if len(links) > 0 {
+	if links := s.current(); len(links) > 0 {
 		return links[0]
 	}
 	return nil
@@ -80,9 +77,16 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	if h == nil {
 		return []string{p.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
 	}
-	title := st.title.Render("Round trip · "+h.peer) + " " +
-		st.srtt.Render("╭SRTT "+fmtMs(h.last.SRTT, h.last.RTTKnown)) + " " +
-		st.rto.Render("┌RTO "+fmtMs(h.last.RTO, true)) + st.muted.Render(" ms")
+	// The longest title that fits whole: the values stay, the words go.
+	srtt, rto := fmtMs(h.last.SRTT, h.last.RTTKnown), fmtMs(h.last.RTO, true)
+	var title string
+	for _, words := range [][2]string{{"╭now ", "┌retry after "}, {"╭", "┌retry "}, {"╭", "┌"}} {
+		title = st.title.Render("Round trip · "+h.peer) + " " +
+			st.srtt.Render(words[0]+srtt) + " " + st.rto.Render(words[1]+rto) + st.muted.Render(" ms")
+		if lipgloss.Width(title)+4 <= w {
+			break
+		}
+	}
 	if legend := " " + st.warn.Render("•") + st.muted.Render("resends ") + st.err.Render("✕") + st.muted.Render("bad"); lipgloss.Width(title+legend)+4 <= w {
 		title += legend
 	}
@@ -93,9 +97,15 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	}
 	cols := w - gutter
 	vis := tail(h.samples, cols)
+	// The retry timeout counts only from the first measured round trip:
+	// before it (the lobby, a link still unmeasured) it is the initial
+	// one-second guess, which would pin the scale at 1200 ms long after a
+	// 1.5 ms link has been measured.
 	top := 0.0
+	measured := false
 	for _, s := range vis {
-		if s.hasRTO {
+		measured = measured || s.hasSRTT
+		if s.hasRTO && measured {
 			top = max(top, s.rto)
 		}
 		if s.hasSRTT {
@@ -120,11 +130,11 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	var lastS, lastR float64
 	var haveS, haveR bool
 	for _, s := range vis {
-		if s.hasRTO {
-			lastR, haveR = s.rto, true
-		}
 		if s.hasSRTT {
 			lastS, haveS = s.srtt, true
+		}
+		if s.hasRTO && haveS {
+			lastR, haveR = s.rto, true
 		}
 		if haveR {
 			chart.PushDataSet("rto", lastR)
@@ -273,8 +283,8 @@ func l8Hint(sh shares) (long, short string, ok bool) {
 		return "", "", false
 	}
 	r, o := fmtShare(sh.resend), fmtShare(share{observed, true})
-	return "resends " + r + " far above observed loss " + o + ": the round-trip estimate may have fallen behind (L8)",
-		"resends " + r + " ≫ loss " + o + ": RTT behind? (L8)", true
+	return "resends " + r + " far above observed loss " + o + ": the round-trip estimate may have fallen behind",
+		"resends " + r + " ≫ loss " + o + ": estimate behind?", true
 }
 
 // styleKey is what tells our chart styles apart; lipgloss styles are not

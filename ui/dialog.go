@@ -126,7 +126,16 @@ func (d *optionsDialog) view(s *session, w, h int) string {
 	v := &s.view
 	var lines []string
 	lines = append(lines, st.title.Render("Options"), "")
-	lines = append(lines, st.text.Render("Connection")+st.muted.Render("  (disabled: the session's master sets it)"))
+	// Who sets the connection: nobody moves this slider by hand; the
+	// master's machine picks the timing from the worst reported round trip (S9).
+	who := "  (set for everyone by the master's machine from the worst round trip)"
+	if v.Self != "" && v.Self == v.Master {
+		who = "  (you are the master: your machine sets it from the worst round trip)"
+	}
+	lines = append(lines, st.text.Render("Connection"))
+	for _, l := range wrap(strings.TrimSpace(who), max(20, w-8)) {
+		lines = append(lines, st.muted.Render(l))
+	}
 	if v.InForce.Valid() {
 		lines = append(lines, p.connectionSlider(v.InForce)...)
 		lines = append(lines, "      "+st.tierStyle(v.InForce.Tier()).Render(v.InForce.Label())+st.muted.Render("  timing "+v.InForce.String()))

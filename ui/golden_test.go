@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 		{"Help", []tea.Msg{typed("?")}, "Mouse:"},
 		{"HintL8", []tea.Msg{tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyEnter}}, "Round trip · dave"},
 	}
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range goldenSizes {
 		for _, v := range views {
 			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
 				m := drive(t, sz[0], sz[1], fixtureUpdates(), v.keys, v.want)
@@ -111,3 +111,7 @@ func checkSize(t *testing.T, out string, w, h int) {
 		}
 	}
 }
+
+// goldenSizes are the terminal sizes every view is pinned at (issue 17):
+// the smallest supported, a common one and a wide one.
+var goldenSizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}

@@ -96,15 +96,17 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		timing += " " + badge
 	}
 	parts = append(parts, part{timing, 0})
-	switch {
+	// The game's state, as calmed by the session (at most one change a
+	// second).
+	switch cs := &s.status; {
 	case !s.have:
 		parts = append(parts, part{st.muted.Render("waiting for the engine…"), 0})
-	case !v.Started:
+	case cs.kind == statusLobby:
 		parts = append(parts, part{st.warn.Render("lobby"), 0})
-	case v.Stalled && v.WaitedOn != "":
-		parts = append(parts, part{st.warn.Render("waiting for " + v.WaitedOn), 1})
+	case cs.kind == statusWaiting:
+		parts = append(parts, part{st.warn.Render("waiting for " + cs.waitedOn), 1})
 	default:
-		parts = append(parts, part{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(v.Frame)), 2})
+		parts = append(parts, part{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(cs.frame)), 2})
 	}
 	join := func() string {
 		var b []string

@@ -31,6 +31,7 @@ const (
 	mxNameW    = 10 // the FROM column
 	mxMinCell  = 5  // a cell: cursor gutter, "999" and a space
 	mxMaxCell  = 13 // enough for "!1234 Normal"
+	mxWideCell = 18 // on a very wide terminal
 	mxCauseBar = 24 // the longest bar of the ranking
 )
 
@@ -66,7 +67,21 @@ func (p *matrixPane) matrixLines(s *session, mv *probe.MatrixView, w, h int) []s
 		about += st.muted.Render(", tier it alone needs at " + strconv.Itoa(fps) + " fps")
 	}
 	if len(mv.Players) == 0 {
-		return []string{p.rule(st.title.Render("Matrix")+about, w), st.muted.Render("  no players yet")}
+		// The matrix is built from the players' reports about their
+		// links; in the lobby, or in a recording without them, there are
+		// players but no reports yet.
+		msg := "  no players yet"
+		if n := len(s.view.Players); n > 0 {
+			msg = "  " + strconv.Itoa(n) + " players in the session; no link reports yet"
+			if !s.view.Started {
+				msg += ": the matrix fills in once the game starts"
+			}
+		}
+		out := []string{p.rule(st.title.Render("Matrix")+about, w)}
+		for _, l := range wrap(msg, w-2) {
+			out = append(out, st.muted.Render(l))
+		}
+		return out
 	}
 	from, to := p.matrixSelection(mv, fps)
 	// The grid gets at most half the height: the ranking and the waits
@@ -142,7 +157,11 @@ func cellWidth(w, n int) int {
 	if n <= 0 {
 		return mxMaxCell
 	}
-	return min(mxMaxCell, max(mxMinCell, (w-2-mxNameW)/n))
+	top := mxMaxCell
+	if w >= veryWide {
+		top = mxWideCell // room for whole names in the heading
+	}
+	return min(top, max(mxMinCell, (w-2-mxNameW)/n))
 }
 
 // matrixGrid is the heading and one row per player, at most maxRows rows.
@@ -306,9 +325,9 @@ func (p *matrixPane) matrixDetail(s *session, mv *probe.MatrixView, fps int, fro
 	kv := func(k, v string) string { return st.muted.Render(k+" ") + st.text.Render(v) }
 	parts := []string{
 		st.text.Render(l.State.String()),
-		kv("SRTT", fmtMs(l.SRTT, l.RTTKnown)+" ± "+fmtMs(l.RTTVAR, l.RTTKnown)+" ms"),
-		kv("RTO", fmtMs(l.RTO, true)+" ms"),
-		kv("conn", fmtSec(l.ConnTimeout)),
+		kv("round trip", fmtMs(l.SRTT, l.RTTKnown)+" ± "+fmtMs(l.RTTVAR, l.RTTKnown)+" ms"),
+		kv("resend after", fmtMs(l.RTO, true)+" ms"),
+		kv("timeout", fmtSec(l.ConnTimeout)),
 	}
 	if l.RTTKnown && fps > 0 {
 		parts = append(parts, kv("needs", rungs.Need(l.SRTT, fps).Label()))
@@ -318,19 +337,19 @@ func (p *matrixPane) matrixDetail(s *session, mv *probe.MatrixView, fps int, fro
 		sh = h.windowShares()
 	}
 	more := []string{
-		kv("resend", "") + st.resend.Render(fmtShare(sh.resend)),
-		kv("in loss", "") + st.in.Render(fmtShare(sh.in)),
-		kv("out loss", "") + st.out.Render(fmtShare(sh.out)),
+		kv("resent", "") + st.resend.Render(fmtShare(sh.resend)),
+		kv("lost in", "") + st.in.Render(fmtShare(sh.in)),
+		kv("lost out", "") + st.out.Render(fmtShare(sh.out)),
 		kv(from+" waited for "+to, fmtWait(l.Caused)),
 	}
 	if w >= wideLayout {
 		more = append(more, kv("sent/resent", fmtCount(l.Sent, l.LossKnown)+"/"+fmtCount(l.Retransmitted, l.LossKnown)),
-			kv("in exp/lost", fmtCount(l.Expected, l.LossKnown)+"/"+fmtCount(l.Missing, l.LossKnown)),
-			kv("peer exp/lost", fmtCount(l.PeerExpected, l.PeerKnown)+"/"+fmtCount(l.PeerMissing, l.PeerKnown)))
+			kv("in: due/lost", fmtCount(l.Expected, l.LossKnown)+"/"+fmtCount(l.Missing, l.LossKnown)),
+			kv("out: due/lost", fmtCount(l.PeerExpected, l.PeerKnown)+"/"+fmtCount(l.PeerMissing, l.PeerKnown)))
 	}
-	line1 := head + strings.Join(parts, "  ")
-	line2 := "  " + strings.Join(more, "  ")
-	return []string{fit(line1, w), fit(line2, w)}
+	// The parts flow onto as many lines as the width needs, never cut.
+	out := flow(head, parts, "  ", "    ", w)
+	return append(out, flow("  ", more, "  ", "    ", w)...)
 }
 
 // matrixWaits is each player's waits and whom it waited for most.
@@ -340,7 +359,7 @@ func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 		return nil
 	}
 	out := []string{p.rule(st.title.Render("Waits")+st.muted.Render("  each player's own, and whom it waited for"), w)}
-	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("WAITED", 8) + padLeft("LONGEST", 8) + padLeft("PROC", 7) + "  MOSTLY FOR"
+	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("WAITED", 8) + padLeft("LONGEST", 8) + padLeft("PROCESS", 8) + "  MOSTLY FOR"
 	out = append(out, st.muted.Render(fit(head, w)))
 	for i := range mv.Players {
 		if len(out) >= h {
@@ -352,7 +371,7 @@ func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 			name = st.accent.Render(fit(p.Name, mxNameW))
 		}
 		if !p.Known {
-			out = append(out, fit("  "+name+st.muted.Render(padLeft(unknown, 7)+padLeft(unknown, 8)+padLeft(unknown, 8)+padLeft(unknown, 7)+"  no telemetry yet"), w))
+			out = append(out, fit("  "+name+st.muted.Render(padLeft(unknown, 7)+padLeft(unknown, 8)+padLeft(unknown, 8)+padLeft(unknown, 8)+"  no reports yet"), w))
 			continue
 		}
 		opt := func(d *time.Duration) string {
@@ -377,7 +396,7 @@ func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 				most += st.muted.Render(", " + ws[1].Player + " " + fmtWait(ws[1].Time))
 			}
 		}
-		line := "  " + name + st.text.Render(padLeft(strconv.Itoa(p.Frame), 7)+padLeft(fmtWait(p.Waited), 8)+padLeft(opt(p.Wait), 8)+padLeft(opt(p.Process), 7)) + "  " + most
+		line := "  " + name + st.text.Render(padLeft(strconv.Itoa(p.Frame), 7)+padLeft(fmtWait(p.Waited), 8)+padLeft(opt(p.Wait), 8)+padLeft(opt(p.Process), 8)) + "  " + most
 		out = append(out, fit(line, w))
 	}
 	return out
@@ -391,7 +410,15 @@ func (p *matrixPane) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
 		return nil
 	}
 	out := []string{p.rule(st.title.Render("Who causes lag")+st.muted.Render("  time the others waited for each player"), w)}
+	// Only players someone actually waited for are ranked: a list of
+	// players at 0 ms would name culprits where there are none.
 	cs := mv.Culprits()
+	for len(cs) > 0 && cs[len(cs)-1].Caused <= 0 {
+		cs = cs[:len(cs)-1] // sorted longest first: the zeros are last
+	}
+	if len(cs) == 0 && h > 1 {
+		out = append(out, st.muted.Render(fit("  nobody has made the others wait", w)))
+	}
 	top := time.Duration(0)
 	if len(cs) > 0 {
 		top = cs[0].Caused

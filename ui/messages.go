@@ -2,6 +2,9 @@ package ui
 
 import (
 	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
 )
 
 // messagesPane is the message list: a few lines on the overview, the whole
@@ -17,7 +20,8 @@ func (p *messagesPane) scroll(s *session, d int) {
 }
 
 // lines draws messages newest first, skipping the newest `from`, each with
-// the session time and frame it happened on.
+// the session time and frame it happened on; a message longer than the
+// width wraps between words under its own text.
 func (p *messagesPane) lines(s *session, w, n, from int) []string {
 	st := &p.st
 	var out []string
@@ -27,18 +31,38 @@ func (p *messagesPane) lines(s *session, w, n, from int) []string {
 		if w >= 60 {
 			frame = padLeft(frame, 7)
 		}
-		stamp := st.muted.Render(fmtClock(msg.at) + " " + frame + " ")
-		text := st.text.Render(msg.text)
+		plainStamp := fmtClock(msg.at) + " " + frame + " "
+		stamp := st.muted.Render(plainStamp)
+		sw := lipgloss.Width(plainStamp)
+		style := st.text
 		switch msg.kind {
-		case msgTier:
-			t := tierByName(msg.tier)
-			text = st.text.Render(tierPrefix) + st.tierStyle(t).Render(msg.tier)
 		case msgAlarm:
-			text = st.err.Render(msg.text)
+			style = st.err
 		case msgMember:
-			text = st.accent.Render(msg.text)
+			style = st.accent
+		case msgAlert:
+			style = st.err
 		}
-		out = append(out, fit(stamp+text, w))
+		text := msg.text
+		if msg.kind == msgAlert {
+			text = alertMark + text
+		}
+		for j, line := range wrap(text, w-sw) {
+			if len(out) >= n {
+				break
+			}
+			drawn := style.Render(line)
+			if msg.kind == msgTier && strings.HasSuffix(line, msg.tier) {
+				// The tier word in its ink; the rest plain.
+				t := tierByName(msg.tier)
+				drawn = st.text.Render(strings.TrimSuffix(line, msg.tier)) + st.tierStyle(t).Render(msg.tier)
+			}
+			lead := stamp
+			if j > 0 {
+				lead = strings.Repeat(" ", sw)
+			}
+			out = append(out, fit(lead+drawn, w))
+		}
 	}
 	if len(s.msgs) == 0 {
 		out = append(out, st.muted.Render("  no messages yet"))

@@ -80,6 +80,7 @@ type Model struct {
 	dialog  *optionsDialog // nil when closed
 
 	screen   int
+	flash    string // a short note in the footer ("theme: light") until the next key
 	showHelp bool
 	paused   bool
 	quitting bool
@@ -123,7 +124,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	c := &ctx{r: r, keys: newKeyMap(), help: help.New()}
 	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
 	m.header, m.table, m.charts, m.ladder = headerPane{c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{c}
-	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{c}
+	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	if pb, ok := feed.(Playback); ok {
 		m.playback, m.keys.replay = pb, true
 	}
@@ -264,6 +265,7 @@ func (m *Model) quit() tea.Cmd {
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := &m.keys
+	m.flash = "" // a note in the footer lasts until the next key
 	if key.Matches(msg, k.Quit) {
 		return m.quit()
 	}
@@ -280,6 +282,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if m.showHelp {
 		if key.Matches(msg, k.Help, k.Close) {
 			m.showHelp = false
+		} else {
+			m.helpv.key(msg)
 		}
 		return nil
 	}
@@ -294,7 +298,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpv.top = true, 0
 	case key.Matches(msg, k.NextView):
 		m.screen = (m.screen + 1) % len(screens)
 	case key.Matches(msg, k.PrevView):
@@ -317,6 +321,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.togglePause()
 	case key.Matches(msg, k.Theme):
 		m.setTheme(themes.Next(m.st.theme.Name))
+		m.flash = "theme: " + m.st.theme.Name
 	}
 	return nil
 }
@@ -409,12 +414,20 @@ func (m *Model) tooSmall() string {
 
 func (m *Model) footer(w int) string {
 	m.help.Width = w
+	note := ""
+	if m.flash != "" {
+		note = m.st.accent.Render(m.flash)
+		m.help.Width = max(10, w-lipgloss.Width(note)-2)
+	}
 	var line string
 	switch {
 	case m.dialog != nil:
 		line = m.help.ShortHelpView(dialogKeys{m.keys}.ShortHelp())
 	default:
 		line = m.help.ShortHelpView(m.keys.ShortHelp())
+	}
+	if note != "" {
+		return spread(line, note, w)
 	}
 	return fit(line, w)
 }

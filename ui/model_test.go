@@ -224,8 +224,10 @@ func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
 	if !strings.Contains(v, inForce.Label()) || !strings.Contains(v, "(rung 5)") {
 		t.Fatalf("dialog lacks the Connection label %q:\n%s", inForce.Label(), v)
 	}
-	if !strings.Contains(v, "disabled") {
-		t.Error("the Connection slider should say it is disabled")
+	// alice is the master here: the dialog says who sets it, in the
+	// second person (issue 17), never that the master does it elsewhere.
+	if !strings.Contains(v, "you are the master") || strings.Contains(v, "the session's master sets it") {
+		t.Errorf("the Connection slider should say that the master's own machine sets it:\n%s", v)
 	}
 	// The knob of the mirrored slider sits at rung 5's place: rung 10 is
 	// the left end, rung 1 the right end.
@@ -385,8 +387,9 @@ func TestSortKeys(t *testing.T) {
 	if got := order(); got != "carol,dave,bob,erin" {
 		t.Fatalf("by SRTT reversed %s (unknown stays last)", got)
 	}
-	if !strings.Contains(m.View(), "SRTT m▲") {
-		t.Error("the sort column should be marked in the heading")
+	// The arrow follows the whole heading: the unit stays (issue 17).
+	if !strings.Contains(m.View(), "RTT ms▲") {
+		t.Errorf("the sort column should be marked after its heading and unit:\n%s", m.View())
 	}
 }
 
@@ -495,7 +498,7 @@ func TestMessagesNewestFirstWithTimeAndFrame_S18(t *testing.T) {
 	}
 	first := line("01:35", "f2850", "Connection quality target: Fast")
 	second := line("01:10", "f2100", "frank left the session")
-	oldest := line("00:00", "f0", "alice is the master")
+	oldest := line("00:00", "f0", "you are the master") // alice is this machine
 	if first < 0 || second < 0 || oldest < 0 || !(first < second && second < oldest) {
 		t.Fatalf("messages not newest first with time and frame (%d %d %d):\n%s", first, second, oldest, v)
 	}

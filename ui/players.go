@@ -14,8 +14,8 @@ type playersPane struct{ *ctx }
 // (S5–S8), and ranks whom this machine has waited for.
 func (p *playersPane) view(s *session, w, h int) string {
 	st := &p.st
-	out := []string{p.rule(st.title.Render("Players")+st.muted.Render("  latest reports (S5): round trip, longest wait, processing time"), w)}
-	head := fit("  "+fit("PLAYER", 14)+fit("ROLE", 18)+padLeft("REPORT", 8)+padLeft("RTT ms", 9)+padLeft("WAIT", 9)+padLeft("PROCESS", 9)+"  FRESH", w)
+	out := []string{p.rule(st.title.Render("Players")+st.muted.Render("  latest reports: round trip, longest wait, processing time"), w)}
+	head := fit("  "+fit("PLAYER", 14)+fit("ROLE", 18)+padLeft("FRAME", 8)+padLeft("RTT ms", 9)+padLeft("LONGEST", 9)+padLeft("PROCESS", 9)+"  REPORT", w)
 	out = append(out, st.muted.Render(head))
 	for _, p := range s.view.Players {
 		var role []string
@@ -36,11 +36,11 @@ func (p *playersPane) view(s *session, w, h int) string {
 		}
 		rep, rtt, wait, proc, fresh := unknown, unknown, unknown, unknown, unknown
 		if r := p.Report; r != nil {
-			rep = "f" + strconv.Itoa(r.Frame)
+			rep = strconv.Itoa(r.Frame)
 			if r.RTT != nil {
 				rtt = fmtMs(*r.RTT, true)
 			} else {
-				rtt = unknown + " (S6)"
+				rtt = unknown
 			}
 			wait, proc = fmtWait(r.Wait), fmtWait(r.Process)
 			fresh = "expired"
@@ -57,6 +57,17 @@ func (p *playersPane) view(s *session, w, h int) string {
 	}
 	out = append(out, "", p.rule(st.title.Render("Who made us wait")+st.muted.Render("  time this machine spent waiting for each peer's commands"), w))
 	links := s.current()
+	// Peers we never waited for are not ranked.
+	kept := links[:0]
+	for _, l := range links {
+		if l.last.Caused > 0 {
+			kept = append(kept, l)
+		}
+	}
+	links = kept
+	if len(links) == 0 {
+		out = append(out, st.muted.Render("  nobody has made us wait"))
+	}
 	sort.SliceStable(links, func(i, j int) bool { return links[i].last.Caused > links[j].last.Caused })
 	var top time.Duration
 	for _, l := range links {

@@ -34,6 +34,7 @@ var screens = []screen{
 const (
 	ladderW     = 32 // the ladder column when the messages go below
 	wideLayout  = 120
+	veryWide    = 160
 	minChartH   = 7
 	lanesH      = 5 // title, three lanes, axis or hint
 	minMessages = 3
@@ -53,6 +54,11 @@ func (m *Model) overview(s *session, w, h, y int) string {
 
 	if w >= wideLayout {
 		rightW := min(max(w/3, 44), 60)
+		if w >= veryWide {
+			// A wide terminal gives the ladder and the message list under
+			// it the room: messages are the longest lines on screen.
+			rightW = w * 2 / 5
+		}
 		leftW := w - rightW - 1
 		ladder := m.ladder.ladder(s, rightW, rest)
 		msgs := m.msgs.pane(s, rightW, rest-len(ladder))
@@ -87,12 +93,12 @@ func (m *Model) linkScreen(s *session, w, h, y int) string {
 	info := []string{
 		m.rule(st.title.Render("Link "+lv.From+" → "+focus.peer)+st.muted.Render("  "+strconv.Itoa(pos+1)+" of "+strconv.Itoa(len(links))+"  ↑/↓ other links"), w),
 		kv("state", lv.State.String()),
-		kv("SRTT / RTTVAR", fmtMs(lv.SRTT, lv.RTTKnown)+" / "+fmtMs(lv.RTTVAR, lv.RTTKnown)+" ms"),
-		kv("retry timeout (RTO)", fmtMs(lv.RTO, true)+" ms"),
+		kv("round trip ± jitter", fmtMs(lv.SRTT, lv.RTTKnown)+" ± "+fmtMs(lv.RTTVAR, lv.RTTKnown)+" ms"),
+		kv("resend after", fmtMs(lv.RTO, true)+" ms"),
 		kv("connection timeout", fmtSec(lv.ConnTimeout)),
-		kv("sent / resent", fmtCount(lv.Sent, lv.LossKnown)+" / "+fmtCount(lv.Retransmitted, lv.LossKnown)+"   resend share "+fmtShare(sh.resend)),
-		kv("inbound expected/lost", fmtCount(lv.Expected, lv.LossKnown)+" / "+fmtCount(lv.Missing, lv.LossKnown)+"   loss share "+fmtShare(sh.in)),
-		kv("peer reports exp/lost", fmtCount(lv.PeerExpected, lv.PeerKnown)+" / "+fmtCount(lv.PeerMissing, lv.PeerKnown)+"   loss share "+fmtShare(sh.out)),
+		kv("sent / resent", fmtCount(lv.Sent, lv.LossKnown)+" / "+fmtCount(lv.Retransmitted, lv.LossKnown)+"   resent "+fmtShare(sh.resend)),
+		kv("coming in: due / lost", fmtCount(lv.Expected, lv.LossKnown)+" / "+fmtCount(lv.Missing, lv.LossKnown)+"   lost "+fmtShare(sh.in)),
+		kv("going out: due / lost", fmtCount(lv.PeerExpected, lv.PeerKnown)+" / "+fmtCount(lv.PeerMissing, lv.PeerKnown)+"   lost "+fmtShare(sh.out)),
 		kv("we waited for it", fmtWait(lv.Caused)+"   its commands complete to frame "+strconv.Itoa(lv.Through)),
 	}
 	infoW := min(w, 72)

@@ -181,7 +181,12 @@ const (
 	msgTier           // S18: Connection quality target: <tier>
 	msgAlarm          // a bad connection, a desync
 	msgMember         // the master changed, a player left
+	msgAlert          // an alert (probe.AlertEvent): rings the bell when it is on
 )
+
+// alertMark starts an alert's line in the message list, so it reads as one
+// without colour.
+const alertMark = "ALERT "
 
 type message struct {
 	at    time.Duration
@@ -199,7 +204,9 @@ type session struct {
 	order   []string    // peers in the order first seen (house order)
 	mx      *matrixHist // every player's links, for the Matrix view
 	msgs    []message
-	masters int // master events seen, to tell the first from a handoff
+	status  status // the header's state, changed at most once per calmEvery
+	masters int    // master events seen, to tell the first from a handoff
+	alerts  int // alert events seen: the bell rings when this grows
 	done    bool
 	err     error
 }
@@ -211,7 +218,7 @@ const tierPrefix = "Connection quality target: "
 // apply takes in one update: every event, then the newest picture.
 func (s *session) apply(u probe.Update) {
 	for _, e := range u.Events {
-		s.event(u.View.At, e)
+		s.event(u.View.At, u.View.Self, e)
 	}
 	if u.Done {
 		s.done = true
@@ -227,6 +234,7 @@ func (s *session) apply(u probe.Update) {
 
 func (s *session) take(v probe.View) {
 	s.view, s.have = v, true
+	s.calm(v)
 	for _, h := range s.links {
 		h.present = false
 	}
@@ -243,7 +251,9 @@ func (s *session) take(v probe.View) {
 	s.mx.observe(v.At, matrixOf(&v))
 }
 
-func (s *session) event(at time.Duration, e probe.Event) {
+// event turns an event into a message. Sentences about this machine's
+// player are in the second person ("you are the master").
+func (s *session) event(at time.Duration, self string, e probe.Event) {
 	h := probe.Head(e)
 	if h.TMs != nil {
 		at = netcore.FromMillis(*h.TMs)
@@ -260,14 +270,26 @@ func (s *session) event(at time.Duration, e probe.Event) {
 		}
 	case *probe.RemovedEvent:
 		m.text, m.kind = e.Player+" left the session", msgMember
+		if self != "" && e.Player == self {
+			m.text = "you left the session"
+		}
 	case *probe.MasterEvent:
 		s.masters++
 		m.kind = msgMember
-		if s.masters == 1 {
+		you := self != "" && e.Player == self
+		switch {
+		case s.masters == 1 && you:
+			m.text = "you are the master"
+		case s.masters == 1:
 			m.text = e.Player + " is the master"
-		} else {
+		case you:
+			m.text = "you took over as master"
+		default:
 			m.text = e.Player + " took over as master"
 		}
+	case *probe.AlertEvent:
+		m.text, m.kind = e.Text, msgAlert
+		s.alerts++
 	default:
 		return
 	}
@@ -275,6 +297,55 @@ func (s *session) event(at time.Duration, e probe.Event) {
 	if len(s.msgs) > 2*maxMessages {
 		s.msgs = append(s.msgs[:0], s.msgs[len(s.msgs)-maxMessages:]...)
 	}
+}
+
+// calmEvery is the least time between two changes of the header's state
+// (issue 17: during a spike it switched between "frame N" and "waiting for
+// bob" 16 times in 10 s, which reads as noise, not news).
+const calmEvery = time.Second
+
+type statusKind uint8
+
+const (
+	statusLobby statusKind = iota
+	statusFrame
+	statusWaiting
+)
+
+// status is what the header says the game is doing: in the lobby, at a
+// frame, or waiting for a player's commands.
+type status struct {
+	kind     statusKind
+	frame    int
+	waitedOn string
+	since    time.Duration // View.At when it was last changed
+	set      bool
+}
+
+func statusOf(v *probe.View) status {
+	switch {
+	case !v.Started:
+		return status{kind: statusLobby}
+	case v.Stalled && v.WaitedOn != "":
+		return status{kind: statusWaiting, waitedOn: v.WaitedOn}
+	}
+	return status{kind: statusFrame, frame: v.Frame}
+}
+
+// calm takes v's status into the header at most once per calmEvery of
+// session time (the View's clock, so a replay and a simulation are as calm
+// as a live game). A picture from the past (a replay sought back) is taken
+// at once.
+func (s *session) calm(v probe.View) {
+	c := statusOf(&v)
+	if s.status.set && v.At >= s.status.since && v.At-s.status.since < calmEvery {
+		return
+	}
+	if s.status.set && c.kind == s.status.kind && c.waitedOn == s.status.waitedOn && c.frame == s.status.frame {
+		return
+	}
+	c.since, c.set = v.At, true
+	s.status = c
 }
 
 // clone copies the session deeply enough that applying updates to the

@@ -221,16 +221,20 @@ type column struct {
 	right       bool
 }
 
+// Headings are words a player reads; the short forms (each in the `?`
+// glossary) are used only where the width forces them. Every width leaves
+// room for the sort arrow after the heading, so the arrow never hides a
+// unit.
 var tableCols = []column{
-	{sortPeer, "PEER", "PEER", 10, 8, false},
+	{sortPeer, "PLAYER", "PLAYER", 10, 8, false},
 	{sortState, "STATE", "STATE", 11, 6, false},
-	{sortSRTT, "SRTT ms", "SRTT", 7, 5, true},
-	{sortRTTVAR, "VAR ms", "VAR", 6, 5, true},
-	{sortRTO, "RTO ms", "RTO", 6, 5, true},
-	{sortConn, "CONN", "CONN", 5, 5, true},
-	{sortResend, "RESEND", "RSND", 6, 5, true},
-	{sortIn, "IN LOSS", "IN", 7, 5, true},
-	{sortOut, "OUT LOSS", "OUT", 8, 5, true},
+	{sortSRTT, "RTT ms", "RTT", 7, 5, true},
+	{sortRTTVAR, "JITTER", "JIT", 7, 5, true},
+	{sortRTO, "RETRY ms", "RETRY", 9, 6, true},
+	{sortConn, "TIMEOUT", "T/O", 8, 5, true},
+	{sortResend, "RESENT", "RSND", 7, 5, true},
+	{sortIn, "LOST IN", "IN", 8, 5, true},
+	{sortOut, "LOST OUT", "OUT", 9, 5, true},
 	{sortWait, "WAITED", "WAIT", 7, 6, true},
 }
 
@@ -277,8 +281,8 @@ func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
 			h = c.head
 		}
 		if p.sortBy == c.key {
-			if r := []rune(h); len(r) >= widths[i] {
-				h = string(r[:widths[i]-1])
+			if lipgloss.Width(h)+1 > widths[i] {
+				h = c.short // the arrow goes after a whole heading
 			}
 			if p.sortDesc {
 				h += "▼"
@@ -296,7 +300,13 @@ func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
 		x += widths[i] + 1
 	}
 	if sparkW >= 4 {
-		hb.WriteString(fit("SRTT history", sparkW))
+		// The longest heading that fits whole.
+		for _, h := range []string{"round trip history", "history", ""} {
+			if len(h) <= sparkW {
+				hb.WriteString(fit(h, sparkW))
+				break
+			}
+		}
 	}
 	out := []string{st.muted.Render(fit(hb.String(), w))}
 
