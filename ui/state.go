@@ -206,7 +206,7 @@ type session struct {
 	msgs    []message
 	status  status // the header's state, changed at most once per calmEvery
 	masters int    // master events seen, to tell the first from a handoff
-	alerts  int // alert events seen: the bell rings when this grows
+	alerts  int    // alert events seen: the bell rings when this grows
 	done    bool
 	err     error
 }
