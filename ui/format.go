@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/textsafe"
 )
 
 // unknown is how every value that is not known is written (L3): never 0.
@@ -255,3 +256,27 @@ func flow(first string, parts []string, sep, indent string, w int) []string {
 	}
 	return append(out, fit(line, w))
 }
+
+// fitWords fits plain text in w cells, dropping whole words from the end
+// (and saying so with "…") rather than cutting one.
+func fitWords(text string, w int) string {
+	if lipgloss.Width(text) <= w {
+		return text
+	}
+	if w < 1 {
+		return ""
+	}
+	words := strings.Fields(text)
+	for n := len(words) - 1; n > 0; n-- {
+		s := strings.Join(words[:n], " ") + "…"
+		if lipgloss.Width(s) <= w {
+			return s
+		}
+	}
+	return "…"
+}
+
+// textOf is text from outside the program (a player's name, a message, a
+// verdict naming players) made safe for the terminal: control bytes and
+// escape sequences written out visibly rather than sent (textsafe).
+func textOf(s string) string { return textsafe.Terminal(s) }

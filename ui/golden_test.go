@@ -115,3 +115,22 @@ func checkSize(t *testing.T, out string, w, h int) {
 // goldenSizes are the terminal sizes every view is pinned at (issue 17):
 // the smallest supported, a common one and a wide one.
 var goldenSizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}
+
+// TestGoldenDiagnosis pins the Diagnosis view (issue 13) from the
+// hand-made diagnosis, and the header's verdict on the overview.
+func TestGoldenDiagnosis(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("Diagnosis_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := drive(t, sz[0], sz[1], diagnosisUpdates(), toDiagnosis, "who and what holds")
+			out := m.View()
+			checkSize(t, out, sz[0], sz[1])
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+		t.Run(fmt.Sprintf("Verdict_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := drive(t, sz[0], sz[1], diagnosisUpdates(), nil, "")
+			out := m.View()
+			checkSize(t, out, sz[0], sz[1])
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+	}
+}

@@ -19,6 +19,7 @@ type headerStatus struct {
 	screen           int
 	quitting, paused bool
 	clock            string
+	noVerdict        bool // the view open shows the whole verdict itself
 }
 
 func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
@@ -130,7 +131,19 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		line2 = join()
 	}
 	line2 = fit(line2, w)
-	return []string{line1, line2}
+	out := []string{line1, line2}
+	// The diagnosis's verdict (issue 13), when there is one: at most two
+	// lines, ended between words; the Diagnosis view has the whole of it.
+	if d := v.Diagnosis; d != nil && d.Verdict != "" && !hs.noVerdict {
+		lines := wrap(textOf(d.Verdict), w-2)
+		if len(lines) > 2 {
+			lines = append(lines[:1], fitWords(strings.Join(lines[1:], " "), w-2))
+		}
+		for _, l := range lines {
+			out = append(out, fit("  "+st.warn.Render(l), w))
+		}
+	}
+	return out
 }
 
 // spread puts left and right on one line of width w, right-aligned; when

@@ -39,10 +39,12 @@ var glossary = [][2]string{
 	{"f275", "message list: the frame the message belongs to"},
 	{"~ ! ? ·", "matrix: provisional, bad, not known here, the player itself"},
 	{"ALERT", "an alert; the bell rings with it when the bell is on (b)"},
-	{"access", "diagnosis: a player's own share of every round trip it is on"},
+	{"SHARE", "diagnosis: a player's own share of every round trip it is on, in ms"},
+	{"PROCESS", "time a player's machine needs per frame, in ms"},
 	{"caused", "diagnosis: time the others waited for that player's commands"},
-	{"rung w/o", "diagnosis: the rung the others would need without that player"},
-	{"excess", "diagnosis: how far a link's round trip exceeds its players' shares"},
+	{"WITHOUT", "diagnosis: the rung the others would need without that player"},
+	{"EXCESS", "diagnosis: how far a link's round trip exceeds its players' shares"},
+	{"!", "diagnosis: the player or the path that holds the match back"},
 }
 
 // key scrolls the help; it reports whether it used the key.

@@ -143,7 +143,7 @@ func TestMatrixCursorKeys(t *testing.T) {
 	}
 	// Other views keep their keys: ↓ on the Session view moves the link
 	// cursor again.
-	press(m, tab, keyDown)
+	press(m, tab, tab, keyDown)
 	if m.table.selected == sel {
 		t.Fatal("↓ on the Session view no longer moves the link cursor")
 	}

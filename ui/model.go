@@ -75,6 +75,7 @@ type Model struct {
 	ladder  ladderPane
 	msgs    messagesPane
 	matrix  matrixPane
+	diag    diagnosisPane
 	players playersPane
 	helpv   helpPane
 	dialog  *optionsDialog // nil when closed
@@ -125,6 +126,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
 	m.header, m.table, m.charts, m.ladder = headerPane{c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
+	m.diag = diagnosisPane{ctx: c}
 	if pb, ok := feed.(Playback); ok {
 		m.playback, m.keys.replay = pb, true
 	}
@@ -404,7 +406,8 @@ func (m *Model) headerStatus() headerStatus {
 	if m.opts.Clock != nil {
 		clock += "  " + m.opts.Clock().Format("15:04:05")
 	}
-	return headerStatus{screen: m.screen, quitting: m.quitting, paused: m.paused, clock: clock}
+	return headerStatus{screen: m.screen, quitting: m.quitting, paused: m.paused, clock: clock,
+		noVerdict: screens[m.screen].name == "Diagnosis" && !m.showHelp && m.dialog == nil}
 }
 
 func (m *Model) tooSmall() string {

@@ -178,7 +178,7 @@ func TestFeedDoneEndsUIUnlessKeptOpen(t *testing.T) {
 
 func TestTabCyclesViews(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
-	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "Round trip · bob"}
+	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "who and what holds", "Round trip · bob"}
 	for _, w := range want {
 		press(m, tab)
 		if !strings.Contains(m.View(), w) {
@@ -186,8 +186,8 @@ func TestTabCyclesViews(t *testing.T) {
 		}
 	}
 	press(m, shiftTab)
-	if !strings.Contains(m.View(), "Matrix  row → column") {
-		t.Fatal("shift+tab should go back to Matrix")
+	if !strings.Contains(m.View(), "who and what holds") {
+		t.Fatal("shift+tab should go back to Diagnosis")
 	}
 }
 

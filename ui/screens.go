@@ -28,6 +28,7 @@ var screens = []screen{
 	{name: "Players", render: (*Model).playersScreen},
 	{name: "Messages", render: (*Model).messagesScreen, scrolls: true},
 	{name: "Matrix", render: (*Model).matrixScreen, key: func(m *Model, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
+	{name: "Diagnosis", render: (*Model).diagnosisScreen, key: func(m *Model, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
 }
 
 // Layout constants of the overview.
@@ -123,6 +124,12 @@ func (m *Model) playersScreen(s *session, w, h, y int) string {
 func (m *Model) messagesScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.msgs.screen(s, w, h)
+}
+
+// diagnosisScreen is the Diagnosis view.
+func (m *Model) diagnosisScreen(s *session, w, h, y int) string {
+	m.hits.hasTable = false
+	return m.diag.view(s, w, h)
 }
 
 // matrixScreen is the Matrix view.

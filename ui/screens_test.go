@@ -37,6 +37,9 @@ func everyView() []screenCase {
 		{"LongMessages", longMessageUpdates, []tea.Msg{tab, tab, tab}},
 		{"LongMessagesSession", longMessageUpdates, nil},
 		{"Lobby", lobbyUpdates, nil},
+		{"Diagnosis", diagnosisUpdates, toDiagnosis},
+		{"DiagnosisNone", fixtureUpdates, toDiagnosis},
+		{"DiagnosisVerdictHeader", diagnosisUpdates, nil},
 		{"LobbyMatrix", lobbyUpdates, toMatrix},
 	}
 }
@@ -211,3 +214,56 @@ func TestThemeKeySaysWhichTheme(t *testing.T) {
 }
 
 func lastLine(s string) string { return s[strings.LastIndex(s, "\n")+1:] }
+
+var toDiagnosis = []tea.Msg{tab, tab, tab, tab, tab}
+
+// The Diagnosis view (issue 13) from a hand-made diagnosis: the verdict
+// in the header on every view, the culprit marked, every player's numbers
+// with NaN as "—" (L3), the evidence behind each cause in words, and the
+// link with excess.
+func TestDiagnosisView(t *testing.T) {
+	m := model(t, NewStaticFeed(), 120, 40, diagnosisUpdates())
+	if v := m.View(); !strings.Contains(v, "bob's connection adds 250 ms") {
+		t.Fatalf("the header should carry the verdict:\n%s", v)
+	}
+	press(m, toDiagnosis...)
+	v := m.View()
+	row := func(prefix string) []string {
+		for _, l := range strings.Split(v, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+				return strings.Fields(l)
+			}
+		}
+		t.Fatalf("no row %q:\n%s", prefix, v)
+		return nil
+	}
+	if f := row("! bob"); f[2] != "250" || f[3] != "4.0%" || f[7] != "rung" || f[8] != "2" || !strings.Contains(strings.Join(f, " "), "latency, loss") {
+		t.Errorf("bob's row: %v", f)
+	}
+	if f := row("alice"); f[5] != "1.3s" {
+		t.Errorf("alice's caused wait: %v", f)
+	}
+	if f := row("erin"); f[1] != unknown || f[2] != unknown || f[5] != unknown || f[6] != unknown {
+		t.Errorf("erin's unknowns should read %q, never 0 or NaN: %v", unknown, f)
+	}
+	for _, want := range []string{
+		"bob: adds 250 ms to every round trip it is on; the others' median share is 25 ms",
+		"bob: loses 4.0% of the datagrams",
+		"dave: its machine needs 45 ms per frame; without it the game could run at 20 fps",
+		"erin: not measured",
+		"bob – carol: measured 600 ms where its two players' shares add up to 275 ms",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {
+			t.Errorf("evidence %q missing:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "NaN") {
+		t.Errorf("NaN on screen:\n%s", v)
+	}
+	if f := row("! bob – carol"); f[4] != "600" || f[6] != "325" {
+		t.Errorf("the slow path's row: %v", f)
+	}
+	if strings.Contains(v, "alice – carol") {
+		t.Errorf("a link without excess or cause is listed:\n%s", v)
+	}
+}
