@@ -134,3 +134,22 @@ func TestGoldenDiagnosis(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenAlerts pins alerts in the message list (issue 17), on the
+// overview and on the Messages view.
+func TestGoldenAlerts(t *testing.T) {
+	for _, sz := range goldenSizes {
+		for _, v := range []struct {
+			name string
+			keys []tea.Msg
+			want string
+		}{{"Session", nil, ""}, {"Messages", []tea.Msg{tab, tab, tab}, "in all"}} {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
+				m := drive(t, sz[0], sz[1], alertUpdates(), v.keys, v.want)
+				out := m.View()
+				checkSize(t, out, sz[0], sz[1])
+				teatest.RequireEqualOutput(t, []byte(out))
+			})
+		}
+	}
+}

@@ -20,6 +20,7 @@ type headerStatus struct {
 	quitting, paused bool
 	clock            string
 	noVerdict        bool // the view open shows the whole verdict itself
+	bell             bool // the bell rings on alerts
 }
 
 func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
@@ -54,6 +55,9 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	}
 	if hs.paused {
 		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
+	}
+	if hs.bell {
+		right = append(right, st.accent.Render("bell on"))
 	}
 	right = append(right, st.text.Render(hs.clock))
 	line1 := spread(left, strings.Join(right, "  "), w)

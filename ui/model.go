@@ -82,6 +82,9 @@ type Model struct {
 
 	screen   int
 	flash    string // a short note in the footer ("theme: light") until the next key
+	bellOn   bool   // ring the terminal bell on an alert; off until the user turns it on
+	// ring rings the terminal bell; tests replace it to count the rings.
+	ring func() tea.Cmd
 	showHelp bool
 	paused   bool
 	quitting bool
@@ -127,6 +130,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	m.header, m.table, m.charts, m.ladder = headerPane{c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	m.diag = diagnosisPane{ctx: c}
+	m.ring = bellCmd(out)
 	if pb, ok := feed.(Playback); ok {
 		m.playback, m.keys.replay = pb, true
 	}
@@ -214,14 +218,19 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// start again, and the picture starts over with them.
 			m.live = newSession()
 		}
+		alerts := m.live.alerts
 		m.live.apply(msg.u)
 		if !m.paused {
 			m.dirty = true
 		}
-		if msg.u.Done {
-			return m, m.ended()
+		var bell tea.Cmd
+		if m.bellOn && m.live.alerts > alerts {
+			bell = m.ring() // once per update, however many alerts it brought
 		}
-		return m, m.waitFeed()
+		if msg.u.Done {
+			return m, tea.Batch(bell, m.ended())
+		}
+		return m, tea.Batch(bell, m.waitFeed())
 	case feedClosedMsg:
 		m.live.done = true
 		m.dirty = true
@@ -324,6 +333,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Theme):
 		m.setTheme(themes.Next(m.st.theme.Name))
 		m.flash = "theme: " + m.st.theme.Name
+	case key.Matches(msg, k.Bell):
+		m.bellOn = !m.bellOn
+		m.flash = "bell off"
+		if m.bellOn {
+			m.flash = "bell on: it rings on alerts"
+		}
 	}
 	return nil
 }
@@ -395,6 +410,17 @@ func (m *Model) render() string {
 	return strings.Join(head, "\n") + "\n" + body + "\n" + foot
 }
 
+// bellCmd rings the terminal bell by writing BEL to out: a single byte
+// that moves nothing on screen, so it cannot disturb the renderer.
+func bellCmd(out io.Writer) func() tea.Cmd {
+	return func() tea.Cmd {
+		return func() tea.Msg {
+			_, _ = out.Write([]byte{'\a'})
+			return nil
+		}
+	}
+}
+
 // headerStatus is what the header shows besides the session.
 func (m *Model) headerStatus() headerStatus {
 	clock := "t " + fmtClock(m.display().view.At)
@@ -406,7 +432,7 @@ func (m *Model) headerStatus() headerStatus {
 	if m.opts.Clock != nil {
 		clock += "  " + m.opts.Clock().Format("15:04:05")
 	}
-	return headerStatus{screen: m.screen, quitting: m.quitting, paused: m.paused, clock: clock,
+	return headerStatus{screen: m.screen, quitting: m.quitting, paused: m.paused, clock: clock, bell: m.bellOn,
 		noVerdict: screens[m.screen].name == "Diagnosis" && !m.showHelp && m.dialog == nil}
 }
 

@@ -37,6 +37,7 @@ func everyView() []screenCase {
 		{"LongMessages", longMessageUpdates, []tea.Msg{tab, tab, tab}},
 		{"LongMessagesSession", longMessageUpdates, nil},
 		{"Lobby", lobbyUpdates, nil},
+		{"Alerts", alertUpdates, []tea.Msg{tab, tab, tab}},
 		{"Diagnosis", diagnosisUpdates, toDiagnosis},
 		{"DiagnosisNone", fixtureUpdates, toDiagnosis},
 		{"DiagnosisVerdictHeader", diagnosisUpdates, nil},
@@ -265,5 +266,59 @@ func TestDiagnosisView(t *testing.T) {
 	}
 	if strings.Contains(v, "alice – carol") {
 		t.Errorf("a link without excess or cause is listed:\n%s", v)
+	}
+}
+
+// alertUpdates is the fixture with alerts (issue 17): bob's link going bad
+// at 31 s with the engine's text, carol's loss at 40 s without text, and a
+// tier alert about the whole session at 95 s.
+func alertUpdates() []probe.Update {
+	us := fixtureUpdates()
+	from, bob, carol := "alice", "bob", "carol"
+	h := func(t int) probe.Header { return probe.Header{Type: "alert", Frame: t * 30} }
+	us[31].Events = append(us[31].Events, &probe.AlertEvent{Header: h(31), Player: "alice", Kind: probe.AlertBad, From: &from, To: &bob, Text: "the link alice → bob has gone bad"})
+	us[40].Events = append(us[40].Events, &probe.AlertEvent{Header: h(40), Player: "alice", Kind: probe.AlertLoss, From: &from, To: &carol})
+	us[95].Events = append(us[95].Events, &probe.AlertEvent{Header: h(95), Player: "alice", Kind: probe.AlertTier})
+	return us
+}
+
+// Alerts (issue 17): each is a line of the message list marked as an
+// alert; the bell is off by default, b turns it on, and then it rings once
+// for each update that brings an alert.
+func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
+	us := alertUpdates()
+	rings := 0
+	m := model(t, NewStaticFeed(), 120, 40, nil)
+	m.ring = func() tea.Cmd { rings++; return nil }
+	for _, u := range us[:35] {
+		m.Update(updateMsg{u})
+	}
+	if rings != 0 {
+		t.Fatalf("the bell rang %d times while off", rings)
+	}
+	press(m, typed("b"))
+	if !strings.Contains(lastLine(m.View()), "bell on") || !strings.Contains(strings.Split(m.View(), "\n")[0], "bell on") {
+		t.Fatalf("b should say the bell is on:\n%s", m.View())
+	}
+	for _, u := range us[35:] {
+		m.Update(updateMsg{u})
+	}
+	if rings != 2 {
+		t.Fatalf("the bell rang %d times for 2 alerts while on", rings)
+	}
+	press(m, tab, tab, tab)
+	v := m.View()
+	for _, want := range []string{
+		"00:31 f930 ALERT the link alice → bob has gone bad",
+		"00:40 f1200 ALERT the link alice → carol is losing datagrams",
+		"01:35 f2850 ALERT the connection quality target got worse",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {
+			t.Errorf("alert line %q missing:\n%s", want, v)
+		}
+	}
+	press(m, typed("b"))
+	if strings.Contains(strings.Split(m.View(), "\n")[0], "bell on") {
+		t.Fatal("b again should turn the bell off")
 	}
 }

@@ -288,7 +288,7 @@ func (s *session) event(at time.Duration, self string, e probe.Event) {
 			m.text = e.Player + " took over as master"
 		}
 	case *probe.AlertEvent:
-		m.text, m.kind = e.Text, msgAlert
+		m.text, m.kind = alertText(e), msgAlert
 		s.alerts++
 	default:
 		return
@@ -346,6 +346,27 @@ func (s *session) calm(v probe.View) {
 	}
 	c.since, c.set = v.At, true
 	s.status = c
+}
+
+// alertText is an alert's line: the engine's own words, or, when it sent
+// none, what the alert is about in words.
+func alertText(e *probe.AlertEvent) string {
+	if e.Text != "" {
+		return e.Text
+	}
+	link := "the session"
+	if e.From != nil && e.To != nil {
+		link = "the link " + *e.From + " → " + *e.To
+	}
+	switch e.Kind {
+	case probe.AlertBad:
+		return link + " has gone bad"
+	case probe.AlertLoss:
+		return link + " is losing datagrams"
+	case probe.AlertTier:
+		return "the connection quality target got worse"
+	}
+	return link + ": " + string(e.Kind)
 }
 
 // clone copies the session deeply enough that applying updates to the
