@@ -80,11 +80,11 @@ type Model struct {
 	helpv   helpPane
 	dialog  *optionsDialog // nil when closed
 
-	screen   int
-	flash    string // a short note in the footer ("theme: light") until the next key
-	bellOn   bool   // ring the terminal bell on an alert; off until the user turns it on
+	screen int
+	flash  string // a short note in the footer ("theme: light") until the next key
+	bellOn bool   // ring the terminal bell on an alert; off until the user turns it on
 	// ring rings the terminal bell; tests replace it to count the rings.
-	ring func() tea.Cmd
+	ring     func() tea.Cmd
 	showHelp bool
 	paused   bool
 	quitting bool
