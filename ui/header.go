@@ -47,7 +47,7 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	var right []string
 	switch {
 	case s.done && s.err != nil:
-		right = append(right, st.err.Render("ENDED: "+s.err.Error()))
+		right = append(right, st.err.Render("ENDED: "+textOf(s.err.Error())))
 	case s.done:
 		right = append(right, st.warn.Render("ENDED"))
 	case hs.quitting:

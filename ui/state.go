@@ -217,6 +217,7 @@ const tierPrefix = "Connection quality target: "
 
 // apply takes in one update: every event, then the newest picture.
 func (s *session) apply(u probe.Update) {
+	u.View = safeView(u.View)
 	for _, e := range u.Events {
 		s.event(u.View.At, u.View.Self, e)
 	}
@@ -261,31 +262,33 @@ func (s *session) event(at time.Duration, self string, e probe.Event) {
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {
 	case *probe.MessageEvent:
-		m.text = e.Text
+		m.text = textOf(e.Text)
 		switch {
 		case e.Kind == probe.MessageTier:
-			m.kind, m.tier = msgTier, e.Subject
+			m.kind, m.tier = msgTier, textOf(e.Subject)
 		case e.Kind.Alarm():
 			m.kind = msgAlarm
 		}
 	case *probe.RemovedEvent:
-		m.text, m.kind = e.Player+" left the session", msgMember
-		if self != "" && e.Player == self {
+		player := textOf(e.Player)
+		m.text, m.kind = player+" left the session", msgMember
+		if self != "" && player == self {
 			m.text = "you left the session"
 		}
 	case *probe.MasterEvent:
 		s.masters++
 		m.kind = msgMember
-		you := self != "" && e.Player == self
+		player := textOf(e.Player)
+		you := self != "" && player == self
 		switch {
 		case s.masters == 1 && you:
 			m.text = "you are the master"
 		case s.masters == 1:
-			m.text = e.Player + " is the master"
+			m.text = player + " is the master"
 		case you:
 			m.text = "you took over as master"
 		default:
-			m.text = e.Player + " took over as master"
+			m.text = player + " took over as master"
 		}
 	case *probe.AlertEvent:
 		m.text, m.kind = alertText(e), msgAlert
@@ -352,11 +355,11 @@ func (s *session) calm(v probe.View) {
 // none, what the alert is about in words.
 func alertText(e *probe.AlertEvent) string {
 	if e.Text != "" {
-		return e.Text
+		return textOf(e.Text)
 	}
 	link := "the session"
-	if e.From != nil && e.To != nil {
-		link = "the link " + *e.From + " → " + *e.To
+	if from, to := safePtr(e.From), safePtr(e.To); from != nil && to != nil {
+		link = "the link " + *from + " → " + *to
 	}
 	switch e.Kind {
 	case probe.AlertBad:
