@@ -153,3 +153,28 @@ func TestGoldenAlerts(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenMore pins the cases issue 17 found wrong: long messages that
+// must wrap, and the lobby (the Matrix saying why it is empty).
+func TestGoldenMore(t *testing.T) {
+	for _, sz := range goldenSizes {
+		for _, v := range []struct {
+			name    string
+			updates func() []probe.Update
+			keys    []tea.Msg
+			want    string
+		}{
+			{"LongMessages", longMessageUpdates, nil, ""},
+			{"LongMessagesList", longMessageUpdates, []tea.Msg{tab, tab, tab}, "in all"},
+			{"Lobby", lobbyUpdates, nil, ""},
+			{"LobbyMatrix", lobbyUpdates, toMatrix, "no link reports"},
+		} {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
+				m := drive(t, sz[0], sz[1], v.updates(), v.keys, v.want)
+				out := m.View()
+				checkSize(t, out, sz[0], sz[1])
+				teatest.RequireEqualOutput(t, []byte(out))
+			})
+		}
+	}
+}

@@ -179,7 +179,7 @@ func TestMatrixInLobbySaysWhy(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, lobbyUpdates())
 	press(m, toMatrix...)
 	v := m.View()
-	if strings.Contains(v, "no players yet") || !strings.Contains(v, "3 players in the session") || !strings.Contains(v, "once the game starts") {
+	if strings.Contains(v, "no players yet") || !strings.Contains(v, "3 players in the session") || !strings.Contains(strings.Join(strings.Fields(v), " "), "once the game starts") {
 		t.Fatalf("lobby matrix text:\n%s", v)
 	}
 }
