@@ -31,6 +31,16 @@ type chartPane struct {
 	*ctx
 	focus  string
 	canvas *rttCanvas // the round-trip chart, kept between pictures
+	plot   memo[plotKey, []string]
+}
+
+// plotKey is what the round-trip plot is drawn from.
+type plotKey struct {
+	h      *linkHist
+	bucket int64
+	n      int
+	w, gh  int
+	theme  string
 }
 
 // column stacks the round-trip chart over the loss lanes, on one time axis.
@@ -97,58 +107,69 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	}
 	cols := w - gutter
 	vis := tail(h.samples, cols)
-	// The retry timeout counts only from the first measured round trip:
-	// before it (the lobby, a link still unmeasured) it is the initial
-	// one-second guess, which would pin the scale at 1200 ms long after a
-	// 1.5 ms link has been measured.
-	top := 0.0
-	measured := false
-	for _, s := range vis {
-		measured = measured || s.hasSRTT
-		if s.hasRTO && measured {
-			top = max(top, s.rto)
-		}
-		if s.hasSRTT {
-			top = max(top, s.srtt)
-		}
+	// The plot is drawn again only when a column is added (a new second)
+	// or the size, theme or link changes: its drawing library allocates a
+	// whole canvas for every drawing (issue 16), and within a second only
+	// the newest column could move, by what that second has seen so far.
+	var bucket int64
+	if n := len(h.samples); n > 0 {
+		bucket = h.samples[n-1].bucket
 	}
-	// Labels every ystep rows at round values: the top is a whole number
-	// of nice label steps. The chart maps values onto rows 0..gh-1 (its
-	// origin row is the lowest), so the labels are computed from the row,
-	// not from the value ntcharts offers, which assumes gh rows of height.
-	ystep := 2
-	if gh <= 4 {
-		ystep = gh - 1
-	}
-	rowsUp := float64(gh - 1)
-	labels := max(1, (gh-1)/ystep)
-	step := niceCeil(top * 1.05 / float64(labels))
-	top = step * rowsUp / float64(ystep)
-	chart := p.chartFor(w, gh, ystep, top)
-	// Series start at their first known value; a gap later (a link that
-	// lost its estimate) repeats the last value so the line stays whole.
-	var lastS, lastR float64
-	var haveS, haveR bool
-	for _, s := range vis {
-		if s.hasSRTT {
-			lastS, haveS = s.srtt, true
+	plot := p.plot.get(plotKey{h, bucket, len(h.samples), w, gh, st.theme.Name}, func() []string {
+		// The retry timeout counts only from the first measured round trip:
+		// before it (the lobby, a link still unmeasured) it is the initial
+		// one-second guess, which would pin the scale at 1200 ms long after a
+		// 1.5 ms link has been measured.
+		top := 0.0
+		measured := false
+		for _, s := range vis {
+			measured = measured || s.hasSRTT
+			if s.hasRTO && measured {
+				top = max(top, s.rto)
+			}
+			if s.hasSRTT {
+				top = max(top, s.srtt)
+			}
 		}
-		if s.hasRTO && haveS {
-			lastR, haveR = s.rto, true
+		// Labels every ystep rows at round values: the top is a whole number
+		// of nice label steps. The chart maps values onto rows 0..gh-1 (its
+		// origin row is the lowest), so the labels are computed from the row,
+		// not from the value ntcharts offers, which assumes gh rows of height.
+		ystep := 2
+		if gh <= 4 {
+			ystep = gh - 1
 		}
-		if haveR {
-			chart.PushDataSet("rto", lastR)
+		rowsUp := float64(gh - 1)
+		labels := max(1, (gh-1)/ystep)
+		step := niceCeil(top * 1.05 / float64(labels))
+		top = step * rowsUp / float64(ystep)
+		chart := p.chartFor(w, gh, ystep, top)
+		// Series start at their first known value; a gap later (a link that
+		// lost its estimate) repeats the last value so the line stays whole.
+		var lastS, lastR float64
+		var haveS, haveR bool
+		for _, s := range vis {
+			if s.hasSRTT {
+				lastS, haveS = s.srtt, true
+			}
+			if s.hasRTO && haveS {
+				lastR, haveR = s.rto, true
+			}
+			if haveR {
+				chart.PushDataSet("rto", lastR)
+			}
+			if haveS {
+				chart.PushDataSet("srtt", lastS)
+			}
 		}
-		if haveS {
-			chart.PushDataSet("srtt", lastS)
+		if haveR || haveS {
+			chart.DrawDataSets([]string{"rto", "srtt"})
+		} else {
+			chart.DrawXYAxisAndLabel()
 		}
-	}
-	if haveR || haveS {
-		chart.DrawDataSets([]string{"rto", "srtt"})
-	} else {
-		chart.DrawXYAxisAndLabel()
-	}
-	out = append(out, canvasLines(&chart.Canvas)...)
+		return canvasLines(&chart.Canvas)
+	})
+	out = append(out, plot...)
 
 	// Marks row: the same columns as the chart.
 	var mb strings.Builder

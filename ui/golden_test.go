@@ -52,7 +52,7 @@ func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want 
 func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 }
 
 var tab = tea.KeyMsg{Type: tea.KeyTab}

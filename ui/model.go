@@ -94,6 +94,7 @@ type Model struct {
 	// on the wall clock.
 	tick func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
+	parts   caches // the parts of the picture, kept with their inputs
 	cache   string
 	dirty   bool
 	renders int // pictures drawn, for tests of the redraw cache
@@ -233,6 +234,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(bell, m.waitFeed())
 	case feedClosedMsg:
 		m.live.done = true
+		m.live.gen++ // the header says so: its cached copy is stale
 		m.dirty = true
 		return m, m.ended()
 	case quitTimeout:
@@ -394,9 +396,15 @@ func (m *Model) render() string {
 		return m.tooSmall()
 	}
 	s := m.display()
-	m.hits = hitMap{}
-	head := m.header.view(s, m.headerStatus(), w)
-	foot := m.footer(w)
+	// The hit map is not cleared: a part drawn from its cache keeps (or
+	// restores) its own entries, and every view sets hasTable.
+	hs := m.headerStatus()
+	head := m.parts.header.get(headerKey{s, s.gen, hs, w, m.st.theme.Name}, func() []string {
+		return m.header.view(s, hs, w)
+	})
+	foot := m.parts.footer.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name}, func() string {
+		return m.footer(w)
+	})
 	bh := h - len(head) - 1
 	var body string
 	switch {

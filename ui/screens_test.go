@@ -322,3 +322,34 @@ func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
 		t.Fatal("b again should turn the bell off")
 	}
 }
+
+// The cached parts of the picture follow every input they are drawn from
+// (issue 16): a new picture, a new message, a closed feed, a sort, the
+// paused display.
+func TestCachedPartsFollowChanges(t *testing.T) {
+	us := fixtureUpdates()
+	m := model(t, NewStaticFeed(), 120, 40, us[:50])
+	before := m.View()
+	next := us[50]
+	next.View.Links = append([]probe.LinkView(nil), next.View.Links...)
+	next.View.Links[1].SRTT = msd(333)
+	next.Events = append(next.Events, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 1500}, Text: "a brand new message"})
+	m.Update(updateMsg{next})
+	v := m.View()
+	if v == before || !strings.Contains(v, " 333 ") || !strings.Contains(v, "a brand new message") || !strings.Contains(v, "t 00:50") {
+		t.Fatalf("the picture did not follow the update:\n%s", v)
+	}
+	press(m, typed("p"))
+	m.Update(updateMsg{us[51]})
+	if p := m.View(); !strings.Contains(p, "PAUSED") || !strings.Contains(p, "t 00:50") {
+		t.Fatalf("paused display:\n%s", p)
+	}
+	press(m, typed("p"), typed("s"))
+	if v := m.View(); !strings.Contains(v, "PLAYER▲") || !strings.Contains(v, "t 00:51") {
+		t.Fatalf("sort and resume:\n%s", v)
+	}
+	m.Update(feedClosedMsg{})
+	if !strings.Contains(m.View(), "ENDED") {
+		t.Fatalf("a closed feed should show in the header:\n%s", m.View())
+	}
+}

@@ -207,6 +207,8 @@ type session struct {
 	status  status // the header's state, changed at most once per calmEvery
 	masters int    // master events seen, to tell the first from a handoff
 	alerts  int    // alert events seen: the bell rings when this grows
+	gen     uint64 // updates taken: what the cached parts of the picture are drawn from
+	msgN    uint64 // messages taken, for the cached message list
 	done    bool
 	err     error
 }
@@ -217,6 +219,7 @@ const tierPrefix = "Connection quality target: "
 
 // apply takes in one update: every event, then the newest picture.
 func (s *session) apply(u probe.Update) {
+	s.gen++
 	u.View = safeView(u.View)
 	for _, e := range u.Events {
 		s.event(u.View.At, u.View.Self, e)
@@ -297,6 +300,7 @@ func (s *session) event(at time.Duration, self string, e probe.Event) {
 		return
 	}
 	s.msgs = append(s.msgs, m)
+	s.msgN++
 	if len(s.msgs) > 2*maxMessages {
 		s.msgs = append(s.msgs[:0], s.msgs[len(s.msgs)-maxMessages:]...)
 	}
