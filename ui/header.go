@@ -19,6 +19,7 @@ type headerStatus struct {
 	screen           int
 	quitting, paused bool
 	clock            string
+	wall             string // the wall clock, "" without one
 	noVerdict        bool // the view open shows the whole verdict itself
 	bell             bool // the bell rings on alerts
 }
@@ -28,22 +29,17 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	v := &s.view
 	sep := st.border.Render(" · ")
 
-	// Line 1: program, tabs, clock and status on the right.
-	left := st.title.Render("lagscope") + " "
-	x := lipgloss.Width(left)
+	// Line 1: program, tabs, clock and status on the right. When they do
+	// not all fit, the wall clock goes first, then the program's name:
+	// the tabs and the session's clock stay whole.
 	var tabs strings.Builder
-	p.hits.tabs = p.hits.tabs[:0]
 	for i, sc := range screens {
 		t := st.tabOff.Render(sc.name)
 		if i == hs.screen {
 			t = st.tabOn.Render(sc.name)
 		}
-		n := lipgloss.Width(t)
-		p.hits.tabs = append(p.hits.tabs, span{x, x + n})
-		x += n
 		tabs.WriteString(t)
 	}
-	left += tabs.String()
 	var right []string
 	switch {
 	case s.done && s.err != nil:
@@ -59,8 +55,31 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	if hs.bell {
 		right = append(right, st.accent.Render("bell on"))
 	}
-	right = append(right, st.text.Render(hs.clock))
-	line1 := spread(left, strings.Join(right, "  "), w)
+	name := st.title.Render("lagscope") + " "
+	clock := hs.clock
+	if hs.wall != "" {
+		clock += "  " + hs.wall
+	}
+	fits := func(name, clock string) bool {
+		r := append(right[:len(right):len(right)], clock)
+		return lipgloss.Width(name)+lipgloss.Width(tabs.String())+1+lipgloss.Width(strings.Join(r, "  ")) <= w
+	}
+	switch {
+	case fits(name, clock):
+	case fits(name, hs.clock):
+		clock = hs.clock
+	default:
+		clock, name = hs.clock, ""
+	}
+	right = append(right, st.text.Render(clock))
+	x := lipgloss.Width(name)
+	p.hits.tabs = p.hits.tabs[:0]
+	for _, sc := range screens {
+		n := lipgloss.Width(st.tabOff.Render(sc.name))
+		p.hits.tabs = append(p.hits.tabs, span{x, x + n})
+		x += n
+	}
+	line1 := spread(name+tabs.String(), strings.Join(right, "  "), w)
 
 	// Line 2: the session and the timing. When it does not fit, the parts
 	// of least use to a glance go first: the session id, then the frame.

@@ -28,7 +28,7 @@ var glossary = [][2]string{
 	{"WAIT, WAITED", "time this machine spent waiting for that player's commands"},
 	{"meas, prov", "link states: measured; provisional (the estimate is not settled yet)"},
 	{"unmeas, BAD", "not measured yet; a bad connection (nothing heard for too long)"},
-	{"(obs)", "an observer: watches the game and sends no commands"},
+	{"(obs), °", "an observer: watches the game and sends no commands"},
 	{"!  >", "the worst link; the cursor"},
 	{unknown, "not known (never written as 0)"},
 	{"5/15", "a timing: commands go out every 5 frames and run 15 frames later"},

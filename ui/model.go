@@ -437,10 +437,11 @@ func (m *Model) headerStatus() headerStatus {
 		// place.
 		clock = m.playbackStatus()
 	}
+	wall := ""
 	if m.opts.Clock != nil {
-		clock += "  " + m.opts.Clock().Format("15:04:05")
+		wall = m.opts.Clock().Format("15:04:05")
 	}
-	return headerStatus{screen: m.screen, quitting: m.quitting, paused: m.paused, clock: clock, bell: m.bellOn,
+	return headerStatus{screen: m.screen, wall: wall, quitting: m.quitting, paused: m.paused, clock: clock, bell: m.bellOn,
 		noVerdict: screens[m.screen].name == "Diagnosis" && !m.showHelp && m.dialog == nil}
 }
 

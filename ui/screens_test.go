@@ -353,3 +353,41 @@ func TestCachedPartsFollowChanges(t *testing.T) {
 		t.Fatalf("a closed feed should show in the header:\n%s", m.View())
 	}
 }
+
+// A replay at 80 columns with the wall clock on: the header keeps every
+// tab whole and gives up the wall clock, then the program's name (issue
+// 17: the Diagnosis tab was cut off); an observer's mark fits its column.
+func TestReplayHeaderAt80KeepsTabs(t *testing.T) {
+	f := &fakeReplay{StaticFeed: NewStaticFeed(), at: 75 * time.Second, end: 91 * time.Second, speed: 1}
+	us := fixtureUpdates()
+	for i := range us {
+		us[i].View.Links[3].Observer = true
+	}
+	for _, w := range []int{80, 120, 200} {
+		m := model(t, f, w, 24, us)
+		m.opts.Clock = func() time.Time { return time.Date(2026, 1, 2, 14, 32, 50, 0, time.UTC) }
+		var cuts []string
+		cutHook = func(s string, w int) { cuts = append(cuts, fmt.Sprintf("%q cut to %d", s, w)) }
+		m.dirty = true
+		v := m.View()
+		cutHook = nil
+		head := strings.Split(v, "\n")[0]
+		for _, sc := range screens {
+			if !strings.Contains(head, " "+sc.name+" ") {
+				t.Errorf("at %d the tab %q is not whole: %q", w, sc.name, head)
+			}
+		}
+		if !strings.Contains(head, "⏸ 01:15 / 01:31 ×1") {
+			t.Errorf("at %d the replay position is missing: %q", w, head)
+		}
+		if w >= 120 && !strings.Contains(head, "14:32:50") {
+			t.Errorf("at %d there is room for the wall clock: %q", w, head)
+		}
+		if len(cuts) > 0 {
+			t.Errorf("at %d text cut mid-word: %v\n%s", w, cuts, v)
+		}
+		if !strings.Contains(v, "erin°") && !strings.Contains(v, "erin (obs)") {
+			t.Errorf("at %d the observer is not marked:\n%s", w, v)
+		}
+	}
+}

@@ -384,7 +384,11 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 	cells := make([]string, len(tableCols))
 	peer := h.peer
 	if lv.Observer {
+		// An observer's mark, in words where they fit (glossary in ?).
 		peer += " (obs)"
+		if lipgloss.Width(peer) > widths[0] {
+			peer = h.peer + "°"
+		}
 	}
 	cells[0] = paint(fit(peer, widths[0]), st.text)
 	if isWorst {
