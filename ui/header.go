@@ -20,8 +20,8 @@ type headerStatus struct {
 	quitting, paused bool
 	clock            string
 	wall             string // the wall clock, "" without one
-	noVerdict        bool // the view open shows the whole verdict itself
-	bell             bool // the bell rings on alerts
+	noVerdict        bool   // the view open shows the whole verdict itself
+	bell             bool   // the bell rings on alerts
 }
 
 func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
