@@ -94,9 +94,19 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		text string
 		drop int // 0: never dropped; higher goes first
 	}
+	// In the second person where it is this machine's player: "master
+	// you", and no "you you" when the player is called you (the demo).
+	you := label("you", orDash(v.Self))
+	if v.Self == "you" {
+		you = st.text.Render("you")
+	}
+	master := orDash(v.Master)
+	if v.Master != "" && v.Master == v.Self {
+		master = "you"
+	}
 	parts := []part{
-		{label("you", orDash(v.Self)), 0},
-		{label("master", orDash(v.Master)), 0},
+		{you, 0},
+		{label("master", master), 0},
 		{label("session", orDash(v.Session)), 3},
 	}
 	fps := unknown
