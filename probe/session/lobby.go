@@ -130,7 +130,7 @@ func (s *Session) ready() bool {
 // allReady (host): enough players are seated and every machine holds the
 // newest roster and is ready — "every player is ready" of T5.
 func (s *Session) allReady() bool {
-	if s.seated() < s.need || !s.ready() {
+	if s.seated() < s.need || s.observers() < s.cfg.Observers || !s.ready() {
 		return false
 	}
 	for _, m := range s.members {
@@ -193,7 +193,8 @@ func (s *Session) startGame(now time.Duration) {
 		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
 		// Every player streams its links to everyone: anyone can draw
 		// the admin's matrix and print every pair's link lines (issue 7).
-		Telemetry: true,
+		Telemetry: !s.cfg.NoTelemetry, ProcessTime: s.cfg.ProcessTime, LinkEvery: s.cfg.LinkEvery,
+		FillMatrix: s.cfg.FillMatrix,
 	}
 	if to := s.cfg.TelemetryTo; to != nil {
 		cfg.TelemetryTo = func(m probe.Member) bool { return slices.Contains(to, m.Name) }

@@ -163,7 +163,7 @@ func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
 // least one frame time (CONTRACTS.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
 func (s *Session) peerEvent(from string, e probe.Event) {
-	if st, ok := e.(*probe.StallEvent); ok && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
+	if st, ok := e.(*probe.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
 		return
 	}
 	if r, ok := e.(*probe.RemovedEvent); ok {
@@ -178,8 +178,12 @@ func (s *Session) peerEvent(from string, e probe.Event) {
 }
 
 func (s *Session) flush() {
+	k := s.cfg.Sink
+	if s.cfg.LobbySink != nil {
+		k = s.cfg.LobbySink
+	}
 	for _, e := range s.events {
-		s.cfg.Sink.Emit(s.cfg.Name, e)
+		k.Emit(s.cfg.Name, e)
 	}
 	clear(s.events)
 	s.events = s.events[:0]

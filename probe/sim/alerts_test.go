@@ -67,7 +67,10 @@ func TestLinkBadAlertOncePerEpisode_T11(t *testing.T) {
 						gone++
 					}
 				}
-				if gone != 2 {
+				// A stalled machine's keep-alive (the session's, once a
+				// second) can get an ack through a break, so a link may
+				// flap inside one: at least two lines, one per break.
+				if gone < 2 {
 					t.Fatalf("%s: %d gone-bad lines, the scenario must break the link twice", me, gone)
 				}
 				if len(bad[me]) != c.want {

@@ -26,7 +26,7 @@ func (r *runner) fillMatrix(_ time.Duration, m *probe.MatrixView) {
 			continue
 		}
 		mc := r.byName[row.Name]
-		if mc == nil || mc.host.Stopped() || mc.peer.Done() {
+		if mc == nil || mc.peer == nil || mc.host.Stopped() || mc.peer.Done() {
 			continue
 		}
 		*row = mc.peer.OwnRow()
@@ -38,11 +38,11 @@ func (r *runner) fillMatrix(_ time.Duration, m *probe.MatrixView) {
 // at the end, or the first machine still running when that one is gone.
 func (r *runner) finalDiagnosis() diagnosis.Diagnosis {
 	now := r.sched.Now()
-	if m := r.byName[r.master]; m != nil && !m.host.Stopped() && !m.peer.Done() {
+	if m := r.byName[r.master]; m != nil && m.peer != nil && !m.host.Stopped() && !m.peer.Done() {
 		return m.peer.Diagnose(now)
 	}
 	for _, m := range r.machines {
-		if !m.host.Stopped() && !m.peer.Done() {
+		if m.peer != nil && !m.host.Stopped() && !m.peer.Done() {
 			return m.peer.Diagnose(now)
 		}
 	}
