@@ -157,3 +157,37 @@ func MarkdownCell(s string) string {
 // markdownSpecial is every byte MarkdownCell changes. They are all ASCII,
 // so working byte by byte never splits a UTF-8 sequence.
 const markdownSpecial = "<>&\\|`*_~[]"
+
+// MarkdownText returns s fit for markdown prose: a sentence, a list item,
+// emphasis. It is MarkdownCell (backslash escapes of ASCII punctuation are
+// valid anywhere in CommonMark, so a cell's escapes suit prose too), and
+// besides, a string that would start a block where it begins a line is
+// defused, since a name may begin one ("alice left at …", "- bob: …"):
+//
+//   - a leading space is written &#32;, so four of them cannot open a code
+//     block;
+//   - a leading #, +, - or = is escaped, so it is no heading, list item or
+//     underline (>, *, _, ~ and the backtick MarkdownCell has escaped
+//     already);
+//   - digits followed by . or ) have that mark escaped, so they are no
+//     ordered list item.
+func MarkdownText(s string) string {
+	s = MarkdownCell(s)
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case ' ':
+		return "&#32;" + s[1:]
+	case '#', '+', '-', '=':
+		return `\` + s
+	}
+	d := 0
+	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if d > 0 && d < len(s) && (s[d] == '.' || s[d] == ')') {
+		return s[:d] + `\` + s[d:]
+	}
+	return s
+}

@@ -62,10 +62,35 @@ func TestMarkdownCell(t *testing.T) {
 	}
 }
 
+// MarkdownText: a name that begins a line of prose (a list item, a
+// sentence) cannot start a block of its own (issue 15, finding 6).
+func TestMarkdownText(t *testing.T) {
+	cases := map[string]string{
+		"alice":         "alice",
+		"":              "",
+		"# head":        `\# head`,
+		"- item":        `\- item`,
+		"+ item":        `\+ item`,
+		"===":           `\===`,
+		"1. first":      `1\. first`,
+		"12) twelfth":   `12\) twelfth`,
+		"2024 was fine": "2024 was fine",
+		"    code":      "&#32;   code",
+		"> quote":       "&gt; quote",
+		"a|b <i>":       `a\|b &lt;i&gt;`,
+		"bob-2":         "bob-2",
+	}
+	for in, want := range cases {
+		if got := MarkdownText(in); got != want {
+			t.Errorf("MarkdownText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // Nothing to escape costs nothing: a TUI calls these on every redraw.
 func TestNoAllocationWhenClean(t *testing.T) {
 	s := strings.Repeat("alice Zoë ", 4)
-	if n := testing.AllocsPerRun(100, func() { _ = Terminal(s); _ = MarkdownCell(s) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = Terminal(s); _ = MarkdownCell(s); _ = MarkdownText(s) }); n != 0 {
 		t.Fatalf("%v allocs per run on clean text, want 0", n)
 	}
 }
@@ -118,6 +143,11 @@ func FuzzTerminal(f *testing.F) {
 		checkTerminalSafe(t, in, md)
 		if unescapedPipe(md) || strings.ContainsAny(md, "<>\n") {
 			t.Fatalf("MarkdownCell(%q) = %q: a raw | < > or newline", in, md)
+		}
+		mt := MarkdownText(in)
+		checkTerminalSafe(t, in, mt)
+		if strings.ContainsAny(mt, "<>\n") || strings.HasPrefix(mt, " ") || (mt != "" && strings.ContainsRune("#+-=", rune(mt[0]))) {
+			t.Fatalf("MarkdownText(%q) = %q: raw < > newline or a block start", in, mt)
 		}
 	})
 }
