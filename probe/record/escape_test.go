@@ -30,12 +30,12 @@ func hostileReport() *Report {
 			CulpritLink: &[2]string{h("a"), h("b")},
 			Players: []diagnosis.PlayerDiagnosis{{Player: h("a"), AccessRTTMs: math.NaN(), AccessLoss: math.NaN(), JitterMs: math.NaN(),
 				ProcessMs: 1, CausedWaitMs: 2}}}},
-		Links:   []LinkReport{{From: h("a"), To: h("b"), SRTT: Spread{Min: &ms, Mean: &ms, P95: &ms, Max: &ms}, Bad: []Episode{}}},
-		Timing:  []TimingRow{{AtMs: 1000, Frame: 30, SendPeriod: 2, LookAhead: 6, Rung: 2, Tier: h("tier"), FPS: 30, Reason: h("reason")}},
-		Waits:   []WaitRow{{AtMs: 2000, Frame: 60, Player: h("a"), Cause: h("b"), WaitMs: 50}},
-		Causes:  []CauseRow{{Cause: h("b"), TotalMs: 50, Waits: 1, Of: map[string]float64{h("a"): 50}}},
-		Stopped: h("stopped"),
-		Removed: []RemovedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
+		Links:    []LinkReport{{From: h("a"), To: h("b"), SRTT: Spread{Min: &ms, Mean: &ms, P95: &ms, Max: &ms}, Bad: []Episode{}}},
+		Timing:   []TimingRow{{AtMs: 1000, Frame: 30, SendPeriod: 2, LookAhead: 6, Rung: 2, Tier: h("tier"), FPS: 30, Reason: h("reason")}},
+		Waits:    []WaitRow{{AtMs: 2000, Frame: 60, Player: h("a"), Cause: h("b"), WaitMs: 50}},
+		Causes:   []CauseRow{{Cause: h("b"), TotalMs: 50, Waits: 1, Of: map[string]float64{h("a"): 50}}},
+		Stopped:  h("stopped"),
+		Removed:  []RemovedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
 		Commands: []CommandRow{{Player: h("a"), Count: 3, Moved: 1}},
 	}
 }
