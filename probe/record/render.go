@@ -115,7 +115,8 @@ func (c CauseRow) of(esc func(string) string) string {
 }
 
 // commandLine is the commands per player in one line, with how many ran
-// on a later send frame than scheduled (S13).
+// on a later send frame than scheduled (S13). A report names no
+// requirement number (issue 17): the line says it in words.
 func (r *Report) commandLine(esc func(string) string) string {
 	var parts []string
 	moved := 0
@@ -125,7 +126,7 @@ func (r *Report) commandLine(esc func(string) string) string {
 	}
 	s := strings.Join(parts, ", ")
 	if moved > 0 {
-		s += fmt.Sprintf("; %d ran on a later send frame than scheduled after a timing change (S13)", moved)
+		s += fmt.Sprintf("; %d ran on a later send frame than scheduled after a timing change", moved)
 	}
 	return s
 }
