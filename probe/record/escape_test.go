@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/rungs"
 )
 
 // hostile is the name of issue 15's repro (clear the screen, set the
@@ -182,4 +184,79 @@ func TestReportOfCraftedRecording(t *testing.T) {
 	if !strings.Contains(txt.String(), "pwned") && r.Stopped == "" {
 		t.Fatalf("the hostile records left no trace, not even a stop:\n%s", txt.String())
 	}
+}
+
+// The JSON report is JSON whatever the names hold: encoding/json writes
+// control characters as \u escapes and < > as \u003c \u003e, and the
+// names read back unchanged.
+func TestReportJSONEscapes(t *testing.T) {
+	r := hostileReport()
+	var out bytes.Buffer
+	if err := r.Write(&out, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	checkTerminalClean(t, "json report", out.String())
+	var back Report
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
+		t.Fatalf("json report does not parse: %v", err)
+	}
+	if back.Session != r.Session || back.Links[0].From != r.Links[0].From || back.Timing[0].Reason != r.Timing[0].Reason {
+		t.Fatalf("names changed on the way: %q %q %q", back.Session, back.Links[0].From, back.Timing[0].Reason)
+	}
+}
+
+// FuzzReportAndReplay: whatever a file holds, what the reader keeps of it
+// makes a report that is clean for a terminal (text), keeps its markdown
+// tables whole with no raw < or >, is valid JSON, and replays without a
+// panic into matrices of seated players only.
+func FuzzReportAndReplay(f *testing.F) {
+	b, _ := sample(f)
+	f.Add(b)
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{Program: "p", Virtual: true})
+	w.View(probe.View{At: time.Second, Self: "a|<b>", Started: true, FPS: 30, Speed: 30, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2),
+		Players: []probe.PlayerView{{Name: "a|<b>", Self: true}, {Name: "c"}}})
+	w.Event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
+	w.Close()
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ReadAll(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		r := Summarize(rec)
+		var txt, md, js bytes.Buffer
+		if err := r.Write(&txt, FormatText); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Write(&md, FormatMarkdown); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Write(&js, FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		checkTerminalClean(t, "text report", txt.String())
+		checkMarkdownClean(t, "markdown report", md.String())
+		if !json.Valid(js.Bytes()) {
+			t.Fatalf("json report is not JSON:\n%s", js.String())
+		}
+		c := NewCursor(rec, "")
+		for _, at := range []time.Duration{0, c.End() / 2, c.End()} {
+			v := c.Advance(at).View
+			for _, row := range v.Matrix.Players {
+				if p := playerOf(v.Players, row.Name); p == nil || p.Observer || p.Removed {
+					t.Fatalf("matrix row %q is no seated player of %+v", row.Name, v.Players)
+				}
+			}
+		}
+	})
+}
+
+func playerOf(ps []probe.PlayerView, name string) *probe.PlayerView {
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
 }

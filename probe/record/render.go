@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/textsafe"
 )
 
 // Formats of a report.
@@ -26,7 +27,9 @@ func (r *Report) Write(w io.Writer, format string) error {
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(append(b, '\n'))
+		// encoding/json leaves C1 controls and format characters raw;
+		// the report may be read on a terminal (issue 15).
+		_, err = w.Write(append(textsafe.JSON(b), '\n'))
 		return err
 	case FormatMarkdown:
 		return r.markdown(w)
