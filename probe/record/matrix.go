@@ -107,6 +107,7 @@ func (s *matrixSources) matrix(v *probe.View, t time.Duration) probe.MatrixView 
 	if !v.Started {
 		return m
 	}
+	m.Players = make([]probe.MatrixPlayer, 0, len(v.Players))
 	// Peers removed here, or never heard of, have no column: a machine's
 	// links to them are left out of every row.
 	here := map[string]*probe.PlayerView{}
@@ -159,7 +160,7 @@ func (s *matrixSources) matrix(v *probe.View, t time.Duration) probe.MatrixView 
 // the total it waited as the sum of what each peer made it wait, and the
 // waits of its own latest report.
 func rowOfView(v *probe.View, here map[string]*probe.PlayerView) probe.MatrixPlayer {
-	row := probe.MatrixPlayer{Name: v.Self, Known: true, Frame: v.Frame}
+	row := probe.MatrixPlayer{Name: v.Self, Known: true, Frame: v.Frame, Links: make([]probe.MatrixLink, 0, len(v.Links))}
 	for _, l := range v.Links {
 		if here[l.Peer] == nil {
 			continue

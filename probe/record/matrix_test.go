@@ -84,3 +84,60 @@ func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 		t.Fatalf("bob's row %+v, want unknown (no link lines from bob)", bob)
 	}
 }
+
+// BenchmarkReplayMatrix64: a replay hands out up to ten Views a second,
+// each with the matrix rebuilt; at 64 players that is 64 rows of 63 links
+// from the machines' recorded Views.
+func BenchmarkReplayMatrix64(b *testing.B) {
+	const n, views = 64, 10
+	names := make([]string, n)
+	players := make([]probe.PlayerView, n)
+	for i := range names {
+		names[i] = "p" + string(rune('a'+i/26)) + string(rune('a'+i%26))
+		players[i] = probe.PlayerView{Name: names[i]}
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Program: "bench", Virtual: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for s := range views {
+		for i, self := range names {
+			v := probe.View{At: time.Duration(s) * time.Second, Self: self, Started: true, FPS: 30, Speed: 30, Frame: 30 * s,
+				InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2), Players: players}
+			for j, peer := range names {
+				if j != i {
+					v.Links = append(v.Links, probe.LinkView{Link: measured(self, peer, float64(20+j)), Peer: peer})
+				}
+			}
+			if err := w.View(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	rec, err := ReadAll(&buf)
+	if err != nil || rec.Stop != nil {
+		b.Fatal(err, rec.Stop)
+	}
+	c := NewCursor(rec, names[0])
+	if m := c.Advance(5 * time.Second).View.Matrix; len(m.Players) != n || len(m.Players[n-1].Links) != n-1 {
+		b.Fatalf("matrix of %d rows", len(m.Players))
+	}
+	// A new picture every time: the matrix is rebuilt.
+	b.Run("rebuild", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			c.Advance(time.Duration(i%views) * time.Second)
+		}
+	})
+	// Playing: ten updates a second, a new picture once a second.
+	b.Run("play", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			c.Advance(time.Duration(i%(10*views)) * 100 * time.Millisecond)
+		}
+	})
+}

@@ -27,6 +27,8 @@ type Cursor struct {
 	end    time.Duration
 	diags  []Record      // the diagnosis events the View shows (diagnosis.go)
 	mx     matrixSources // what the View's Matrix is rebuilt from (matrix.go)
+	mxOf   int           // 1 + the index in views of the picture mxLast is of; 0: none
+	mxLast probe.MatrixView
 }
 
 // NewCursor prepares a replay of rec showing the Views of machine as. When
@@ -103,8 +105,13 @@ func (c *Cursor) Advance(t time.Duration) probe.Update {
 	if i > 0 {
 		u.View = *c.views[i-1].View
 		// The matrix as the shown machine would have had it when it
-		// took this picture (matrix.go).
-		u.View.Matrix = c.mx.matrix(&u.View, c.views[i-1].At)
+		// took this picture (matrix.go). Updates come ten a second and
+		// pictures about once: the same picture keeps its matrix, shared
+		// read-only like the picture's own slices.
+		if c.mxOf != i {
+			c.mxOf, c.mxLast = i, c.mx.matrix(&u.View, c.views[i-1].At)
+		}
+		u.View.Matrix = c.mxLast
 	}
 	u.View.Diagnosis = c.diagnosisAt(t) // diagnosis.go
 	return u
