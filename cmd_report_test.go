@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,5 +112,35 @@ func TestReportFormatsShort(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"report", file, "--format", "html"}, &out, &errb); code != exitUsage || out.Len() != 0 {
 		t.Fatalf("bad format: exit %d", code)
+	}
+}
+
+// requirementNumber is a SPEC item as a report could cite it: T6, S13, L8a.
+var requirementNumber = regexp.MustCompile(`\b[TSLQ][0-9]{1,2}[a-d]?\b`)
+
+// Issue 17: a report is for players, not for whoever wrote the SPEC — no
+// requirement number in the text or markdown report of the committed
+// golden recording or of recordings of scenarios that exercise every
+// section (moved commands, removals, bad links, loss, slow processing).
+func TestReportNoRequirementNumbers(t *testing.T) {
+	files := []string{filepath.Join("testdata", "golden", "handoff.lsrec")}
+	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_cpu.json", "worsening.json"} {
+		files = append(files, recordScenario(t, sc))
+	}
+	for _, file := range files {
+		for _, f := range []string{"text", "markdown"} {
+			var out, errb bytes.Buffer
+			if code := run([]string{"report", file, "--format", f}, &out, &errb); code != 0 {
+				t.Fatalf("report %s --format %s: exit %d %s", file, f, code, errb.String())
+			}
+			if out.Len() == 0 {
+				t.Fatalf("report %s --format %s is empty", file, f)
+			}
+			for i, line := range strings.Split(out.String(), "\n") {
+				if m := requirementNumber.FindString(line); m != "" {
+					t.Errorf("report %s --format %s line %d cites %s: %s", filepath.Base(file), f, i+1, m, line)
+				}
+			}
+		}
 	}
 }

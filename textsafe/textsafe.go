@@ -15,6 +15,7 @@ package textsafe
 import (
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -157,3 +158,96 @@ func MarkdownCell(s string) string {
 // markdownSpecial is every byte MarkdownCell changes. They are all ASCII,
 // so working byte by byte never splits a UTF-8 sequence.
 const markdownSpecial = "<>&\\|`*_~[]"
+
+// MarkdownText returns s fit for markdown prose: a sentence, a list item,
+// emphasis. It is MarkdownCell (backslash escapes of ASCII punctuation are
+// valid anywhere in CommonMark, so a cell's escapes suit prose too), and
+// besides, a string that would start a block where it begins a line is
+// defused, since a name may begin one ("alice left at …", "- bob: …"):
+//
+//   - a leading space is written &#32;, so four of them cannot open a code
+//     block;
+//   - a leading #, +, - or = is escaped, so it is no heading, list item or
+//     underline (>, *, _, ~ and the backtick MarkdownCell has escaped
+//     already);
+//   - digits followed by . or ) have that mark escaped, so they are no
+//     ordered list item.
+func MarkdownText(s string) string {
+	s = MarkdownCell(s)
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case ' ':
+		return "&#32;" + s[1:]
+	case '#', '+', '-', '=':
+		return `\` + s
+	}
+	d := 0
+	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if d > 0 && d < len(s) && (s[d] == '.' || s[d] == ')') {
+		return s[:d] + `\` + s[d:]
+	}
+	return s
+}
+
+// JSON returns the JSON text b with every character Terminal would escape
+// written as a \u escape, so JSON printed to a terminal cannot steer it
+// either. encoding/json escapes the C0 controls but writes DEL, the C1
+// controls (U+009B is CSI to a terminal) and format characters such as
+// U+202E raw. Outside strings JSON has only ASCII punctuation, digits,
+// letters and white space, so every such character is inside a string,
+// where its \u escape (a surrogate pair above U+FFFF) decodes to the same
+// text. b itself is returned when there is nothing to escape; bytes that
+// are not UTF-8 (not JSON) are written \ufffd.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' || c == '\r' {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if (r == utf8.RuneError && n <= 1) || unsafeRune(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		c := b[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' || c == '\r' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			out = appendU(out, utf8.RuneError)
+		case unsafeRune(r):
+			if r > 0xFFFF {
+				hi, lo := utf16.EncodeRune(r)
+				out = appendU(appendU(out, hi), lo)
+			} else {
+				out = appendU(out, r)
+			}
+		default:
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+func appendU(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[r>>12&0xF], hex[r>>8&0xF], hex[r>>4&0xF], hex[r&0xF])
+}

@@ -1,6 +1,7 @@
 package textsafe
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -62,10 +63,64 @@ func TestMarkdownCell(t *testing.T) {
 	}
 }
 
+// MarkdownText: a name that begins a line of prose (a list item, a
+// sentence) cannot start a block of its own (issue 15, finding 6).
+func TestMarkdownText(t *testing.T) {
+	cases := map[string]string{
+		"alice":         "alice",
+		"":              "",
+		"# head":        `\# head`,
+		"- item":        `\- item`,
+		"+ item":        `\+ item`,
+		"===":           `\===`,
+		"1. first":      `1\. first`,
+		"12) twelfth":   `12\) twelfth`,
+		"2024 was fine": "2024 was fine",
+		"    code":      "&#32;   code",
+		"> quote":       "&gt; quote",
+		"a|b <i>":       `a\|b &lt;i&gt;`,
+		"bob-2":         "bob-2",
+	}
+	for in, want := range cases {
+		if got := MarkdownText(in); got != want {
+			t.Errorf("MarkdownText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// JSON printed to a terminal: what encoding/json leaves raw (DEL, C1
+// controls, format characters) becomes a \u escape that decodes to the
+// same string.
+func TestJSON(t *testing.T) {
+	for _, in := range []string{"alice", "Zoë 李", "a\u009b31m", "ab\u202ecd", "del\x7f", "tag\U000E0041", "l1\u2028l2", "\x1b]0;x\x07"} {
+		b, err := json.Marshal(map[string]string{in: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := JSON(b)
+		if !Safe(string(out)) {
+			t.Errorf("JSON(%q) = %q holds a raw control or format character", b, out)
+		}
+		var back map[string]string
+		if err := json.Unmarshal(out, &back); err != nil || back[in] != in {
+			t.Errorf("JSON(%q) = %q reads back as %q (%v)", b, out, back, err)
+		}
+		if Safe(string(b)) != (string(out) == string(b)) {
+			t.Errorf("JSON(%q) = %q changed clean text or kept an unsafe one", b, out)
+		}
+	}
+	if got := string(JSON([]byte("\"\xff\""))); got != `"\ufffd"` {
+		t.Errorf("JSON of a non-UTF-8 byte = %q", got)
+	}
+	if got := string(JSON([]byte("{\n  \"a\": 1\n}"))); got != "{\n  \"a\": 1\n}" {
+		t.Errorf("JSON changed white space: %q", got)
+	}
+}
+
 // Nothing to escape costs nothing: a TUI calls these on every redraw.
 func TestNoAllocationWhenClean(t *testing.T) {
 	s := strings.Repeat("alice Zoë ", 4)
-	if n := testing.AllocsPerRun(100, func() { _ = Terminal(s); _ = MarkdownCell(s) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = Terminal(s); _ = MarkdownCell(s); _ = MarkdownText(s) }); n != 0 {
 		t.Fatalf("%v allocs per run on clean text, want 0", n)
 	}
 }
@@ -118,6 +173,19 @@ func FuzzTerminal(f *testing.F) {
 		checkTerminalSafe(t, in, md)
 		if unescapedPipe(md) || strings.ContainsAny(md, "<>\n") {
 			t.Fatalf("MarkdownCell(%q) = %q: a raw | < > or newline", in, md)
+		}
+		if utf8.ValidString(in) {
+			b, _ := json.Marshal(in)
+			js := JSON(b)
+			var back string
+			if !Safe(string(js)) || json.Unmarshal(js, &back) != nil || back != in {
+				t.Fatalf("JSON(%s) = %s: unsafe or reads back as %q", b, js, back)
+			}
+		}
+		mt := MarkdownText(in)
+		checkTerminalSafe(t, in, mt)
+		if strings.ContainsAny(mt, "<>\n") || strings.HasPrefix(mt, " ") || (mt != "" && strings.ContainsRune("#+-=", rune(mt[0]))) {
+			t.Fatalf("MarkdownText(%q) = %q: raw < > newline or a block start", in, mt)
 		}
 	})
 }

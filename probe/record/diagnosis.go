@@ -216,7 +216,7 @@ func (r *Report) markdownDiagnosis(b *bytes.Buffer) {
 		fmt.Fprintf(b, "**Diagnosis:** none in this recording.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "**Diagnosis** (%s): %s %s\n\n", d.title(), textsafe.MarkdownCell(d.Diagnosis.Verdict), d.culpritLine(textsafe.MarkdownCell))
+	fmt.Fprintf(b, "**Diagnosis** (%s): %s %s\n\n", d.title(), textsafe.MarkdownText(d.Diagnosis.Verdict), d.culpritLine(textsafe.MarkdownText))
 	if len(d.Diagnosis.Players) == 0 {
 		return
 	}

@@ -277,7 +277,7 @@ func checkView(v *probe.View) error {
 func checkCommand(c *Command) error {
 	err := errors.Join(checkName("player", c.Player), checkFrame("frame", c.Frame), checkFrame("send_frame", c.SendFrame))
 	if err == nil && c.SendFrame < c.Frame {
-		err = fmt.Errorf("send_frame %d before its frame %d (a command never runs early, S13)", c.SendFrame, c.Frame)
+		err = fmt.Errorf("send_frame %d before its frame %d (a command never runs early)", c.SendFrame, c.Frame)
 	}
 	return firstOf("command", err)
 }

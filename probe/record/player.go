@@ -25,7 +25,10 @@ type Cursor struct {
 	pos    time.Duration
 	next   int // first event with At > pos
 	end    time.Duration
-	diags  []Record // the diagnosis events the View shows (diagnosis.go)
+	diags  []Record      // the diagnosis events the View shows (diagnosis.go)
+	mx     matrixSources // what the View's Matrix is rebuilt from (matrix.go)
+	mxOf   int           // 1 + the index in views of the picture mxLast is of; 0: none
+	mxLast probe.MatrixView
 }
 
 // NewCursor prepares a replay of rec showing the Views of machine as. When
@@ -70,6 +73,7 @@ func NewCursor(rec *Recording, as string) *Cursor {
 	// a stable sort keeps file order among equal times.
 	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].At < c.events[j].At })
 	c.diags = diagnosesOf(c.events, as)
+	c.mx = newMatrixSources(rec, c.events)
 	return c
 }
 
@@ -100,6 +104,14 @@ func (c *Cursor) Advance(t time.Duration) probe.Update {
 	i := sort.Search(len(c.views), func(i int) bool { return c.views[i].At > t })
 	if i > 0 {
 		u.View = *c.views[i-1].View
+		// The matrix as the shown machine would have had it when it
+		// took this picture (matrix.go). Updates come ten a second and
+		// pictures about once: the same picture keeps its matrix, shared
+		// read-only like the picture's own slices.
+		if c.mxOf != i {
+			c.mxOf, c.mxLast = i, c.mx.matrix(&u.View, c.views[i-1].At)
+		}
+		u.View.Matrix = c.mxLast
 	}
 	u.View.Diagnosis = c.diagnosisAt(t) // diagnosis.go
 	return u

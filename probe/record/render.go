@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/textsafe"
 )
 
 // Formats of a report.
@@ -26,7 +27,9 @@ func (r *Report) Write(w io.Writer, format string) error {
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(append(b, '\n'))
+		// encoding/json leaves C1 controls and format characters raw;
+		// the report may be read on a terminal (issue 15).
+		_, err = w.Write(append(textsafe.JSON(b), '\n'))
 		return err
 	case FormatMarkdown:
 		return r.markdown(w)
@@ -55,7 +58,14 @@ func clock(msv float64) string {
 	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 
-func (r *Report) title() string {
+// Every string of a report that came from outside — names, the session,
+// the program, tiers, reasons, the stop error — goes through esc:
+// textsafe.Terminal for text, textsafe.MarkdownCell in a markdown table and
+// textsafe.MarkdownText in markdown prose (issue 15). A recording may be
+// crafted; the report trusts no rule that admitted its text.
+
+// title is the report's first line with its names escaped by esc.
+func (r *Report) title(esc func(string) string) string {
 	kind := "live"
 	if r.Virtual {
 		kind = "virtual time"
@@ -64,7 +74,7 @@ func (r *Report) title() string {
 	if name == "" {
 		name = "session"
 	}
-	return fmt.Sprintf("%s — %s, %s (%s), %d players", name, clock(r.LengthMs), r.Program, kind, len(r.Players))
+	return fmt.Sprintf("%s — %s, %s (%s), %d players", esc(name), clock(r.LengthMs), esc(r.Program), kind, len(r.Players))
 }
 
 func episodes(es []Episode) string {
@@ -85,7 +95,7 @@ func episodes(es []Episode) string {
 	return strings.Join(parts, ", ")
 }
 
-func (c CauseRow) of() string {
+func (c CauseRow) of(esc func(string) string) string {
 	type kv struct {
 		k string
 		v float64
@@ -102,23 +112,24 @@ func (c CauseRow) of() string {
 	})
 	var parts []string
 	for _, x := range xs {
-		parts = append(parts, fmt.Sprintf("%s %.0f ms", x.k, x.v))
+		parts = append(parts, fmt.Sprintf("%s %.0f ms", esc(x.k), x.v))
 	}
 	return strings.Join(parts, ", ")
 }
 
 // commandLine is the commands per player in one line, with how many ran
-// on a later send frame than scheduled (S13).
-func (r *Report) commandLine() string {
+// on a later send frame than scheduled (S13). A report names no
+// requirement number (issue 17): the line says it in words.
+func (r *Report) commandLine(esc func(string) string) string {
 	var parts []string
 	moved := 0
 	for _, c := range r.Commands {
-		parts = append(parts, fmt.Sprintf("%s %d", c.Player, c.Count))
+		parts = append(parts, fmt.Sprintf("%s %d", esc(c.Player), c.Count))
 		moved += c.Moved
 	}
 	s := strings.Join(parts, ", ")
 	if moved > 0 {
-		s += fmt.Sprintf("; %d ran on a later send frame than scheduled after a timing change (S13)", moved)
+		s += fmt.Sprintf("; %d ran on a later send frame than scheduled after a timing change", moved)
 	}
 	return s
 }
@@ -130,9 +141,9 @@ func waitsN(n int) string {
 	return fmt.Sprintf("%d waits", n)
 }
 
-func causeName(c string) string {
+func causeName(c string, esc func(string) string) string {
 	if c == "" {
 		return "(own pace)" // waited for its own frame time or processing
 	}
-	return c
+	return esc(c)
 }

@@ -1,0 +1,262 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// hostile is the name of issue 15's repro (clear the screen, set the
+// window title) with the characters that split a markdown table or open
+// HTML, a C1 CSI and a start of a markdown heading.
+const hostile = "# \x1b[2J\x1b]0;pwned\x07|<b>x</b>\u009b31m"
+
+// hostileReport holds a hostile string in every string field a report
+// prints.
+func hostileReport() *Report {
+	h := func(s string) string { return hostile + s }
+	ms := 12.0
+	return &Report{
+		Program: h("prog"), Session: h("sess"), Protocol: 1, LengthMs: 60000, Players: []string{h("a"), h("b")},
+		Diagnosis: &DiagnosisReport{AtMs: 1000, Frame: 30, Diagnosis: diagnosis.Diagnosis{Verdict: h("verdict"), Culprit: h("b"),
+			CulpritLink: &[2]string{h("a"), h("b")},
+			Players: []diagnosis.PlayerDiagnosis{{Player: h("a"), AccessRTTMs: math.NaN(), AccessLoss: math.NaN(), JitterMs: math.NaN(),
+				ProcessMs: 1, CausedWaitMs: 2}}}},
+		Links:    []LinkReport{{From: h("a"), To: h("b"), SRTT: Spread{Min: &ms, Mean: &ms, P95: &ms, Max: &ms}, Bad: []Episode{}}},
+		Timing:   []TimingRow{{AtMs: 1000, Frame: 30, SendPeriod: 2, LookAhead: 6, Rung: 2, Tier: h("tier"), FPS: 30, Reason: h("reason")}},
+		Waits:    []WaitRow{{AtMs: 2000, Frame: 60, Player: h("a"), Cause: h("b"), WaitMs: 50}},
+		Causes:   []CauseRow{{Cause: h("b"), TotalMs: 50, Waits: 1, Of: map[string]float64{h("a"): 50}}},
+		Stopped:  h("stopped"),
+		Removed:  []RemovedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
+		Commands: []CommandRow{{Player: h("a"), Count: 3, Moved: 1}},
+	}
+}
+
+// checkTerminalClean fails on any byte or character that could steer a
+// terminal: ESC and every other control but the line ends, C1 controls,
+// format characters, text that is not UTF-8.
+func checkTerminalClean(t *testing.T, what, out string) {
+	t.Helper()
+	if strings.IndexByte(out, 0x1b) >= 0 {
+		t.Fatalf("%s holds an ESC byte:\n%q", what, out)
+	}
+	if !utf8.ValidString(out) {
+		t.Fatalf("%s is not UTF-8", what)
+	}
+	for _, r := range out {
+		if r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+			t.Fatalf("%s holds a raw %U:\n%q", what, r, out)
+		}
+	}
+}
+
+// unescapedPipes counts the |s a markdown table takes as cell borders.
+func unescapedPipes(line string) int {
+	n := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++
+		case '|':
+			n++
+		}
+	}
+	return n
+}
+
+// checkMarkdownClean: clean for a terminal, no raw < or > anywhere, and
+// every row of a table has as many cells as the table's head.
+func checkMarkdownClean(t *testing.T, what, out string) {
+	t.Helper()
+	checkTerminalClean(t, what, out)
+	if strings.ContainsAny(out, "<>") {
+		t.Fatalf("%s holds a raw < or >:\n%s", what, out)
+	}
+	head := 0 // borders of the current table's head, 0 outside a table
+	for i, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			head = 0
+			continue
+		}
+		n := unescapedPipes(line)
+		if head == 0 {
+			head = n
+		} else if n != head {
+			t.Fatalf("%s line %d has %d cell borders, its table's head %d:\n%s", what, i+1, n, head, line)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "- #") {
+			t.Fatalf("%s: a name started a heading: %q", what, line)
+		}
+	}
+}
+
+// Issue 15, findings 1 and 6: every string a report prints from outside
+// is escaped at the sink — names, session, program, tier, reason, the
+// stop error, causes — and still shown (escaped, not dropped).
+func TestReportEscapesEveryOutsideString(t *testing.T) {
+	r := hostileReport()
+	var txt, md bytes.Buffer
+	if err := r.Write(&txt, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Write(&md, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	checkTerminalClean(t, "text report", txt.String())
+	checkMarkdownClean(t, "markdown report", md.String())
+	// Each field is there, visibly escaped: a renderer that dropped the
+	// text would pass the checks above too.
+	for _, field := range []string{"prog", "sess", "verdict", "tier", "reason", "stopped"} {
+		if want := `\x1b]0;pwned\a|<b>x</b>\u009b31m` + field; !strings.Contains(txt.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+		if want := `\\x1b\]0;pwned\\a\|&lt;b&gt;x&lt;/b&gt;\\u009b31m` + field; !strings.Contains(md.String(), want) {
+			t.Errorf("markdown report lacks %q", want)
+		}
+	}
+	// a and b: link, waits, causes, commands, removed, diagnosis.
+	if n := strings.Count(txt.String(), `pwned\a|<b>x</b>\u009b31ma`); n < 6 {
+		t.Errorf("text report shows player a %d times, want every line that names it", n)
+	}
+}
+
+// The escape scenario as a file: a recording written by the Writer with a
+// valid checksum on every record, whose names and message text hold
+// ESC/OSC bytes and | < >. Whatever the reader keeps of it, no ESC byte and
+// no raw control reaches the text report, and the markdown keeps its
+// tables whole with no raw < or >.
+func TestReportOfCraftedRecording(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Program: "lagscope sim", Session: "esc.json", Virtual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil, peer := hostile, "bob|<i>"
+	lk := func(from, to string) probe.LinkView {
+		return probe.LinkView{Peer: to, Link: probe.Link{From: from, To: to, State: probe.LinkMeasured, RTTKnown: true,
+			SRTT: netcore.FromMillis(50), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
+	}
+	for s := range 3 {
+		at := time.Duration(s) * time.Second
+		for _, v := range []probe.View{
+			{At: at, Self: evil, Started: true, Links: []probe.LinkView{lk(evil, peer)}},
+			{At: at, Self: peer, Started: true, Links: []probe.LinkView{lk(peer, evil)}},
+		} {
+			if err := w.View(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w.Event(time.Second, evil, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 30}, Text: "hi \x1b]0;pwned\x07 <b>|</b>"})
+	w.Event(time.Second, evil, &probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: 30}, SendPeriod: 2, LookAhead: 6, Rung: 2,
+		Tier: "Fast\x1b[31m", FPS: 30, Reason: "better\x1b]0;x\x07|<b>"})
+	w.Event(2*time.Second, peer, &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: peer, WaitMs: 70, Cause: evil})
+	w.Event(2*time.Second, evil, &probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 61}, Player: evil})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadAll(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Summarize(rec)
+	var txt, md bytes.Buffer
+	if err := r.Write(&txt, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Write(&md, FormatMarkdown); err != nil {
+		t.Fatal(err)
+	}
+	checkTerminalClean(t, "text report", txt.String())
+	checkMarkdownClean(t, "markdown report", md.String())
+	if !strings.Contains(txt.String(), "pwned") && r.Stopped == "" {
+		t.Fatalf("the hostile records left no trace, not even a stop:\n%s", txt.String())
+	}
+}
+
+// The JSON report is JSON whatever the names hold: encoding/json writes
+// control characters as \u escapes and < > as \u003c \u003e, and the
+// names read back unchanged.
+func TestReportJSONEscapes(t *testing.T) {
+	r := hostileReport()
+	var out bytes.Buffer
+	if err := r.Write(&out, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	checkTerminalClean(t, "json report", out.String())
+	var back Report
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
+		t.Fatalf("json report does not parse: %v", err)
+	}
+	if back.Session != r.Session || back.Links[0].From != r.Links[0].From || back.Timing[0].Reason != r.Timing[0].Reason {
+		t.Fatalf("names changed on the way: %q %q %q", back.Session, back.Links[0].From, back.Timing[0].Reason)
+	}
+}
+
+// FuzzReportAndReplay: whatever a file holds, what the reader keeps of it
+// makes a report that is clean for a terminal (text), keeps its markdown
+// tables whole with no raw < or >, is valid JSON, and replays without a
+// panic into matrices of seated players only.
+func FuzzReportAndReplay(f *testing.F) {
+	b, _ := sample(f)
+	f.Add(b)
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{Program: "p", Virtual: true})
+	w.View(probe.View{At: time.Second, Self: "a|<b>", Started: true, FPS: 30, Speed: 30, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2),
+		Players: []probe.PlayerView{{Name: "a|<b>", Self: true}, {Name: "c"}}})
+	w.Event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
+	w.Close()
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, err := ReadAll(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		r := Summarize(rec)
+		var txt, md, js bytes.Buffer
+		if err := r.Write(&txt, FormatText); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Write(&md, FormatMarkdown); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Write(&js, FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		checkTerminalClean(t, "text report", txt.String())
+		checkMarkdownClean(t, "markdown report", md.String())
+		if !json.Valid(js.Bytes()) {
+			t.Fatalf("json report is not JSON:\n%s", js.String())
+		}
+		c := NewCursor(rec, "")
+		for _, at := range []time.Duration{0, c.End() / 2, c.End()} {
+			v := c.Advance(at).View
+			for _, row := range v.Matrix.Players {
+				if p := playerOf(v.Players, row.Name); p == nil || p.Observer || p.Removed {
+					t.Fatalf("matrix row %q is no seated player of %+v", row.Name, v.Players)
+				}
+			}
+		}
+	})
+}
+
+func playerOf(ps []probe.PlayerView, name string) *probe.PlayerView {
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
+}
