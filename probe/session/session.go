@@ -127,6 +127,9 @@ type Config struct {
 	// (132 KB), so 64 machines streaming to each other would hold a
 	// gigabyte for matrices only yours draws.
 	TelemetryTo []string
+	// Alerts are the peer's alert thresholds (the config file's [alerts],
+	// issue 17); zero values take the defaults.
+	Alerts probe.AlertConfig
 }
 
 // Errors that end a session.
