@@ -171,5 +171,8 @@ func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv("LAGSCOPE_TEST_CHILD"); ok {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	cleanup := isolateUserConfig() // cmd_settings_test.go
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
