@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lagscope/lagscope/config"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/probe/record"
@@ -41,13 +42,19 @@ type liveFlags struct {
 	metrics  string
 	theme    string
 	logFile  string
+
+	// What the config file adds (cmd_settings.go).
+	cmd    string
+	conf   *config.Config
+	alerts probe.AlertConfig
+	bell   bool
 }
 
 // addLiveFlags declares the shared flags. An observer has no use for
 // --fps (it cannot change the game speed): watch accepts it, so scripts
 // written against the shared flag list keep working, but does not list it.
 func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
-	lf := &liveFlags{fs: fs}
+	lf := &liveFlags{fs: fs, cmd: cmd}
 	fs.StringVar(&lf.name, "name", defaultName(), "your name in the session (1–32 printable characters, unique there)")
 	fs.StringVar(&lf.key, "key", "", "pre-shared key: every datagram is sealed with it (all machines need the same)")
 	switch cmd {
@@ -82,6 +89,9 @@ func defaultName() string {
 
 // check validates the shared flags; every error is a usage error.
 func (lf *liveFlags) check() error {
+	if err := lf.settle(); err != nil {
+		return err
+	}
 	if err := session.CheckName(lf.name); err != nil {
 		return usagef("--name %q: %v", lf.name, err)
 	}
@@ -120,10 +130,11 @@ func (lf *liveFlags) keyBytes() []byte {
 // stdout otherwise.
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
-		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout}
+		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
+		Alerts: lf.alerts}
 	if !lf.asJSON && stdoutIsTerminal(stdout) {
-		theme := lf.theme
-		rc.Front = func(f probe.Feed) error { return ui.Run(f, ui.Options{Theme: theme}) }
+		theme, bell := lf.theme, lf.bell
+		rc.Front = func(f probe.Feed) error { return ui.Run(f, ui.Options{Theme: theme, Bell: bell}) }
 	}
 	return rc
 }

@@ -47,12 +47,13 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, 
 	lf := addLiveFlags(fs, cmd)
 	bind := fs.String("bind", ":0", "local address for this machine's socket (default: any interface, a free port)")
 	return func(args []string, stdout, stderr io.Writer) int {
-		if len(args) != 1 {
-			return fail(stderr, cmd, usagef("needs the host's address, e.g. lagscope %s 192.168.1.20:7373", cmd))
-		}
-		host, err := hostPort(args[0])
+		addr, err := lf.joinAddr(args, stderr)
 		if err != nil {
-			return fail(stderr, cmd, usagef("address %q: %v", args[0], err))
+			return fail(stderr, cmd, err)
+		}
+		host, err := hostPort(addr)
+		if err != nil {
+			return fail(stderr, cmd, usagef("address %q: %v", addr, err))
 		}
 		if err := lf.check(); err != nil {
 			return fail(stderr, cmd, err)
@@ -61,8 +62,14 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, 
 		if role == session.RoleObserver || !lf.fs.Changed("fps") {
 			rc.Speed = 0 // the host's game speed
 		}
+		joined, saveErr := lf.rememberHost(addr)
+		rc.Joined = joined
 		ap := host.AddrPort()
-		return liveExit(stderr, cmd, live.Join(rc, live.JoinConfig{Host: netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), Bind: *bind, Role: role}))
+		code := liveExit(stderr, cmd, live.Join(rc, live.JoinConfig{Host: netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), Bind: *bind, Role: role}))
+		if err := saveErr(); err != nil {
+			fmt.Fprintf(stderr, "lagscope %s: note: the host is not remembered: %v\n", cmd, err)
+		}
+		return code
 	}
 }
 

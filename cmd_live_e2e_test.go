@@ -418,6 +418,9 @@ func TestLiveFloodOfBadDatagrams(t *testing.T) {
 
 // Bad flags: one line on stderr, exit 2, nothing on stdout.
 func TestLiveFlagErrors(t *testing.T) {
+	// A config dir of its own: another test's join may have saved a
+	// last_host in the shared one, and join with no address would go there.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	cases := [][]string{
 		{"host", "--players", "0"},
 		{"host", "--players", "9999"},

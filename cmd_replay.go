@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -53,15 +52,7 @@ func init() {
 }
 
 func replayJSON(rec *record.Recording, stdout, stderr io.Writer) int {
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	for _, r := range rec.Records {
-		if r.Kind != record.KindEvent {
-			continue
-		}
-		out.Write(r.Raw)
-		out.WriteByte('\n')
-	}
-	if err := out.Flush(); err != nil {
+	if err := rec.WriteNDJSON(stdout); err != nil {
 		return fail(stderr, "replay", err)
 	}
 	stopNote(stderr, "replay", rec)

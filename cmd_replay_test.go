@@ -171,7 +171,10 @@ func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv("LAGSCOPE_TEST_CHILD"); ok {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	cleanup := isolateUserConfig() // cmd_settings_test.go
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // Issue 17: a replay shows a filled Matrix although recordings leave

@@ -5,11 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/sim"
 )
@@ -47,7 +45,7 @@ func init() {
 					if err != nil {
 						return fail(stderr, "sim", usagef("--record: %v", err))
 					}
-					opt = recordSim(rec)
+					opt = record.SimOptions(rec)
 				}
 				_, err = sim.RunWith(sc, stdout, opt)
 				if rec != nil {
@@ -62,31 +60,4 @@ func init() {
 			}
 		},
 	})
-}
-
-// recordSim stores every printed line, every machine's View once a virtual
-// second and every executed command with its send frame and original frame
-// (issue 8, S13). Every machine executes the same commands on the same send
-// frames (S7), so each command is stored once, from the first machine that
-// executed it. Write errors are kept by the Writer and reported when it
-// closes.
-func recordSim(w *record.Writer) sim.Options {
-	type key struct {
-		player      string
-		seq         uint32
-		frame, send int
-	}
-	seen := map[key]bool{}
-	return sim.Options{
-		OnLine: func(at time.Duration, from string, line []byte) { w.EventLine(at, from, line) },
-		OnView: func(v probe.View) { w.View(v) },
-		OnCommand: func(machine string, at time.Duration, player string, sendFrame int, c probe.Command) {
-			k := key{player, c.Seq, int(c.Tag), sendFrame}
-			if seen[k] {
-				return
-			}
-			seen[k] = true
-			w.Command(at, machine, record.CommandOf(player, sendFrame, c))
-		},
-	}
 }

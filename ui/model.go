@@ -53,6 +53,9 @@ type Options struct {
 	// QuitWait is how long quitting waits for the feed's Done; 0 is one
 	// second.
 	QuitWait time.Duration
+	// Bell starts with the bell on (the config file's alerts.bell); b
+	// toggles it either way.
+	Bell bool
 }
 
 // Model is the bubbletea model of the UI. Use NewModel and Run; the zero
@@ -132,6 +135,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	m.diag = diagnosisPane{ctx: c}
 	m.ring = bellCmd(out)
+	m.bellOn = opts.Bell
 	if pb, ok := feed.(Playback); ok {
 		m.playback, m.keys.replay = pb, true
 	}

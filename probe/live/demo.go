@@ -49,6 +49,9 @@ type DemoConfig struct {
 	Leaves []DemoLeave
 	// OnCommand is your machine's Config.OnCommand (--record).
 	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
+	// Alerts are every machine's alert thresholds; zero values take the
+	// defaults.
+	Alerts probe.AlertConfig
 }
 
 // DemoLeave is one scripted leave: player Name quits At after the start.
@@ -168,7 +171,7 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 			// Only your machine draws the matrix: the others stream their
 			// telemetry to it alone, and it streams its own to nobody
 			// (its acks go back on their own, as an observer's do).
-			TelemetryTo: []string{d.names[0]}}
+			TelemetryTo: []string{d.names[0]}, Alerts: cfg.Alerts}
 		if i == 0 {
 			c.TelemetryTo = []string{}
 			c.OnCommand = cfg.OnCommand

@@ -120,7 +120,7 @@ func (out *outputs) abandon() {
 // config is the session config the shared flags make.
 func (out *outputs) config() session.Config {
 	return session.Config{Name: out.cfg.Name, Key: out.cfg.Key, Speed: out.cfg.Speed, Logger: out.logger,
-		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand()}
+		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand(), Alerts: out.cfg.Alerts}
 }
 
 // onCommand stores every command this machine executes in the recording,
@@ -197,6 +197,18 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 	}
 	if out.rec != nil {
 		sinks = append(sinks, probe.UpdateSinkFunc(func(u probe.Update) error { out.rec.Observe(u); return out.rec.Err() }))
+	}
+	if joined := out.cfg.Joined; joined != nil {
+		// A View with the session's name: this machine hosts it or the
+		// host has welcomed it.
+		var once bool
+		sinks = append(sinks, probe.UpdateSinkFunc(func(u probe.Update) error {
+			if !once && u.View.Session != "" {
+				once = true
+				joined()
+			}
+			return nil
+		}))
 	}
 	srvDone := make(chan struct{})
 	if out.mlisten != nil {

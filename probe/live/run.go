@@ -38,6 +38,13 @@ type RunConfig struct {
 	// Front, when set, shows the updates instead of NDJSON (the TUI); an
 	// error from it ends the session.
 	Front func(probe.Feed) error
+	// Alerts are the alert thresholds (the config file's [alerts]); zero
+	// values take the defaults.
+	Alerts probe.AlertConfig
+	// Joined, when set, is called once, on the sinks' goroutine, when this
+	// machine is in a session (hosting, or welcomed by the host): the
+	// command remembers the host then (the config file's last_host).
+	Joined func()
 }
 
 // FlagError is a flag whose file, address or value cannot be used: the
@@ -127,7 +134,7 @@ func RunDemo(cfg RunConfig, dc DemoConfig) error {
 	opt := Options{Publish: true,
 		Process: out.processStats(func() []*netcore.UDPTransport { return d.Sockets() },
 			func(Stats) time.Duration { return d.MaxLate() })}
-	dc.Key, dc.Speed, dc.Name = cfg.Key, cfg.Speed, cfg.Name
+	dc.Key, dc.Speed, dc.Name, dc.Alerts = cfg.Key, cfg.Speed, cfg.Name, cfg.Alerts
 	dc.Logger, dc.Start = out.logger, out.started
 	dc.PublishAll, dc.OnCommand = out.mlisten != nil, out.onCommand()
 	d, err = StartDemo(dc, opt)

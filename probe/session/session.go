@@ -152,6 +152,9 @@ type Config struct {
 	// FillMatrix, when set, is the peer's FillMatrix: the simulator hands
 	// every machine's diagnosis the other machines' own rows (issue 13).
 	FillMatrix func(now time.Duration, m *probe.MatrixView)
+	// Alerts are the peer's alert thresholds (the config file's [alerts],
+	// issue 17); zero values take the defaults.
+	Alerts probe.AlertConfig
 }
 
 // Errors that end a session.

@@ -1,0 +1,155 @@
+package main
+
+// The README's screen (issue 17): what `go run .` — the demo with its
+// default flags — shows in an 80×24 terminal 34 seconds in, rendered by the
+// real UI from the demo's real sessions run in virtual time
+// (live.PlayDemo), so it can be compared byte for byte. The test fails when
+// the README's block drifts from it; `go test -run Readme -update .`
+// rewrites the block.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/pflag"
+
+	"github.com/lagscope/lagscope/probe/live"
+	"github.com/lagscope/lagscope/ui"
+)
+
+const (
+	screenBegin = "<!-- screen:begin: `go test -run Readme -update .` rewrites this block -->\n"
+	screenEnd   = "<!-- screen:end -->\n"
+	screenAt    = 34 * time.Second
+	screenW     = 80
+	screenH     = 24
+)
+
+// demoScreen renders the demo as `go run .` runs it: the flags' defaults
+// are read off the demo command itself, so a changed default changes the
+// screen.
+func demoScreen(t *testing.T) string {
+	t.Helper()
+	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
+	setupDemo(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	players, _ := fs.GetInt("players")
+	profile, _ := fs.GetString("profile")
+	seed, _ := fs.GetUint64("seed")
+	fps, _ := fs.GetInt("fps")
+	name := fs.Lookup("name").DefValue
+	updates, err := live.PlayDemo(live.DemoConfig{Players: players, Profile: profile, Seed: seed, Speed: fps, Name: name, Spike: true},
+		screenAt, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	feed := ui.NewStaticFeed(updates...)
+	// ui.Run adds the wall clock to the header; a fixed one here.
+	clock := func() time.Time { return time.Date(2026, 1, 1, 18, 41, 8, 0, time.UTC) }
+	m, err := ui.NewModel(feed, ui.Options{NoColor: true, Output: io.Discard, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	// The real model in a real bubbletea program (no terminal: the input
+	// is off, the output discarded), stopped by capture once the picture
+	// of the last update is drawn at the README's size. teatest is not used
+	// here: its -update flag would clash with this package's.
+	c := &capture{m: m, want: "t " + clockOf(screenAt)}
+	p := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
+	go p.Send(tea.WindowSizeMsg{Width: screenW, Height: screenH})
+	done := make(chan error, 1)
+	go func() { _, err := p.Run(); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		p.Kill()
+		t.Fatalf("the UI never showed %q at %dx%d", c.want, screenW, screenH)
+	}
+	lines := strings.Split(c.got, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// capture runs the UI's model and quits with its picture once the
+// terminal's size has arrived and the picture shows want.
+type capture struct {
+	m     tea.Model
+	want  string
+	sized bool
+	got   string
+}
+
+func (c *capture) Init() tea.Cmd { return c.m.Init() }
+
+func (c *capture) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(tea.WindowSizeMsg); ok {
+		c.sized = true
+	}
+	var cmd tea.Cmd
+	c.m, cmd = c.m.Update(msg)
+	if v := c.m.View(); c.sized && strings.Contains(v, c.want) {
+		c.got = v
+		return c, tea.Quit
+	}
+	return c, cmd
+}
+
+func (c *capture) View() string { return c.m.View() }
+
+// clockOf is the header's session time, mm:ss.
+func clockOf(d time.Duration) string {
+	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func TestReadmeScreenIsTheDemo(t *testing.T) {
+	screen := demoScreen(t)
+	// What makes it the demo's and today's UI, not a fixture's.
+	for _, want := range []string{"you", "ada", "bob", "cyd", "Matrix", "Diagnosis", "t " + clockOf(screenAt)} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the demo's screen has no %q:\n%s", want, screen)
+		}
+	}
+	if n := strings.Count(screen, "\n") + 1; n != screenH {
+		t.Errorf("the screen has %d lines, want %d", n, screenH)
+	}
+
+	doc, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, rest, ok := strings.Cut(string(doc), screenBegin)
+	block, tail, ok2 := strings.Cut(rest, screenEnd)
+	if !ok || !ok2 {
+		t.Fatalf("README.md has no block between %q and %q", screenBegin, screenEnd)
+	}
+	want := "```text\n" + screen + "\n```\n"
+	if *update {
+		if err := os.WriteFile("README.md", []byte(head+screenBegin+want+screenEnd+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if block != want {
+		gl, wl := strings.Split(want, "\n"), strings.Split(block, "\n")
+		for i := 0; i < len(gl) && i < len(wl); i++ {
+			if gl[i] != wl[i] {
+				t.Fatalf("README.md's screen drifted from `go run .` at line %d (go test -run Readme -update . rewrites it):\n demo   %q\n README %q", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("README.md's screen drifted from `go run .`: %d lines, the demo's %d (go test -run Readme -update . rewrites it)", len(wl), len(gl))
+	}
+}
