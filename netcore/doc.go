@@ -11,7 +11,9 @@
 // SPEC items implemented here:
 //
 //   - T1  one private link per peer; acks go out the moment a datagram
-//     arrives, never waiting for a frame (Endpoint.Receive).
+//     arrives, never waiting for a frame (Endpoint.Receive) — riding on
+//     a reply the owner sends in the same wake-up when there is one
+//     (coalescing, receive.go: CarriedAck).
 //   - T2–T4, T7, T9, T10, T12, T13: the round-trip Estimator (rtt.go):
 //     Karn's rule, RFC 6298 smoothing, the provisional estimate, RTO and
 //     connection timeout with their clamps, once-per-round doubling.
