@@ -107,7 +107,7 @@ type UDPTransport struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 
-	sent, sendErrors, received, oversize, readErrors, kernelStamped atomic.Uint64
+	sent, sendErrors, received, oversize, readErrors, kernelStamped, reads atomic.Uint64
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -185,6 +185,9 @@ type UDPStats struct {
 	// KernelStamped counts datagrams received whose arrival time is the
 	// kernel's stamp; the others were timed by the reader's clock.
 	KernelStamped uint64
+	// Reads counts the reader's reads of the socket: fewer than Received
+	// when reads take batches (recvmmsg on Linux).
+	Reads uint64
 }
 
 // Stats reads the counters; safe from any goroutine.
@@ -197,20 +200,26 @@ func (t *UDPTransport) Stats() UDPStats {
 		ReadErrors: t.readErrors.Load(),
 
 		KernelStamped: t.kernelStamped.Load(),
+		Reads:         t.reads.Load(),
 	}
 }
 
 // read is the reader goroutine: the only one that reads the socket and the
-// only sender on the inbox.
+// only sender on the inbox. Each read takes every datagram waiting, up to a
+// batch, where the platform can (udp_batch_linux.go), and each datagram
+// keeps its own arrival time.
 func (t *UDPTransport) read() {
 	defer t.wg.Done()
 	defer close(t.inbox)
-	d := datagramPool.Get().(*Datagram)
-	defer func() { datagramPool.Put(d) }()
-	var oob [oobSize]byte
+	r, err := newBatchReader(t.conn, t.stamped)
+	if err != nil {
+		return
+	}
+	defer r.close()
 	for {
-		n, oobn, from, err := readStamped(t.conn, d.buf[:], oob[:])
-		read := time.Now() // per datagram: one reading per batch is the bug this avoids
+		n, err := r.read()
+		read := time.Now() // one per batch; a batch is >1 only with kernel stamps
+		t.reads.Add(1)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -221,25 +230,27 @@ func (t *UDPTransport) read() {
 			t.readErrors.Add(1)
 			continue
 		}
-		if n > MaxDatagram {
-			t.oversize.Add(1)
-			continue
-		}
-		// A dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d; peers
-		// are known by their plain IPv4 address everywhere else.
-		d.From = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		d.n = n
-		d.At = read
-		if k, ok := kernelStamp(oob[:oobn]); ok && t.stamped {
-			d.At = arrivedAt(read, k)
-			t.kernelStamped.Add(1)
-		}
-		t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
-		select {
-		case t.inbox <- d:
-			d = datagramPool.Get().(*Datagram)
-		case <-t.done:
-			return
+		for i := range n {
+			d := r.datagram(i)
+			if d.n > MaxDatagram {
+				t.oversize.Add(1)
+				continue
+			}
+			// A dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d; peers
+			// are known by their plain IPv4 address everywhere else.
+			from := r.from(i)
+			d.From = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+			d.At = read
+			if k, ok := kernelStamp(r.oob(i)); ok && t.stamped {
+				d.At = arrivedAt(read, k)
+				t.kernelStamped.Add(1)
+			}
+			t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
+			select {
+			case t.inbox <- r.take(i):
+			case <-t.done:
+				return
+			}
 		}
 	}
 }
