@@ -107,7 +107,12 @@ type UDPTransport struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 
-	sent, sendErrors, received, oversize, readErrors, kernelStamped, reads atomic.Uint64
+	// SendBatch's state, made on first use.
+	wmu   sync.Mutex
+	w     *batchWriter
+	wNone bool // the platform or socket has no batch writer
+
+	sent, sendErrors, received, oversize, readErrors, kernelStamped, reads, batches atomic.Uint64
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -188,6 +193,9 @@ type UDPStats struct {
 	// Reads counts the reader's reads of the socket: fewer than Received
 	// when reads take batches (recvmmsg on Linux).
 	Reads uint64
+	// Batches counts SendBatch's system calls that wrote several
+	// datagrams at once (sendmmsg on Linux).
+	Batches uint64
 }
 
 // Stats reads the counters; safe from any goroutine.
@@ -201,6 +209,7 @@ func (t *UDPTransport) Stats() UDPStats {
 
 		KernelStamped: t.kernelStamped.Load(),
 		Reads:         t.reads.Load(),
+		Batches:       t.batches.Load(),
 	}
 }
 

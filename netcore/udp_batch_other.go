@@ -47,3 +47,16 @@ func (r *batchReader) close() {
 	datagramPool.Put(r.d)
 	r.d = nil
 }
+
+// SendBatch writes the datagrams ps[i] to to[i] and returns how many
+// failed; here one system call each (udp_batch_linux.go batches them).
+func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) {
+	for i, p := range ps {
+		if t.Send(to[i], p) != nil {
+			failed++
+		}
+	}
+	return failed
+}
+
+type batchWriter struct{}

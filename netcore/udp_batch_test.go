@@ -59,3 +59,32 @@ func TestUDPReadsTakeBatches(t *testing.T) {
 	}
 	t.Logf("%d datagrams in %d reads", st.Received, st.Reads)
 }
+
+// TestUDPSendBatchUsesSendmmsg: on 64-bit Linux a batch of 100 takes a
+// few system calls, not 100.
+func TestUDPSendBatchUsesSendmmsg(t *testing.T) {
+	src, dst := listenLoopback(t), listenLoopback(t)
+	var tos []netip.AddrPort
+	var ps [][]byte
+	for i := range 100 {
+		tos = append(tos, dst.LocalAddr())
+		ps = append(ps, []byte{byte(i)})
+	}
+	if failed := src.SendBatch(tos, ps); failed != 0 {
+		t.Fatalf("%d failed", failed)
+	}
+	if st := src.Stats(); st.Sent != 100 || st.Batches == 0 || st.Batches > 100/readBatch+1 {
+		t.Fatalf("stats %+v: want 100 sent in at most %d batches", st, 100/readBatch+1)
+	}
+	for i := range 100 {
+		select {
+		case d := <-dst.Inbox():
+			if d.Bytes()[0] != byte(i) {
+				t.Fatalf("datagram %d arrived as %d", d.Bytes()[0], i)
+			}
+			d.Release()
+		case <-time.After(udpBound):
+			t.Fatalf("received %d of 100", i)
+		}
+	}
+}

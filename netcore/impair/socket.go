@@ -21,11 +21,22 @@ type Socket struct {
 	free       []*[]byte
 	dst        []time.Duration
 	sendErrors uint64
+	// A flush's due datagrams, for a BatchSender.
+	batchTo  []netip.AddrPort
+	batchP   [][]byte
+	batchBuf []*[]byte
 }
 
 // Sender is the real socket under a Socket (*netcore.UDPTransport is one).
 type Sender interface {
 	Send(to netip.AddrPort, p []byte) error
+}
+
+// BatchSender is a Sender that writes several datagrams in one call
+// (*netcore.UDPTransport: sendmmsg on Linux) and says how many failed.
+// Flush hands it every datagram that came due together.
+type BatchSender interface {
+	SendBatch(to []netip.AddrPort, ps [][]byte) (failed int)
 }
 
 // Script is what a Socket's link does, as data.
@@ -116,18 +127,34 @@ func (s *Socket) buffer() *[]byte {
 	return &b
 }
 
-// Flush sends every datagram due by now (the script's time).
+// Flush sends every datagram due by now (the script's time): in one batch
+// when the real socket takes batches, each alone otherwise.
 func (s *Socket) Flush(now time.Duration) {
+	bs, batched := s.out.(BatchSender)
 	for {
 		it, ok := s.line.popDue(now + flushSlack)
 		if !ok {
-			return
+			break
 		}
-		if err := s.out.Send(it.to, *it.buf); err != nil {
-			s.sendErrors++
+		if !batched {
+			if err := s.out.Send(it.to, *it.buf); err != nil {
+				s.sendErrors++
+			}
+			s.free = append(s.free, it.buf)
+			continue
 		}
-		s.free = append(s.free, it.buf)
+		s.batchTo = append(s.batchTo, it.to)
+		s.batchP = append(s.batchP, *it.buf)
+		s.batchBuf = append(s.batchBuf, it.buf)
 	}
+	if len(s.batchP) == 0 {
+		return
+	}
+	s.sendErrors += uint64(bs.SendBatch(s.batchTo, s.batchP))
+	s.free = append(s.free, s.batchBuf...)
+	clear(s.batchP)
+	clear(s.batchBuf)
+	s.batchTo, s.batchP, s.batchBuf = s.batchTo[:0], s.batchP[:0], s.batchBuf[:0]
 }
 
 // NextDue is the due time of the earliest held datagram.

@@ -125,3 +125,57 @@ func BenchmarkSocketSendFlush(b *testing.B) {
 type discard struct{}
 
 func (discard) Send(netip.AddrPort, []byte) error { return nil }
+
+// batchSink is a sink that takes batches, recording each batch's size; it
+// refuses the datagrams whose payload is "bad".
+type batchSink struct {
+	sink
+	batches []int
+}
+
+func (k *batchSink) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) {
+	k.batches = append(k.batches, len(ps))
+	for i, p := range ps {
+		if string(p) == "bad" {
+			failed++
+			continue
+		}
+		k.got = append(k.got, to[i].String()+" "+string(p))
+	}
+	return failed
+}
+
+// TestSocketFlushesDueDatagramsAsOneBatch (issue 16): what comes due
+// together leaves in one SendBatch, in due order; refusals are counted;
+// what is not due yet stays held.
+func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	b := netip.MustParseAddrPort("127.0.0.1:2")
+	out := &batchSink{}
+	s := NewSocket(out, Script{
+		Path: func(to netip.AddrPort, _ time.Duration) Profile {
+			if to == b {
+				return Profile{Delay: 2 * time.Millisecond}
+			}
+			return Profile{Delay: time.Millisecond}
+		},
+		Seed: func(netip.AddrPort) uint64 { return 1 },
+	})
+	s.SendAt(0, a, []byte("1"))
+	s.SendAt(0, b, []byte("3"))
+	s.SendAt(0, a, []byte("bad"))
+	s.SendAt(time.Millisecond/2, a, []byte("2"))
+	s.SendAt(10*time.Millisecond, a, []byte("later"))
+	s.Flush(3 * time.Millisecond)
+	want := []string{"127.0.0.1:1 1", "127.0.0.1:1 2", "127.0.0.1:2 3"}
+	if !slices.Equal(out.got, want) || !slices.Equal(out.batches, []int{4}) {
+		t.Fatalf("sent %q in batches %v; want %q in one batch of 4", out.got, out.batches, want)
+	}
+	if s.SendErrors() != 1 || s.Held() != 1 {
+		t.Fatalf("send errors %d held %d; want 1, 1", s.SendErrors(), s.Held())
+	}
+	s.Flush(3 * time.Millisecond) // nothing due: no empty batch
+	if len(out.batches) != 1 {
+		t.Fatalf("an empty flush sent a batch: %v", out.batches)
+	}
+}
