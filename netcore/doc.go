@@ -34,5 +34,10 @@
 //   - Q7  optional pre-shared key: AES-GCM sealing with never-repeating
 //     nonces and replay rejection (seal.go).
 //
+// The live transport (udp.go) reads every waiting datagram in one
+// recvmmsg on 64-bit Linux, each with its own kernel arrival stamp, and
+// SendBatch writes datagrams that leave together (the impairment socket's
+// flush) in one sendmmsg (issue 16).
+//
 // The wire format is documented byte by byte in docs/protocol.md.
 package netcore

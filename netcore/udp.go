@@ -16,15 +16,17 @@ import (
 // hot-path rule of SPEC L6 applied to the socket).
 //
 // The path of a received datagram, in order:
-//  1. the reader takes a Datagram from the pool and reads into its buffer,
-//     which is larger than MaxDatagram so that an oversize datagram is seen
-//     whole (or truncated at the buffer's end) rather than cut silently to a
-//     plausible size;
+//  1. the reader reads into pooled Datagram buffers — every datagram
+//     waiting, up to 32, in one recvmmsg on 64-bit Linux
+//     (udp_batch_linux.go), one per read elsewhere — each larger than
+//     MaxDatagram so that an oversize datagram is seen whole (or truncated
+//     at the buffer's end) rather than cut silently to a plausible size;
 //  2. oversize datagrams are dropped and counted (SPEC Q5: nothing of ours
 //     is larger, so one that is came from someone else);
 //  3. each gets its own arrival time (At): the kernel's receive stamp where
 //     the platform gives one (udp_stamp_linux.go), else the reader's clock
-//     read right after that datagram — never one reading for a batch;
+//     read right after that datagram — never one reading for a batch (so
+//     without kernel stamps a read takes one datagram);
 //  4. the rest go into the inbox; when the owner falls behind, the reader
 //     waits and the kernel's socket buffer absorbs, and if need be drops,
 //     what comes next — one place where datagrams queue, not two;
