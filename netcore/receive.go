@@ -260,7 +260,7 @@ func (e *Endpoint) onAck(now time.Duration, l *link, a Ack) {
 	}
 	if a.Channel == ChannelReliable {
 		for s := q.oldest; s != q.next && int32(a.Cumulative-s) > 0; s++ {
-			if p := &q.slots[s%SendWindow]; p.inUse && p.packet == s {
+			if p := q.at(s); p.inUse && p.packet == s {
 				p.inUse = false
 			}
 		}
