@@ -18,7 +18,8 @@ type Socket struct {
 	script     Script
 	paths      map[netip.AddrPort]*socketPath
 	line       delayLine
-	free       []*[]byte
+	free       []*[]byte // buffers of BufferSize
+	small      []*[]byte // buffers of smallBuffer
 	dst        []time.Duration
 	sendErrors uint64
 	// A flush's due datagrams, for a BatchSender.
@@ -53,7 +54,8 @@ type Script struct {
 	// when the path is first used.
 	Seed func(to netip.AddrPort) uint64
 	// BufferSize is the capacity of a pooled datagram buffer (the largest
-	// datagram the owner sends); bigger datagrams get their own.
+	// datagram the owner sends); bigger datagrams get their own, and ones
+	// of at most smallBuffer bytes are held in a pool of smaller buffers.
 	BufferSize int
 }
 
@@ -111,20 +113,40 @@ func (s *Socket) SendAt(now time.Duration, to netip.AddrPort, p []byte) {
 	}
 	s.dst = pp.path.Decide(s.dst[:0])
 	for _, delay := range s.dst {
-		b := s.buffer()
+		b := s.buffer(len(p))
 		*b = append((*b)[:0], p...)
 		s.line.push(now+delay, to, b)
 	}
 }
 
-func (s *Socket) buffer() *[]byte {
-	if n := len(s.free); n > 0 {
-		b := s.free[n-1]
-		s.free = s.free[:n-1]
+// smallBuffer is the capacity of the pool for small datagrams. A busy
+// session's datagrams are mostly frame packets and acks of well under it;
+// holding each in a buffer of BufferSize (1400) made the delay lines of a
+// 64-player demo hold 19.5 MB (issue 16).
+const smallBuffer = 256
+
+// buffer takes a pooled buffer for a datagram of n bytes.
+func (s *Socket) buffer(n int) *[]byte {
+	pool, size := &s.free, s.script.BufferSize
+	if n <= smallBuffer && size > smallBuffer {
+		pool, size = &s.small, smallBuffer
+	}
+	if k := len(*pool); k > 0 {
+		b := (*pool)[k-1]
+		*pool = (*pool)[:k-1]
 		return b
 	}
-	b := make([]byte, 0, s.script.BufferSize)
+	b := make([]byte, 0, size)
 	return &b
+}
+
+// release returns a buffer to the pool of its size.
+func (s *Socket) release(b *[]byte) {
+	if cap(*b) == smallBuffer && s.script.BufferSize > smallBuffer {
+		s.small = append(s.small, b)
+		return
+	}
+	s.free = append(s.free, b)
 }
 
 // Flush sends every datagram due by now (the script's time): in one batch
@@ -140,7 +162,7 @@ func (s *Socket) Flush(now time.Duration) {
 			if err := s.out.Send(it.to, *it.buf); err != nil {
 				s.sendErrors++
 			}
-			s.free = append(s.free, it.buf)
+			s.release(it.buf)
 			continue
 		}
 		s.batchTo = append(s.batchTo, it.to)
@@ -151,7 +173,9 @@ func (s *Socket) Flush(now time.Duration) {
 		return
 	}
 	s.sendErrors += uint64(bs.SendBatch(s.batchTo, s.batchP))
-	s.free = append(s.free, s.batchBuf...)
+	for _, b := range s.batchBuf {
+		s.release(b)
+	}
 	clear(s.batchP)
 	clear(s.batchBuf)
 	s.batchTo, s.batchP, s.batchBuf = s.batchTo[:0], s.batchP[:0], s.batchBuf[:0]
@@ -170,7 +194,7 @@ func (s *Socket) SendErrors() uint64 { return s.sendErrors }
 // Drop forgets every held datagram (the real socket is closing).
 func (s *Socket) Drop() {
 	for _, it := range s.line.heap {
-		s.free = append(s.free, it.buf)
+		s.release(it.buf)
 	}
 	s.line.heap = nil
 }

@@ -179,3 +179,40 @@ func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
 		t.Fatalf("an empty flush sent a batch: %v", out.batches)
 	}
 }
+
+// TestSocketHoldsSmallDatagramsInSmallBuffers (issue 16): a datagram of at
+// most smallBuffer bytes is held in a buffer of that size, a bigger one in
+// one of BufferSize; both come out whole and their buffers are reused.
+func TestSocketHoldsSmallDatagramsInSmallBuffers(t *testing.T) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	out := &sink{}
+	s := NewSocket(out, Script{
+		Path:       func(netip.AddrPort, time.Duration) Profile { return Profile{Delay: time.Millisecond} },
+		Seed:       func(netip.AddrPort) uint64 { return 1 },
+		BufferSize: 1400,
+	})
+	small, big := string(make([]byte, smallBuffer)), string(make([]byte, smallBuffer+1))
+	for round := range 3 {
+		now := time.Duration(round) * time.Second
+		s.SendAt(now, a, []byte(small))
+		s.SendAt(now, a, []byte(big))
+		for _, it := range s.line.heap {
+			want := 1400
+			if len(*it.buf) <= smallBuffer {
+				want = smallBuffer
+			}
+			if cap(*it.buf) != want {
+				t.Fatalf("a %d-byte datagram held in a buffer of %d, want %d", len(*it.buf), cap(*it.buf), want)
+			}
+		}
+		s.Flush(now + time.Second/2)
+	}
+	if len(out.got) != 6 || len(s.small) != 1 || len(s.free) != 1 {
+		t.Fatalf("sent %d, pools small %d large %d; want 6 sent and one buffer of each kind reused", len(out.got), len(s.small), len(s.free))
+	}
+	for i, g := range out.got {
+		if want := "127.0.0.1:1 " + []string{small, big}[i%2]; g != want {
+			t.Fatalf("datagram %d came out %d bytes, want %d", i, len(g), len(want))
+		}
+	}
+}
