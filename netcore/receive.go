@@ -139,7 +139,7 @@ func validateBody(ch Channel, b []byte) error {
 		return ErrShort
 	}
 	numbered := ch != ChannelControl
-	message := false
+	message, carried := false, false
 	for len(b) > 0 {
 		typ, p, rest, err := NextRecord(b)
 		if err != nil {
@@ -169,6 +169,7 @@ func validateBody(ch Channel, b []byte) error {
 			if !numbered {
 				return ErrChannel
 			}
+			carried = true
 			_, err = DecodeAck(p)
 		case RecLinkReport:
 			if numbered {
@@ -188,7 +189,7 @@ func validateBody(ch Channel, b []byte) error {
 		}
 		b = rest
 	}
-	if numbered && !message {
+	if carried && !message {
 		return ErrChannel
 	}
 	return nil
