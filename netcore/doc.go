@@ -11,7 +11,9 @@
 // SPEC items implemented here:
 //
 //   - T1  one private link per peer; acks go out the moment a datagram
-//     arrives, never waiting for a frame (Endpoint.Receive).
+//     arrives, never waiting for a frame (Endpoint.Receive) — riding on
+//     a reply the owner sends in the same wake-up when there is one
+//     (coalescing, receive.go: CarriedAck).
 //   - T2–T4, T7, T9, T10, T12, T13: the round-trip Estimator (rtt.go):
 //     Karn's rule, RFC 6298 smoothing, the provisional estimate, RTO and
 //     connection timeout with their clamps, once-per-round doubling.
@@ -31,6 +33,11 @@
 //     each a numbered datagram, reassembled within bounds of memory and time.
 //   - Q7  optional pre-shared key: AES-GCM sealing with never-repeating
 //     nonces and replay rejection (seal.go).
+//
+// The live transport (udp.go) reads every waiting datagram in one
+// recvmmsg on 64-bit Linux, each with its own kernel arrival stamp, and
+// SendBatch writes datagrams that leave together (the impairment socket's
+// flush) in one sendmmsg (issue 16).
 //
 // The wire format is documented byte by byte in docs/protocol.md.
 package netcore

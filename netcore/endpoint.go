@@ -124,6 +124,22 @@ type Endpoint struct {
 	// changed since NextDeadline last looked.
 	byDue dueHeap
 	stale []*link
+
+	// While Receive handles a numbered datagram, the ack it owes (T1)
+	// waits in owed instead of leaving alone: the first datagram the
+	// owner sends that peer before Receive returns — an echo, a reply
+	// sent from DeliverFunc — carries it, and Receive sends whatever is
+	// still owed as it returns. The ack is never held past the wake-up
+	// that produced it (docs/protocol.md, "Coalescing").
+	holding bool
+	owed    owedAck
+}
+
+// owedAck is one ack Receive has not sent yet.
+type owedAck struct {
+	l                  *link
+	ch                 Channel
+	cumulative, packet uint32
 }
 
 // NewEndpoint builds an endpoint. deliver gets every message that arrives.

@@ -20,6 +20,7 @@ import (
 func forgeries() map[string][]byte {
 	hdr := func(ch Channel) Header { return Header{Token: token, Sender: peerA, Channel: ch} }
 	ack := AppendAck(nil, ChannelReliable, 0, 0)
+	carried := appendAckRecord(nil, RecCarriedAck, ChannelReliable, 0, 0)
 	report := AppendLinkReport(nil, LinkReport{Expected: 5})
 	hello := must(AppendHello(nil, Hello{Nonce: 1, Role: RolePlayer, Name: "x"}))
 	data := AppendData(nil, Data{MsgID: 0, Payload: []byte("forged")})
@@ -33,6 +34,9 @@ func forgeries() map[string][]byte {
 		"hello on the reliable channel":  raw(hdr(ChannelReliable), hello),
 		"report on the unreliable one":   raw(hdr(ChannelUnreliable), report),
 		"ack on the global channel":      raw(hdr(ChannelGlobal), AppendAck(nil, ChannelGlobal, 0, 0)),
+		"carried ack alone, reliable":    raw(hdr(ChannelReliable), carried),
+		"carried ack alone, unreliable":  raw(hdr(ChannelUnreliable), carried),
+		"carried ack on control":         raw(hdr(ChannelControl), carried),
 		"data on the control channel":    raw(hdr(ChannelControl), data),
 		"hello in a session datagram":    raw(Header{Token: token, Sender: peerA}, hello),
 		"handshake datagram, no records": raw(Header{Sender: PeerUnassigned}, nil),

@@ -226,7 +226,15 @@ func fuzzSeeds(f *testing.F, sealed bool) [][]byte {
 	a.SendHandshake(addrB, Hello{Nonce: 1, Role: RolePlayer, Name: "a"})
 	a.Receive(ms(40), addrB, fromB[2].data) // A replies to B's keep-alive
 	a.SendUnnumbered(ms(40), peerB, []byte("ping"), true)
-	_ = b
+	// Last, so the indexes above stay put: A echoes B's next reliable
+	// message at once, and the echo carries its ack (a CarriedAck).
+	a.deliver = func(now time.Duration, from PeerID, ch Channel, msg []byte) {
+		a.Send(now, from, ChannelReliable, msg)
+	}
+	b.Send(ms(45), peerA, ChannelReliable, []byte("echo me"))
+	for _, d := range btr.take() {
+		a.Receive(ms(50), addrB, d.data)
+	}
 	var ds [][]byte
 	for _, d := range atr.take() {
 		ds = append(ds, d.data)
@@ -259,9 +267,13 @@ func FuzzEndpointReceive(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte, sealed bool) {
-		b, tr := fuzzEndpoint(t, peerB, sealed, func(_ time.Duration, _ PeerID, _ Channel, msg []byte) {
+		var b *Endpoint
+		b, tr := fuzzEndpoint(t, peerB, sealed, func(now time.Duration, from PeerID, ch Channel, msg []byte) {
 			if len(msg) > MaxMessage {
 				t.Fatalf("delivered %d bytes", len(msg))
+			}
+			if ch == ChannelReliable && len(msg) < 100 {
+				b.Send(now, from, ChannelUnreliable, msg) // a reply takes the ack (coalescing)
 			}
 		})
 		tr.take()

@@ -106,7 +106,7 @@ func (l *link) silentSince() (time.Duration, bool) {
 	var t time.Duration
 	ok := false
 	if q := &l.rel; q.oldest != q.next {
-		t, ok = q.slots[q.oldest%SendWindow].firstSent, true
+		t, ok = q.at(q.oldest).firstSent, true
 	}
 	if k := &l.alive; k.waiting && (!ok || k.since < t) {
 		t, ok = k.since, true

@@ -48,9 +48,9 @@ const maxSpare = 32
 
 // outQueue is the sending half of an acked channel.
 type outQueue struct {
-	// slots is the window, SendWindow long from the first packet claimed:
+	// slots is the window's ring, grown by need up to SendWindow (grow):
 	// a queue never used (the global channel of a simulated game, which
-	// has no lobby) costs nothing.
+	// has no lobby) costs nothing, one with a few packets in flight little.
 	slots        []outPacket
 	spare        [][]byte // bodies of acked packets, for claim to reuse
 	next         uint32   // next packet number to assign
@@ -69,7 +69,7 @@ func (q *outQueue) lookup(s uint32) *outPacket {
 	if s-q.oldest >= q.next-q.oldest {
 		return nil
 	}
-	p := &q.slots[s%SendWindow]
+	p := q.at(s)
 	if !p.inUse || p.packet != s {
 		return nil
 	}
@@ -79,20 +79,24 @@ func (q *outQueue) lookup(s uint32) *outPacket {
 // advance moves oldest past packets that are no longer in flight, keeping
 // their bodies for reuse.
 func (q *outQueue) advance() {
-	for q.oldest != q.next && !q.slots[q.oldest%SendWindow].inUse {
-		p := &q.slots[q.oldest%SendWindow]
+	for q.oldest != q.next && !q.at(q.oldest).inUse {
+		p := q.at(q.oldest)
 		q.spare = keepSpare(q.spare, p.body)
 		p.body = nil
 		q.oldest++
 	}
 }
 
+// at is the slot of packet s. The ring's length is a power of two and at
+// least the packets in flight, so no two of them share a slot.
+func (q *outQueue) at(s uint32) *outPacket { return &q.slots[s&uint32(len(q.slots)-1)] }
+
 // claim takes the slot for the next packet; the caller checked room().
 func (q *outQueue) claim() *outPacket {
-	if q.slots == nil {
-		q.slots = make([]outPacket, SendWindow)
+	if q.next-q.oldest == uint32(len(q.slots)) {
+		q.grow()
 	}
-	p := &q.slots[q.next%SendWindow]
+	p := q.at(q.next)
 	p.inUse, p.packet, p.retries = true, q.next, 0
 	if p.body == nil {
 		p.body, q.spare = takeSpare(q.spare)
@@ -100,6 +104,26 @@ func (q *outQueue) claim() *outPacket {
 	p.body = p.body[:0]
 	q.next++
 	return p
+}
+
+// minSlots is the ring a queue starts with on its first packet. It doubles
+// when that many are in flight, up to SendWindow: with 64 players a
+// machine has 63 links and two acked queues on each, and every ring made
+// SendWindow long at once was half the heap of a 64-player demo (issue 16:
+// 88 MB of 182), where a link on a LAN has a handful in flight.
+const minSlots = 8
+
+// grow doubles the ring (or makes the first one), moving the packets in
+// flight to their slots in the longer ring.
+func (q *outQueue) grow() {
+	n := max(2*len(q.slots), minSlots)
+	slots := make([]outPacket, n)
+	for s := q.oldest; s != q.next; s++ {
+		slots[s&uint32(n-1)] = *q.at(s)
+	}
+	// Slots outside [oldest, next) hold no body (advance took it), so
+	// nothing else is left behind.
+	q.slots = slots
 }
 
 // keepSpare adds body to spare, unless spare is full (body then goes back

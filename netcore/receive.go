@@ -56,10 +56,13 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 		}
 		return
 	}
-	switch h.Channel {
-	case ChannelControl:
+	if h.Channel == ChannelControl {
 		e.control(now, l, body)
 		e.receiveKeepAlives(now, l, body)
+		return
+	}
+	e.holding = true
+	switch h.Channel {
 	case ChannelReliable:
 		e.receiveReliable(now, l, h, body)
 	case ChannelUnreliable:
@@ -67,6 +70,8 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 	case ChannelGlobal:
 		e.receiveGlobal(now, l, h, body)
 	}
+	e.holding = false
+	e.sendOwedAck()
 }
 
 // open returns the datagram's plaintext body, authenticating it when the
@@ -134,6 +139,7 @@ func validateBody(ch Channel, b []byte) error {
 		return ErrShort
 	}
 	numbered := ch != ChannelControl
+	message, carried := false, false
 	for len(b) > 0 {
 		typ, p, rest, err := NextRecord(b)
 		if err != nil {
@@ -144,16 +150,26 @@ func validateBody(ch Channel, b []byte) error {
 			if !numbered {
 				return ErrChannel
 			}
+			message = true
 			_, err = DecodeData(p)
 		case RecFragment:
 			if !numbered {
 				return ErrChannel
 			}
+			message = true
 			_, err = DecodeFragment(p)
 		case RecAck:
 			if numbered {
 				return ErrChannel
 			}
+			_, err = DecodeAck(p)
+		case RecCarriedAck:
+			// Only beside a message (checked below): alone it would be
+			// a datagram that carries nothing.
+			if !numbered {
+				return ErrChannel
+			}
+			carried = true
 			_, err = DecodeAck(p)
 		case RecLinkReport:
 			if numbered {
@@ -173,17 +189,22 @@ func validateBody(ch Channel, b []byte) error {
 		}
 		b = rest
 	}
+	if carried && !message {
+		return ErrChannel
+	}
 	return nil
 }
 
-// control handles an unnumbered datagram: acks and link reports.
+// control handles an unnumbered datagram: acks and link reports. It also
+// takes the CarriedAcks of a numbered datagram (validateBody lets nothing
+// else of control's through there).
 func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 	acked := false
 	for len(b) > 0 {
 		typ, p, rest, _ := NextRecord(b)
 		b = rest
 		switch typ {
-		case RecAck:
+		case RecAck, RecCarriedAck:
 			a, _ := DecodeAck(p)
 			e.onAck(now, l, a)
 			acked = true
@@ -240,7 +261,7 @@ func (e *Endpoint) onAck(now time.Duration, l *link, a Ack) {
 	}
 	if a.Channel == ChannelReliable {
 		for s := q.oldest; s != q.next && int32(a.Cumulative-s) > 0; s++ {
-			if p := &q.slots[s%SendWindow]; p.inUse && p.packet == s {
+			if p := q.at(s); p.inUse && p.packet == s {
 				p.inUse = false
 			}
 		}
@@ -248,10 +269,47 @@ func (e *Endpoint) onAck(now time.Duration, l *link, a Ack) {
 	q.advance()
 }
 
-// ack sends an ack for one arrived packet at once (T1).
+// ack acks one arrived packet (T1): at once, or, while Receive holds
+// acks, as soon as the owner sends the peer something or Receive returns,
+// whichever is first.
 func (e *Endpoint) ack(l *link, ch Channel, cumulative, packet uint32) {
+	if e.holding {
+		e.sendOwedAck() // only ever one per datagram; never two owed
+		e.owed = owedAck{l: l, ch: ch, cumulative: cumulative, packet: packet}
+		return
+	}
 	b := appendAck1(e.tx[e.bodyOff:e.bodyOff], ch, cumulative, packet)
 	e.transmit(l, ChannelControl, 0, len(b))
+}
+
+// sendOwedAck sends the owed ack, if any, in a datagram of its own.
+func (e *Endpoint) sendOwedAck() {
+	o := e.owed
+	if o.l == nil {
+		return
+	}
+	e.owed = owedAck{}
+	b := appendAck1(e.tx[e.bodyOff:e.bodyOff], o.ch, o.cumulative, o.packet)
+	e.transmit(o.l, ChannelControl, 0, len(b))
+}
+
+// ackRecordLen is the size of an Ack record for one packet.
+const ackRecordLen = recordHeaderLen + ackFixedLen + 4
+
+// coalesceAck appends the ack owed to l, if any and if it fits, to the
+// body of n bytes in e.tx, and returns the body's new length.
+func (e *Endpoint) coalesceAck(l *link, ch Channel, n int) int {
+	if e.owed.l != l || n+ackRecordLen > MaxBody {
+		return n
+	}
+	o := e.owed
+	e.owed = owedAck{}
+	typ := RecCarriedAck
+	if ch == ChannelControl {
+		typ = RecAck // a keep-alive sent from DeliverFunc: a plain Ack fits there
+	}
+	b := appendAckRecord(e.tx[e.bodyOff+n:e.bodyOff+n], typ, o.ch, o.cumulative, o.packet)
+	return n + len(b)
 }
 
 func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []byte) {
@@ -286,6 +344,7 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 		// reliable datagram.
 		w.believe(&l.loss)
 	}
+	e.control(now, l, body) // acks coalesced onto it, before its message goes up
 	if int32(off) < 0 {
 		// Already delivered; the ack must have been lost. Ack again.
 		e.ack(l, ChannelReliable, in.next, pk)
@@ -366,8 +425,10 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 		e.rejected.Window++
 		return
 	default:
+		e.control(now, l, b) // a late copy's acks still free packets
 		return
 	}
+	e.control(now, l, b)
 	u := &l.unrelIn
 	for len(b) > 0 && !l.closed {
 		typ, p, rest, _ := NextRecord(b)
@@ -405,6 +466,7 @@ func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte)
 		e.rejected.Window++ // unacked: a sender that really sent it will again
 		return
 	}
+	e.control(now, l, b)
 	fresh := l.globIn.add(h.Packet)
 	e.ack(l, ChannelGlobal, 0, h.Packet)
 	if !fresh {

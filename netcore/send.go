@@ -143,8 +143,9 @@ func (e *Endpoint) transmitBody(l *link, ch Channel, packet uint32, body []byte)
 }
 
 // transmit sends the datagram whose body (n bytes) is already in
-// e.tx[e.bodyOff:]. Every datagram on a numbered channel, resends included,
-// takes the channel's next datagram number (L2).
+// e.tx[e.bodyOff:], with the ack Receive owes the peer if one is owed and
+// fits (coalescing, receive.go). Every datagram on a numbered channel,
+// resends included, takes the channel's next datagram number (L2).
 func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) {
 	h := Header{Token: e.cfg.Session, Sender: e.cfg.Self, Channel: ch, Packet: packet}
 	if ch != ChannelControl {
@@ -154,6 +155,7 @@ func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) {
 	if e.sealer != nil {
 		h.Flags = FlagSealed
 	}
+	n = e.coalesceAck(l, ch, n)
 	PutHeader(e.tx[:], h)
 	d := e.tx[:e.bodyOff+n]
 	if e.sealer != nil {

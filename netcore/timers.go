@@ -60,7 +60,7 @@ func (e *Endpoint) reassemblyTimeout() time.Duration {
 func (e *Endpoint) retryReliable(now time.Duration, l *link) {
 	q := &l.rel
 	for s := q.oldest; s != q.next; s++ {
-		p := &q.slots[s%SendWindow]
+		p := q.at(s)
 		if !p.inUse || p.nextRetry > now {
 			continue
 		}
@@ -84,7 +84,7 @@ func (e *Endpoint) retryGlobal(now time.Duration, l *link) {
 		return
 	}
 	for s := q.oldest; s != q.next; s++ {
-		p := &q.slots[s%SendWindow]
+		p := q.at(s)
 		switch {
 		case !p.inUse:
 		case now-p.firstSent >= e.cfg.GlobalTimeout:
@@ -184,7 +184,7 @@ func (e *Endpoint) linkDeadline(l *link) (time.Duration, bool) {
 	}
 	q := &l.rel
 	for s := q.oldest; s != q.next; s++ {
-		if p := &q.slots[s%SendWindow]; p.inUse {
+		if p := q.at(s); p.inUse {
 			take(p.nextRetry)
 		}
 	}
@@ -193,7 +193,7 @@ func (e *Endpoint) linkDeadline(l *link) (time.Duration, bool) {
 	}
 	g := &l.glob
 	for s := g.oldest; s != g.next; s++ {
-		if p := &g.slots[s%SendWindow]; p.inUse {
+		if p := g.at(s); p.inUse {
 			take(min(p.nextRetry, p.firstSent+e.cfg.GlobalTimeout))
 		}
 	}

@@ -85,6 +85,13 @@ const (
 	// a silent peer (T11): see keepalive.go.
 	RecKeepAlive      uint8 = 0x22
 	RecKeepAliveReply uint8 = 0x23
+	// RecCarriedAck is an Ack, byte for byte, carried by a numbered
+	// datagram going the other way: the ack rides on a reply that leaves
+	// in the same wake-up (issue 16, docs/protocol.md "Coalescing"). It
+	// has a type of its own so that a receiver that does not know it
+	// skips it (and is resent what it did not ack) rather than reject the
+	// message with it, and so that a plain Ack stays control-only.
+	RecCarriedAck uint8 = 0x24
 )
 
 // Record and message sizes.
@@ -313,7 +320,12 @@ func AppendAck(b []byte, ch Channel, cumulative uint32, packets ...uint32) []byt
 
 // appendAck1 is AppendAck for one packet without a variadic slice.
 func appendAck1(b []byte, ch Channel, cumulative, packet uint32) []byte {
-	b = appendRecordHeader(b, RecAck, ackFixedLen+4)
+	return appendAckRecord(b, RecAck, ch, cumulative, packet)
+}
+
+// appendAckRecord appends an Ack or CarriedAck record (typ) for one packet.
+func appendAckRecord(b []byte, typ uint8, ch Channel, cumulative, packet uint32) []byte {
+	b = appendRecordHeader(b, typ, ackFixedLen+4)
 	b = append(b, byte(ch), 1)
 	b = le.AppendUint32(b, cumulative)
 	return le.AppendUint32(b, packet)

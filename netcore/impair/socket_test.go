@@ -125,3 +125,94 @@ func BenchmarkSocketSendFlush(b *testing.B) {
 type discard struct{}
 
 func (discard) Send(netip.AddrPort, []byte) error { return nil }
+
+// batchSink is a sink that takes batches, recording each batch's size; it
+// refuses the datagrams whose payload is "bad".
+type batchSink struct {
+	sink
+	batches []int
+}
+
+func (k *batchSink) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) {
+	k.batches = append(k.batches, len(ps))
+	for i, p := range ps {
+		if string(p) == "bad" {
+			failed++
+			continue
+		}
+		k.got = append(k.got, to[i].String()+" "+string(p))
+	}
+	return failed
+}
+
+// TestSocketFlushesDueDatagramsAsOneBatch (issue 16): what comes due
+// together leaves in one SendBatch, in due order; refusals are counted;
+// what is not due yet stays held.
+func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	b := netip.MustParseAddrPort("127.0.0.1:2")
+	out := &batchSink{}
+	s := NewSocket(out, Script{
+		Path: func(to netip.AddrPort, _ time.Duration) Profile {
+			if to == b {
+				return Profile{Delay: 2 * time.Millisecond}
+			}
+			return Profile{Delay: time.Millisecond}
+		},
+		Seed: func(netip.AddrPort) uint64 { return 1 },
+	})
+	s.SendAt(0, a, []byte("1"))
+	s.SendAt(0, b, []byte("3"))
+	s.SendAt(0, a, []byte("bad"))
+	s.SendAt(time.Millisecond/2, a, []byte("2"))
+	s.SendAt(10*time.Millisecond, a, []byte("later"))
+	s.Flush(3 * time.Millisecond)
+	want := []string{"127.0.0.1:1 1", "127.0.0.1:1 2", "127.0.0.1:2 3"}
+	if !slices.Equal(out.got, want) || !slices.Equal(out.batches, []int{4}) {
+		t.Fatalf("sent %q in batches %v; want %q in one batch of 4", out.got, out.batches, want)
+	}
+	if s.SendErrors() != 1 || s.Held() != 1 {
+		t.Fatalf("send errors %d held %d; want 1, 1", s.SendErrors(), s.Held())
+	}
+	s.Flush(3 * time.Millisecond) // nothing due: no empty batch
+	if len(out.batches) != 1 {
+		t.Fatalf("an empty flush sent a batch: %v", out.batches)
+	}
+}
+
+// TestSocketHoldsSmallDatagramsInSmallBuffers (issue 16): a datagram of at
+// most smallBuffer bytes is held in a buffer of that size, a bigger one in
+// one of BufferSize; both come out whole and their buffers are reused.
+func TestSocketHoldsSmallDatagramsInSmallBuffers(t *testing.T) {
+	a := netip.MustParseAddrPort("127.0.0.1:1")
+	out := &sink{}
+	s := NewSocket(out, Script{
+		Path:       func(netip.AddrPort, time.Duration) Profile { return Profile{Delay: time.Millisecond} },
+		Seed:       func(netip.AddrPort) uint64 { return 1 },
+		BufferSize: 1400,
+	})
+	small, big := string(make([]byte, smallBuffer)), string(make([]byte, smallBuffer+1))
+	for round := range 3 {
+		now := time.Duration(round) * time.Second
+		s.SendAt(now, a, []byte(small))
+		s.SendAt(now, a, []byte(big))
+		for _, it := range s.line.heap {
+			want := 1400
+			if len(*it.buf) <= smallBuffer {
+				want = smallBuffer
+			}
+			if cap(*it.buf) != want {
+				t.Fatalf("a %d-byte datagram held in a buffer of %d, want %d", len(*it.buf), cap(*it.buf), want)
+			}
+		}
+		s.Flush(now + time.Second/2)
+	}
+	if len(out.got) != 6 || len(s.small) != 1 || len(s.free) != 1 {
+		t.Fatalf("sent %d, pools small %d large %d; want 6 sent and one buffer of each kind reused", len(out.got), len(s.small), len(s.free))
+	}
+	for i, g := range out.got {
+		if want := "127.0.0.1:1 " + []string{small, big}[i%2]; g != want {
+			t.Fatalf("datagram %d came out %d bytes, want %d", i, len(g), len(want))
+		}
+	}
+}
