@@ -252,6 +252,10 @@ func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
 	}
 	s.join = joinWelcomed
 	s.self, s.token = w.Peer, w.Token
+	if err := s.setCheckKey(); err != nil {
+		s.fail(err)
+		return
+	}
 	host := &member{Member: probe.Member{ID: HostID, Addr: s.hostAddr}, lastHeard: now}
 	s.addMember(host)
 	if err := s.ep.AddLink(now, HostID, s.hostAddr); err != nil {
