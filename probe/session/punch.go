@@ -53,6 +53,8 @@ const (
 	// giveUpAfter is how long a pair may stay unconnected in the lobby
 	// before the attempt ends with advice (issue 12: 30 s).
 	giveUpAfter = 30 * time.Second
+	// explainAfter paces the lobby's "waiting for" lines.
+	explainAfter = 5 * time.Second
 )
 
 // Path is how a pair's datagrams travel.
@@ -89,6 +91,7 @@ type pairPath struct {
 	nominated bool             // controlling: a nomination was answered
 	took      time.Duration    // how long the path took to find
 	locals    []netip.AddrPort // host: the member's local addresses
+	explained time.Duration    // "waiting for" lines said so far
 }
 
 // natState is the session's part of hole punching and relaying.
@@ -422,10 +425,17 @@ func (s *Session) checkUnconnected(now time.Duration) {
 		if m.removed || !m.linked || m.heard || m.path.state == PathNone {
 			continue
 		}
-		if now-m.path.since >= giveUpAfter {
+		waited := now - m.path.since
+		if waited >= giveUpAfter {
 			s.nat.failed = true
 			s.fail(UnconnectedError{Peer: m.Name, Tried: m.path.state})
 			return
+		}
+		// Say what the lobby waits for, now and then (issue 12).
+		if waited >= explainAfter && m.path.explained < waited/explainAfter {
+			m.path.explained = waited / explainAfter
+			s.message(fmt.Sprintf("waiting for %s ↔ %s: nothing heard yet after %v (trying: %s; giving up at %v)",
+				s.cfg.Name, m.Name, waited.Round(time.Second), m.path.state, giveUpAfter))
 		}
 	}
 }
