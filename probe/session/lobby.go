@@ -91,6 +91,13 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			return
 		}
 		s.onPeers(now, list)
+	case kindPaths:
+		pairs, err := decodePaths(msg)
+		if err != nil || !fromHost {
+			s.badLobby(m, err)
+			return
+		}
+		s.nat.relayedPairs = pairs
 	}
 }
 

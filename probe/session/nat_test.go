@@ -214,6 +214,25 @@ func TestNATTraversal_T1(t *testing.T) {
 		if !found {
 			t.Fatal("dan has no link to bob")
 		}
+		// Lines and matrix cells learned from telemetry carry the
+		// measuring pair's path.
+		paths := map[string]string{}
+		for _, ls := range eve.s.KnownLinks(w.now()) {
+			paths[ls.From+"→"+ls.To] = ls.Path
+		}
+		for _, c := range [][3]string{{"cyd", "dan", "relayed"}, {"dan", "bob", "relayed"}, {"bob", "cyd", "direct"}, {"eve", "dan", "direct"}} {
+			if got := paths[c[0]+"→"+c[1]]; got != c[2] {
+				t.Errorf("eve's line %s→%s says %q, want %q (%v)", c[0], c[1], got, c[2], paths)
+			}
+		}
+		for _, row := range eve.s.View(w.now()).Matrix.Players {
+			for _, l := range row.Links {
+				want := (l.From == "dan" || l.To == "dan") && l.From != "ada" && l.To != "ada" && l.From != "eve" && l.To != "eve"
+				if l.Relayed != want {
+					t.Errorf("eve's matrix %s→%s relayed=%v", l.From, l.To, l.Relayed)
+				}
+			}
+		}
 		rel := ada.s.Relayed()
 		pairs := map[[2]string]bool{}
 		for _, r := range rel {

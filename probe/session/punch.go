@@ -108,6 +108,11 @@ type natState struct {
 	// early holds table entries for members whose roster entry has not
 	// arrived yet (the global channel does not keep order).
 	early map[netcore.PeerID][]netip.AddrPort
+	// relayedPairs: the pairs the host relays (a member learns them from
+	// the host's 0x27; the host from its own table); pathsSent is how many
+	// the host last told everyone.
+	relayedPairs []pairKey
+	pathsSent    int
 }
 
 // interfaceAddrs lists this machine's addresses when the transport is

@@ -22,6 +22,7 @@ func FuzzPunchWire(f *testing.F) {
 	a := []netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:7373"), netip.MustParseAddrPort("[2001:db8::1]:9")}
 	f.Add(appendAddrs(nil, kindAddrs, a), false)
 	f.Add(appendPeers(nil, []peerAddrs{{ID: 2, Addrs: a}, {ID: 3}}), false)
+	f.Add(appendPaths(nil, []pairKey{{2, 4}, {3, 4}}), false)
 	f.Add([]byte("LR\x03\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x02\x00\x01\x00\x00\x00\x00\x00\x00\x00"), false)
 	f.Fuzz(func(t *testing.T, b []byte, keyed bool) {
 		k := []byte(nil)
@@ -41,6 +42,11 @@ func FuzzPunchWire(f *testing.F) {
 		if l, err := decodePeers(b); err == nil {
 			if again := appendPeers(nil, l); string(again) != string(b) {
 				t.Fatalf("table re-encoded differently:\n%x\n%x", b, again)
+			}
+		}
+		if l, err := decodePaths(b); err == nil {
+			if again := appendPaths(nil, l); string(again) != string(b) {
+				t.Fatalf("paths re-encoded differently:\n%x\n%x", b, again)
 			}
 		}
 		if to, _, _, ok := relayDest(b); ok {

@@ -166,6 +166,7 @@ func IsRelayed(addr netip.AddrPort) bool { _, ok := relayPeer(addr); return ok }
 const (
 	kindAddrs byte = 0x25 // member → host, global channel: my local addresses
 	kindPeers byte = 0x26 // host → member, global channel: addresses to try for the others
+	kindPaths byte = 0x27 // host → member, global channel: the pairs it relays
 	maxLocals      = 8    // local addresses a member reports
 	maxCands       = 16   // candidates a pair tries (the host's, then peer-reflexive)
 )
@@ -300,6 +301,40 @@ func decodePeers(p []byte) ([]peerAddrs, error) {
 	}
 	if len(rest) != 0 {
 		return nil, errLobbyLong
+	}
+	return out, nil
+}
+
+// appendPaths: the host's list of relayed pairs, so every machine can say
+// which telemetry lines were measured through the host.
+func appendPaths(b []byte, pairs []pairKey) []byte {
+	b = append(b, kindPaths)
+	b = le.AppendUint16(b, uint16(len(pairs)))
+	for _, p := range pairs {
+		b = le.AppendUint16(b, uint16(p.a))
+		b = le.AppendUint16(b, uint16(p.b))
+	}
+	return b
+}
+
+func decodePaths(p []byte) ([]pairKey, error) {
+	if len(p) < 3 {
+		return nil, errLobbyShort
+	}
+	if p[0] != kindPaths {
+		return nil, errLobbyKind
+	}
+	n := int(le.Uint16(p[1:]))
+	if n > maxMembers*maxMembers/2 || len(p) != 3+4*n {
+		return nil, errLobbyField
+	}
+	out := make([]pairKey, 0, n)
+	for i := range n {
+		k := pairKey{netcore.PeerID(le.Uint16(p[3+4*i:])), netcore.PeerID(le.Uint16(p[5+4*i:]))}
+		if k.a >= k.b {
+			return nil, errLobbyField
+		}
+		out = append(out, k)
 	}
 	return out, nil
 }

@@ -150,6 +150,7 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 		}
 		c.aName, c.bName = a.Name, b.Name
 		s.message("relaying " + a.Name + " ↔ " + b.Name + " (no direct path between them)")
+		s.nat.relayedPairs = append(s.nat.relayedPairs, c.key)
 	}
 	if !c.take(now, len(p)) {
 		c.refused++
@@ -189,13 +190,27 @@ func (s *Session) markPaths(ls []probe.LinkStat) []probe.LinkStat {
 	return ls
 }
 
-// relayedPair (host): the pair between two other machines goes through
-// this host.
+// relayedPair: the host relays the pair between two named machines.
 func (s *Session) relayedPair(a, b string) bool {
-	for _, c := range s.nat.relay.pairs {
-		if (c.aName == a && c.bName == b) || (c.aName == b && c.bName == a) {
-			return c.forwarded > 0
+	for _, k := range s.nat.relayedPairs {
+		x, y := s.byID[k.a], s.byID[k.b]
+		if x != nil && y != nil && ((x.Name == a && y.Name == b) || (x.Name == b && y.Name == a)) {
+			return true
 		}
 	}
 	return false
+}
+
+// sendPaths (host): tell everyone when a pair starts being relayed.
+func (s *Session) sendPaths(now time.Duration) {
+	if s.role != RoleHost || s.nat.pathsSent == len(s.nat.relayedPairs) {
+		return
+	}
+	s.nat.pathsSent = len(s.nat.relayedPairs)
+	s.buf = appendPaths(s.buf[:0], s.nat.relayedPairs)
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed {
+			_ = s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf)
+		}
+	}
 }

@@ -140,6 +140,9 @@ func (s *Session) after(now time.Duration) {
 		s.sendAddrs(now)
 		s.sendTables(now)
 	}
+	if !s.quitting && !s.done {
+		s.sendPaths(now)
+	}
 	if s.quitting {
 		s.checkQuit(now)
 	}

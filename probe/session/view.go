@@ -153,6 +153,12 @@ func (s *Session) View(now time.Duration) probe.View {
 			v.Links[i].Relayed = true
 		}
 	}
+	for _, row := range v.Matrix.Players {
+		for i := range row.Links {
+			l := &row.Links[i].Link
+			l.Relayed = (l.From == s.cfg.Name && s.PathTo(l.To) == PathRelayed) || s.relayedPair(l.From, l.To)
+		}
+	}
 	v.Relay = s.Relayed()
 	if !s.started {
 		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
