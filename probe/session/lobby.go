@@ -91,6 +91,13 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			return
 		}
 		s.onPeers(now, list)
+	case kindPairs:
+		list, err := decodePairs(msg)
+		if err != nil || s.role != RoleHost {
+			s.badLobby(m, err)
+			return
+		}
+		m.path.reports = list
 	case kindPaths:
 		pairs, err := decodePaths(msg)
 		if err != nil || !fromHost {

@@ -92,6 +92,7 @@ type pairPath struct {
 	took      time.Duration    // how long the path took to find
 	locals    []netip.AddrPort // host: the member's local addresses
 	explained time.Duration    // "waiting for" lines said so far
+	reports   []pairReport     // host: the member's pairs not connected yet
 }
 
 // natState is the session's part of hole punching and relaying.
@@ -113,6 +114,12 @@ type natState struct {
 	// the host last told everyone.
 	relayedPairs []pairKey
 	pathsSent    int
+	// pairsSent (member): the pending pairs last reported to the host;
+	// pendingSince (host): when a pair was first reported pending.
+	pairsSent     []pairReport
+	pairsSentYet  bool
+	pendingSince  map[pairKey]time.Duration
+	hostExplained map[string]time.Duration
 }
 
 // interfaceAddrs lists this machine's addresses when the transport is
@@ -426,6 +433,22 @@ func (s *Session) checkUnconnected(now time.Duration) {
 	if s.started || s.nat.failed {
 		return
 	}
+	if s.role == RoleHost {
+		// The host has no pair of its own to punch; it says what its
+		// members report.
+		for _, p := range s.pending(now) {
+			k := p.A + "\x00" + p.B
+			if p.For >= explainAfter && s.nat.hostExplained[k] < p.For/explainAfter {
+				if s.nat.hostExplained == nil {
+					s.nat.hostExplained = map[string]time.Duration{}
+				}
+				s.nat.hostExplained[k] = p.For / explainAfter
+				s.message(fmt.Sprintf("waiting for %s ↔ %s: nothing heard yet after %v (trying: %s; giving up at %v)",
+					p.A, p.B, p.For.Round(time.Second), p.Trying, giveUpAfter))
+			}
+		}
+		return
+	}
 	for _, m := range s.members {
 		if m.removed || !m.linked || m.heard || m.path.state == PathNone {
 			continue
@@ -457,25 +480,75 @@ func (e UnconnectedError) Error() string {
 		"or give --listen an address the others can reach", e.Peer, giveUpAfter, e.Tried)
 }
 
-// Pending lists this machine's pairs that carry no traffic yet, with what
-// is being tried: what the lobby shows while it waits.
+// pending lists the lobby's pairs that carry no traffic yet, with what
+// is being tried: this machine's own and, on the host, every pair its
+// members report (kind 0x28), once each. It is what the lobby shows while
+// it waits (issue 12).
 func (s *Session) pending(now time.Duration) []probe.PendingPair {
 	var out []probe.PendingPair
+	seen := map[pairKey]bool{}
 	for _, m := range s.members {
 		if m.removed || !m.linked || m.heard || m.ID == s.self {
 			continue
 		}
-		trying := "direct"
+		trying, since := "direct", time.Duration(0)
 		if m.path.state != PathNone {
-			trying = m.path.state.String()
+			trying, since = m.path.state.String(), now-m.path.since
 		}
-		since := time.Duration(0)
-		if m.path.state != PathNone {
-			since = now - m.path.since
-		}
+		seen[keyOf(s.self, m.ID)] = true
 		out = append(out, probe.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying, For: since})
 	}
+	if s.role != RoleHost {
+		return out
+	}
+	if s.nat.pendingSince == nil {
+		s.nat.pendingSince = map[pairKey]time.Duration{}
+	}
+	for _, m := range s.members {
+		if m.removed || m.ID == s.self {
+			continue
+		}
+		for _, r := range m.path.reports {
+			o := s.byID[r.Peer]
+			k := keyOf(m.ID, r.Peer)
+			if o == nil || o.removed || seen[k] {
+				continue
+			}
+			seen[k] = true
+			t, ok := s.nat.pendingSince[k]
+			if !ok {
+				t = now
+				s.nat.pendingSince[k] = t
+			}
+			a, b := m, o
+			if a.ID > b.ID {
+				a, b = b, a
+			}
+			out = append(out, probe.PendingPair{A: a.Name, B: b.Name, Trying: r.Trying.String(), For: now - t})
+		}
+	}
 	return out
+}
+
+// sendPairs (member): tell the host which pairs still wait, when that
+// changes, so the host's lobby can say it too.
+func (s *Session) sendPairs(now time.Duration) {
+	if s.role == RoleHost {
+		return
+	}
+	var list []pairReport
+	for _, m := range s.members {
+		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID {
+			continue
+		}
+		list = append(list, pairReport{Peer: m.ID, Trying: m.path.state})
+	}
+	if s.nat.pairsSentYet && slices.Equal(list, s.nat.pairsSent) {
+		return
+	}
+	s.nat.pairsSent, s.nat.pairsSentYet = list, true
+	s.buf = appendPairs(s.buf[:0], list)
+	_ = s.ep.Send(now, HostID, netcore.ChannelGlobal, s.buf)
 }
 
 // setCheckKey derives the checks' key once the session token is known.

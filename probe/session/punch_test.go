@@ -23,6 +23,7 @@ func FuzzPunchWire(f *testing.F) {
 	f.Add(appendAddrs(nil, kindAddrs, a), false)
 	f.Add(appendPeers(nil, []peerAddrs{{ID: 2, Addrs: a}, {ID: 3}}), false)
 	f.Add(appendPaths(nil, []pairKey{{2, 4}, {3, 4}}), false)
+	f.Add(appendPairs(nil, []pairReport{{4, PathPunching}, {5, PathRelayed}}), false)
 	f.Add([]byte("LR\x03\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x02\x00\x01\x00\x00\x00\x00\x00\x00\x00"), false)
 	f.Fuzz(func(t *testing.T, b []byte, keyed bool) {
 		k := []byte(nil)
@@ -42,6 +43,11 @@ func FuzzPunchWire(f *testing.F) {
 		if l, err := decodePeers(b); err == nil {
 			if again := appendPeers(nil, l); string(again) != string(b) {
 				t.Fatalf("table re-encoded differently:\n%x\n%x", b, again)
+			}
+		}
+		if l, err := decodePairs(b); err == nil {
+			if again := appendPairs(nil, l); string(again) != string(b) {
+				t.Fatalf("pairs re-encoded differently:\n%x\n%x", b, again)
 			}
 		}
 		if l, err := decodePaths(b); err == nil {
@@ -190,6 +196,14 @@ func TestUnconnectedPairGivesUp(t *testing.T) {
 	w.runFor(3 * time.Second)
 	if p := bob.s.View(w.now()).Lobby.Pending; len(p) != 1 || p[0].Trying != "relayed" {
 		t.Fatalf("bob's pending pairs %+v, want dan, relayed", p)
+	}
+	// The host's lobby says it too, from what bob and dan report.
+	if p := ada.s.View(w.now()).Lobby.Pending; len(p) != 1 || p[0].A != "bob" || p[0].B != "dan" || p[0].Trying != "relayed" {
+		t.Fatalf("host's pending pairs %+v, want bob ↔ dan, relayed", p)
+	}
+	w.runFor(5 * time.Second)
+	if !slices.ContainsFunc(ada.messages(), func(s string) bool { return strings.HasPrefix(s, "waiting for bob ↔ dan: nothing heard yet") }) {
+		t.Errorf("the host's messages do not say what the lobby waits for: %q", ada.messages())
 	}
 	if !w.runUntil(40*time.Second, func() bool { return bob.s.Done() && dan.s.Done() }) {
 		t.Fatal("the lobby did not give up")

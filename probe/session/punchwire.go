@@ -167,6 +167,7 @@ const (
 	kindAddrs byte = 0x25 // member → host, global channel: my local addresses
 	kindPeers byte = 0x26 // host → member, global channel: addresses to try for the others
 	kindPaths byte = 0x27 // host → member, global channel: the pairs it relays
+	kindPairs byte = 0x28 // member → host, global channel: its pairs not connected yet
 	maxLocals      = 8    // local addresses a member reports
 	maxCands       = 16   // candidates a pair tries (the host's, then peer-reflexive)
 )
@@ -335,6 +336,45 @@ func decodePaths(p []byte) ([]pairKey, error) {
 			return nil, errLobbyField
 		}
 		out = append(out, k)
+	}
+	return out, nil
+}
+
+// pairReport is a member's word on one of its pairs that carries no
+// traffic yet: what it tries (a Path).
+type pairReport struct {
+	Peer   netcore.PeerID
+	Trying Path
+}
+
+func appendPairs(b []byte, list []pairReport) []byte {
+	b = append(b, kindPairs)
+	b = le.AppendUint16(b, uint16(len(list)))
+	for _, r := range list {
+		b = le.AppendUint16(b, uint16(r.Peer))
+		b = append(b, byte(r.Trying))
+	}
+	return b
+}
+
+func decodePairs(p []byte) ([]pairReport, error) {
+	if len(p) < 3 {
+		return nil, errLobbyShort
+	}
+	if p[0] != kindPairs {
+		return nil, errLobbyKind
+	}
+	n := int(le.Uint16(p[1:]))
+	if n > maxMembers || len(p) != 3+3*n {
+		return nil, errLobbyField
+	}
+	out := make([]pairReport, 0, n)
+	for i := range n {
+		r := pairReport{Peer: netcore.PeerID(le.Uint16(p[3+3*i:])), Trying: Path(p[5+3*i])}
+		if r.Trying > PathRelayed || r.Peer == netcore.PeerUnassigned {
+			return nil, errLobbyField
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

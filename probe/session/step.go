@@ -139,6 +139,9 @@ func (s *Session) after(now time.Duration) {
 	if s.inLobby() && !s.quitting && !s.done {
 		s.sendAddrs(now)
 		s.sendTables(now)
+		if s.join == joinWelcomed {
+			s.sendPairs(now)
+		}
 	}
 	if !s.quitting && !s.done {
 		s.sendPaths(now)
