@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -68,5 +70,48 @@ func TestLiveNewcomerBehindImpair_T1(t *testing.T) {
 				t.Logf("%s: %s", p.name, m.str("text"))
 			}
 		}
+	}
+}
+
+// IPv6 and dual-stack (issue 12): a session entirely over [::1], and a host
+// listening on both families with one player joining over IPv6 and one
+// over IPv4. Every player's links are measured and the game starts.
+func TestLiveIPv6AndDualStack_T1(t *testing.T) {
+	if c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	} else {
+		c.Close()
+	}
+	bin := buildLagscope(t)
+	for _, c := range []struct {
+		name, listen string
+		joins        [2]string // how bob and cyd reach the host; %d is its port
+	}{
+		{"ipv6", "[::1]:0", [2]string{"[::1]:%d", "[::1]:%d"}},
+		{"dual-stack", ":0", [2]string{"[::1]:%d", "127.0.0.1:%d"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			host := startProc(t, bin, "ada", "host", "--name", "ada", "--listen", c.listen, "--players", "3", "--json", "--duration", "14s")
+			ap, err := netip.ParseAddrPort(hostAddr(t, host))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bob := startProc(t, bin, "bob", "join", fmt.Sprintf(c.joins[0], ap.Port()), "--name", "bob", "--json", "--duration", "11s")
+			cyd := startProc(t, bin, "cyd", "join", fmt.Sprintf(c.joins[1], ap.Port()), "--name", "cyd", "--json", "--duration", "11s")
+			players := []*proc{host, bob, cyd}
+			for _, p := range players {
+				if code := p.exit(40 * time.Second); code != 0 {
+					t.Fatalf("%s exited %d: %s", p.name, code, p.stderr.String())
+				}
+			}
+			for _, p := range players {
+				got := measuredLinks(p, p.name)
+				for _, q := range players {
+					if q != p && !got[q.name] {
+						t.Errorf("%s's link to %s never measured (%v)", p.name, q.name, p.of("message"))
+					}
+				}
+			}
+		})
 	}
 }
