@@ -237,3 +237,26 @@ func BenchmarkIdleWakeUps(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKeepAlive: one keep-alive that wants a reply, the peer delivers
+// it and replies, the reply clears the silence (L2, T11, L6).
+func BenchmarkKeepAlive(b *testing.B) {
+	for _, key := range [][]byte{nil, []byte("pre-shared key")} {
+		b.Run(keyName(key), func(b *testing.B) {
+			a, c, at, ct := benchPair(b, key)
+			msg := []byte{0x24}
+			now := time.Duration(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				now += time.Microsecond
+				a.SendUnnumbered(now, peerB, msg, true)
+				c.Receive(now, addrA, at.last)
+				a.Receive(now, addrB, ct.last)
+			}
+			b.StopTimer()
+			if st, _ := a.Stats(peerB); st.Loss != (Loss{}) || a.links[peerB].alive.waiting {
+				b.Fatalf("loss %+v, waiting %v", st.Loss, a.links[peerB].alive.waiting)
+			}
+		})
+	}
+}

@@ -84,8 +84,9 @@ type Config struct {
 	Handshake HandshakeFunc
 }
 
-// DeliverFunc receives one whole message. msg is valid only during the
-// call. It may call Send, AddLink, RemoveLink and ResetMeasurement on the
+// DeliverFunc receives one whole message: ch is the channel it came on,
+// ChannelControl for a keep-alive's payload (SendUnnumbered). msg is valid
+// only during the call. It may call Send, AddLink, RemoveLink and ResetMeasurement on the
 // endpoint, but not Receive or Tick.
 type DeliverFunc func(now time.Duration, from PeerID, ch Channel, msg []byte)
 

@@ -112,6 +112,18 @@ func FuzzDecodeLinkReport(f *testing.F) {
 		DecodeLinkReport, func(r LinkReport) []byte { return AppendLinkReport(nil, r) })
 }
 
+func FuzzDecodeKeepAlive(f *testing.F) {
+	fuzzRecord(f, [][]byte{
+		AppendKeepAlive(nil, KeepAlive{ID: 7, WantReply: true, Payload: []byte{0x24}}),
+		AppendKeepAlive(nil, KeepAlive{ID: 1 << 31}),
+	}, DecodeKeepAlive, func(k KeepAlive) []byte { return AppendKeepAlive(nil, k) })
+}
+
+func FuzzDecodeKeepAliveReply(f *testing.F) {
+	fuzzRecord(f, [][]byte{AppendKeepAliveReply(nil, KeepAliveReply{ID: 7})},
+		DecodeKeepAliveReply, func(r KeepAliveReply) []byte { return AppendKeepAliveReply(nil, r) })
+}
+
 func FuzzDecodeHello(f *testing.F) {
 	fuzzRecord(f, [][]byte{must(AppendHello(nil, Hello{Nonce: 1, Role: RolePlayer, Name: "alice"}))},
 		DecodeHello, func(m Hello) []byte { return must(AppendHello(nil, m)) })
@@ -188,18 +200,21 @@ func fuzzEndpoint(tb testing.TB, self PeerID, sealed bool, deliver DeliverFunc) 
 	if self == peerB {
 		e.Send(0, peer, ChannelReliable, []byte("from B"))
 		e.Send(0, peer, ChannelGlobal, []byte("from B"))
+		e.SendUnnumbered(0, peer, []byte("alive"), true)
 	}
 	return e, tr
 }
 
 // fuzzSeeds is traffic A would really send the fuzzed B: reliable,
 // unreliable and global messages (some fragmented), resends, a link report,
-// a handshake, and acks of B's own first packets.
+// a handshake, acks of B's own first packets, a reply to B's keep-alive and
+// a keep-alive of A's.
 func fuzzSeeds(f *testing.F, sealed bool) [][]byte {
 	nop := func(time.Duration, PeerID, Channel, []byte) {}
 	a, atr := fuzzEndpoint(f, peerA, sealed, nop)
 	b, btr := fuzzEndpoint(f, peerB, sealed, nop)
-	for _, d := range btr.take() {
+	fromB := btr.take()
+	for _, d := range fromB[:2] {
 		a.Receive(ms(30), addrB, d.data) // A acks them
 	}
 	a.Send(0, peerB, ChannelReliable, []byte("reliable"))
@@ -209,6 +224,8 @@ func fuzzSeeds(f *testing.F, sealed bool) [][]byte {
 	a.Send(0, peerB, ChannelUnreliable, bytes.Repeat([]byte("U"), FragmentPayload+5))
 	a.Tick(2 * time.Second) // resends and a link report
 	a.SendHandshake(addrB, Hello{Nonce: 1, Role: RolePlayer, Name: "a"})
+	a.Receive(ms(40), addrB, fromB[2].data) // A replies to B's keep-alive
+	a.SendUnnumbered(ms(40), peerB, []byte("ping"), true)
 	_ = b
 	var ds [][]byte
 	for _, d := range atr.take() {

@@ -38,11 +38,23 @@ type pendingMsg struct {
 	off   int // bytes already cut into fragments
 }
 
+// maxSpare is how many datagram bodies a queue keeps for reuse once their
+// packets are acked (or delivered, for early arrivals). A link holds the
+// bodies of what is in flight plus these, not one per slot it ever used:
+// with 64 players a machine has 63 links and a session 4032, and bodies
+// kept in all 256 slots of every queue grew the heap for as long as the
+// slots were being visited (issue 15, finding 8).
+const maxSpare = 32
+
 // outQueue is the sending half of an acked channel.
 type outQueue struct {
-	slots        [SendWindow]outPacket
-	next         uint32 // next packet number to assign
-	oldest       uint32 // lowest packet number that may still be in flight
+	// slots is the window, SendWindow long from the first packet claimed:
+	// a queue never used (the global channel of a simulated game, which
+	// has no lobby) costs nothing.
+	slots        []outPacket
+	spare        [][]byte // bodies of acked packets, for claim to reuse
+	next         uint32   // next packet number to assign
+	oldest       uint32   // lowest packet number that may still be in flight
 	nextMsg      uint32
 	backlog      []pendingMsg
 	backlogBytes int
@@ -64,29 +76,65 @@ func (q *outQueue) lookup(s uint32) *outPacket {
 	return p
 }
 
-// advance moves oldest past packets that are no longer in flight.
+// advance moves oldest past packets that are no longer in flight, keeping
+// their bodies for reuse.
 func (q *outQueue) advance() {
 	for q.oldest != q.next && !q.slots[q.oldest%SendWindow].inUse {
+		p := &q.slots[q.oldest%SendWindow]
+		q.spare = keepSpare(q.spare, p.body)
+		p.body = nil
 		q.oldest++
 	}
 }
 
 // claim takes the slot for the next packet; the caller checked room().
 func (q *outQueue) claim() *outPacket {
+	if q.slots == nil {
+		q.slots = make([]outPacket, SendWindow)
+	}
 	p := &q.slots[q.next%SendWindow]
 	p.inUse, p.packet, p.retries = true, q.next, 0
+	if p.body == nil {
+		p.body, q.spare = takeSpare(q.spare)
+	}
 	p.body = p.body[:0]
 	q.next++
 	return p
+}
+
+// keepSpare adds body to spare, unless spare is full (body then goes back
+// to the runtime).
+func keepSpare(spare [][]byte, body []byte) [][]byte {
+	if body == nil || len(spare) >= maxSpare {
+		return spare
+	}
+	if spare == nil {
+		spare = make([][]byte, 0, maxSpare)
+	}
+	return append(spare, body[:0])
+}
+
+// takeSpare takes a body from spare, or nil (append allocates one).
+func takeSpare(spare [][]byte) ([]byte, [][]byte) {
+	if len(spare) == 0 {
+		return nil, spare
+	}
+	b := spare[len(spare)-1]
+	spare[len(spare)-1] = nil
+	return b, spare[:len(spare)-1]
 }
 
 // inOrder is the receiving half of the reliable channel: a reorder buffer
 // that delivers datagrams in sequence, and the reassembly of in-order
 // fragments.
 type inOrder struct {
-	next  uint32 // next packet to deliver; everything before arrived
-	have  [SendWindow]bool
-	slots [SendWindow][]byte // bodies that arrived early; memory reused
+	next uint32 // next packet to deliver; everything before arrived
+	have [SendWindow]bool
+	// slots hold bodies that arrived early, SendWindow long from the
+	// first one (a link that never lost a packet has none); spare keeps
+	// delivered ones' memory for reuse.
+	slots [][]byte
+	spare [][]byte
 
 	// Fragment reassembly: fragments of one message arrive consecutively.
 	asmID    uint32
@@ -192,7 +240,8 @@ type link struct {
 	peerLoss PeerLoss
 	global   GlobalStats
 
-	bad bool // a packet outlived the connection timeout (T11)
+	bad   bool       // something unanswered outlived the connection timeout (T11)
+	alive keepAlives // unnumbered keep-alives (keepalive.go)
 
 	// due is when Tick next has work on this link (dueOK: ever), valid
 	// while stale is false; heapAt is its place in Endpoint.byDue.

@@ -59,6 +59,7 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 	switch h.Channel {
 	case ChannelControl:
 		e.control(now, l, body)
+		e.receiveKeepAlives(now, l, body)
 	case ChannelReliable:
 		e.receiveReliable(now, l, h, body)
 	case ChannelUnreliable:
@@ -159,6 +160,11 @@ func validateBody(ch Channel, b []byte) error {
 				return ErrChannel
 			}
 			_, err = DecodeLinkReport(p)
+		case RecKeepAlive, RecKeepAliveReply:
+			if numbered {
+				return ErrChannel
+			}
+			err = validKeepAlive(typ, p)
 		case RecHello, RecChallenge, RecResponse, RecWelcome, RecRefuse:
 			return ErrChannel
 		}
@@ -183,6 +189,10 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 			acked = true
 		case RecLinkReport:
 			r, _ := DecodeLinkReport(p)
+			if r.Expected > l.numberedSent()+reportMargin {
+				e.rejected.Implausible++ // more than we ever sent (issue 15)
+				continue
+			}
 			l.peerLoss.observe(r.Expected, r.Missing)
 		}
 	}
@@ -191,6 +201,20 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 		e.pump(now, l, &l.glob, ChannelGlobal)
 		e.checkBad(now, l)
 	}
+}
+
+// reportMargin is how far a peer's reported expected may exceed the
+// numbered datagrams we sent it. A peer's windows judge only numbers it
+// received, so a real report never exceeds what we sent — unless forged
+// datagrams moved one of its windows ahead, at most MaxJump at once per
+// numbered channel. A report past the margin is a forgery: a high-water
+// mark (L4) taken from it would stand for the rest of the link.
+const reportMargin = (numChannels - 1) * MaxJump
+
+// numberedSent is how many datagrams we have sent on the link's numbered
+// channels, resends included (L2: each takes a number).
+func (l *link) numberedSent() uint64 {
+	return uint64(l.txSeq[ChannelReliable]) + uint64(l.txSeq[ChannelUnreliable]) + uint64(l.txSeq[ChannelGlobal])
 }
 
 // onAck frees acked datagrams. An explicit ack of a reliable datagram is a
@@ -245,16 +269,21 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	}
 	w := &l.windows[ChannelReliable]
 	if w.observe(h.Seq, &l.loss) == seqHeld {
-		if int32(off) < 0 || in.have[pk%SendWindow] {
+		if int32(off) < 0 || in.have[pk%SendWindow] || e.sealer == nil {
 			// A far datagram number on a packet we already have is no
 			// evidence the peer's numbering moved: hold it. (The peer
 			// learns of the packet from the next cumulative ack.)
+			// Without a key, neither is a new packet number: one forged
+			// datagram would move the window as far as it says, up to
+			// 2^31 judged missing (issue 15); the run of ResyncAfter
+			// resends, as on the other channels, is the evidence then.
 			e.rejected.Window++
 			return
 		}
-		// A packet we are waiting for, inside the receive window: the
-		// peer really sent it, so its datagram number is believed at
-		// once — a long outage ends without losing a reliable datagram.
+		// A packet we are waiting for, inside the receive window, that
+		// authenticated: the peer really sent it, so its datagram number
+		// is believed at once — a long outage ends without losing a
+		// reliable datagram.
 		w.believe(&l.loss)
 	}
 	if int32(off) < 0 {
@@ -265,8 +294,13 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	if off > 0 {
 		i := pk % SendWindow
 		if !in.have[i] {
+			if in.slots == nil {
+				in.slots = make([][]byte, SendWindow)
+			}
+			var b []byte
+			b, in.spare = takeSpare(in.spare)
 			in.have[i] = true
-			in.slots[i] = append(in.slots[i][:0], body...)
+			in.slots[i] = append(b, body...)
 		}
 		e.ack(l, ChannelReliable, in.next, pk)
 		return
@@ -284,6 +318,8 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 		in.have[i] = false
 		in.next++
 		e.deliverReliable(now, l, in.slots[i])
+		in.spare = keepSpare(in.spare, in.slots[i])
+		in.slots[i] = nil
 	}
 }
 

@@ -25,6 +25,9 @@ type RejectCounts struct {
 	// datagram number more than MaxJump from the newest on its channel,
 	// held back until believed (ResyncAfter).
 	Window uint64
+	// Implausible counts link reports claiming more datagrams than were
+	// sent on the link (issue 15): refused, the peer's totals kept.
+	Implausible uint64
 }
 
 // LinkStats is one link as the UI and the metrics see it.

@@ -6,7 +6,8 @@ package netcore
 //  1. Tick sends the LinkReports due (L4), then for each link whose timers
 //     are due: retryReliable (RTO doubling once per round, T8, T9, T12),
 //     retryGlobal (fixed interval, dropped at its timeout, T14), checkBad
-//     (the bad-connection log, T11) and reassembly timeouts;
+//     (the bad-connection log, T11: time only makes a link bad, an answer
+//     from the peer makes it good again) and reassembly timeouts;
 //  2. NextDeadline reads the earliest deadline off the links' heap; touch
 //     marks a link whose timers changed and linkDeadline works its
 //     deadline out again.
@@ -35,7 +36,14 @@ func (e *Endpoint) Tick(now time.Duration) {
 		e.touch(l)
 		e.retryReliable(now, l)
 		e.retryGlobal(now, l)
-		e.checkBad(now, l)
+		if !l.bad {
+			// Time alone only makes a link bad. Recovery needs evidence
+			// from the peer (receive.go, keepalive.go): the connection
+			// timeout grows as retries double the RTO (T10, T12), and
+			// judging a silent peer's oldest packet against it again
+			// would report a dead link recovered, then bad again.
+			e.checkBad(now, l)
+		}
 		l.unrelAsm.expire(now, minReassemblyTimeout, &e.budget, l.unrelIn.newer)
 		l.globAsm.expire(now, e.reassemblyTimeout(), &e.budget, nil)
 	}
@@ -94,11 +102,18 @@ func (e *Endpoint) retryGlobal(now time.Duration, l *link) {
 	e.pump(now, l, q, ChannelGlobal)
 }
 
-// checkBad logs once when the oldest unacked reliable datagram outlives the
-// connection timeout, and once when the link recovers (T11). Nothing is
-// dropped: the retries go on.
+// checkBad logs once when the peer has left something unanswered for the
+// connection timeout — the oldest reliable datagram in flight or the
+// oldest keep-alive that wants a reply (keepalive.go) — and once when the
+// link recovers (T11). Nothing is dropped: the retries go on.
+//
+// Tick calls it only on a link that is not bad; an ack or a keep-alive
+// reply calls it on any link, so a bad link recovers only when the peer
+// answers, and only if nothing older than the connection timeout is then
+// still unanswered.
 func (e *Endpoint) checkBad(now time.Duration, l *link) {
-	age, ok := l.oldestAge(now)
+	since, ok := l.silentSince()
+	age := now - since
 	bad := ok && age >= l.est.ConnTimeout()
 	if bad == l.bad {
 		return
@@ -110,16 +125,6 @@ func (e *Endpoint) checkBad(now time.Duration, l *link) {
 	} else {
 		e.log.Info("connection recovered", "peer", l.peer, "addr", l.addr, "at", now)
 	}
-}
-
-// oldestAge is how long the oldest reliable datagram in flight has waited
-// for its ack.
-func (l *link) oldestAge(now time.Duration) (time.Duration, bool) {
-	q := &l.rel
-	if q.oldest == q.next {
-		return 0, false
-	}
-	return now - q.slots[q.oldest%SendWindow].firstSent, true
 }
 
 // sendReport tells the peer this end's inbound totals for the link (L4).
@@ -183,8 +188,8 @@ func (e *Endpoint) linkDeadline(l *link) (time.Duration, bool) {
 			take(p.nextRetry)
 		}
 	}
-	if q.oldest != q.next && !l.bad {
-		take(q.slots[q.oldest%SendWindow].firstSent + l.est.ConnTimeout())
+	if t, has := l.silentSince(); has && !l.bad {
+		take(t + l.est.ConnTimeout())
 	}
 	g := &l.glob
 	for s := g.oldest; s != g.next; s++ {

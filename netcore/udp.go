@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The live transport: one *net.UDPConn, one reader goroutine, and pooled
@@ -21,10 +22,14 @@ import (
 //     plausible size;
 //  2. oversize datagrams are dropped and counted (SPEC Q5: nothing of ours
 //     is larger, so one that is came from someone else);
-//  3. the rest go into the inbox; when the owner falls behind, the reader
+//  3. each gets its own arrival time (At): the kernel's receive stamp where
+//     the platform gives one (udp_stamp_linux.go), else the reader's clock
+//     read right after that datagram — never one reading for a batch;
+//  4. the rest go into the inbox; when the owner falls behind, the reader
 //     waits and the kernel's socket buffer absorbs, and if need be drops,
 //     what comes next — one place where datagrams queue, not two;
-//  4. the owner feeds Bytes() to Endpoint.Receive and calls Release.
+//  5. the owner feeds Bytes() to Endpoint.Receive, at Arrival, and calls
+//     Release.
 
 // readBufferSize is the reader's buffer. Anything above MaxDatagram is
 // oversize; 2048 leaves room to see that without reading 64 KiB per buffer.
@@ -43,12 +48,45 @@ const socketBuffer = 1 << 20
 // ErrTooLarge is returned by Send for a datagram longer than MaxDatagram.
 var ErrTooLarge = fmt.Errorf("netcore: datagram larger than %d bytes (SPEC Q5)", MaxDatagram)
 
+// maxKernelWait bounds how long before the reader's own reading a kernel
+// stamp is believed. A datagram does not wait that long in a socket buffer
+// the reader drains; a stamp further back, or one after the reading, means
+// the wall clock was stepped in between, and the reading is used instead.
+const maxKernelWait = time.Second
+
 // Datagram is one received datagram in a pooled buffer. It belongs to the
 // receiver until Release, after which neither it nor Bytes() may be used.
 type Datagram struct {
 	From netip.AddrPort
-	n    int
-	buf  [readBufferSize]byte
+	// At is when the datagram arrived: the kernel's receive stamp where
+	// the platform gives one, else the reader's clock right after reading
+	// it. It carries a monotonic reading, so At.Sub(start) is on the same
+	// clock as time.Since(start).
+	At  time.Time
+	n   int
+	buf [readBufferSize]byte
+}
+
+// Arrival is At as time since start, the live driver's now. A Datagram
+// built by hand, without a time, arrived now.
+func (d *Datagram) Arrival(start time.Time) time.Duration {
+	if d.At.IsZero() {
+		return time.Since(start)
+	}
+	return d.At.Sub(start)
+}
+
+// arrivedAt turns a kernel stamp k (wall clock) into a time on the
+// monotonic clock: the reading taken just after the read, less how long
+// before it the kernel stamped the datagram (a difference of two wall-clock
+// readings a moment apart, so a wall clock that jumps elsewhere does not
+// matter).
+func arrivedAt(read, k time.Time) time.Time {
+	wait := read.Sub(k) // k has no monotonic reading: wall clock against wall clock
+	if wait < 0 || wait > maxKernelWait {
+		return read
+	}
+	return read.Add(-wait)
 }
 
 // Bytes is the datagram's payload.
@@ -61,14 +99,15 @@ var datagramPool = sync.Pool{New: func() any { return new(Datagram) }}
 
 // UDPTransport is a Transport over a UDP socket.
 type UDPTransport struct {
-	conn  *net.UDPConn
-	local netip.AddrPort
-	inbox chan *Datagram
-	done  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	conn    *net.UDPConn
+	local   netip.AddrPort
+	stamped bool // the kernel stamps arrivals (SO_TIMESTAMPNS)
+	inbox   chan *Datagram
+	done    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
 
-	sent, sendErrors, received, oversize, readErrors atomic.Uint64
+	sent, sendErrors, received, oversize, readErrors, kernelStamped atomic.Uint64
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -91,8 +130,11 @@ func ListenUDP(addr string) (*UDPTransport, error) {
 	t := &UDPTransport{
 		conn:  conn,
 		local: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
-		inbox: make(chan *Datagram, inboxDepth),
-		done:  make(chan struct{}),
+		// Best effort too: without kernel stamps each datagram is timed
+		// by the reader's clock.
+		stamped: enableTimestamps(conn),
+		inbox:   make(chan *Datagram, inboxDepth),
+		done:    make(chan struct{}),
 	}
 	t.wg.Add(1)
 	go t.read()
@@ -140,6 +182,9 @@ type UDPStats struct {
 	Received         uint64 // handed to the inbox
 	Oversize         uint64 // longer than MaxDatagram, dropped (SPEC Q5)
 	ReadErrors       uint64
+	// KernelStamped counts datagrams received whose arrival time is the
+	// kernel's stamp; the others were timed by the reader's clock.
+	KernelStamped uint64
 }
 
 // Stats reads the counters; safe from any goroutine.
@@ -150,6 +195,8 @@ func (t *UDPTransport) Stats() UDPStats {
 		Received:   t.received.Load(),
 		Oversize:   t.oversize.Load(),
 		ReadErrors: t.readErrors.Load(),
+
+		KernelStamped: t.kernelStamped.Load(),
 	}
 }
 
@@ -160,8 +207,10 @@ func (t *UDPTransport) read() {
 	defer close(t.inbox)
 	d := datagramPool.Get().(*Datagram)
 	defer func() { datagramPool.Put(d) }()
+	var oob [oobSize]byte
 	for {
-		n, from, err := t.conn.ReadFromUDPAddrPort(d.buf[:])
+		n, oobn, from, err := readStamped(t.conn, d.buf[:], oob[:])
+		read := time.Now() // per datagram: one reading per batch is the bug this avoids
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -180,6 +229,11 @@ func (t *UDPTransport) read() {
 		// are known by their plain IPv4 address everywhere else.
 		d.From = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		d.n = n
+		d.At = read
+		if k, ok := kernelStamp(oob[:oobn]); ok && t.stamped {
+			d.At = arrivedAt(read, k)
+			t.kernelStamped.Add(1)
+		}
 		t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
 		select {
 		case t.inbox <- d:

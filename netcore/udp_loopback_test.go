@@ -12,7 +12,7 @@ import (
 // liveEndpoint is the live driver in miniature: one goroutine owns the
 // Endpoint, feeds it datagrams from the UDP reader, wakes it at its next
 // deadline with a timer, and runs calls from elsewhere on its own goroutine.
-// now is wall-clock time since start.
+// now is wall-clock time since start; a datagram's is when it arrived.
 type liveEndpoint struct {
 	ep    *netcore.Endpoint
 	tr    *netcore.UDPTransport
@@ -45,6 +45,7 @@ func (l *liveEndpoint) run() {
 	defer close(l.done)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var last time.Duration // the endpoint's now never goes back
 	for {
 		if at, ok := l.ep.NextDeadline(); ok {
 			timer.Reset(max(at-l.now(), 0))
@@ -56,12 +57,17 @@ func (l *liveEndpoint) run() {
 			if !ok {
 				return
 			}
-			l.ep.Receive(l.now(), d.From, d.Bytes())
+			// Its own arrival time (issue 16), never behind what the
+			// endpoint has already been told.
+			last = max(last, d.Arrival(l.start))
+			l.ep.Receive(last, d.From, d.Bytes())
 			d.Release()
 		case <-timer.C:
-			l.ep.Tick(l.now())
+			last = max(last, l.now())
+			l.ep.Tick(last)
 		case f := <-l.calls:
-			f(l.now())
+			last = max(last, l.now())
+			f(last)
 		case <-l.stop:
 			return
 		}

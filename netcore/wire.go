@@ -80,6 +80,11 @@ const (
 	RecFragment   uint8 = 0x11
 	RecAck        uint8 = 0x20
 	RecLinkReport uint8 = 0x21
+	// RecKeepAlive and RecKeepAliveReply carry keep-alives outside the
+	// numbered channels, so they are in no loss total (L2) yet still show
+	// a silent peer (T11): see keepalive.go.
+	RecKeepAlive      uint8 = 0x22
+	RecKeepAliveReply uint8 = 0x23
 )
 
 // Record and message sizes.
@@ -89,10 +94,15 @@ const (
 	fragFixedLen    = 8 // message id, index, count
 	ackFixedLen     = 6 // channel, count, cumulative
 	linkReportLen   = 16
+	keepAliveFixed  = 5 // id, flags
+	keepReplyLen    = 4 // id
 	// MaxDataPayload is the largest message sent whole, in one Data record.
 	MaxDataPayload = MaxBody - recordHeaderLen - dataFixedLen
 	// FragmentPayload is the size of every fragment but the last (Q5).
 	FragmentPayload = MaxBody - recordHeaderLen - fragFixedLen
+	// MaxKeepAlivePayload is the largest message a KeepAlive carries: it
+	// is never cut into fragments, so it fits one control datagram.
+	MaxKeepAlivePayload = MaxBody - recordHeaderLen - keepAliveFixed
 	// MaxMessage bounds a message, and so the memory reassembly may hold
 	// for one.
 	MaxMessage = 1 << 20
@@ -349,6 +359,67 @@ func DecodeLinkReport(p []byte) (LinkReport, error) {
 		return LinkReport{}, ErrField
 	}
 	return r, nil
+}
+
+// KeepAlive is a message carried unnumbered on the control channel: a
+// keep-alive or a lobby ping, which L2 keeps out of every loss total. When
+// WantReply is set the peer answers with a KeepAliveReply echoing ID, and
+// until it does the sender counts the peer as silent from the moment it
+// sent it (T11).
+type KeepAlive struct {
+	ID        uint32
+	WantReply bool
+	Payload   []byte // aliases the datagram
+}
+
+// keepAliveWantReply is the only flag bit of a KeepAlive; the others are
+// reserved and must be zero.
+const keepAliveWantReply = 0x01
+
+// AppendKeepAlive appends a KeepAlive record. The payload must be at most
+// MaxKeepAlivePayload bytes (the caller checks).
+func AppendKeepAlive(b []byte, k KeepAlive) []byte {
+	b = appendRecordHeader(b, RecKeepAlive, keepAliveFixed+len(k.Payload))
+	b = le.AppendUint32(b, k.ID)
+	var flags byte
+	if k.WantReply {
+		flags = keepAliveWantReply
+	}
+	b = append(b, flags)
+	return append(b, k.Payload...)
+}
+
+// DecodeKeepAlive decodes a KeepAlive record's payload.
+func DecodeKeepAlive(p []byte) (KeepAlive, error) {
+	if len(p) < keepAliveFixed {
+		return KeepAlive{}, ErrShort
+	}
+	if len(p)-keepAliveFixed > MaxKeepAlivePayload {
+		return KeepAlive{}, ErrOversize
+	}
+	if p[4]&^keepAliveWantReply != 0 {
+		return KeepAlive{}, ErrReserved
+	}
+	return KeepAlive{ID: le.Uint32(p), WantReply: p[4]&keepAliveWantReply != 0, Payload: p[keepAliveFixed:]}, nil
+}
+
+// KeepAliveReply answers a KeepAlive that wanted one: its ID echoed.
+type KeepAliveReply struct {
+	ID uint32
+}
+
+// AppendKeepAliveReply appends a KeepAliveReply record.
+func AppendKeepAliveReply(b []byte, r KeepAliveReply) []byte {
+	b = appendRecordHeader(b, RecKeepAliveReply, keepReplyLen)
+	return le.AppendUint32(b, r.ID)
+}
+
+// DecodeKeepAliveReply decodes a KeepAliveReply record's payload.
+func DecodeKeepAliveReply(p []byte) (KeepAliveReply, error) {
+	if len(p) != keepReplyLen {
+		return KeepAliveReply{}, ErrLength
+	}
+	return KeepAliveReply{ID: le.Uint32(p)}, nil
 }
 
 // Role is what a joining machine asks to be.

@@ -89,6 +89,10 @@ func TestDecodersRejectMalformedInput(t *testing.T) {
 			_, err := DecodeLinkReport(payloadOf(AppendLinkReport(nil, LinkReport{Expected: 1, Missing: 2})))
 			return err
 		}},
+		{"keep-alive short", func() error { _, err := DecodeKeepAlive([]byte{1, 0, 0, 0}); return err }},
+		{"keep-alive flags", func() error { _, err := DecodeKeepAlive([]byte{1, 0, 0, 0, 2}); return err }},
+		{"keep-alive oversize", func() error { _, err := DecodeKeepAlive(make([]byte, 5+MaxKeepAlivePayload+1)); return err }},
+		{"keep-alive reply length", func() error { _, err := DecodeKeepAliveReply(make([]byte, 5)); return err }},
 		{"hello role", func() error { _, err := DecodeHello([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 0}); return err }},
 		{"hello name length", func() error {
 			p := payloadOf(must(AppendHello(nil, Hello{Role: RolePlayer, Name: "ab"})))
@@ -158,6 +162,10 @@ func TestRecordsRoundTrip(t *testing.T) {
 			func(p []byte) (any, error) { return DecodeFragment(p) }, Fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}},
 		{AppendLinkReport(nil, LinkReport{Expected: 1 << 40, Missing: 3}), RecLinkReport,
 			func(p []byte) (any, error) { return DecodeLinkReport(p) }, LinkReport{Expected: 1 << 40, Missing: 3}},
+		{AppendKeepAlive(nil, KeepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}), RecKeepAlive,
+			func(p []byte) (any, error) { return DecodeKeepAlive(p) }, KeepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}},
+		{AppendKeepAliveReply(nil, KeepAliveReply{ID: 0x04030201}), RecKeepAliveReply,
+			func(p []byte) (any, error) { return DecodeKeepAliveReply(p) }, KeepAliveReply{ID: 0x04030201}},
 		{must(AppendHello(nil, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"})), RecHello,
 			func(p []byte) (any, error) { return DecodeHello(p) }, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"}},
 		{AppendChallenge(nil, Challenge{Nonce: 6, Cookie: cookie}), RecChallenge,

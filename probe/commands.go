@@ -56,6 +56,10 @@ func (p *Peer) executeCommands(now time.Duration, f int) {
 		if e.p.removed {
 			continue // a removal earlier in this frame discards the rest
 		}
+		if !p.mayExecute(e.p, e.cmd) {
+			p.implausible++
+			continue
+		}
 		p.checksum(e.p, e.cmd)
 		if p.cfg.OnCommand != nil {
 			p.cfg.OnCommand(now, e.p.Name, f, e.cmd)
@@ -141,6 +145,9 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 				p.master.TakeOver(f)
 				p.emitNet(&MasterEvent{Header: Header{Type: "master"}, Player: p.masterP.Name})
 			}
+		}
+		if p.doubtful > 0 {
+			p.reconsiderRemovals()
 		}
 	case CmdGameSpeed:
 		if v, err := decodeSpeed(c.Payload); err == nil {

@@ -1,5 +1,7 @@
 package probe
 
+import "github.com/lagscope/lagscope/probe/diagnosis"
+
 // The events a peer publishes, one struct per NDJSON type of CONTRACTS.md.
 // Sinks (NDJSON writer, UI, recorder, metrics) read them; none reaches back.
 
@@ -162,6 +164,10 @@ type SummaryEvent struct {
 	Header
 	Links   []LinkStat      `json:"links"`
 	Players []PlayerSummary `json:"players"`
+	// Diagnosis is who and what cost the session at the end (issue 13):
+	// always present; with nothing measured its numbers are null and its
+	// verdict says so (Peer.Diagnose).
+	Diagnosis diagnosis.Diagnosis `json:"diagnosis"`
 	// Rejected (live machines) counts what this machine refused to act on.
 	Rejected *RejectedCounts `json:"rejected,omitempty"`
 	// Process (live) is what running the session cost this process.
@@ -173,7 +179,8 @@ type SummaryEvent struct {
 // RejectedCounts are datagrams and messages a live machine dropped without
 // acting on them: a wrong token, key or sender, bytes that do not decode,
 // replays, oversize datagrams, handshakes out of place, lobby messages and
-// frame packets that do not decode. Total is their sum.
+// frame packets that do not decode, and values no conforming peer sends
+// (Implausible: the plausibility bounds, issue 15). Total is their sum.
 type RejectedCounts struct {
 	Total     uint64 `json:"total"`
 	Token     uint64 `json:"token"`
@@ -186,11 +193,15 @@ type RejectedCounts struct {
 	Handshake uint64 `json:"handshake"`
 	Lobby     uint64 `json:"lobby"`
 	Frame     uint64 `json:"frame"`
+	// Implausible: a link report claiming more than was sent (netcore), a
+	// frame packet or command out of bounds, a timing event or removal
+	// from a machine that may not issue it (Peer.Implausible).
+	Implausible uint64 `json:"implausible"`
 }
 
 // Sum sets Total from the other counts.
 func (r *RejectedCounts) Sum() {
-	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame
+	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame + r.Implausible
 }
 
 // ProcessStats is what a live process spent: CPU time against wall time,

@@ -126,6 +126,9 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 			p.sendFramePacket(now, f, next, false, false)
 		}
 	}
+	if rungs.IsEvaluationFrame(since) {
+		p.evaluateDiagnosis(now, f) // diagnose.go (issue 13)
+	}
 	if p.cfg.LinkEvery > 0 && f > 0 && f%p.cfg.LinkEvery == 0 {
 		p.emitLinks(f)
 	}

@@ -44,7 +44,7 @@ func (p *Peer) RetiredLinks() []LinkStat { return slices.Clone(p.retired) }
 const watchEvery = 100 * time.Millisecond
 
 // watchLinks adds a message when a link goes bad (a packet outlived the
-// connection timeout, T11) and when it recovers.
+// connection timeout, T11) and when it recovers, and the alerts due.
 func (p *Peer) watchLinks(now time.Duration) {
 	if p.watched && now < p.nextWatch {
 		return
@@ -61,6 +61,7 @@ func (p *Peer) watchLinks(now time.Duration) {
 		pl.bad = st.Bad
 		p.emit(linkMessage(p.frame, p.self.Name, pl.Name, st.Bad))
 	}
+	p.alerts.watch(now, p)
 	p.flushEvents()
 }
 

@@ -30,15 +30,22 @@ const (
 	// MessageTier: the connection quality target changed (S18); Subject
 	// is the new tier's name.
 	MessageTier
+	// MessageLinkLoss: the link to Subject lost more than the alert
+	// threshold over the alert window, one way or both (alerts.go). An
+	// alarm.
+	MessageLinkLoss
 )
 
 // Alarm reports whether the line is one a user must not miss.
-func (k MessageKind) Alarm() bool { return k == MessageLinkBad || k == MessageDesync }
+func (k MessageKind) Alarm() bool {
+	return k == MessageLinkBad || k == MessageDesync || k == MessageLinkLoss
+}
 
 const (
 	linkPrefix   = "Connection to "
 	badSuffix    = " has gone bad"
 	okSuffix     = " recovered"
+	lossInfix    = " is losing datagrams: "
 	desyncPrefix = "Desync with "
 	desyncInfix  = " at frame "
 	tierPrefix   = "Connection quality target: "
@@ -98,6 +105,9 @@ func kindOf(text string, own bool) (MessageKind, string) {
 		}
 		if peer, ok := strings.CutSuffix(rest, okSuffix); ok && peer != "" {
 			return MessageLinkRecovered, peer
+		}
+		if peer, _, ok := strings.Cut(rest, lossInfix); ok && peer != "" {
+			return MessageLinkLoss, peer
 		}
 	}
 	if rest, ok := strings.CutPrefix(text, desyncPrefix); ok {

@@ -134,14 +134,24 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 	if pl.removed || pl.Observer {
 		return
 	}
+	if ch == netcore.ChannelReliable {
+		// Counted even if refused below: the sender's RelCount counts
+		// every frame packet it sent reliably, and a message that took
+		// one's packet number (a forgery, without a key) stands in for
+		// it. Left out, every later Through would wait for a count that
+		// never comes: a stall for good.
+		pl.relDelivered++
+	}
 	pk, err := decodeFramePacket(msg)
 	if err != nil {
 		p.badPackets++
 		p.log.Debug("bad frame packet", "from", pl.Name, "err", err)
 		return
 	}
-	if ch == netcore.ChannelReliable {
-		pl.relDelivered++
+	if !p.plausiblePacket(now, ch, &pk) {
+		p.implausible++
+		p.log.Debug("implausible frame packet", "from", pl.Name, "frame", pk.Frame, "through", pk.Through)
+		return
 	}
 	for _, c := range pk.Commands {
 		if int(c.Tag) <= pl.through && pl.relDelivered > 0 {
@@ -155,14 +165,7 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 		pl.queue = append(pl.queue, c)
 		if c.Type == CmdRemove {
-			if r, err := decodeRemove(c.Payload); err == nil {
-				if target := p.byID[netcore.PeerID(r.Player)]; target != nil && target.removal == nil {
-					rr := r
-					target.removal = &rr
-					target.removing = true
-					target.discardAfter(int(r.Last))
-				}
-			}
+			p.holdRemoval(pl, c)
 		}
 	}
 	for _, h := range pk.Holds {

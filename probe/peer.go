@@ -38,6 +38,8 @@ type Config struct {
 
 	LinkEvery int // publish a link line per link every this many frames; 0 = never
 
+	Alerts AlertConfig // alert thresholds (alerts.go); zero values take the defaults
+
 	// Telemetry makes a seated player stream its own links and waits to
 	// every other machine (issue 7, telemetry.go). Live sessions turn it
 	// on; the simulator leaves it off, so its output stays what it was.
@@ -57,6 +59,12 @@ type Config struct {
 	// c.Tag is still the frame it was scheduled for (S13; a recorder
 	// stores both). c.Payload belongs to the peer: copy it to keep it.
 	OnCommand func(now time.Duration, player string, sendFrame int, c Command)
+
+	// FillMatrix, when set, completes the matrix the diagnosis reads
+	// (diagnose.go): the simulator, which holds every machine, fills in
+	// each machine's own row, so that every machine diagnoses from every
+	// machine's links without telemetry (which would change its output).
+	FillMatrix func(now time.Duration, m *MatrixView)
 
 	Net    netcore.Config // Self is filled in from Self
 	Sink   Sink
@@ -159,10 +167,17 @@ type Peer struct {
 
 	nextWatch  time.Duration
 	watched    bool
-	badPackets uint64     // frame packets that did not decode
-	retired    []LinkStat // ended links, as they stood when they ended
+	badPackets uint64 // frame packets that did not decode
+	// implausible counts what the plausibility bounds refused; doubtful
+	// is how many queued removals may not be held yet (plausible.go).
+	implausible uint64
+	doubtful    int
+	retired     []LinkStat // ended links, as they stood when they ended
 
 	tm *telemetry // the snapshot streams of every player's links (issue 7)
+
+	alerts alerts    // the alert watch (issue 17)
+	dg     diagState // the diagnosis's scratch and history (issue 13, diagnose.go)
 }
 
 type execCmd struct {

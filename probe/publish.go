@@ -16,6 +16,9 @@ func (p *Peer) activeEvent() *TimingActiveEvent {
 func (p *Peer) emitNet(e Event) {
 	e.head().Frame = p.frame
 	p.events = append(p.events, e)
+	if t, ok := e.(*TimingEvent); ok {
+		p.alerts.timing(p, t) // a worse tier is an alert
+	}
 }
 
 // emit queues a local event; its frame is already set.

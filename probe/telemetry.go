@@ -334,19 +334,7 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 		row := MatrixPlayer{Name: pl.Name}
 		switch in := t.in[pl.ID]; {
 		case pl == p.self:
-			row.Self, row.Known = true, true
-			row.Frame, row.Waited = p.frame, p.waitTotal
-			if w, pr, ok := p.ownWaits(); ok {
-				row.Wait, row.Process = &w, &pr
-			}
-			for _, o := range p.players {
-				if o == p.self || o.removed {
-					continue
-				}
-				if st, ok := p.ep.Stats(o.ID); ok {
-					row.Links = append(row.Links, MatrixLink{Link: LinkOf(pl.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
-				}
-			}
+			row = p.OwnRow()
 		case in != nil:
 			st, ok := in.rcv.State()
 			if !ok {

@@ -137,6 +137,7 @@ func (p *Peer) View(now time.Duration) View {
 		})
 	}
 	v.Totals = p.totals()
+	v.Diagnosis = p.dg.last
 	if p.started {
 		v.Matrix = p.tm.matrix(now, p)
 	}

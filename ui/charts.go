@@ -24,6 +24,45 @@ const (
 	hintFactor    = 3.0
 )
 
+// chartPane is the focused link's round-trip chart over its loss lanes.
+// It stays on the link the user chose (focus); with none chosen it shows
+// the worst link, else the first.
+type chartPane struct {
+	*ctx
+	focus  string
+	canvas *rttCanvas // the round-trip chart, kept between pictures
+	plot   memo[plotKey, []string]
+}
+
+// plotKey is what the round-trip plot is drawn from.
+type plotKey struct {
+	h      *linkHist
+	bucket int64
+	n      int
+	w, gh  int
+	theme  string
+}
+
+// column stacks the round-trip chart over the loss lanes, on one time axis.
+func (p *chartPane) column(focus *linkHist, w, h int) string {
+	lanes := p.lossLanes(focus, w, min(lanesH, h))
+	chart := p.rttChart(focus, w, h-len(lanes))
+	return block(append(chart, lanes...), w, h)
+}
+
+// focused is the link the charts show: the one chosen with enter or a
+// click, else the first. It never follows the worst-link mark on its own:
+// a chart that changes link whenever the mark moves cannot be read.
+func (p *chartPane) focused(s *session) *linkHist {
+	if h := s.links[p.focus]; h != nil && h.present {
+		return h
+	}
+	if links := s.current(); len(links) > 0 {
+		return links[0]
+	}
+	return nil
+}
+
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten, so axis labels
 // stay round.
 func niceCeil(v float64) float64 {
@@ -43,70 +82,94 @@ func niceCeil(v float64) float64 {
 // chart, and a row marking intervals with resends (•) and bad spells (✕).
 // The y-range is taken from the intervals on screen only, so after a spike
 // has scrolled away the scale comes back down.
-func (m *Model) rttChart(h *linkHist, w, height int) []string {
-	st := &m.st
+func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
+	st := &p.st
 	if h == nil {
-		return []string{m.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
+		return []string{p.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
 	}
-	title := st.title.Render("Round trip · "+h.peer) + " " +
-		st.srtt.Render("╭SRTT "+fmtMs(h.last.SRTT, h.last.RTTKnown)) + " " +
-		st.rto.Render("┌RTO "+fmtMs(h.last.RTO, true)) + st.muted.Render(" ms")
+	// The longest title that fits whole: the values stay, the words go.
+	srtt, rto := fmtMs(h.last.SRTT, h.last.RTTKnown), fmtMs(h.last.RTO, true)
+	var title string
+	for _, words := range [][2]string{{"╭now ", "┌retry after "}, {"╭", "┌retry "}, {"╭", "┌"}} {
+		title = st.title.Render("Round trip · "+h.peer) + " " +
+			st.srtt.Render(words[0]+srtt) + " " + st.rto.Render(words[1]+rto) + st.muted.Render(" ms")
+		if lipgloss.Width(title)+4 <= w {
+			break
+		}
+	}
 	if legend := " " + st.warn.Render("•") + st.muted.Render("resends ") + st.err.Render("✕") + st.muted.Render("bad"); lipgloss.Width(title+legend)+4 <= w {
 		title += legend
 	}
-	out := []string{m.rule(title, w)}
+	out := []string{p.rule(title, w)}
 	gh := height - 2
 	if gh < 2 {
 		return out
 	}
 	cols := w - gutter
 	vis := tail(h.samples, cols)
-	top := 0.0
-	for _, s := range vis {
-		if s.hasRTO {
-			top = max(top, s.rto)
-		}
-		if s.hasSRTT {
-			top = max(top, s.srtt)
-		}
+	// The plot is drawn again only when a column is added (a new second)
+	// or the size, theme or link changes: its drawing library allocates a
+	// whole canvas for every drawing (issue 16), and within a second only
+	// the newest column could move, by what that second has seen so far.
+	var bucket int64
+	if n := len(h.samples); n > 0 {
+		bucket = h.samples[n-1].bucket
 	}
-	// Labels every ystep rows at round values: the top is a whole number
-	// of nice label steps. The chart maps values onto rows 0..gh-1 (its
-	// origin row is the lowest), so the labels are computed from the row,
-	// not from the value ntcharts offers, which assumes gh rows of height.
-	ystep := 2
-	if gh <= 4 {
-		ystep = gh - 1
-	}
-	rowsUp := float64(gh - 1)
-	labels := max(1, (gh-1)/ystep)
-	step := niceCeil(top * 1.05 / float64(labels))
-	top = step * rowsUp / float64(ystep)
-	chart := m.chartFor(w, gh, ystep, top)
-	// Series start at their first known value; a gap later (a link that
-	// lost its estimate) repeats the last value so the line stays whole.
-	var lastS, lastR float64
-	var haveS, haveR bool
-	for _, s := range vis {
-		if s.hasRTO {
-			lastR, haveR = s.rto, true
+	plot := p.plot.get(plotKey{h, bucket, len(h.samples), w, gh, st.theme.Name}, func() []string {
+		// The retry timeout counts only from the first measured round trip:
+		// before it (the lobby, a link still unmeasured) it is the initial
+		// one-second guess, which would pin the scale at 1200 ms long after a
+		// 1.5 ms link has been measured.
+		top := 0.0
+		measured := false
+		for _, s := range vis {
+			measured = measured || s.hasSRTT
+			if s.hasRTO && measured {
+				top = max(top, s.rto)
+			}
+			if s.hasSRTT {
+				top = max(top, s.srtt)
+			}
 		}
-		if s.hasSRTT {
-			lastS, haveS = s.srtt, true
+		// Labels every ystep rows at round values: the top is a whole number
+		// of nice label steps. The chart maps values onto rows 0..gh-1 (its
+		// origin row is the lowest), so the labels are computed from the row,
+		// not from the value ntcharts offers, which assumes gh rows of height.
+		ystep := 2
+		if gh <= 4 {
+			ystep = gh - 1
 		}
-		if haveR {
-			chart.PushDataSet("rto", lastR)
+		rowsUp := float64(gh - 1)
+		labels := max(1, (gh-1)/ystep)
+		step := niceCeil(top * 1.05 / float64(labels))
+		top = step * rowsUp / float64(ystep)
+		chart := p.chartFor(w, gh, ystep, top)
+		// Series start at their first known value; a gap later (a link that
+		// lost its estimate) repeats the last value so the line stays whole.
+		var lastS, lastR float64
+		var haveS, haveR bool
+		for _, s := range vis {
+			if s.hasSRTT {
+				lastS, haveS = s.srtt, true
+			}
+			if s.hasRTO && haveS {
+				lastR, haveR = s.rto, true
+			}
+			if haveR {
+				chart.PushDataSet("rto", lastR)
+			}
+			if haveS {
+				chart.PushDataSet("srtt", lastS)
+			}
 		}
-		if haveS {
-			chart.PushDataSet("srtt", lastS)
+		if haveR || haveS {
+			chart.DrawDataSets([]string{"rto", "srtt"})
+		} else {
+			chart.DrawXYAxisAndLabel()
 		}
-	}
-	if haveR || haveS {
-		chart.DrawDataSets([]string{"rto", "srtt"})
-	} else {
-		chart.DrawXYAxisAndLabel()
-	}
-	out = append(out, canvasLines(&chart.Canvas)...)
+		return canvasLines(&chart.Canvas)
+	})
+	out = append(out, plot...)
 
 	// Marks row: the same columns as the chart.
 	var mb strings.Builder
@@ -152,17 +215,17 @@ func laneCell(s share) rune {
 // one interval per column, each differenced from the cumulative totals (L5).
 // The last line is the L8 hint when resends run far above the loss actually
 // observed, else the time axis.
-func (m *Model) lossLanes(h *linkHist, w, height int) []string {
-	st := &m.st
+func (p *chartPane) lossLanes(h *linkHist, w, height int) []string {
+	st := &p.st
 	if h == nil {
-		return []string{m.rule(st.title.Render("Loss"), w)}
+		return []string{p.rule(st.title.Render("Loss"), w)}
 	}
 	sh := h.windowShares()
 	title := st.title.Render("Loss · "+h.peer) + "  " +
 		st.resend.Render("resend "+fmtShare(sh.resend)) + "  " +
 		st.in.Render("in "+fmtShare(sh.in)) + "  " +
 		st.out.Render("out "+fmtShare(sh.out)) + st.muted.Render("  last "+strconv.Itoa(tableWindow)+"s")
-	out := []string{m.rule(title, w)}
+	out := []string{p.rule(title, w)}
 	cols := w - gutter
 	vis := tail(h.samples, cols)
 	off := len(h.samples) - len(vis)
@@ -200,14 +263,14 @@ func (m *Model) lossLanes(h *linkHist, w, height int) []string {
 			}
 			out = append(out, st.warn.Render(fit(hint, w)))
 		} else {
-			out = append(out, m.timeAxis(w))
+			out = append(out, p.timeAxis(w))
 		}
 	}
 	return out
 }
 
 // timeAxis labels the charts' columns: seconds before now.
-func (m *Model) timeAxis(w int) string {
+func (p *chartPane) timeAxis(w int) string {
 	cols := w - gutter
 	left := "-" + strconv.Itoa(cols) + "s"
 	mid := "1 column = " + strconv.Itoa(int(interval.Seconds())) + " s"
@@ -220,7 +283,7 @@ func (m *Model) timeAxis(w int) string {
 	} else {
 		line += strings.Repeat(" ", max(pad, 1))
 	}
-	return m.st.muted.Render(line + right)
+	return p.st.muted.Render(line + right)
 }
 
 // l8Hint says when resends run far above observed loss (L8): some resending
@@ -241,8 +304,8 @@ func l8Hint(sh shares) (long, short string, ok bool) {
 		return "", "", false
 	}
 	r, o := fmtShare(sh.resend), fmtShare(share{observed, true})
-	return "resends " + r + " far above observed loss " + o + ": the round-trip estimate may have fallen behind (L8)",
-		"resends " + r + " ≫ loss " + o + ": RTT behind? (L8)", true
+	return "resends " + r + " far above observed loss " + o + ": the round-trip estimate may have fallen behind",
+		"resends " + r + " ≫ loss " + o + ": estimate behind?", true
 }
 
 // styleKey is what tells our chart styles apart; lipgloss styles are not
@@ -311,9 +374,9 @@ type rttCanvas struct {
 	chart       streamlinechart.Model
 }
 
-func (m *Model) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
-	st := &m.st
-	c := m.rtt
+func (p *chartPane) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
+	st := &p.st
+	c := p.canvas
 	if c == nil || c.w != w || c.h != gh || c.ystep != ystep || c.theme != st.theme.Name {
 		c = &rttCanvas{w: w, h: gh, ystep: ystep, theme: st.theme.Name, top: top}
 		rowsUp := float64(gh - 1)
@@ -326,7 +389,7 @@ func (m *Model) chartFor(w, gh, ystep int, top float64) *streamlinechart.Model {
 		c.chart = streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
 		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
 		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
-		m.rtt = c
+		p.canvas = c
 	}
 	c.top = top
 	c.chart.ClearAllData()

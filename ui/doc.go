@@ -23,6 +23,11 @@
 //     needs (S3, S17) and marked when unmeasured, provisional or bad (L3,
 //     T4, T11), each player's waits and whom it waited for, and the ranking
 //     of who makes the others wait most (S5);
+//   - the Diagnosis view (issue 13): the engine's verdict (also in the
+//     header), each player's share of the trouble with the evidence behind
+//     every cause, and the links slower than their players explain;
+//   - alerts (issue 17) as marked lines of the message list, with the
+//     terminal bell when the user turns it on (b);
 //   - in a replay (a feed with Playback's methods, issue 8): space, ←/→ and
 //     -/+ pause, seek and change the speed of playback, and the header
 //     shows the position.
@@ -30,6 +35,13 @@
 // Themes come from package themes; the tier is always also written as a
 // word so nothing depends on colour (NO_COLOR is respected).
 //
+// Layout: model.go only routes; each pane (header, link table, charts,
+// ladder, messages, players, matrix, diagnosis, options dialog, help) is a
+// type with its own state, keys and view, sharing one ctx (size, styles,
+// keys, the mouse's hit map). Text from outside enters through safe.go.
+//
 // Redraws are capped at ten a second: the program's renderer runs at 10 fps
-// and View caches its picture until something it shows has changed.
+// and View caches its picture until something it shows has changed; each
+// part of the picture is kept with its inputs and drawn again only when
+// they change (cache.go).
 package ui

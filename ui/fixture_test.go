@@ -6,6 +6,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -154,4 +155,41 @@ func manyLinks(n int) []probe.Update {
 		out = append(out, probe.Update{View: v, Events: fixtureEvents(t)})
 	}
 	return out
+}
+
+// fixtureDiagnosis is a hand-made diagnosis of the fixture session (issue
+// 13): bob's connection holds the match back (latency and loss), dave's
+// machine is slow, erin is not measured (NaN everywhere: unknown), and the
+// path between bob and carol is slower than the two explain.
+func fixtureDiagnosis() *diagnosis.Diagnosis {
+	nan := math.NaN()
+	return &diagnosis.Diagnosis{
+		Verdict:     "bob's connection adds 250 ms to every round trip with bob and loses 4.0% of its datagrams; it holds the match at Normal (rung 5) — without it: Fast (rung 2).",
+		Culprit:     "bob",
+		CulpritLink: &[2]string{"bob", "carol"},
+		Measured:    4,
+		Reason:      "rung",
+		Players: []diagnosis.PlayerDiagnosis{
+			{Player: "alice", AccessRTTMs: 20, AccessLoss: 0.001, JitterMs: 1.5, ProcessMs: 3, CausedWaitMs: 1300, RungWithout: 5, FPSWithout: 30, Causes: []string{}},
+			{Player: "bob", AccessRTTMs: 250, AccessLoss: 0.04, JitterMs: 12, ProcessMs: 4, CausedWaitMs: 3700, RungWithout: 2, FPSWithout: 30, Causes: []string{diagnosis.CauseLatency, diagnosis.CauseLoss}},
+			{Player: "carol", AccessRTTMs: 25, AccessLoss: 0, JitterMs: 1.2, ProcessMs: 2, CausedWaitMs: 200, RungWithout: 5, FPSWithout: 30, Causes: []string{}},
+			{Player: "dave", AccessRTTMs: 30, AccessLoss: 0, JitterMs: 2, ProcessMs: 45, CausedWaitMs: 500, RungWithout: 5, FPSWithout: 20, Causes: []string{diagnosis.CauseProcessing}},
+			{Player: "erin", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: nan, CausedWaitMs: nan, Causes: []string{diagnosis.CauseUnmeasured}},
+		},
+		Links: []diagnosis.LinkDiagnosis{
+			{Between: [2]string{"alice", "bob"}, RTTMs: 272, ExpectedRTTMs: 270, ExcessRTTMs: 2, Loss: 0.04, Causes: []string{}},
+			{Between: [2]string{"alice", "carol"}, RTTMs: 46, ExpectedRTTMs: 45, ExcessRTTMs: 1, Loss: 0, Causes: []string{}},
+			{Between: [2]string{"bob", "carol"}, RTTMs: 600, ExpectedRTTMs: 275, ExcessRTTMs: 325, Loss: 0.05, Causes: []string{diagnosis.CauseLatency}},
+			{Between: [2]string{"alice", "erin"}, RTTMs: nan, ExpectedRTTMs: nan, ExcessRTTMs: nan, Loss: nan, Causes: []string{}},
+		},
+	}
+}
+
+// diagnosisUpdates is the fixture session with the diagnosis from 20 s on.
+func diagnosisUpdates() []probe.Update {
+	us := fixtureUpdates()
+	for i := 20; i < len(us); i++ {
+		us[i].View.Diagnosis = fixtureDiagnosis()
+	}
+	return us
 }

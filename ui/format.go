@@ -5,9 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/textsafe"
 )
 
 // unknown is how every value that is not known is written (L3): never 0.
@@ -101,8 +103,34 @@ func fit(s string, w int) string {
 	if n < w {
 		return s + strings.Repeat(" ", w-n)
 	}
+	if cutHook != nil {
+		if cut, next, ok := cutAt(stripANSI(s), w); ok && isWordRune(cut) && isWordRune(next) {
+			cutHook(stripANSI(s), w)
+		}
+	}
 	return lipgloss.NewStyle().MaxWidth(w).Render(s)
 }
+
+// cutHook, when set (by tests), hears of every text fit cuts in the middle
+// of a word: the check behind "never cut mid-word" (issue 17).
+var cutHook func(text string, w int)
+
+// cutAt is the last rune kept and the first rune dropped when plain text
+// is cut to w cells.
+func cutAt(plain string, w int) (last, next rune, ok bool) {
+	x := 0
+	for _, r := range plain {
+		rw := lipgloss.Width(string(r))
+		if x+rw > w {
+			return last, r, x > 0
+		}
+		x += rw
+		last = r
+	}
+	return 0, 0, false
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // padLeft right-aligns plain text in w cells.
 func padLeft(s string, w int) string {
@@ -149,3 +177,106 @@ func sideBySide(blocks ...string) string {
 }
 
 func lipglossWidth(s string) int { return lipgloss.Width(s) }
+
+// wrap breaks plain text into lines of at most w cells, between words. A
+// word longer than a whole line is the only thing ever split (issue 17:
+// long messages wrap, never cut mid-word).
+func wrap(text string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if lipgloss.Width(text) <= w {
+		return []string{text}
+	}
+	var out []string
+	var line strings.Builder
+	lw := 0
+	for _, word := range strings.Fields(text) {
+		ww := lipgloss.Width(word)
+		for ww > w {
+			// A word wider than the line: it must be split somewhere.
+			if lw > 0 {
+				out = append(out, line.String())
+				line.Reset()
+				lw = 0
+			}
+			r := []rune(word)
+			n := 0
+			for n < len(r) && lipgloss.Width(string(r[:n+1])) <= w {
+				n++
+			}
+			n = max(n, 1)
+			out = append(out, string(r[:n]))
+			word = string(r[n:])
+			ww = lipgloss.Width(word)
+		}
+		if ww == 0 {
+			continue
+		}
+		if lw > 0 && lw+1+ww > w {
+			out = append(out, line.String())
+			line.Reset()
+			lw = 0
+		}
+		if lw > 0 {
+			line.WriteByte(' ')
+			lw++
+		}
+		line.WriteString(word)
+		lw += ww
+	}
+	if lw > 0 || len(out) == 0 {
+		out = append(out, line.String())
+	}
+	return out
+}
+
+// flow lays out styled parts on lines of width w, sep between parts on a
+// line; a part that does not fit on the current line starts the next one,
+// indented by indent. Parts are never split unless one is wider than a
+// line on its own.
+func flow(first string, parts []string, sep, indent string, w int) []string {
+	var out []string
+	line, lw := first, lipgloss.Width(first)
+	fresh := true // nothing but first or indent on the line yet
+	sw, iw := lipgloss.Width(sep), lipgloss.Width(indent)
+	for _, p := range parts {
+		pw := lipgloss.Width(p)
+		if !fresh && lw+sw+pw > w {
+			out = append(out, fit(line, w))
+			line, lw, fresh = indent, iw, true
+		}
+		if !fresh {
+			line += sep
+			lw += sw
+		}
+		line += p
+		lw += pw
+		fresh = false
+	}
+	return append(out, fit(line, w))
+}
+
+// fitWords fits plain text in w cells, dropping whole words from the end
+// (and saying so with "…") rather than cutting one.
+func fitWords(text string, w int) string {
+	if lipgloss.Width(text) <= w {
+		return text
+	}
+	if w < 1 {
+		return ""
+	}
+	words := strings.Fields(text)
+	for n := len(words) - 1; n > 0; n-- {
+		s := strings.Join(words[:n], " ") + "…"
+		if lipgloss.Width(s) <= w {
+			return s
+		}
+	}
+	return "…"
+}
+
+// textOf is text from outside the program (a player's name, a message, a
+// verdict naming players) made safe for the terminal: control bytes and
+// escape sequences written out visibly rather than sent (textsafe).
+func textOf(s string) string { return textsafe.Terminal(s) }

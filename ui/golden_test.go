@@ -52,7 +52,7 @@ func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want 
 func waitFor(t *testing.T, tm *teatest.TestModel, s string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 }
 
 var tab = tea.KeyMsg{Type: tea.KeyTab}
@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 		{"Help", []tea.Msg{typed("?")}, "Mouse:"},
 		{"HintL8", []tea.Msg{tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyDown}, tea.KeyMsg{Type: tea.KeyEnter}}, "Round trip · dave"},
 	}
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range goldenSizes {
 		for _, v := range views {
 			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
 				m := drive(t, sz[0], sz[1], fixtureUpdates(), v.keys, v.want)
@@ -108,6 +108,73 @@ func checkSize(t *testing.T, out string, w, h int) {
 	for i, l := range lines {
 		if n := lipglossWidth(l); n > w {
 			t.Errorf("line %d is %d wide, more than %d: %q", i, n, w, l)
+		}
+	}
+}
+
+// goldenSizes are the terminal sizes every view is pinned at (issue 17):
+// the smallest supported, a common one and a wide one.
+var goldenSizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}
+
+// TestGoldenDiagnosis pins the Diagnosis view (issue 13) from the
+// hand-made diagnosis, and the header's verdict on the overview.
+func TestGoldenDiagnosis(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("Diagnosis_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := drive(t, sz[0], sz[1], diagnosisUpdates(), toDiagnosis, "who and what holds")
+			out := m.View()
+			checkSize(t, out, sz[0], sz[1])
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+		t.Run(fmt.Sprintf("Verdict_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := drive(t, sz[0], sz[1], diagnosisUpdates(), nil, "")
+			out := m.View()
+			checkSize(t, out, sz[0], sz[1])
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+	}
+}
+
+// TestGoldenAlerts pins alerts in the message list (issue 17), on the
+// overview and on the Messages view.
+func TestGoldenAlerts(t *testing.T) {
+	for _, sz := range goldenSizes {
+		for _, v := range []struct {
+			name string
+			keys []tea.Msg
+			want string
+		}{{"Session", nil, ""}, {"Messages", []tea.Msg{tab, tab, tab}, "in all"}} {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
+				m := drive(t, sz[0], sz[1], alertUpdates(), v.keys, v.want)
+				out := m.View()
+				checkSize(t, out, sz[0], sz[1])
+				teatest.RequireEqualOutput(t, []byte(out))
+			})
+		}
+	}
+}
+
+// TestGoldenMore pins the cases issue 17 found wrong: long messages that
+// must wrap, and the lobby (the Matrix saying why it is empty).
+func TestGoldenMore(t *testing.T) {
+	for _, sz := range goldenSizes {
+		for _, v := range []struct {
+			name    string
+			updates func() []probe.Update
+			keys    []tea.Msg
+			want    string
+		}{
+			{"LongMessages", longMessageUpdates, nil, ""},
+			{"LongMessagesList", longMessageUpdates, []tea.Msg{tab, tab, tab}, "in all"},
+			{"Lobby", lobbyUpdates, nil, ""},
+			{"LobbyMatrix", lobbyUpdates, toMatrix, "no link reports"},
+		} {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
+				m := drive(t, sz[0], sz[1], v.updates(), v.keys, v.want)
+				out := m.View()
+				checkSize(t, out, sz[0], sz[1])
+				teatest.RequireEqualOutput(t, []byte(out))
+			})
 		}
 	}
 }

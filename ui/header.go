@@ -5,55 +5,81 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/rungs"
 )
 
 // header is two lines: who and where, with the view tabs and the clock; then
 // the frame rate, the timing in force → target and the tier badge.
-func (m *Model) header(s *session, w int) []string {
-	st := &m.st
+// headerPane is the two header lines. It keeps nothing of its own: what it
+// shows is the session and the status the Model hands it.
+type headerPane struct{ *ctx }
+
+// headerStatus is what the header shows besides the session: the view
+// open, the program's state and the clock text.
+type headerStatus struct {
+	screen           int
+	quitting, paused bool
+	clock            string
+	wall             string // the wall clock, "" without one
+	noVerdict        bool   // the view open shows the whole verdict itself
+	bell             bool   // the bell rings on alerts
+}
+
+func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
+	st := &p.st
 	v := &s.view
 	sep := st.border.Render(" · ")
 
-	// Line 1: program, tabs, clock and status on the right.
-	left := st.title.Render("lagscope") + " "
-	x := lipgloss.Width(left)
+	// Line 1: program, tabs, clock and status on the right. When they do
+	// not all fit, the wall clock goes first, then the program's name:
+	// the tabs and the session's clock stay whole.
 	var tabs strings.Builder
-	m.hits.tabs = m.hits.tabs[:0]
 	for i, sc := range screens {
 		t := st.tabOff.Render(sc.name)
-		if i == m.screen {
+		if i == hs.screen {
 			t = st.tabOn.Render(sc.name)
 		}
-		n := lipgloss.Width(t)
-		m.hits.tabs = append(m.hits.tabs, span{x, x + n})
-		x += n
 		tabs.WriteString(t)
 	}
-	left += tabs.String()
 	var right []string
 	switch {
 	case s.done && s.err != nil:
-		right = append(right, st.err.Render("ENDED: "+s.err.Error()))
+		right = append(right, st.err.Render("ENDED: "+textOf(s.err.Error())))
 	case s.done:
 		right = append(right, st.warn.Render("ENDED"))
-	case m.quitting:
+	case hs.quitting:
 		right = append(right, st.warn.Render("QUITTING…"))
 	}
-	if m.paused {
+	if hs.paused {
 		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
 	}
-	clock := "t " + fmtClock(v.At)
-	if m.playback != nil {
-		// The replay's position is on the session's clock: it takes t's
-		// place.
-		clock = m.playbackStatus()
+	if hs.bell {
+		right = append(right, st.accent.Render("bell on"))
 	}
-	if m.opts.Clock != nil {
-		clock += "  " + m.opts.Clock().Format("15:04:05")
+	name := st.title.Render("lagscope") + " "
+	clock := hs.clock
+	if hs.wall != "" {
+		clock += "  " + hs.wall
+	}
+	fits := func(name, clock string) bool {
+		r := append(right[:len(right):len(right)], clock)
+		return lipgloss.Width(name)+lipgloss.Width(tabs.String())+1+lipgloss.Width(strings.Join(r, "  ")) <= w
+	}
+	switch {
+	case fits(name, clock):
+	case fits(name, hs.clock):
+		clock = hs.clock
+	default:
+		clock, name = hs.clock, ""
 	}
 	right = append(right, st.text.Render(clock))
-	line1 := spread(left, strings.Join(right, "  "), w)
+	x := lipgloss.Width(name)
+	p.hits.tabs = p.hits.tabs[:0]
+	for _, sc := range screens {
+		n := lipgloss.Width(st.tabOff.Render(sc.name))
+		p.hits.tabs = append(p.hits.tabs, span{x, x + n})
+		x += n
+	}
+	line1 := spread(name+tabs.String(), strings.Join(right, "  "), w)
 
 	// Line 2: the session and the timing. When it does not fit, the parts
 	// of least use to a glance go first: the session id, then the frame.
@@ -68,9 +94,19 @@ func (m *Model) header(s *session, w int) []string {
 		text string
 		drop int // 0: never dropped; higher goes first
 	}
+	// In the second person where it is this machine's player: "master
+	// you", and no "you you" when the player is called you (the demo).
+	you := label("you", orDash(v.Self))
+	if v.Self == "you" {
+		you = st.text.Render("you")
+	}
+	master := orDash(v.Master)
+	if v.Master != "" && v.Master == v.Self {
+		master = "you"
+	}
 	parts := []part{
-		{label("you", orDash(v.Self)), 0},
-		{label("master", orDash(v.Master)), 0},
+		{you, 0},
+		{label("master", master), 0},
 		{label("session", orDash(v.Session)), 3},
 	}
 	fps := unknown
@@ -94,15 +130,17 @@ func (m *Model) header(s *session, w int) []string {
 		timing += " " + badge
 	}
 	parts = append(parts, part{timing, 0})
-	switch {
+	// The game's state, as calmed by the session (at most one change a
+	// second).
+	switch cs := &s.status; {
 	case !s.have:
 		parts = append(parts, part{st.muted.Render("waiting for the engine…"), 0})
-	case !v.Started:
+	case cs.kind == statusLobby:
 		parts = append(parts, part{st.warn.Render("lobby"), 0})
-	case v.Stalled && v.WaitedOn != "":
-		parts = append(parts, part{st.warn.Render("waiting for " + v.WaitedOn), 1})
+	case cs.kind == statusWaiting:
+		parts = append(parts, part{st.warn.Render("waiting for " + cs.waitedOn), 1})
 	default:
-		parts = append(parts, part{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(v.Frame)), 2})
+		parts = append(parts, part{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(cs.frame)), 2})
 	}
 	join := func() string {
 		var b []string
@@ -126,7 +164,19 @@ func (m *Model) header(s *session, w int) []string {
 		line2 = join()
 	}
 	line2 = fit(line2, w)
-	return []string{line1, line2}
+	out := []string{line1, line2}
+	// The diagnosis's verdict (issue 13), when there is one: at most two
+	// lines, ended between words; the Diagnosis view has the whole of it.
+	if d := v.Diagnosis; d != nil && d.Verdict != "" && !hs.noVerdict {
+		lines := wrap(textOf(d.Verdict), w-2)
+		if len(lines) > 2 {
+			lines = append(lines[:1], fitWords(strings.Join(lines[1:], " "), w-2))
+		}
+		for _, l := range lines {
+			out = append(out, fit("  "+st.warn.Render(l), w))
+		}
+	}
+	return out
 }
 
 // spread puts left and right on one line of width w, right-aligned; when
@@ -142,6 +192,3 @@ func spread(left, right string, w int) string {
 	}
 	return left + strings.Repeat(" ", w-lw-rw) + right
 }
-
-// tierWord is a tier as a word in its ink.
-func (m *Model) tierWord(t rungs.Tier) string { return m.st.tierStyle(t).Render(t.String()) }

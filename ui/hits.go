@@ -54,20 +54,14 @@ func (m *Model) mouse(msg tea.MouseMsg) {
 	if msg.Y == m.hits.tableY {
 		for i, c := range m.hits.cols {
 			if c.has(msg.X) {
-				k := m.hits.colKeys[i]
-				if m.sortBy == k {
-					m.sortDesc = !m.sortDesc
-				} else {
-					m.sortBy = k
-					m.sortDesc = k != sortHouse && k != sortPeer
-				}
+				m.table.sortOn(m.hits.colKeys[i])
 				return
 			}
 		}
 		return
 	}
 	if r := msg.Y - m.hits.tableY - 1; r >= 0 && r < len(m.hits.rows) {
-		m.selected = m.hits.rows[r]
-		m.focus = m.selected
+		m.table.selected = m.hits.rows[r]
+		m.charts.focus = m.table.selected
 	}
 }

@@ -13,6 +13,7 @@ type keyMap struct {
 	Options, Pause     key.Binding
 	Theme              key.Binding
 	Sort, Reverse      key.Binding
+	Bell               key.Binding
 	Close              key.Binding
 	Left, Right, Apply key.Binding
 
@@ -38,6 +39,7 @@ func newKeyMap() keyMap {
 		Theme:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "next theme")),
 		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
 		Reverse:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse sort")),
+		Bell:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "bell on alerts")),
 		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 		Left:     key.NewBinding(key.WithKeys("left", "h", "-"), key.WithHelp("←/→", "game speed")),
 		Right:    key.NewBinding(key.WithKeys("right", "l", "+"), key.WithHelp("→", "faster")),
@@ -56,7 +58,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 	if k.replay {
 		return []key.Binding{k.Help, k.PlayPause, k.SeekBack, k.Slower, k.NextView, k.Up, k.Quit}
 	}
-	return []key.Binding{k.Help, k.NextView, k.Up, k.Focus, k.Options, k.Pause, k.Theme, k.Quit}
+	return []key.Binding{k.Help, k.NextView, k.Up, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
 }
 
 // FullHelp is the help screen.
@@ -69,7 +71,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Focus, k.PageUp, k.PageDown},
 		views,
-		{k.Options, k.Pause, k.Theme, k.Help, k.Close, k.Quit},
+		{k.Options, k.Pause, k.Theme, k.Bell, k.Help, k.Close, k.Quit},
 	}
 }
 

@@ -35,6 +35,9 @@ func stagedSteps(inForce, target rungs.Timing, fps int) []rungs.Timing {
 	return steps
 }
 
+// ladderPane is the rung ladder; it keeps nothing of its own.
+type ladderPane struct{ *ctx }
+
 // worstRTT is the longest measured SRTT among the current links.
 func worstRTT(s *session) (time.Duration, bool) {
 	var best time.Duration
@@ -52,15 +55,15 @@ func worstRTT(s *session) (time.Duration, bool) {
 // look-ahead past rung 10 (S4) gets rows of its own above. ▶ marks the
 // timing in force, ◆ the target, ○ the rung the worst link's round trip
 // needs now; a staged decrease is listed step by step (S12).
-func (m *Model) ladder(s *session, w, height int) []string {
-	st := &m.st
+func (p *ladderPane) ladder(s *session, w, height int) []string {
+	st := &p.st
 	v := &s.view
 	fps := v.FPS
 	title := st.title.Render("Rungs")
 	if fps > 0 {
 		title += st.muted.Render(" at " + strconv.Itoa(fps) + " fps")
 	}
-	out := []string{m.rule(title, w)}
+	out := []string{p.rule(title, w)}
 	inForce, target := v.InForce, v.Target
 	need := rungs.Timing{}
 	if rtt, ok := worstRTT(s); ok && fps > 0 {

@@ -31,6 +31,7 @@ const (
 	mxNameW    = 10 // the FROM column
 	mxMinCell  = 5  // a cell: cursor gutter, "999" and a space
 	mxMaxCell  = 13 // enough for "!1234 Normal"
+	mxWideCell = 18 // on a very wide terminal
 	mxCauseBar = 24 // the longest bar of the ranking
 )
 
@@ -46,35 +47,54 @@ const (
 // same link when players come and go. Empty: the worst link.
 type matrixCursor struct{ from, to string }
 
-// matrixScreen draws the Matrix view.
-func (m *Model) matrixScreen(s *session, w, h, y int) string {
-	m.hits.hasTable = false
-	return block(m.matrixLines(s, matrixOf(&s.view), w, h), w, h)
+// matrixPane is the Matrix view; it owns the cursor's cell.
+type matrixPane struct {
+	*ctx
+	cur matrixCursor
+}
+
+// view draws the Matrix view.
+func (p *matrixPane) view(s *session, w, h int) string {
+	return block(p.matrixLines(s, matrixOf(&s.view), w, h), w, h)
 }
 
 // matrixLines is the Matrix view's body for mv, exactly h lines at most.
-func (m *Model) matrixLines(s *session, mv *probe.MatrixView, w, h int) []string {
-	st := &m.st
+func (p *matrixPane) matrixLines(s *session, mv *probe.MatrixView, w, h int) []string {
+	st := &p.st
 	fps := s.view.FPS
 	about := st.muted.Render("  row → column: round trip (ms)")
 	if fps > 0 {
 		about += st.muted.Render(", tier it alone needs at " + strconv.Itoa(fps) + " fps")
 	}
 	if len(mv.Players) == 0 {
-		return []string{m.rule(st.title.Render("Matrix")+about, w), st.muted.Render("  no players yet")}
+		// The matrix is built from the players' reports about their
+		// links; in the lobby, or in a recording without them, there are
+		// players but no reports yet.
+		msg := "  no players yet"
+		if n := len(s.view.Players); n > 0 {
+			msg = "  " + strconv.Itoa(n) + " players in the session; no link reports yet"
+			if !s.view.Started {
+				msg += ": the matrix fills in once the game starts"
+			}
+		}
+		out := []string{p.rule(st.title.Render("Matrix")+about, w)}
+		for _, l := range wrap(msg, w-2) {
+			out = append(out, st.muted.Render(l))
+		}
+		return out
 	}
-	from, to := m.matrixSelection(mv, fps)
+	from, to := p.matrixSelection(mv, fps)
 	// The grid gets at most half the height: the ranking and the waits
 	// below it are the other half of the answer.
-	grid, part := m.matrixGrid(mv, fps, from, to, w, max(3, h/2-2))
+	grid, part := p.matrixGrid(mv, fps, from, to, w, max(3, h/2-2))
 	title := st.title.Render("Matrix")
 	if part != "" {
 		// First, so a narrow rule cuts the explanation rather than this.
 		title += st.accent.Render(" · " + part)
 	}
-	out := append([]string{m.rule(title+about, w)}, grid...)
-	out = append(out, m.matrixLegend(fps, w))
-	out = append(out, m.matrixDetail(s, mv, fps, from, to, w)...)
+	out := append([]string{p.rule(title+about, w)}, grid...)
+	out = append(out, p.matrixLegend(fps, w))
+	out = append(out, p.matrixDetail(s, mv, fps, from, to, w)...)
 	rest := h - len(out)
 	if rest <= 0 {
 		return out[:h]
@@ -85,22 +105,22 @@ func (m *Model) matrixLines(s *session, mv *probe.MatrixView, w, h int) []string
 		// side.
 		leftW := w / 2
 		rightW := w - leftW - 1
-		left := block(m.matrixWaits(mv, leftW, rest), leftW, rest)
-		right := block(m.matrixCulprits(mv, rightW, rest), rightW, rest)
+		left := block(p.matrixWaits(mv, leftW, rest), leftW, rest)
+		right := block(p.matrixCulprits(mv, rightW, rest), rightW, rest)
 		return append(out, strings.Split(sideBySide(left, " ", right), "\n")...)
 	}
 	// Stacked: the ranking is the answer an admin looks for, so it keeps
 	// its rows first; the waits table takes what is left.
 	cu := min(n+1, max(2, rest/2))
 	wt := rest - cu
-	out = append(out, m.matrixWaits(mv, w, wt)...)
-	return append(out, m.matrixCulprits(mv, w, cu)...)
+	out = append(out, p.matrixWaits(mv, w, wt)...)
+	return append(out, p.matrixCulprits(mv, w, cu)...)
 }
 
 // matrixSelection is the cursor's cell, or the worst link when the cursor
 // is unset or its link has gone.
-func (m *Model) matrixSelection(mv *probe.MatrixView, fps int) (string, string) {
-	c := m.mx
+func (p *matrixPane) matrixSelection(mv *probe.MatrixView, fps int) (string, string) {
+	c := p.cur
 	if c.from != "" && mv.Player(c.from) != nil && mv.Player(c.to) != nil && c.from != c.to {
 		return c.from, c.to
 	}
@@ -137,14 +157,18 @@ func cellWidth(w, n int) int {
 	if n <= 0 {
 		return mxMaxCell
 	}
-	return min(mxMaxCell, max(mxMinCell, (w-2-mxNameW)/n))
+	top := mxMaxCell
+	if w >= veryWide {
+		top = mxWideCell // room for whole names in the heading
+	}
+	return min(top, max(mxMinCell, (w-2-mxNameW)/n))
 }
 
 // matrixGrid is the heading and one row per player, at most maxRows rows.
 // A matrix larger than the screen scrolls so the cursor's cell stays in
 // sight; part then says which columns and rows are shown.
-func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string, w, maxRows int) (lines []string, part string) {
-	st := &m.st
+func (p *matrixPane) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string, w, maxRows int) (lines []string, part string) {
+	st := &p.st
 	n := len(mv.Players)
 	cw := cellWidth(w, n)
 	cols := max(1, min(n, (w-2-mxNameW)/cw))
@@ -182,7 +206,7 @@ func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string,
 		}
 		b.WriteString(name.Render(fit(row.Name, mxNameW)))
 		for _, col := range mv.Players[c0 : c0+cols] {
-			b.WriteString(m.matrixCell(mv, row, col.Name, fps, cw, row.Name == selFrom && col.Name == selTo))
+			b.WriteString(p.matrixCell(mv, row, col.Name, fps, cw, row.Name == selFrom && col.Name == selTo))
 		}
 		out = append(out, fit(b.String(), w))
 	}
@@ -190,8 +214,8 @@ func (m *Model) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string,
 }
 
 // matrixCell is one cell: a gutter for the cursor, the content, a space.
-func (m *Model) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, to string, fps, cw int, selected bool) string {
-	st := &m.st
+func (p *matrixPane) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, to string, fps, cw int, selected bool) string {
+	st := &p.st
 	cw2 := cw - 2 // content width
 	// paint lays out (text, style) pairs in the content width; the
 	// selected cell is drawn plain and reversed as a whole, so inner
@@ -275,12 +299,12 @@ func styleNamed(st *styles, name string) lipgloss.Style {
 }
 
 // matrixLegend explains the colours and marks.
-func (m *Model) matrixLegend(fps int, w int) string {
-	st := &m.st
+func (p *matrixPane) matrixLegend(fps int, w int) string {
+	st := &p.st
 	var b strings.Builder
 	b.WriteString("  ")
 	for t := rungs.Fast; t <= rungs.Bad; t++ {
-		b.WriteString(m.tierWord(t) + " ")
+		b.WriteString(p.tierWord(t) + " ")
 	}
 	b.WriteString(st.muted.Render("· " + unknown + " unmeasured · " + markProvisional + " provisional · " + markBad + " bad · " + markNotKnown + " not known here"))
 	return fit(b.String(), w)
@@ -288,8 +312,8 @@ func (m *Model) matrixLegend(fps int, w int) string {
 
 // matrixDetail describes the cell under the cursor: every value the row's
 // player sent, and loss shares differenced over the last ten seconds (L5).
-func (m *Model) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to string, w int) []string {
-	st := &m.st
+func (p *matrixPane) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to string, w int) []string {
+	st := &p.st
 	if from == "" {
 		return []string{st.muted.Render(fit("  no link measured yet · ←/→/↑/↓ choose a link", w))}
 	}
@@ -301,9 +325,9 @@ func (m *Model) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to
 	kv := func(k, v string) string { return st.muted.Render(k+" ") + st.text.Render(v) }
 	parts := []string{
 		st.text.Render(l.State.String()),
-		kv("SRTT", fmtMs(l.SRTT, l.RTTKnown)+" ± "+fmtMs(l.RTTVAR, l.RTTKnown)+" ms"),
-		kv("RTO", fmtMs(l.RTO, true)+" ms"),
-		kv("conn", fmtSec(l.ConnTimeout)),
+		kv("round trip", fmtMs(l.SRTT, l.RTTKnown)+" ± "+fmtMs(l.RTTVAR, l.RTTKnown)+" ms"),
+		kv("resend after", fmtMs(l.RTO, true)+" ms"),
+		kv("timeout", fmtSec(l.ConnTimeout)),
 	}
 	if l.RTTKnown && fps > 0 {
 		parts = append(parts, kv("needs", rungs.Need(l.SRTT, fps).Label()))
@@ -313,29 +337,29 @@ func (m *Model) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to
 		sh = h.windowShares()
 	}
 	more := []string{
-		kv("resend", "") + st.resend.Render(fmtShare(sh.resend)),
-		kv("in loss", "") + st.in.Render(fmtShare(sh.in)),
-		kv("out loss", "") + st.out.Render(fmtShare(sh.out)),
+		kv("resent", "") + st.resend.Render(fmtShare(sh.resend)),
+		kv("lost in", "") + st.in.Render(fmtShare(sh.in)),
+		kv("lost out", "") + st.out.Render(fmtShare(sh.out)),
 		kv(from+" waited for "+to, fmtWait(l.Caused)),
 	}
 	if w >= wideLayout {
 		more = append(more, kv("sent/resent", fmtCount(l.Sent, l.LossKnown)+"/"+fmtCount(l.Retransmitted, l.LossKnown)),
-			kv("in exp/lost", fmtCount(l.Expected, l.LossKnown)+"/"+fmtCount(l.Missing, l.LossKnown)),
-			kv("peer exp/lost", fmtCount(l.PeerExpected, l.PeerKnown)+"/"+fmtCount(l.PeerMissing, l.PeerKnown)))
+			kv("in: due/lost", fmtCount(l.Expected, l.LossKnown)+"/"+fmtCount(l.Missing, l.LossKnown)),
+			kv("out: due/lost", fmtCount(l.PeerExpected, l.PeerKnown)+"/"+fmtCount(l.PeerMissing, l.PeerKnown)))
 	}
-	line1 := head + strings.Join(parts, "  ")
-	line2 := "  " + strings.Join(more, "  ")
-	return []string{fit(line1, w), fit(line2, w)}
+	// The parts flow onto as many lines as the width needs, never cut.
+	out := flow(head, parts, "  ", "    ", w)
+	return append(out, flow("  ", more, "  ", "    ", w)...)
 }
 
 // matrixWaits is each player's waits and whom it waited for most.
-func (m *Model) matrixWaits(mv *probe.MatrixView, w, h int) []string {
-	st := &m.st
+func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
+	st := &p.st
 	if h <= 0 {
 		return nil
 	}
-	out := []string{m.rule(st.title.Render("Waits")+st.muted.Render("  each player's own, and whom it waited for"), w)}
-	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("WAITED", 8) + padLeft("LONGEST", 8) + padLeft("PROC", 7) + "  MOSTLY FOR"
+	out := []string{p.rule(st.title.Render("Waits")+st.muted.Render("  each player's own, and whom it waited for"), w)}
+	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("WAITED", 8) + padLeft("LONGEST", 8) + padLeft("PROCESS", 8) + "  MOSTLY FOR"
 	out = append(out, st.muted.Render(fit(head, w)))
 	for i := range mv.Players {
 		if len(out) >= h {
@@ -347,7 +371,7 @@ func (m *Model) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 			name = st.accent.Render(fit(p.Name, mxNameW))
 		}
 		if !p.Known {
-			out = append(out, fit("  "+name+st.muted.Render(padLeft(unknown, 7)+padLeft(unknown, 8)+padLeft(unknown, 8)+padLeft(unknown, 7)+"  no telemetry yet"), w))
+			out = append(out, fit("  "+name+st.muted.Render(padLeft(unknown, 7)+padLeft(unknown, 8)+padLeft(unknown, 8)+padLeft(unknown, 8)+"  no reports yet"), w))
 			continue
 		}
 		opt := func(d *time.Duration) string {
@@ -372,7 +396,7 @@ func (m *Model) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 				most += st.muted.Render(", " + ws[1].Player + " " + fmtWait(ws[1].Time))
 			}
 		}
-		line := "  " + name + st.text.Render(padLeft(strconv.Itoa(p.Frame), 7)+padLeft(fmtWait(p.Waited), 8)+padLeft(opt(p.Wait), 8)+padLeft(opt(p.Process), 7)) + "  " + most
+		line := "  " + name + st.text.Render(padLeft(strconv.Itoa(p.Frame), 7)+padLeft(fmtWait(p.Waited), 8)+padLeft(opt(p.Wait), 8)+padLeft(opt(p.Process), 8)) + "  " + most
 		out = append(out, fit(line, w))
 	}
 	return out
@@ -380,13 +404,21 @@ func (m *Model) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 
 // matrixCulprits ranks the players by how long the others waited for
 // their commands.
-func (m *Model) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
-	st := &m.st
+func (p *matrixPane) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
+	st := &p.st
 	if h <= 0 {
 		return nil
 	}
-	out := []string{m.rule(st.title.Render("Who causes lag")+st.muted.Render("  time the others waited for each player"), w)}
+	out := []string{p.rule(st.title.Render("Who causes lag")+st.muted.Render("  time the others waited for each player"), w)}
+	// Only players someone actually waited for are ranked: a list of
+	// players at 0 ms would name culprits where there are none.
 	cs := mv.Culprits()
+	for len(cs) > 0 && cs[len(cs)-1].Caused <= 0 {
+		cs = cs[:len(cs)-1] // sorted longest first: the zeros are last
+	}
+	if len(cs) == 0 && h > 1 {
+		out = append(out, st.muted.Render(fit("  nobody has made the others wait", w)))
+	}
 	top := time.Duration(0)
 	if len(cs) > 0 {
 		top = cs[0].Caused
@@ -414,9 +446,9 @@ func (m *Model) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
 
 // matrixKey moves the matrix's cursor: ↑/↓ the row (who measures), ←/→
 // the column (to whom). It reports whether it used the key.
-func (m *Model) matrixKey(msg tea.KeyMsg) bool {
-	k := &m.keys
-	mv := matrixOf(&m.display().view)
+func (p *matrixPane) key(s *session, msg tea.KeyMsg) bool {
+	k := &p.keys
+	mv := matrixOf(&s.view)
 	if len(mv.Players) < 2 {
 		return false
 	}
@@ -433,7 +465,7 @@ func (m *Model) matrixKey(msg tea.KeyMsg) bool {
 	default:
 		return false
 	}
-	from, to := m.matrixSelection(mv, m.display().view.FPS)
+	from, to := p.matrixSelection(mv, s.view.FPS)
 	idx := func(name string) int {
 		for i, p := range mv.Players {
 			if p.Name == name {
@@ -464,7 +496,7 @@ func (m *Model) matrixKey(msg tea.KeyMsg) bool {
 			c--
 		}
 	}
-	m.mx = matrixCursor{from: mv.Players[r].Name, to: mv.Players[c].Name}
+	p.cur = matrixCursor{from: mv.Players[r].Name, to: mv.Players[c].Name}
 	return true
 }
 

@@ -75,7 +75,7 @@ var toMatrix = []tea.Msg{tab, tab, tab, tab}
 // (bob → dave, bad) with its detail; the waits with a stale row and a
 // player never heard from; the ranking of who causes lag.
 func TestGoldenMatrix(t *testing.T) {
-	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+	for _, sz := range goldenSizes {
 		t.Run(fmt.Sprintf("Matrix_%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			m := drive(t, sz[0], sz[1], matrixUpdates(), toMatrix, "Who causes lag")
 			out := m.View()
@@ -112,7 +112,7 @@ func cursorAt(t *testing.T, m *Model) string {
 // table's cursor alone.
 func TestMatrixCursorKeys(t *testing.T) {
 	m := matrixModel(t, 120, 40)
-	sel := m.selected
+	sel := m.table.selected
 	steps := []struct {
 		key  tea.Msg
 		want string
@@ -138,13 +138,13 @@ func TestMatrixCursorKeys(t *testing.T) {
 			t.Fatalf("step %d: cursor on %q, want %q", i, got, s.want)
 		}
 	}
-	if m.selected != sel {
-		t.Fatalf("the matrix moved the link table's cursor: %q → %q", sel, m.selected)
+	if m.table.selected != sel {
+		t.Fatalf("the matrix moved the link table's cursor: %q → %q", sel, m.table.selected)
 	}
 	// Other views keep their keys: ↓ on the Session view moves the link
 	// cursor again.
-	press(m, tab, keyDown)
-	if m.selected == sel {
+	press(m, tab, tab, keyDown)
+	if m.table.selected == sel {
 		t.Fatal("↓ on the Session view no longer moves the link cursor")
 	}
 }
@@ -176,13 +176,13 @@ func TestMatrixCellsColouredByTier_S17(t *testing.T) {
 }
 
 // What is not known reads as not known (L3): a row whose telemetry never
-// came is "?" everywhere and "no telemetry yet"; an unmeasured link is
+// came is "?" everywhere and "no reports yet"; an unmeasured link is
 // "—"; a row whose updates stopped is marked stale; before the game
 // starts there is no matrix at all.
 func TestMatrixUnknownIsNotZero_L3(t *testing.T) {
 	m := matrixModel(t, 120, 40)
 	out := stripANSI(m.View())
-	for _, want := range []string{"no telemetry yet", "stale 4.0s"} {
+	for _, want := range []string{"no reports yet", "stale 4.0s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing:\n%s", want, out)
 		}
@@ -252,7 +252,7 @@ func TestMatrixDetailSharesDifferenced_L5(t *testing.T) {
 	// Over seconds 90..100: expected +200, missing +5 → 2.5 %; resent
 	// +3 of +150 sent → 2.0 %; the peer's missing +1 of +190 → 0.5 %.
 	// Since the start they would read 1.7 %, 2.5 % and 0.5 %.
-	for _, want := range []string{"resend 2.0%", "in loss 2.5%", "out loss 0.5%"} {
+	for _, want := range []string{"resent 2.0%", "lost in 2.5%", "lost out 0.5%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing:\n%s", want, out)
 		}

@@ -2,12 +2,28 @@ package ui
 
 import (
 	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
 )
 
-// messageLines draws messages newest first, skipping the newest `from`,
-// each with the session time and frame it happened on.
-func (m *Model) messageLines(s *session, w, n, from int) []string {
-	st := &m.st
+// messagesPane is the message list: a few lines on the overview, the whole
+// list on the Messages view, where ↑/↓ scroll it (top).
+type messagesPane struct {
+	*ctx
+	top int // newest messages skipped on the Messages view
+}
+
+// scroll moves the Messages view's list by d.
+func (p *messagesPane) scroll(s *session, d int) {
+	p.top = max(0, min(p.top+d, len(s.msgs)-1))
+}
+
+// lines draws messages newest first, skipping the newest `from`, each with
+// the session time and frame it happened on; a message longer than the
+// width wraps between words under its own text.
+func (p *messagesPane) lines(s *session, w, n, from int) []string {
+	st := &p.st
 	var out []string
 	for i := len(s.msgs) - 1 - from; i >= 0 && len(out) < n; i-- {
 		msg := &s.msgs[i]
@@ -15,18 +31,38 @@ func (m *Model) messageLines(s *session, w, n, from int) []string {
 		if w >= 60 {
 			frame = padLeft(frame, 7)
 		}
-		stamp := st.muted.Render(fmtClock(msg.at) + " " + frame + " ")
-		text := st.text.Render(msg.text)
+		plainStamp := fmtClock(msg.at) + " " + frame + " "
+		stamp := st.muted.Render(plainStamp)
+		sw := lipgloss.Width(plainStamp)
+		style := st.text
 		switch msg.kind {
-		case msgTier:
-			t := tierByName(msg.tier)
-			text = st.text.Render(tierPrefix) + st.tierStyle(t).Render(msg.tier)
 		case msgAlarm:
-			text = st.err.Render(msg.text)
+			style = st.err
 		case msgMember:
-			text = st.accent.Render(msg.text)
+			style = st.accent
+		case msgAlert:
+			style = st.err
 		}
-		out = append(out, fit(stamp+text, w))
+		text := msg.text
+		if msg.kind == msgAlert {
+			text = alertMark + text
+		}
+		for j, line := range wrap(text, w-sw) {
+			if len(out) >= n {
+				break
+			}
+			drawn := style.Render(line)
+			if msg.kind == msgTier && strings.HasSuffix(line, msg.tier) {
+				// The tier word in its ink; the rest plain.
+				t := tierByName(msg.tier)
+				drawn = st.text.Render(strings.TrimSuffix(line, msg.tier)) + st.tierStyle(t).Render(msg.tier)
+			}
+			lead := stamp
+			if j > 0 {
+				lead = strings.Repeat(" ", sw)
+			}
+			out = append(out, fit(lead+drawn, w))
+		}
 	}
 	if len(s.msgs) == 0 {
 		out = append(out, st.muted.Render("  no messages yet"))
@@ -34,8 +70,18 @@ func (m *Model) messageLines(s *session, w, n, from int) []string {
 	return out
 }
 
-// messagesPane is a titled message list.
-func (m *Model) messagesPane(s *session, w, h int) []string {
-	title := m.st.title.Render("Messages") + m.st.muted.Render(" newest first")
-	return append([]string{m.rule(title, w)}, m.messageLines(s, w, h-1, 0)...)
+// pane is a titled message list, for the overview.
+func (p *messagesPane) pane(s *session, w, h int) []string {
+	title := p.st.title.Render("Messages") + p.st.muted.Render(" newest first")
+	return append([]string{p.rule(title, w)}, p.lines(s, w, h-1, 0)...)
+}
+
+// screen is the whole message list, newest first; ↑/↓ scroll.
+func (p *messagesPane) screen(s *session, w, h int) string {
+	st := &p.st
+	p.top = max(0, min(p.top, len(s.msgs)-1))
+	title := st.title.Render("Messages") + st.muted.Render("  newest first · "+strconv.Itoa(len(s.msgs))+" in all · ↑/↓ scroll")
+	out := []string{p.rule(title, w)}
+	out = append(out, p.lines(s, w, h-1, p.top)...)
+	return block(out, w, h)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/themes"
 	"github.com/muesli/termenv"
@@ -66,25 +64,28 @@ type Model struct {
 	opts     Options
 	stop     chan struct{} // closed by Run when the program ends
 
-	r     *lipgloss.Renderer
-	st    styles
-	keys  keyMap
-	help  help.Model
-	w, h  int
+	*ctx  // size, styles, keys, help and the mouse's hit map, shared by the panes
 	live  *session
 	shown *session // frozen copy while paused; nil otherwise
 
-	screen   int
-	selected string // the link under the cursor, by peer
-	focus    string // the focused link; "" follows the worst link
-	sortBy   sortKey
-	sortDesc bool
-	tableTop int // first row of the table shown
-	msgTop   int // first message shown on the Messages view
-	mx       matrixCursor
+	// The panes, each with its own state, keys and view.
+	header  headerPane
+	table   tablePane
+	charts  chartPane
+	ladder  ladderPane
+	msgs    messagesPane
+	matrix  matrixPane
+	diag    diagnosisPane
+	players playersPane
+	helpv   helpPane
+	dialog  *optionsDialog // nil when closed
 
+	screen int
+	flash  string // a short note in the footer ("theme: light") until the next key
+	bellOn bool   // ring the terminal bell on an alert; off until the user turns it on
+	// ring rings the terminal bell; tests replace it to count the rings.
+	ring     func() tea.Cmd
 	showHelp bool
-	dialog   *optionsDialog
 	paused   bool
 	quitting bool
 	feedDone bool
@@ -93,12 +94,10 @@ type Model struct {
 	// on the wall clock.
 	tick func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
-	rtt *rttCanvas // the round-trip chart, kept between pictures
-
+	parts   caches // the parts of the picture, kept with their inputs
 	cache   string
 	dirty   bool
-	renders int    // pictures drawn, for tests of the redraw cache
-	hits    hitMap // where things were drawn, for the mouse
+	renders int // pictures drawn, for tests of the redraw cache
 }
 
 // NewModel builds the UI's model on feed. It fails only for an unknown
@@ -127,23 +126,17 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	if noColor {
 		r.SetColorProfile(termenv.Ascii)
 	}
-	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), r: r, keys: newKeyMap(), help: help.New(), live: newSession(), dirty: true, tick: tea.Tick}
+	c := &ctx{r: r, keys: newKeyMap(), help: help.New()}
+	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
+	m.header, m.table, m.charts, m.ladder = headerPane{c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{c}
+	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
+	m.diag = diagnosisPane{ctx: c}
+	m.ring = bellCmd(out)
 	if pb, ok := feed.(Playback); ok {
 		m.playback, m.keys.replay = pb, true
 	}
 	m.setTheme(th)
 	return m, nil
-}
-
-func (m *Model) setTheme(t themes.Theme) {
-	m.st = newStyles(m.r, t)
-	m.help.Styles.ShortKey = m.st.accent
-	m.help.Styles.FullKey = m.st.accent
-	m.help.Styles.ShortDesc = m.st.muted
-	m.help.Styles.FullDesc = m.st.muted
-	m.help.Styles.ShortSeparator = m.st.border
-	m.help.Styles.FullSeparator = m.st.border
-	m.help.Styles.Ellipsis = m.st.border
 }
 
 // Theme is the name of the theme in use.
@@ -226,16 +219,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// start again, and the picture starts over with them.
 			m.live = newSession()
 		}
+		alerts := m.live.alerts
 		m.live.apply(msg.u)
 		if !m.paused {
 			m.dirty = true
 		}
-		if msg.u.Done {
-			return m, m.ended()
+		var bell tea.Cmd
+		if m.bellOn && m.live.alerts > alerts {
+			bell = m.ring() // once per update, however many alerts it brought
 		}
-		return m, m.waitFeed()
+		if msg.u.Done {
+			return m, tea.Batch(bell, m.ended())
+		}
+		return m, tea.Batch(bell, m.waitFeed())
 	case feedClosedMsg:
 		m.live.done = true
+		m.live.gen++ // the header says so: its cached copy is stale
 		m.dirty = true
 		return m, m.ended()
 	case quitTimeout:
@@ -279,15 +278,25 @@ func (m *Model) quit() tea.Cmd {
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := &m.keys
+	m.flash = "" // a note in the footer lasts until the next key
 	if key.Matches(msg, k.Quit) {
 		return m.quit()
 	}
 	if m.dialog != nil {
-		return m.dialogKey(msg)
+		closed, speed := m.dialog.key(msg)
+		if closed {
+			m.dialog = nil
+		}
+		if speed > 0 {
+			return m.control(probe.Control{Speed: speed})
+		}
+		return nil
 	}
 	if m.showHelp {
 		if key.Matches(msg, k.Help, k.Close) {
 			m.showHelp = false
+		} else {
+			m.helpv.key(msg)
 		}
 		return nil
 	}
@@ -297,9 +306,12 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if sc := screens[m.screen]; sc.key != nil && sc.key(m, msg) {
 		return nil
 	}
+	if m.table.key(msg) {
+		return nil
+	}
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.helpv.top = true, 0
 	case key.Matches(msg, k.NextView):
 		m.screen = (m.screen + 1) % len(screens)
 	case key.Matches(msg, k.PrevView):
@@ -313,20 +325,22 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.PageDown):
 		m.move(+10)
 	case key.Matches(msg, k.Focus):
-		if m.selected != "" {
-			m.focus = m.selected
+		if m.table.selected != "" {
+			m.charts.focus = m.table.selected
 		}
 	case key.Matches(msg, k.Options):
-		m.openDialog()
+		m.dialog = newDialog(m.ctx, &m.display().view)
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
 	case key.Matches(msg, k.Theme):
 		m.setTheme(themes.Next(m.st.theme.Name))
-	case key.Matches(msg, k.Sort):
-		m.sortBy = (m.sortBy + 1) % sortKeys
-		m.sortDesc = m.sortBy != sortHouse && m.sortBy != sortPeer
-	case key.Matches(msg, k.Reverse):
-		m.sortDesc = !m.sortDesc
+		m.flash = "theme: " + m.st.theme.Name
+	case key.Matches(msg, k.Bell):
+		m.bellOn = !m.bellOn
+		m.flash = "bell off"
+		if m.bellOn {
+			m.flash = "bell on: it rings on alerts"
+		}
 	}
 	return nil
 }
@@ -352,34 +366,13 @@ func (m *Model) display() *session {
 // on the Messages view.
 func (m *Model) move(d int) {
 	if screens[m.screen].scrolls {
-		m.msgTop = max(0, min(m.msgTop+d, len(m.display().msgs)-1))
+		m.msgs.scroll(m.display(), d)
 		return
 	}
-	links := m.sorted(m.display())
-	if len(links) == 0 {
-		return
+	m.table.move(m.display(), d)
+	if screens[m.screen].focusFollowsCursor && m.table.selected != "" {
+		m.charts.focus = m.table.selected
 	}
-	i := indexOf(links, m.selected)
-	if i < 0 {
-		i = 0
-		if d < 0 {
-			d = 0
-		}
-	}
-	i = max(0, min(len(links)-1, i+d))
-	m.selected = links[i].peer
-	if screens[m.screen].focusFollowsCursor {
-		m.focus = m.selected
-	}
-}
-
-func indexOf(links []*linkHist, peer string) int {
-	for i, h := range links {
-		if h.peer == peer {
-			return i
-		}
-	}
-	return -1
 }
 
 // View implements tea.Model. The picture is cached until something in it
@@ -403,20 +396,53 @@ func (m *Model) render() string {
 		return m.tooSmall()
 	}
 	s := m.display()
-	m.hits = hitMap{}
-	head := m.header(s, w)
-	foot := m.footer(w)
+	// The hit map is not cleared: a part drawn from its cache keeps (or
+	// restores) its own entries, and every view sets hasTable.
+	hs := m.headerStatus()
+	head := m.parts.header.get(headerKey{s, s.gen, hs, w, m.st.theme.Name}, func() []string {
+		return m.header.view(s, hs, w)
+	})
+	foot := m.parts.footer.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name}, func() string {
+		return m.footer(w)
+	})
 	bh := h - len(head) - 1
 	var body string
 	switch {
 	case m.showHelp:
-		body = m.helpScreen(w, bh)
+		body = m.helpv.view(w, bh, m.matrixColumnKeys())
 	case m.dialog != nil:
-		body = m.dialogScreen(s, w, bh)
+		body = m.dialog.view(s, w, bh)
 	default:
 		body = screens[m.screen].render(m, s, w, bh, len(head))
 	}
 	return strings.Join(head, "\n") + "\n" + body + "\n" + foot
+}
+
+// bellCmd rings the terminal bell by writing BEL to out: a single byte
+// that moves nothing on screen, so it cannot disturb the renderer.
+func bellCmd(out io.Writer) func() tea.Cmd {
+	return func() tea.Cmd {
+		return func() tea.Msg {
+			_, _ = out.Write([]byte{'\a'})
+			return nil
+		}
+	}
+}
+
+// headerStatus is what the header shows besides the session.
+func (m *Model) headerStatus() headerStatus {
+	clock := "t " + fmtClock(m.display().view.At)
+	if m.playback != nil {
+		// The replay's position is on the session's clock: it takes t's
+		// place.
+		clock = m.playbackStatus()
+	}
+	wall := ""
+	if m.opts.Clock != nil {
+		wall = m.opts.Clock().Format("15:04:05")
+	}
+	return headerStatus{screen: m.screen, wall: wall, quitting: m.quitting, paused: m.paused, clock: clock, bell: m.bellOn,
+		noVerdict: screens[m.screen].name == "Diagnosis" && !m.showHelp && m.dialog == nil}
 }
 
 func (m *Model) tooSmall() string {
@@ -426,6 +452,11 @@ func (m *Model) tooSmall() string {
 
 func (m *Model) footer(w int) string {
 	m.help.Width = w
+	note := ""
+	if m.flash != "" {
+		note = m.st.accent.Render(m.flash)
+		m.help.Width = max(10, w-lipgloss.Width(note)-2)
+	}
 	var line string
 	switch {
 	case m.dialog != nil:
@@ -433,170 +464,8 @@ func (m *Model) footer(w int) string {
 	default:
 		line = m.help.ShortHelpView(m.keys.ShortHelp())
 	}
+	if note != "" {
+		return spread(line, note, w)
+	}
 	return fit(line, w)
-}
-
-func (m *Model) helpScreen(w, h int) string {
-	m.help.Width = w
-	lines := []string{m.rule(m.st.title.Render("Keys"), w), ""}
-	lines = append(lines, strings.Split(m.help.FullHelpView(m.keys.FullHelp()), "\n")...)
-	lines = append(lines, "",
-		m.st.muted.Render("Mouse: the wheel moves through links; click a row to focus it,"),
-		m.st.muted.Render("       a heading to sort by it, a tab to open it."),
-		m.st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), "+m.matrixColumnKeys()+" to whom (the column)."),
-		m.st.muted.Render("Unknown values show as "+unknown+", never 0. Loss and resend shares are"),
-		m.st.muted.Render("per interval, differenced from the cumulative totals (L5)."))
-	return block(lines, w, h)
-}
-
-// sortKey is a link-table column to sort by.
-type sortKey int
-
-const (
-	sortHouse sortKey = iota
-	sortPeer
-	sortState
-	sortSRTT
-	sortRTTVAR
-	sortRTO
-	sortConn
-	sortResend
-	sortIn
-	sortOut
-	sortWait
-	sortKeys
-)
-
-var sortNames = [...]string{"house order", "peer", "state", "SRTT", "RTTVAR", "RTO", "connection timeout", "resend share", "inbound loss", "outbound loss", "wait"}
-
-var stateRank = [...]int{probe.LinkMeasured: 0, probe.LinkProvisional: 1, probe.LinkUnmeasured: 2, probe.LinkBad: 3}
-
-// sortValue is a row's value in a numeric column; ok is false for unknown,
-// which always sorts last.
-func sortValue(h *linkHist, k sortKey) (float64, bool) {
-	switch k {
-	case sortHouse:
-		return 0, true
-	case sortState:
-		if int(h.last.State) >= len(stateRank) {
-			return 0, false
-		}
-		return float64(stateRank[h.last.State]), true
-	case sortSRTT:
-		return msOf(h.last.SRTT, h.last.RTTKnown)
-	case sortRTTVAR:
-		return msOf(h.last.RTTVAR, h.last.RTTKnown)
-	case sortRTO:
-		return netcore.Millis(h.last.RTO), true
-	case sortConn:
-		return netcore.Millis(h.last.ConnTimeout), true
-	case sortResend:
-		s := h.windowShares().resend
-		return s.v, s.ok
-	case sortIn:
-		s := h.windowShares().in
-		return s.v, s.ok
-	case sortOut:
-		s := h.windowShares().out
-		return s.v, s.ok
-	case sortWait:
-		return float64(h.last.Caused), true
-	}
-	return 0, false
-}
-
-// sorted lists the current links in the table's order.
-func (m *Model) sorted(s *session) []*linkHist {
-	links := s.current()
-	if m.sortBy == sortHouse {
-		if m.sortDesc {
-			for i, j := 0, len(links)-1; i < j; i, j = i+1, j-1 {
-				links[i], links[j] = links[j], links[i]
-			}
-		}
-		return links
-	}
-	sort.SliceStable(links, func(i, j int) bool {
-		if m.sortBy == sortPeer {
-			if m.sortDesc {
-				return links[i].peer > links[j].peer
-			}
-			return links[i].peer < links[j].peer
-		}
-		a, aok := sortValue(links[i], m.sortBy)
-		b, bok := sortValue(links[j], m.sortBy)
-		if aok != bok {
-			return aok
-		}
-		if m.sortDesc {
-			return a > b
-		}
-		return a < b
-	})
-	return links
-}
-
-// worst is the link that forces the session's timing from here: a bad
-// link first, then the longest measured round trip. It is "" with fewer
-// than two links, or when no link is worse than the rest: a tie stands out
-// from nothing.
-func worst(links []*linkHist) string {
-	if len(links) < 2 {
-		return ""
-	}
-	type rank struct {
-		bad bool
-		rtt float64
-	}
-	rankOf := func(h *linkHist) rank {
-		rtt, ok := msOf(h.last.SRTT, h.last.RTTKnown)
-		if !ok {
-			rtt = -1
-		}
-		return rank{h.last.Bad || h.last.State == probe.LinkBad, rtt}
-	}
-	worse := func(a, b rank) bool { return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt > b.rtt) }
-	// To stand out a round trip must be clearly longer than the next: a
-	// fraction of a millisecond on a LAN is noise, not a culprit.
-	clearly := func(a, b rank) bool {
-		return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt >= b.rtt*standOutRatio && a.rtt >= b.rtt+standOutMs)
-	}
-	best := 0
-	for i := 1; i < len(links); i++ {
-		if worse(rankOf(links[i]), rankOf(links[best])) {
-			best = i
-		}
-	}
-	b := rankOf(links[best])
-	if !b.bad && b.rtt < 0 {
-		return ""
-	}
-	for i, h := range links {
-		if i != best && !clearly(b, rankOf(h)) {
-			return "" // a tie, or too close to call
-		}
-	}
-	return links[best].peer
-}
-
-// The worst link must beat the next by this much to be marked.
-const (
-	standOutRatio = 1.2
-	standOutMs    = 5.0
-)
-
-// focused is the link the charts show: the one chosen with enter or a
-// click, else the worst, else the first.
-func (m *Model) focused(s *session) *linkHist {
-	if h := s.links[m.focus]; h != nil && h.present {
-		return h
-	}
-	links := s.current()
-	if w := worst(links); w != "" {
-		return s.links[w]
-	}
-	if len(links) > 0 {
-		return links[0]
-	}
-	return nil
 }

@@ -178,7 +178,7 @@ func TestFeedDoneEndsUIUnlessKeptOpen(t *testing.T) {
 
 func TestTabCyclesViews(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
-	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "Round trip · bob"}
+	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "who and what holds", "Round trip · bob"}
 	for _, w := range want {
 		press(m, tab)
 		if !strings.Contains(m.View(), w) {
@@ -186,8 +186,8 @@ func TestTabCyclesViews(t *testing.T) {
 		}
 	}
 	press(m, shiftTab)
-	if !strings.Contains(m.View(), "Matrix  row → column") {
-		t.Fatal("shift+tab should go back to Matrix")
+	if !strings.Contains(m.View(), "who and what holds") {
+		t.Fatal("shift+tab should go back to Diagnosis")
 	}
 }
 
@@ -198,20 +198,20 @@ func TestArrowsAndEnterFocusALink(t *testing.T) {
 		t.Fatal("the worst link should be focused by default")
 	}
 	press(m, keyDown)
-	if m.selected != "carol" || !strings.Contains(m.View(), "Round trip · bob") {
-		t.Fatalf("↓ should only move the cursor: selected %q", m.selected)
+	if m.table.selected != "carol" || !strings.Contains(m.View(), "Round trip · bob") {
+		t.Fatalf("↓ should only move the cursor: selected %q", m.table.selected)
 	}
 	press(m, keyEnter)
 	if !strings.Contains(m.View(), "Round trip · carol") {
 		t.Fatal("enter should focus carol")
 	}
 	press(m, keyDown, keyDown, keyDown, keyDown)
-	if m.selected != "erin" {
-		t.Fatalf("cursor should stop at the last link, at %q", m.selected)
+	if m.table.selected != "erin" {
+		t.Fatalf("cursor should stop at the last link, at %q", m.table.selected)
 	}
 	press(m, keyUp)
-	if m.selected != "dave" {
-		t.Fatalf("↑ should move back, at %q", m.selected)
+	if m.table.selected != "dave" {
+		t.Fatalf("↑ should move back, at %q", m.table.selected)
 	}
 }
 
@@ -224,8 +224,10 @@ func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
 	if !strings.Contains(v, inForce.Label()) || !strings.Contains(v, "(rung 5)") {
 		t.Fatalf("dialog lacks the Connection label %q:\n%s", inForce.Label(), v)
 	}
-	if !strings.Contains(v, "disabled") {
-		t.Error("the Connection slider should say it is disabled")
+	// alice is the master here: the dialog says who sets it, in the
+	// second person (issue 17), never that the master does it elsewhere.
+	if !strings.Contains(v, "you are the master") || strings.Contains(v, "the session's master sets it") {
+		t.Errorf("the Connection slider should say that the master's own machine sets it:\n%s", v)
 	}
 	// The knob of the mirrored slider sits at rung 5's place: rung 10 is
 	// the left end, rung 1 the right end.
@@ -265,7 +267,7 @@ func TestConnectionSliderMirrored_S17(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, nil)
 	prev := -1
 	for n := rungs.Rungs; n >= 1; n-- {
-		lines := m.connectionSlider(rungs.RungTiming(n))
+		lines := newDialog(m.ctx, &probe.View{}).connectionSlider(rungs.RungTiming(n))
 		knob := len([]rune(lines[0][:strings.Index(lines[0], "●")]))
 		if knob <= prev {
 			t.Fatalf("rung %d knob at %d, not right of rung %d's %d", n, knob, n+1, prev)
@@ -365,7 +367,7 @@ func TestSortKeys(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
 	order := func() string {
 		var names []string
-		for _, h := range m.sorted(m.display()) {
+		for _, h := range m.table.sorted(m.display()) {
 			names = append(names, h.peer)
 		}
 		return strings.Join(names, ",")
@@ -374,8 +376,8 @@ func TestSortKeys(t *testing.T) {
 		t.Fatalf("house order %s", got)
 	}
 	press(m, typed("s"), typed("s"), typed("s")) // peer, state, SRTT
-	if m.sortBy != sortSRTT {
-		t.Fatalf("sort key %v", m.sortBy)
+	if m.table.sortBy != sortSRTT {
+		t.Fatalf("sort key %v", m.table.sortBy)
 	}
 	// Longest first; erin's unknown SRTT always last.
 	if got := order(); got != "bob,dave,carol,erin" {
@@ -385,8 +387,9 @@ func TestSortKeys(t *testing.T) {
 	if got := order(); got != "carol,dave,bob,erin" {
 		t.Fatalf("by SRTT reversed %s (unknown stays last)", got)
 	}
-	if !strings.Contains(m.View(), "SRTT m▲") {
-		t.Error("the sort column should be marked in the heading")
+	// The arrow follows the whole heading: the unit stays (issue 17).
+	if !strings.Contains(m.View(), "RTT ms▲") {
+		t.Errorf("the sort column should be marked after its heading and unit:\n%s", m.View())
 	}
 }
 
@@ -399,12 +402,12 @@ func TestMouseClickWheelAndTabs(t *testing.T) {
 		m.View()
 	}
 	click(5, y+3) // dave's row
-	if m.focus != "dave" || !strings.Contains(m.View(), "Round trip · dave") {
-		t.Fatalf("click on a row should focus it, focus %q", m.focus)
+	if m.charts.focus != "dave" || !strings.Contains(m.View(), "Round trip · dave") {
+		t.Fatalf("click on a row should focus it, focus %q", m.charts.focus)
 	}
 	press(m, tea.MouseMsg{Action: tea.MouseActionPress, Button: tea.MouseButtonWheelUp})
-	if m.selected != "carol" {
-		t.Fatalf("wheel up should move the cursor up, at %q", m.selected)
+	if m.table.selected != "carol" {
+		t.Fatalf("wheel up should move the cursor up, at %q", m.table.selected)
 	}
 	// Click the SRTT heading: sort by it.
 	for i, k := range m.hits.colKeys {
@@ -412,8 +415,8 @@ func TestMouseClickWheelAndTabs(t *testing.T) {
 			click(m.hits.cols[i].from, y)
 		}
 	}
-	if m.sortBy != sortSRTT {
-		t.Fatalf("heading click sorted by %v", m.sortBy)
+	if m.table.sortBy != sortSRTT {
+		t.Fatalf("heading click sorted by %v", m.table.sortBy)
 	}
 	click(m.hits.tabs[2].from, 0)
 	if m.screen != 2 || !strings.Contains(m.View(), "Who made us wait") {
@@ -495,7 +498,7 @@ func TestMessagesNewestFirstWithTimeAndFrame_S18(t *testing.T) {
 	}
 	first := line("01:35", "f2850", "Connection quality target: Fast")
 	second := line("01:10", "f2100", "frank left the session")
-	oldest := line("00:00", "f0", "alice is the master")
+	oldest := line("00:00", "f0", "you are the master") // alice is this machine
 	if first < 0 || second < 0 || oldest < 0 || !(first < second && second < oldest) {
 		t.Fatalf("messages not newest first with time and frame (%d %d %d):\n%s", first, second, oldest, v)
 	}

@@ -1,10 +1,8 @@
 package ui
 
 import (
-	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 )
@@ -29,13 +27,15 @@ var screens = []screen{
 	{name: "Link", render: (*Model).linkScreen, focusFollowsCursor: true},
 	{name: "Players", render: (*Model).playersScreen},
 	{name: "Messages", render: (*Model).messagesScreen, scrolls: true},
-	{name: "Matrix", render: (*Model).matrixScreen, key: (*Model).matrixKey},
+	{name: "Matrix", render: (*Model).matrixScreen, key: func(m *Model, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
+	{name: "Diagnosis", render: (*Model).diagnosisScreen, key: func(m *Model, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
 }
 
 // Layout constants of the overview.
 const (
 	ladderW     = 32 // the ladder column when the messages go below
 	wideLayout  = 120
+	veryWide    = 160
 	minChartH   = 7
 	lanesH      = 5 // title, three lanes, axis or hint
 	minMessages = 3
@@ -49,35 +49,32 @@ func (m *Model) overview(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	n := len(s.view.Links)
 	tableRows := min(max(n, 1), max(3, (h-minChartH-lanesH-minMessages-1)))
-	table := m.linkTable(s, w, tableRows, y)
+	table := m.cachedTable(s, w, tableRows, y)
 	rest := h - len(table)
-	focus := m.focused(s)
+	focus := m.charts.focused(s)
 
 	if w >= wideLayout {
 		rightW := min(max(w/3, 44), 60)
+		if w >= veryWide {
+			// A wide terminal gives the ladder and the message list under
+			// it the room: messages are the longest lines on screen.
+			rightW = w * 2 / 5
+		}
 		leftW := w - rightW - 1
-		ladder := m.ladder(s, rightW, rest)
-		msgs := m.messagesPane(s, rightW, rest-len(ladder))
+		ladder := m.cachedLadder(s, rightW, rest)
+		msgs := m.cachedMessages(s, rightW, rest-len(ladder))
 		right := block(append(ladder, msgs...), rightW, rest)
-		left := m.chartsColumn(focus, leftW, rest)
+		left := m.cachedChart(s, focus, leftW, rest)
 		return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right)
 	}
 	msgH := max(minMessages, rest-minChartH-lanesH-4)
 	msgH = min(msgH, 6)
 	mid := rest - msgH
 	leftW := w - ladderW - 1
-	left := m.chartsColumn(focus, leftW, mid)
-	right := block(m.ladder(s, ladderW, mid), ladderW, mid)
-	msgs := block(m.messagesPane(s, w, msgH), w, msgH)
+	left := m.cachedChart(s, focus, leftW, mid)
+	right := block(m.cachedLadder(s, ladderW, mid), ladderW, mid)
+	msgs := block(m.cachedMessages(s, w, msgH), w, msgH)
 	return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right) + "\n" + msgs
-}
-
-// chartsColumn stacks the round-trip chart over the loss lanes, on one
-// time axis.
-func (m *Model) chartsColumn(focus *linkHist, w, h int) string {
-	lanes := m.lossLanes(focus, w, min(lanesH, h))
-	chart := m.rttChart(focus, w, h-len(lanes))
-	return block(append(chart, lanes...), w, h)
 }
 
 // linkScreen is the focused link in detail: its numbers, cumulative totals
@@ -85,110 +82,58 @@ func (m *Model) chartsColumn(focus *linkHist, w, h int) string {
 func (m *Model) linkScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	st := &m.st
-	focus := m.focused(s)
+	focus := m.charts.focused(s)
 	if focus == nil {
 		return block([]string{st.muted.Render("  no links yet")}, w, h)
 	}
 	lv := &focus.last
 	sh := focus.windowShares()
 	kv := func(k, v string) string { return st.muted.Render(fit(k, 22)) + st.text.Render(v) }
-	links := m.sorted(s)
+	links := m.table.sorted(s)
 	pos := indexOf(links, focus.peer)
 	info := []string{
 		m.rule(st.title.Render("Link "+lv.From+" → "+focus.peer)+st.muted.Render("  "+strconv.Itoa(pos+1)+" of "+strconv.Itoa(len(links))+"  ↑/↓ other links"), w),
 		kv("state", lv.State.String()),
-		kv("SRTT / RTTVAR", fmtMs(lv.SRTT, lv.RTTKnown)+" / "+fmtMs(lv.RTTVAR, lv.RTTKnown)+" ms"),
-		kv("retry timeout (RTO)", fmtMs(lv.RTO, true)+" ms"),
+		kv("round trip ± jitter", fmtMs(lv.SRTT, lv.RTTKnown)+" ± "+fmtMs(lv.RTTVAR, lv.RTTKnown)+" ms"),
+		kv("resend after", fmtMs(lv.RTO, true)+" ms"),
 		kv("connection timeout", fmtSec(lv.ConnTimeout)),
-		kv("sent / resent", fmtCount(lv.Sent, lv.LossKnown)+" / "+fmtCount(lv.Retransmitted, lv.LossKnown)+"   resend share "+fmtShare(sh.resend)),
-		kv("inbound expected/lost", fmtCount(lv.Expected, lv.LossKnown)+" / "+fmtCount(lv.Missing, lv.LossKnown)+"   loss share "+fmtShare(sh.in)),
-		kv("peer reports exp/lost", fmtCount(lv.PeerExpected, lv.PeerKnown)+" / "+fmtCount(lv.PeerMissing, lv.PeerKnown)+"   loss share "+fmtShare(sh.out)),
+		kv("sent / resent", fmtCount(lv.Sent, lv.LossKnown)+" / "+fmtCount(lv.Retransmitted, lv.LossKnown)+"   resent "+fmtShare(sh.resend)),
+		kv("coming in: due / lost", fmtCount(lv.Expected, lv.LossKnown)+" / "+fmtCount(lv.Missing, lv.LossKnown)+"   lost "+fmtShare(sh.in)),
+		kv("going out: due / lost", fmtCount(lv.PeerExpected, lv.PeerKnown)+" / "+fmtCount(lv.PeerMissing, lv.PeerKnown)+"   lost "+fmtShare(sh.out)),
 		kv("we waited for it", fmtWait(lv.Caused)+"   its commands complete to frame "+strconv.Itoa(lv.Through)),
 	}
 	infoW := min(w, 72)
 	var lines []string
 	if w >= wideLayout {
-		right := block(m.ladder(s, w-infoW-1, len(info)+3), w-infoW-1, len(info)+3)
+		right := block(m.ladder.ladder(s, w-infoW-1, len(info)+3), w-infoW-1, len(info)+3)
 		lines = strings.Split(sideBySide(block(info, infoW, len(info)+3), " ", right), "\n")
 	} else {
 		lines = info
 	}
 	rest := h - len(lines)
-	return block(append(lines, strings.Split(m.chartsColumn(focus, w, rest), "\n")...), w, h)
+	return block(append(lines, strings.Split(m.charts.column(focus, w, rest), "\n")...), w, h)
 }
 
-// playersScreen lists every machine of the session with its latest report
-// (S5–S8), and ranks whom this machine has waited for.
+// playersScreen is the Players view.
 func (m *Model) playersScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
-	st := &m.st
-	out := []string{m.rule(st.title.Render("Players")+st.muted.Render("  latest reports (S5): round trip, longest wait, processing time"), w)}
-	head := fit("  "+fit("PLAYER", 14)+fit("ROLE", 18)+padLeft("REPORT", 8)+padLeft("RTT ms", 9)+padLeft("WAIT", 9)+padLeft("PROCESS", 9)+"  FRESH", w)
-	out = append(out, st.muted.Render(head))
-	for _, p := range s.view.Players {
-		var role []string
-		if p.Self {
-			role = append(role, "you")
-		}
-		if p.Master {
-			role = append(role, "master")
-		}
-		if p.Observer {
-			role = append(role, "observer")
-		}
-		if p.Removed {
-			role = append(role, "left")
-		}
-		if len(role) == 0 {
-			role = append(role, "player")
-		}
-		rep, rtt, wait, proc, fresh := unknown, unknown, unknown, unknown, unknown
-		if r := p.Report; r != nil {
-			rep = "f" + strconv.Itoa(r.Frame)
-			if r.RTT != nil {
-				rtt = fmtMs(*r.RTT, true)
-			} else {
-				rtt = unknown + " (S6)"
-			}
-			wait, proc = fmtWait(r.Wait), fmtWait(r.Process)
-			fresh = "expired"
-			if r.Fresh {
-				fresh = "fresh"
-			}
-		}
-		line := "  " + st.text.Render(fit(p.Name, 14)) + st.muted.Render(fit(strings.Join(role, ", "), 18)) +
-			st.text.Render(padLeft(rep, 8)+padLeft(rtt, 9)+padLeft(wait, 9)+padLeft(proc, 9)) + "  " + st.text.Render(fresh)
-		out = append(out, fit(line, w))
-	}
-	if len(s.view.Players) == 0 {
-		out = append(out, st.muted.Render("  no players yet"))
-	}
-	out = append(out, "", m.rule(st.title.Render("Who made us wait")+st.muted.Render("  time this machine spent waiting for each peer's commands"), w))
-	links := s.current()
-	sort.SliceStable(links, func(i, j int) bool { return links[i].last.Caused > links[j].last.Caused })
-	var top time.Duration
-	for _, l := range links {
-		top = max(top, l.last.Caused)
-	}
-	barW := max(10, w-40)
-	for _, l := range links {
-		n := 0
-		if top > 0 {
-			n = int(float64(barW) * float64(l.last.Caused) / float64(top))
-		}
-		bar := st.worst.Render(strings.Repeat("█", n)) + st.border.Render(strings.Repeat("·", barW-n))
-		out = append(out, fit("  "+st.text.Render(fit(l.peer, 14))+padLeft(fmtWait(l.last.Caused), 8)+"  "+bar, w))
-	}
-	return block(out, w, h)
+	return m.players.view(s, w, h)
 }
 
-// messagesScreen is the whole message list, newest first; ↑/↓ scroll.
+// messagesScreen is the Messages view.
 func (m *Model) messagesScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
-	st := &m.st
-	m.msgTop = max(0, min(m.msgTop, len(s.msgs)-1))
-	title := st.title.Render("Messages") + st.muted.Render("  newest first · "+strconv.Itoa(len(s.msgs))+" in all · ↑/↓ scroll")
-	out := []string{m.rule(title, w)}
-	out = append(out, m.messageLines(s, w, h-1, m.msgTop)...)
-	return block(out, w, h)
+	return m.msgs.screen(s, w, h)
+}
+
+// diagnosisScreen is the Diagnosis view.
+func (m *Model) diagnosisScreen(s *session, w, h, y int) string {
+	m.hits.hasTable = false
+	return m.diag.view(s, w, h)
+}
+
+// matrixScreen is the Matrix view.
+func (m *Model) matrixScreen(s *session, w, h, y int) string {
+	m.hits.hasTable = false
+	return m.matrix.view(s, w, h)
 }

@@ -21,6 +21,13 @@ import (
 // alice–carol link loses 3 % of its datagrams each way.
 func simUpdates(t testing.TB, seconds int) []probe.Update {
 	t.Helper()
+	return simUpdatesWith(t, seconds, nil)
+}
+
+// simUpdatesWith is simUpdates with script called before every step of
+// 100 ms, to change the network as the session runs.
+func simUpdatesWith(t testing.TB, seconds int, script func(at time.Duration, nw *simnet.Network, roster []probe.Member)) []probe.Update {
+	t.Helper()
 	names := []string{"alice", "bob", "carol"}
 	sched := simnet.NewScheduler()
 	nw := simnet.NewNetwork(sched, 7)
@@ -60,6 +67,9 @@ func simUpdates(t testing.TB, seconds int) []probe.Update {
 	}
 	var out []probe.Update
 	for at := 100 * time.Millisecond; at <= time.Duration(seconds)*time.Second; at += 100 * time.Millisecond {
+		if script != nil {
+			script(at, nw, roster)
+		}
 		sched.RunUntil(at)
 		v := peers[0].View(at)
 		v.Session = "sim"
@@ -129,5 +139,72 @@ func TestOnSimulatedSession(t *testing.T) {
 	}
 	if !strings.Contains(v, "Connection quality target:") {
 		t.Errorf("the tier message (S18) should be in the message list:\n%s", v)
+	}
+}
+
+// spikeUpdates is a simulated session with a spike: from 10 s to 25 s the
+// alice–bob link swings between 30 ms and 700 ms every 700 ms, so alice's
+// game keeps stalling and catching up — the "frame N" / "waiting for bob"
+// flicker issue 17 saw in the demo.
+func spikeUpdates(t testing.TB) []probe.Update {
+	return simUpdatesWith(t, 30, func(at time.Duration, nw *simnet.Network, roster []probe.Member) {
+		d := 30 * time.Millisecond
+		if at >= 10*time.Second && at < 25*time.Second && (at/(700*time.Millisecond))%2 == 0 {
+			d = 700 * time.Millisecond
+		}
+		nw.SetLink(roster[0].Addr, roster[1].Addr, impair.Profile{Delay: d})
+	})
+}
+
+// The header is calm (issue 17): during the spike the state it shows (the
+// frame, or whom the game waits for) changes at most once a second of
+// session time, although the engine's own state flips far more often.
+func TestHeaderCalmDuringSpike(t *testing.T) {
+	ups := spikeUpdates(t)
+	m := model(t, NewStaticFeed(), 120, 40, nil)
+	var shown []string
+	var at []time.Duration
+	raw := 0
+	var prevRaw string
+	for _, u := range ups {
+		m.Update(updateMsg{u})
+		line := strings.Split(m.View(), "\n")[1]
+		state := line[strings.LastIndex(line, "·")+len("·"):]
+		state = strings.TrimSpace(state)
+		if len(shown) == 0 || shown[len(shown)-1] != state {
+			shown, at = append(shown, state), append(at, u.View.At)
+		}
+		r := "frame"
+		if u.View.Stalled && u.View.WaitedOn != "" {
+			r = "waiting"
+		}
+		if r != prevRaw {
+			raw++
+			prevRaw = r
+		}
+	}
+	waits := 0
+	for _, s := range shown {
+		if strings.HasPrefix(s, "waiting for") {
+			waits++
+		}
+	}
+	if waits == 0 {
+		t.Fatalf("the spike never showed a wait in the header; states: %q", shown)
+	}
+	for i := 1; i < len(at); i++ {
+		if at[i]-at[i-1] < time.Second { // issue 17: at most one change a second
+			t.Errorf("header changed %v after the last change (%q → %q at %v)", at[i]-at[i-1], shown[i-1], shown[i], at[i])
+		}
+	}
+	spike := 0
+	for i := range at {
+		if at[i] >= 10*time.Second && at[i] < 20*time.Second {
+			spike++
+		}
+	}
+	t.Logf("engine state flips (frame ↔ waiting) over 30 s: %d; header changes: %d, %d of them in the 10 s from 10 s to 20 s", raw, len(shown)-1, spike)
+	if raw <= waits {
+		t.Errorf("the spike should flip the engine's state more often (%d) than the header shows a wait (%d)", raw, waits)
 	}
 }

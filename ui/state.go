@@ -181,7 +181,12 @@ const (
 	msgTier           // S18: Connection quality target: <tier>
 	msgAlarm          // a bad connection, a desync
 	msgMember         // the master changed, a player left
+	msgAlert          // an alert (probe.AlertEvent): rings the bell when it is on
 )
+
+// alertMark starts an alert's line in the message list, so it reads as one
+// without colour.
+const alertMark = "ALERT "
 
 type message struct {
 	at    time.Duration
@@ -199,7 +204,11 @@ type session struct {
 	order   []string    // peers in the order first seen (house order)
 	mx      *matrixHist // every player's links, for the Matrix view
 	msgs    []message
-	masters int // master events seen, to tell the first from a handoff
+	status  status // the header's state, changed at most once per calmEvery
+	masters int    // master events seen, to tell the first from a handoff
+	alerts  int    // alert events seen: the bell rings when this grows
+	gen     uint64 // updates taken: what the cached parts of the picture are drawn from
+	msgN    uint64 // messages taken, for the cached message list
 	done    bool
 	err     error
 }
@@ -210,8 +219,10 @@ const tierPrefix = "Connection quality target: "
 
 // apply takes in one update: every event, then the newest picture.
 func (s *session) apply(u probe.Update) {
+	s.gen++
+	u.View = safeView(u.View)
 	for _, e := range u.Events {
-		s.event(u.View.At, e)
+		s.event(u.View.At, u.View.Self, e)
 	}
 	if u.Done {
 		s.done = true
@@ -227,6 +238,7 @@ func (s *session) apply(u probe.Update) {
 
 func (s *session) take(v probe.View) {
 	s.view, s.have = v, true
+	s.calm(v)
 	for _, h := range s.links {
 		h.present = false
 	}
@@ -243,7 +255,9 @@ func (s *session) take(v probe.View) {
 	s.mx.observe(v.At, matrixOf(&v))
 }
 
-func (s *session) event(at time.Duration, e probe.Event) {
+// event turns an event into a message. Sentences about this machine's
+// player are in the second person ("you are the master").
+func (s *session) event(at time.Duration, self string, e probe.Event) {
 	h := probe.Head(e)
 	if h.TMs != nil {
 		at = netcore.FromMillis(*h.TMs)
@@ -251,30 +265,115 @@ func (s *session) event(at time.Duration, e probe.Event) {
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {
 	case *probe.MessageEvent:
-		m.text = e.Text
+		m.text = textOf(e.Text)
 		switch {
 		case e.Kind == probe.MessageTier:
-			m.kind, m.tier = msgTier, e.Subject
+			m.kind, m.tier = msgTier, textOf(e.Subject)
 		case e.Kind.Alarm():
 			m.kind = msgAlarm
 		}
 	case *probe.RemovedEvent:
-		m.text, m.kind = e.Player+" left the session", msgMember
+		player := textOf(e.Player)
+		m.text, m.kind = player+" left the session", msgMember
+		if self != "" && player == self {
+			m.text = "you left the session"
+		}
 	case *probe.MasterEvent:
 		s.masters++
 		m.kind = msgMember
-		if s.masters == 1 {
-			m.text = e.Player + " is the master"
-		} else {
-			m.text = e.Player + " took over as master"
+		player := textOf(e.Player)
+		you := self != "" && player == self
+		switch {
+		case s.masters == 1 && you:
+			m.text = "you are the master"
+		case s.masters == 1:
+			m.text = player + " is the master"
+		case you:
+			m.text = "you took over as master"
+		default:
+			m.text = player + " took over as master"
 		}
+	case *probe.AlertEvent:
+		m.text, m.kind = alertText(e), msgAlert
+		s.alerts++
 	default:
 		return
 	}
 	s.msgs = append(s.msgs, m)
+	s.msgN++
 	if len(s.msgs) > 2*maxMessages {
 		s.msgs = append(s.msgs[:0], s.msgs[len(s.msgs)-maxMessages:]...)
 	}
+}
+
+// calmEvery is the least time between two changes of the header's state
+// (issue 17: during a spike it switched between "frame N" and "waiting for
+// bob" 16 times in 10 s, which reads as noise, not news).
+const calmEvery = time.Second
+
+type statusKind uint8
+
+const (
+	statusLobby statusKind = iota
+	statusFrame
+	statusWaiting
+)
+
+// status is what the header says the game is doing: in the lobby, at a
+// frame, or waiting for a player's commands.
+type status struct {
+	kind     statusKind
+	frame    int
+	waitedOn string
+	since    time.Duration // View.At when it was last changed
+	set      bool
+}
+
+func statusOf(v *probe.View) status {
+	switch {
+	case !v.Started:
+		return status{kind: statusLobby}
+	case v.Stalled && v.WaitedOn != "":
+		return status{kind: statusWaiting, waitedOn: v.WaitedOn}
+	}
+	return status{kind: statusFrame, frame: v.Frame}
+}
+
+// calm takes v's status into the header at most once per calmEvery of
+// session time (the View's clock, so a replay and a simulation are as calm
+// as a live game). A picture from the past (a replay sought back) is taken
+// at once.
+func (s *session) calm(v probe.View) {
+	c := statusOf(&v)
+	if s.status.set && v.At >= s.status.since && v.At-s.status.since < calmEvery {
+		return
+	}
+	if s.status.set && c.kind == s.status.kind && c.waitedOn == s.status.waitedOn && c.frame == s.status.frame {
+		return
+	}
+	c.since, c.set = v.At, true
+	s.status = c
+}
+
+// alertText is an alert's line: the engine's own words, or, when it sent
+// none, what the alert is about in words.
+func alertText(e *probe.AlertEvent) string {
+	if e.Text != "" {
+		return textOf(e.Text)
+	}
+	link := "the session"
+	if from, to := safePtr(e.From), safePtr(e.To); from != nil && to != nil {
+		link = "the link " + *from + " → " + *to
+	}
+	switch e.Kind {
+	case probe.AlertBad:
+		return link + " has gone bad"
+	case probe.AlertLoss:
+		return link + " is losing datagrams"
+	case probe.AlertTier:
+		return "the connection quality target got worse"
+	}
+	return link + ": " + string(e.Kind)
 }
 
 // clone copies the session deeply enough that applying updates to the

@@ -197,7 +197,7 @@ func TestRoundTripScaleFollowsDataBackDown(t *testing.T) {
 		}
 	}
 	top := func() float64 {
-		lines := m.rttChart(h, 65, 12)
+		lines := m.charts.rttChart(h, 65, 12)
 		best := 0.0
 		for _, l := range lines[1 : len(lines)-1] {
 			f := strings.Fields(strings.Split(l, "│")[0])

@@ -1,12 +1,216 @@
 package ui
 
 import (
+	"sort"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/lagscope/lagscope/netcore"
 	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
+)
+
+// tablePane is the link table: one row per private link, its cursor, its
+// sort order and how far it is scrolled.
+type tablePane struct {
+	*ctx
+	selected string // the link under the cursor, by peer
+	sortBy   sortKey
+	sortDesc bool
+	top      int // first row shown
+}
+
+// key handles the table's own keys (sorting); it reports whether it used
+// the key.
+func (p *tablePane) key(msg tea.KeyMsg) bool {
+	k := &p.keys
+	switch {
+	case key.Matches(msg, k.Sort):
+		p.sortBy = (p.sortBy + 1) % sortKeys
+		p.sortDesc = p.sortBy != sortHouse && p.sortBy != sortPeer
+	case key.Matches(msg, k.Reverse):
+		p.sortDesc = !p.sortDesc
+	default:
+		return false
+	}
+	return true
+}
+
+// sortOn sorts by k, or reverses the order when it already is k (a click
+// on a heading).
+func (p *tablePane) sortOn(k sortKey) {
+	if p.sortBy == k {
+		p.sortDesc = !p.sortDesc
+		return
+	}
+	p.sortBy = k
+	p.sortDesc = k != sortHouse && k != sortPeer
+}
+
+// move moves the cursor d rows through s's links.
+func (p *tablePane) move(s *session, d int) {
+	links := p.sorted(s)
+	if len(links) == 0 {
+		return
+	}
+	i := indexOf(links, p.selected)
+	if i < 0 {
+		i = 0
+		if d < 0 {
+			d = 0
+		}
+	}
+	i = max(0, min(len(links)-1, i+d))
+	p.selected = links[i].peer
+}
+
+func indexOf(links []*linkHist, peer string) int {
+	for i, h := range links {
+		if h.peer == peer {
+			return i
+		}
+	}
+	return -1
+}
+
+// sortKey is a link-table column to sort by.
+type sortKey int
+
+const (
+	sortHouse sortKey = iota
+	sortPeer
+	sortState
+	sortSRTT
+	sortRTTVAR
+	sortRTO
+	sortConn
+	sortResend
+	sortIn
+	sortOut
+	sortWait
+	sortKeys
+)
+
+var sortNames = [...]string{"house order", "peer", "state", "SRTT", "RTTVAR", "RTO", "connection timeout", "resend share", "inbound loss", "outbound loss", "wait"}
+
+var stateRank = [...]int{probe.LinkMeasured: 0, probe.LinkProvisional: 1, probe.LinkUnmeasured: 2, probe.LinkBad: 3}
+
+// sortValue is a row's value in a numeric column; ok is false for unknown,
+// which always sorts last.
+func sortValue(h *linkHist, k sortKey) (float64, bool) {
+	switch k {
+	case sortHouse:
+		return 0, true
+	case sortState:
+		if int(h.last.State) >= len(stateRank) {
+			return 0, false
+		}
+		return float64(stateRank[h.last.State]), true
+	case sortSRTT:
+		return msOf(h.last.SRTT, h.last.RTTKnown)
+	case sortRTTVAR:
+		return msOf(h.last.RTTVAR, h.last.RTTKnown)
+	case sortRTO:
+		return netcore.Millis(h.last.RTO), true
+	case sortConn:
+		return netcore.Millis(h.last.ConnTimeout), true
+	case sortResend:
+		s := h.windowShares().resend
+		return s.v, s.ok
+	case sortIn:
+		s := h.windowShares().in
+		return s.v, s.ok
+	case sortOut:
+		s := h.windowShares().out
+		return s.v, s.ok
+	case sortWait:
+		return float64(h.last.Caused), true
+	}
+	return 0, false
+}
+
+// sorted lists the current links in the table's order.
+func (p *tablePane) sorted(s *session) []*linkHist {
+	links := s.current()
+	if p.sortBy == sortHouse {
+		if p.sortDesc {
+			for i, j := 0, len(links)-1; i < j; i, j = i+1, j-1 {
+				links[i], links[j] = links[j], links[i]
+			}
+		}
+		return links
+	}
+	sort.SliceStable(links, func(i, j int) bool {
+		if p.sortBy == sortPeer {
+			if p.sortDesc {
+				return links[i].peer > links[j].peer
+			}
+			return links[i].peer < links[j].peer
+		}
+		a, aok := sortValue(links[i], p.sortBy)
+		b, bok := sortValue(links[j], p.sortBy)
+		if aok != bok {
+			return aok
+		}
+		if p.sortDesc {
+			return a > b
+		}
+		return a < b
+	})
+	return links
+}
+
+// worst is the link that forces the session's timing from here: a bad
+// link first, then the longest measured round trip. It is "" with fewer
+// than two links, or when no link is worse than the rest: a tie stands out
+// from nothing.
+func worst(links []*linkHist) string {
+	if len(links) < 2 {
+		return ""
+	}
+	type rank struct {
+		bad bool
+		rtt float64
+	}
+	rankOf := func(h *linkHist) rank {
+		rtt, ok := msOf(h.last.SRTT, h.last.RTTKnown)
+		if !ok {
+			rtt = -1
+		}
+		return rank{h.last.Bad || h.last.State == probe.LinkBad, rtt}
+	}
+	worse := func(a, b rank) bool { return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt > b.rtt) }
+	// To stand out a round trip must be clearly longer than the next: a
+	// fraction of a millisecond on a LAN is noise, not a culprit.
+	clearly := func(a, b rank) bool {
+		return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt >= b.rtt*standOutRatio && a.rtt >= b.rtt+standOutMs)
+	}
+	best := 0
+	for i := 1; i < len(links); i++ {
+		if worse(rankOf(links[i]), rankOf(links[best])) {
+			best = i
+		}
+	}
+	b := rankOf(links[best])
+	if !b.bad && b.rtt < 0 {
+		return ""
+	}
+	for i, h := range links {
+		if i != best && !clearly(b, rankOf(h)) {
+			return "" // a tie, or too close to call
+		}
+	}
+	return links[best].peer
+}
+
+// The worst link must beat the next by this much to be marked.
+const (
+	standOutRatio = 1.2
+	standOutMs    = 5.0
 )
 
 // column is one link-table column in its wide and narrow forms.
@@ -17,16 +221,20 @@ type column struct {
 	right       bool
 }
 
+// Headings are words a player reads; the short forms (each in the `?`
+// glossary) are used only where the width forces them. Every width leaves
+// room for the sort arrow after the heading, so the arrow never hides a
+// unit.
 var tableCols = []column{
-	{sortPeer, "PEER", "PEER", 10, 8, false},
+	{sortPeer, "PLAYER", "PLAYER", 10, 8, false},
 	{sortState, "STATE", "STATE", 11, 6, false},
-	{sortSRTT, "SRTT ms", "SRTT", 7, 5, true},
-	{sortRTTVAR, "VAR ms", "VAR", 6, 5, true},
-	{sortRTO, "RTO ms", "RTO", 6, 5, true},
-	{sortConn, "CONN", "CONN", 5, 5, true},
-	{sortResend, "RESEND", "RSND", 6, 5, true},
-	{sortIn, "IN LOSS", "IN", 7, 5, true},
-	{sortOut, "OUT LOSS", "OUT", 8, 5, true},
+	{sortSRTT, "RTT ms", "RTT", 7, 5, true},
+	{sortRTTVAR, "JITTER", "JIT", 7, 5, true},
+	{sortRTO, "RETRY ms", "RETRY", 9, 6, true},
+	{sortConn, "TIMEOUT", "T/O", 8, 5, true},
+	{sortResend, "RESENT", "RSND", 7, 5, true},
+	{sortIn, "LOST IN", "IN", 8, 5, true},
+	{sortOut, "LOST OUT", "OUT", 9, 5, true},
 	{sortWait, "WAITED", "WAIT", 7, 6, true},
 }
 
@@ -46,9 +254,9 @@ var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
 // linkTable draws the heading and up to rows links, scrolled so the cursor
 // stays visible. y is the screen row of the heading, for the mouse.
-func (m *Model) linkTable(s *session, w, rows, y int) []string {
-	st := &m.st
-	links := m.sorted(s)
+func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
+	st := &p.st
+	links := p.sorted(s)
 	wide := w >= wideTable
 	widths := make([]int, len(tableCols))
 	fixed := 2
@@ -62,8 +270,8 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 	sparkW := max(0, w-fixed)
 
 	// Heading, with the sort column marked.
-	m.hits.hasTable, m.hits.tableY = true, y
-	m.hits.cols, m.hits.colKeys = m.hits.cols[:0], m.hits.colKeys[:0]
+	p.hits.hasTable, p.hits.tableY = true, y
+	p.hits.cols, p.hits.colKeys = p.hits.cols[:0], p.hits.colKeys[:0]
 	var hb strings.Builder
 	hb.WriteString("  ")
 	x := 2
@@ -72,11 +280,11 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 		if wide {
 			h = c.head
 		}
-		if m.sortBy == c.key {
-			if r := []rune(h); len(r) >= widths[i] {
-				h = string(r[:widths[i]-1])
+		if p.sortBy == c.key {
+			if lipgloss.Width(h)+1 > widths[i] {
+				h = c.short // the arrow goes after a whole heading
 			}
-			if m.sortDesc {
+			if p.sortDesc {
 				h += "▼"
 			} else {
 				h += "▲"
@@ -87,34 +295,40 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 			cell = padLeft(h, widths[i])
 		}
 		hb.WriteString(cell + " ")
-		m.hits.cols = append(m.hits.cols, span{x, x + widths[i]})
-		m.hits.colKeys = append(m.hits.colKeys, c.key)
+		p.hits.cols = append(p.hits.cols, span{x, x + widths[i]})
+		p.hits.colKeys = append(p.hits.colKeys, c.key)
 		x += widths[i] + 1
 	}
 	if sparkW >= 4 {
-		hb.WriteString(fit("SRTT history", sparkW))
+		// The longest heading that fits whole.
+		for _, h := range []string{"round trip history", "history", ""} {
+			if len(h) <= sparkW {
+				hb.WriteString(fit(h, sparkW))
+				break
+			}
+		}
 	}
 	out := []string{st.muted.Render(fit(hb.String(), w))}
 
 	if len(links) == 0 {
 		out = append(out, st.muted.Render("  no links yet"))
-		m.hits.rows = nil
+		p.hits.rows = nil
 		return out
 	}
 	// Keep the cursor on screen.
-	cur := indexOf(links, m.selected)
+	cur := indexOf(links, p.selected)
 	if cur < 0 {
 		cur = 0
-		m.selected = links[0].peer
+		p.selected = links[0].peer
 	}
 	rows = max(rows, 1)
-	if cur < m.tableTop {
-		m.tableTop = cur
+	if cur < p.top {
+		p.top = cur
 	}
-	if cur >= m.tableTop+rows {
-		m.tableTop = cur - rows + 1
+	if cur >= p.top+rows {
+		p.top = cur - rows + 1
 	}
-	m.tableTop = max(0, min(m.tableTop, len(links)-rows))
+	p.top = max(0, min(p.top, len(links)-rows))
 
 	// One scale for every sparkline, so the worst link stands out; its
 	// floor keeps a steady, short round trip from reading as a full bar.
@@ -128,16 +342,16 @@ func (m *Model) linkTable(s *session, w, rows, y int) []string {
 	}
 	worstPeer := worst(links)
 	fps := s.view.FPS
-	m.hits.rows = m.hits.rows[:0]
-	for i := m.tableTop; i < len(links) && i < m.tableTop+rows; i++ {
+	p.hits.rows = p.hits.rows[:0]
+	for i := p.top; i < len(links) && i < p.top+rows; i++ {
 		h := links[i]
-		m.hits.rows = append(m.hits.rows, h.peer)
-		out = append(out, m.linkRow(h, widths, sparkW, top, fps, wide, h.peer == m.selected, h.peer == worstPeer, w))
+		p.hits.rows = append(p.hits.rows, h.peer)
+		out = append(out, p.linkRow(h, widths, sparkW, top, fps, wide, h.peer == p.selected, h.peer == worstPeer, w))
 	}
 	if n := len(links); n > rows {
 		// Say there is more than fits.
 		last := out[len(out)-1]
-		more := st.muted.Render(" " + itoa(m.tableTop+1) + "–" + itoa(min(n, m.tableTop+rows)) + "/" + itoa(n))
+		more := st.muted.Render(" " + itoa(p.top+1) + "–" + itoa(min(n, p.top+rows)) + "/" + itoa(n))
 		out[len(out)-1] = fit(last, w-lipgloss.Width(more)) + more
 	}
 	return out
@@ -157,8 +371,8 @@ func tail(s []sample, n int) []sample {
 
 // linkRow draws one link. The selected row is drawn plain and then reversed
 // as a whole, so inner colours cannot break the highlight.
-func (m *Model) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps int, wide, selected, isWorst bool, w int) string {
-	st := &m.st
+func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps int, wide, selected, isWorst bool, w int) string {
+	st := &p.st
 	lv := &h.last
 	paint := func(s string, style lipgloss.Style) string {
 		if selected {
@@ -170,7 +384,11 @@ func (m *Model) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps 
 	cells := make([]string, len(tableCols))
 	peer := h.peer
 	if lv.Observer {
+		// An observer's mark, in words where they fit (glossary in ?).
 		peer += " (obs)"
+		if lipgloss.Width(peer) > widths[0] {
+			peer = h.peer + "°"
+		}
 	}
 	cells[0] = paint(fit(peer, widths[0]), st.text)
 	if isWorst {

@@ -227,7 +227,10 @@ func (r *Runner) loop() {
 				r.socketClosed()
 				continue
 			}
-			r.now = r.clock()
+			// The datagram's own arrival time (the kernel's stamp where
+			// there is one), not this wake-up's: a datagram that waited
+			// behind others would otherwise read late (issue 16).
+			r.now = max(r.now, d.Arrival(r.start))
 			s.Receive(r.now, d.From, d.Bytes())
 			d.Release()
 			r.stats.Received++
@@ -279,6 +282,7 @@ func (r *Runner) loop() {
 	}
 	if r.opt.Publish {
 		sum := s.Summary()
+		sum.Diagnosis = s.Diagnose(r.now)
 		if ss, ok := r.sock.(socketStats); ok {
 			st := ss.Stats()
 			sum.Rejected.Oversize += st.Oversize
@@ -307,6 +311,7 @@ func (r *Runner) drain(inbox *<-chan *netcore.Datagram) {
 				r.socketClosed()
 				return
 			}
+			r.now = max(r.now, d.Arrival(r.start))
 			r.s.Receive(r.now, d.From, d.Bytes())
 			d.Release()
 			r.stats.Received++

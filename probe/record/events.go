@@ -27,10 +27,14 @@ func newEvent(typ string) probe.Event {
 		return &probe.RemovedEvent{}
 	case "stall":
 		return &probe.StallEvent{}
+	case "alert":
+		return &probe.AlertEvent{}
 	case "link":
 		return &probe.LinkEvent{}
 	case "summary":
 		return &probe.SummaryEvent{}
+	case "diagnosis":
+		return &probe.DiagnosisEvent{}
 	}
 	return nil
 }

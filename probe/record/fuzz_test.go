@@ -28,6 +28,12 @@ func FuzzReader(f *testing.F) {
 	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
 		[]byte(`{"at_ns":9223372036854775807,"event":{"type":"message","frame":1,"text":"\u001b]0;x\u0007"}}`))...))
 	f.Add(headerLine(99))
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // an alert (issue 17)
+		[]byte(`{"at_ns":1,"event":{"type":"alert","frame":3,"player":"alice","kind":"loss","from":"alice","to":"bob","text":"x"}}`))...))
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
+		[]byte(`{"at_ns":1,"event":{"type":"diagnosis","frame":64,"verdict":"v","culprit":"ada","culprit_link":["ada","bob"],`+
+			`"players":[{"player":"ada","access_rtt_ms":155,"access_loss":null,"rung_without":1,"fps_without":30,"causes":["latency"]}],`+
+			`"links":[{"between":["ada","bob"],"rtt_ms":60,"excess_rtt_ms":-2,"loss":0,"causes":[]}]}}`))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := NewReader(bytes.NewReader(data))
 		if err != nil {

@@ -8,7 +8,10 @@ import (
 
 func (r *Report) markdown(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "**lagscope report:** %s\n\n", r.title())
+	// The diagnosis line ends the title's paragraph after a hard line
+	// break: the report stays short enough to paste into a chat.
+	fmt.Fprintf(&b, "**lagscope report:** %s\\\n", r.title())
+	r.markdownDiagnosis(&b)
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "_Recording cut off: %s._\n\n", r.Stopped)
 	}
@@ -32,15 +35,17 @@ func (r *Report) markdown(w io.Writer) error {
 	if len(r.Commands) > 0 {
 		fmt.Fprintf(&b, "\n**Commands executed:** %s.\n", r.commandLine())
 	}
-	fmt.Fprintf(&b, "\n**Longest waits**\n\n")
+	// A list may follow its caption line directly (CommonMark lets a
+	// bullet list interrupt a paragraph): two lines fewer to paste.
+	fmt.Fprintf(&b, "\n**Longest waits**\n")
 	if len(r.Waits) == 0 {
-		fmt.Fprintf(&b, "Nobody waited.\n")
+		fmt.Fprintf(&b, "\nNobody waited.\n")
 	}
 	for _, x := range r.Waits {
 		fmt.Fprintf(&b, "- %s, frame %d: %s waited %.0f ms for %s\n", clock(x.AtMs), x.Frame, x.Player, x.WaitMs, causeName(x.Cause))
 	}
 	if len(r.Causes) > 0 {
-		fmt.Fprintf(&b, "\n**Who caused the waits**\n\n")
+		fmt.Fprintf(&b, "\n**Who caused the waits**\n")
 		for _, c := range r.Causes {
 			fmt.Fprintf(&b, "- %s: %.0f ms over %s (%s)\n", causeName(c.Cause), c.TotalMs, waitsN(c.Waits), c.of())
 		}

@@ -173,18 +173,42 @@ func checkEvent(e probe.Event) error {
 		err = errors.Join(checkText("text", e.Text), checkOptName("player", e.Player))
 	case *probe.StallEvent:
 		err = errors.Join(checkName("player", e.Player), checkMs("wait_ms", e.WaitMs), checkOptName("cause", e.Cause))
+	case *probe.AlertEvent:
+		err = checkAlert(e)
 	case *probe.LinkEvent:
 		err = checkLink(&e.LinkStat)
+	case *probe.DiagnosisEvent:
+		err = checkDiagnosis(&e.Diagnosis)
 	case *probe.SummaryEvent:
 		for i := range e.Links {
 			err = errors.Join(err, checkLink(&e.Links[i]))
 		}
+		err = errors.Join(err, checkDiagnosis(&e.Diagnosis))
 		for _, p := range e.Players {
 			err = errors.Join(err, checkName("player", p.Player), checkMs("total_wait_ms", p.TotalWaitMs),
 				checkMs("max_wait_ms", p.MaxWaitMs), checkFrame("frames", p.Frames))
 		}
 	}
 	return firstOf(h.Type+" event", err)
+}
+
+// checkAlert: a kind this build raises, the machine that raised it, and a
+// link's two ends (both or neither: a tier alert is about the session).
+func checkAlert(e *probe.AlertEvent) error {
+	err := errors.Join(checkName("player", e.Player), checkText("text", e.Text))
+	switch e.Kind {
+	case probe.AlertBad, probe.AlertLoss:
+		if e.From == nil || e.To == nil {
+			return errors.Join(err, fmt.Errorf("%s alert without its link", e.Kind))
+		}
+		return errors.Join(err, checkName("from", *e.From), checkName("to", *e.To))
+	case probe.AlertTier:
+		if e.From != nil || e.To != nil {
+			return errors.Join(err, errors.New("tier alert on a link"))
+		}
+		return err
+	}
+	return errors.Join(err, fmt.Errorf("alert kind %q", e.Kind))
 }
 
 // firstOf keeps the detail one line: the first of the joined errors, after

@@ -25,6 +25,7 @@ type Cursor struct {
 	pos    time.Duration
 	next   int // first event with At > pos
 	end    time.Duration
+	diags  []Record // the diagnosis events the View shows (diagnosis.go)
 }
 
 // NewCursor prepares a replay of rec showing the Views of machine as. When
@@ -68,6 +69,7 @@ func NewCursor(rec *Recording, as string) *Cursor {
 	// A simulation prints events machine by machine in virtual-time order;
 	// a stable sort keeps file order among equal times.
 	sort.SliceStable(c.events, func(i, j int) bool { return c.events[i].At < c.events[j].At })
+	c.diags = diagnosesOf(c.events, as)
 	return c
 }
 
@@ -99,6 +101,7 @@ func (c *Cursor) Advance(t time.Duration) probe.Update {
 	if i > 0 {
 		u.View = *c.views[i-1].View
 	}
+	u.View.Diagnosis = c.diagnosisAt(t) // diagnosis.go
 	return u
 }
 

@@ -17,8 +17,11 @@ type Report struct {
 	Length   time.Duration `json:"-"`
 	LengthMs float64       `json:"length_ms"`
 	Players  []string      `json:"players"`
-	Links    []LinkReport  `json:"links"`
-	Timing   []TimingRow   `json:"timing"`
+	// Diagnosis is the last diagnosis in the recording (issue 13), null
+	// when it holds none; the text and markdown reports print it first.
+	Diagnosis *DiagnosisReport `json:"diagnosis"`
+	Links     []LinkReport     `json:"links"`
+	Timing    []TimingRow      `json:"timing"`
 	// TimingOmitted counts the older timing rows left out to stay short.
 	TimingOmitted int          `json:"timing_omitted,omitempty"`
 	Waits         []WaitRow    `json:"longest_waits"`

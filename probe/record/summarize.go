@@ -225,6 +225,12 @@ func (s *summary) event(x Record) {
 		c.Of[e.Player] += e.WaitMs
 	case *probe.ReportEvent:
 		s.seenPlayer(e.Player)
+	case *probe.DiagnosisEvent:
+		s.diagnosis(x.At, e.Frame, false, e.Diagnosis)
+	case *probe.SummaryEvent:
+		if e.Diagnosis.Verdict != "" { // a summary written before the diagnosis has none
+			s.diagnosis(x.At, e.Frame, true, e.Diagnosis)
+		}
 	case *probe.RemovedEvent:
 		r.Removed = append(r.Removed, RemovedRow{AtMs: netcore.Millis(x.At), Frame: e.Frame, Player: e.Player})
 	}

@@ -14,6 +14,7 @@ func (r *Report) text(w io.Writer) error {
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "recording cut off: %s\n", r.Stopped)
 	}
+	r.textDiagnosis(&b)
 	fmt.Fprintf(&b, "\nLinks (SRTT ms min/mean/p95/max; jitter = mean RTTVAR ms; shares of datagrams)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  link\tSRTT\tjitter\tresend\tin loss\tout loss\tbad\n")

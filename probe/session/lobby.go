@@ -128,15 +128,15 @@ func (s *Session) sendPings(now time.Duration) {
 	s.buf = appendPing(s.buf[:0], ping{Version: s.version, Ready: s.ready(), Started: s.started})
 	for _, m := range s.members {
 		if m.ID != s.self && m.linked && !m.removed {
-			_ = s.ep.Send(now, m.ID, netcore.ChannelUnreliable, s.buf)
+			_ = s.ep.SendUnnumbered(now, m.ID, s.buf, false)
 		}
 	}
 }
 
-func (s *Session) sendToPlayers(now time.Duration, ch netcore.Channel, msg []byte) {
+func (s *Session) sendToPlayers(now time.Duration, msg []byte) {
 	for _, m := range s.members {
 		if m.ID != s.self && m.linked && !m.removed && !m.Observer {
-			_ = s.ep.Send(now, m.ID, ch, msg)
+			_ = s.ep.SendUnnumbered(now, m.ID, msg, true)
 		}
 	}
 }
@@ -158,7 +158,7 @@ func (s *Session) ready() bool {
 // allReady (host): enough players are seated and every machine holds the
 // newest roster and is ready — "every player is ready" of T5.
 func (s *Session) allReady() bool {
-	if s.seated() < s.need || !s.ready() {
+	if s.seated() < s.need || s.observers() < s.cfg.Observers || !s.ready() {
 		return false
 	}
 	for _, m := range s.members {
@@ -221,7 +221,8 @@ func (s *Session) startGame(now time.Duration) {
 		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
 		// Every player streams its links to everyone: anyone can draw
 		// the admin's matrix and print every pair's link lines (issue 7).
-		Telemetry: true,
+		Telemetry: !s.cfg.NoTelemetry, ProcessTime: s.cfg.ProcessTime, LinkEvery: s.cfg.LinkEvery,
+		FillMatrix: s.cfg.FillMatrix,
 	}
 	if to := s.cfg.TelemetryTo; to != nil {
 		cfg.TelemetryTo = func(m probe.Member) bool { return slices.Contains(to, m.Name) }

@@ -47,6 +47,12 @@ const (
 	// sends to a handful of candidates at once, so a tenth of a second
 	// keeps a pair's checks near RFC 8445's pace).
 	punchEvery = 100 * time.Millisecond
+	// minPunchAfter is the least time a pair's link gets to carry
+	// traffic at the address the host saw before hole punching starts: a
+	// pair that hears each other at once (a LAN, the simulator) never
+	// punches, so it adds neither datagrams nor lobby lines. The wait is
+	// also at least three round trips to the host (punchAfter).
+	minPunchAfter = 2 * time.Second
 	// relayAfter is how long the controlling side punches before it
 	// relays through the host (issue 12: 3 s).
 	relayAfter = 3 * time.Second
@@ -82,6 +88,8 @@ func (p Path) String() string {
 // pairPath is this machine's side of its pair with one member.
 type pairPath struct {
 	state     Path
+	open      bool          // a pair that may punch: its link is open
+	opened    time.Duration // when its link opened
 	cands     []netip.AddrPort
 	tx        uint64
 	seq       uint32 // checks sent
@@ -99,7 +107,11 @@ type pairPath struct {
 type natState struct {
 	key        []byte // authenticates checks (with --key)
 	tableDirty bool   // host: send the address table
-	addrsSent  uint32 // member: roster version its addresses went out with
+	anyLocals  bool   // host: some member has reported addresses (tables are in use)
+	needAddrs  bool   // member: someone punches, so the host wants our addresses
+	helloAt    time.Duration
+	hostRTT    time.Duration // member: Hello to Challenge
+	addrsSent  uint32        // member: roster version its addresses went out with
 	relay      relayTable
 	// frame is a relay frame going out; rxFrame one coming in (the
 	// endpoint may send, an ack, while it reads the one that came in).
@@ -173,11 +185,25 @@ func (s *Session) punches(m *member) bool {
 
 func (s *Session) controlling(m *member) bool { return s.self < m.ID }
 
-// startPunch: a new pair (its roster entry just arrived).
+// openPair: a pair's link has just opened at the address the host saw.
+func (s *Session) openPair(now time.Duration, m *member) {
+	if s.punches(m) && !m.path.open {
+		m.path.open, m.path.opened = true, now
+	}
+}
+
+// punchAfter is how long a pair's link may stay silent before it punches:
+// minPunchAfter, or three round trips to the host on a slow network (the
+// other side's first ping takes about one to arrive).
+func (s *Session) punchAfter() time.Duration { return max(minPunchAfter, 3*s.nat.hostRTT) }
+
+// startPunch: the pair has not heard each other at the address the host
+// saw (or the other side has started punching).
 func (s *Session) startPunch(now time.Duration, m *member) {
 	if !s.punches(m) || m.path.state != PathNone {
 		return
 	}
+	s.nat.needAddrs = true
 	var b [8]byte
 	_ = s.random(b[:])
 	m.path.tx = le.Uint64(b[:])
@@ -202,7 +228,7 @@ func (s *Session) addCand(m *member, a netip.AddrPort) bool {
 // sendAddrs (member): tell the host the local addresses, once per roster
 // version (the global channel may drop one; a new roster repeats it).
 func (s *Session) sendAddrs(now time.Duration) {
-	if s.role == RoleHost || s.nat.addrsSent == s.version {
+	if s.role == RoleHost || !s.nat.needAddrs || s.nat.addrsSent == s.version {
 		return
 	}
 	s.nat.addrsSent = s.version
@@ -216,7 +242,7 @@ func (s *Session) onAddrs(m *member, addrs []netip.AddrPort) {
 		return
 	}
 	m.path.locals = addrs
-	s.nat.tableDirty = true
+	s.nat.tableDirty, s.nat.anyLocals = true, true
 }
 
 // sendTables (host): every member learns what to try for each other.
@@ -244,8 +270,10 @@ func (s *Session) sendTables(now time.Duration) {
 	}
 }
 
-// onPeers (member): the host's table.
+// onPeers (member): the host's table. Someone punches: the host wants
+// this machine's addresses too.
 func (s *Session) onPeers(now time.Duration, list []peerAddrs) {
+	s.nat.needAddrs = true
 	for _, e := range list {
 		m := s.byID[e.ID]
 		if m == nil && e.ID != HostID && e.ID != s.self && len(s.nat.early) < maxMembers {
@@ -284,8 +312,11 @@ func (s *Session) seenFromHere(a netip.AddrPort) netip.AddrPort {
 // tickPunch sends the checks that are due and decides to relay.
 func (s *Session) tickPunch(now time.Duration) {
 	for _, m := range s.members {
-		if m.removed || !m.linked || m.path.state == PathNone {
+		if m.removed || !m.linked {
 			continue
+		}
+		if m.path.state == PathNone && m.path.open && !m.heard && !s.started && now-m.path.opened >= s.punchAfter() {
+			s.startPunch(now, m)
 		}
 		switch m.path.state {
 		case PathPunching:
@@ -315,6 +346,11 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 	for _, m := range s.members {
 		if m.removed || !m.linked {
 			continue
+		}
+		if m.path.state == PathNone && m.path.open && !m.heard && !s.started {
+			if t := m.path.opened + s.punchAfter(); !ok || t < d {
+				d, ok = t, true
+			}
 		}
 		if m.path.state == PathPunching || (m.path.state == PathDirect && s.controlling(m) && !m.path.nominated &&
 			m.path.nextCheck-m.path.since < giveUpAfter) {
@@ -352,6 +388,9 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 		return
 	}
 	if !c.Answer {
+		if m.path.state == PathNone && !s.started {
+			s.startPunch(now, m) // the other side punches: so do we
+		}
 		// Answer where it came from, whatever state this side is in: the
 		// other side may still be looking.
 		s.nat.check = appendCheck(s.nat.check[:0], check{Answer: true, Nominate: c.Nominate, Token: s.token,
@@ -450,10 +489,10 @@ func (s *Session) checkUnconnected(now time.Duration) {
 		return
 	}
 	for _, m := range s.members {
-		if m.removed || !m.linked || m.heard || m.path.state == PathNone {
+		if m.removed || !m.linked || m.heard || !m.path.open {
 			continue
 		}
-		waited := now - m.path.since
+		waited := now - m.path.opened
 		if waited >= giveUpAfter {
 			s.nat.failed = true
 			s.fail(UnconnectedError{Peer: m.Name, Tried: m.path.state})
@@ -463,7 +502,7 @@ func (s *Session) checkUnconnected(now time.Duration) {
 		if waited >= explainAfter && m.path.explained < waited/explainAfter {
 			m.path.explained = waited / explainAfter
 			s.message(fmt.Sprintf("waiting for %s ↔ %s: nothing heard yet after %v (trying: %s; giving up at %v)",
-				s.cfg.Name, m.Name, waited.Round(time.Second), m.path.state, giveUpAfter))
+				s.cfg.Name, m.Name, waited.Round(time.Second), trying(m.path.state), giveUpAfter))
 		}
 	}
 }
@@ -491,12 +530,12 @@ func (s *Session) pending(now time.Duration) []probe.PendingPair {
 		if m.removed || !m.linked || m.heard || m.ID == s.self {
 			continue
 		}
-		trying, since := "direct", time.Duration(0)
-		if m.path.state != PathNone {
-			trying, since = m.path.state.String(), now-m.path.since
+		since := time.Duration(0)
+		if m.path.open {
+			since = now - m.path.opened
 		}
 		seen[keyOf(s.self, m.ID)] = true
-		out = append(out, probe.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying, For: since})
+		out = append(out, probe.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying(m.path.state), For: since})
 	}
 	if s.role != RoleHost {
 		return out
@@ -524,7 +563,7 @@ func (s *Session) pending(now time.Duration) []probe.PendingPair {
 			if a.ID > b.ID {
 				a, b = b, a
 			}
-			out = append(out, probe.PendingPair{A: a.Name, B: b.Name, Trying: r.Trying.String(), For: now - t})
+			out = append(out, probe.PendingPair{A: a.Name, B: b.Name, Trying: trying(r.Trying), For: now - t})
 		}
 	}
 	return out
@@ -538,12 +577,13 @@ func (s *Session) sendPairs(now time.Duration) {
 	}
 	var list []pairReport
 	for _, m := range s.members {
-		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID {
+		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID || m.path.state == PathNone {
 			continue
 		}
 		list = append(list, pairReport{Peer: m.ID, Trying: m.path.state})
 	}
-	if s.nat.pairsSentYet && slices.Equal(list, s.nat.pairsSent) {
+	// Pairs that hear each other at once never report: nothing to say.
+	if slices.Equal(list, s.nat.pairsSent) && (s.nat.pairsSentYet || len(list) == 0) {
 		return
 	}
 	s.nat.pairsSent, s.nat.pairsSentYet = list, true
@@ -559,4 +599,13 @@ func (s *Session) setCheckKey() error {
 	k, err := punchKey(s.cfg.Key, s.token)
 	s.nat.key = k
 	return err
+}
+
+// trying is what a pair tries, in the lobby's words: "direct" (the address
+// the host saw) until it punches.
+func trying(p Path) string {
+	if p == PathNone {
+		return "direct"
+	}
+	return p.String()
 }

@@ -188,6 +188,10 @@ func TestUnconnectedPairGivesUp(t *testing.T) {
 	w.poke(ada)
 	bob := w.joinAt(w.behind("bob", w.nat("10.0.1.1", false), "192.168.1.2:7373"), RolePlayer, ada.addr, cfg)
 	dan := w.joinAt(w.behind("dan", w.nat("10.0.3.1", true), "192.168.3.2:7373"), RolePlayer, ada.addr, cfg)
+	w.runFor(1 * time.Second)
+	if p := bob.s.View(w.now()).Lobby.Pending; len(p) != 1 || p[0].B != "dan" || p[0].Trying != "direct" {
+		t.Fatalf("bob's pending pairs %+v, want dan, direct (the address the host saw, before punching)", p)
+	}
 	w.runFor(2 * time.Second)
 	p := bob.s.View(w.now()).Lobby.Pending
 	if len(p) != 1 || p[0].B != "dan" || p[0].Trying != "punching" {

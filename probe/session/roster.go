@@ -11,7 +11,7 @@ import (
 // rosterChanged: the host's roster has a new version; tell everyone.
 func (s *Session) rosterChanged(now time.Duration) {
 	s.version++
-	s.nat.tableDirty = true
+	s.nat.tableDirty = s.nat.anyLocals
 	s.emitRoster()
 	for _, m := range s.members {
 		if m.ID != s.self && m.linked && !m.removed {
@@ -93,7 +93,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 				continue
 			}
 			m.linked, m.heard, m.lastHeard = true, false, now
-			s.startPunch(now, m)
+			s.openPair(now, m)
 		case want && m.linked:
 			_ = s.ep.AddLink(now, e.ID, addr) // moves it if the address changed
 		case !want && m.linked:

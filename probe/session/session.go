@@ -121,6 +121,28 @@ type Config struct {
 	// It runs on the driver's goroutine; c.Payload must be copied to be
 	// kept.
 	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
+	// ProcessTime is the peer's processing time per frame (S5): the
+	// simulator charges it in virtual time; live machines leave it 0.
+	ProcessTime time.Duration
+	// LinkEvery, when above 0, has the peer publish a link line per link
+	// every this many frames (the simulator's link_every).
+	LinkEvery int
+	// NoTelemetry keeps a player from streaming its links to the others
+	// (the simulator: its printed run stays the game's own traffic).
+	NoTelemetry bool
+	// Observers (host) is how many observers must be in the session, as
+	// well as Players seated, before the game starts by itself; default 0.
+	// The simulator sets it so the watchers a scenario names see the start.
+	Observers int
+	// Virtual says the session runs on a virtual clock (the simulator):
+	// the peer reports every stall, however short. On the wall clock a
+	// stall shorter than a frame time is jitter, so live machines drop it.
+	Virtual bool
+	// LobbySink, when set, takes the session's own events (its session
+	// and roster lines and its messages about joins, leaves and the
+	// start) instead of Sink, which then gets only the game's (the
+	// peer's). The simulator prints only the game's.
+	LobbySink probe.Sink
 	// TelemetryTo names the machines a player streams its telemetry to;
 	// nil: every machine (issue 7). The demo sets it: its machines share
 	// one process, and a stream costs both ends a ring of 32 snapshots
@@ -131,6 +153,9 @@ type Config struct {
 	// reached at, for hole punching (issue 12); nil: the socket's, or
 	// every interface's at the socket's port for a wildcard socket.
 	LocalAddrs []netip.AddrPort
+	// FillMatrix, when set, is the peer's FillMatrix: the simulator hands
+	// every machine's diagnosis the other machines' own rows (issue 13).
+	FillMatrix func(now time.Duration, m *probe.MatrixView)
 }
 
 // Errors that end a session.

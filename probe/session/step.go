@@ -62,13 +62,13 @@ func (s *Session) Tick(now time.Duration) {
 	if s.started && !s.quitting && now >= s.nextAlive {
 		s.nextAlive = now + aliveEvery
 		if s.role == RoleObserver {
-			s.sendToPlayers(now, netcore.ChannelReliable, []byte{kindAlive})
+			s.sendToPlayers(now, []byte{kindAlive})
 		} else if id, since, ok := s.peer.WaitingFor(); ok && now-since >= stallAlive {
 			// A stalled machine sends no frame packets that ask for an
 			// ack, so a player that vanished would leave nothing unacked
 			// and its link would never show bad (T11). One reliable
 			// keep-alive a second to the player we wait for does.
-			_ = s.ep.Send(now, id, netcore.ChannelReliable, []byte{kindAlive})
+			_ = s.ep.SendUnnumbered(now, id, []byte{kindAlive}, true)
 		}
 	}
 	if now >= s.nextCheck {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -65,6 +66,9 @@ func (s *Session) Rejected() probe.RejectedCounts {
 		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby}
 	if s.peer != nil {
 		c.Frame = s.peer.BadPackets()
+		c.Implausible = r.Implausible + s.peer.Implausible()
+	} else {
+		c.Implausible = r.Implausible
 	}
 	c.Sum()
 	return c
@@ -177,7 +181,7 @@ func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
 // least one frame time (CONTRACTS.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
 func (s *Session) peerEvent(from string, e probe.Event) {
-	if st, ok := e.(*probe.StallEvent); ok && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
+	if st, ok := e.(*probe.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
 		return
 	}
 	if r, ok := e.(*probe.RemovedEvent); ok {
@@ -192,9 +196,28 @@ func (s *Session) peerEvent(from string, e probe.Event) {
 }
 
 func (s *Session) flush() {
+	k := s.cfg.Sink
+	if s.cfg.LobbySink != nil {
+		k = s.cfg.LobbySink
+	}
 	for _, e := range s.events {
-		s.cfg.Sink.Emit(s.cfg.Name, e)
+		k.Emit(s.cfg.Name, e)
 	}
 	clear(s.events)
 	s.events = s.events[:0]
+}
+
+// Diagnose is the summary's diagnosis (issue 13): the last evaluation's,
+// when there was one — at the end the others are leaving and their
+// telemetry goes quiet, so a fresh one would know less — else one from the
+// links this machine knows at now. Before the game nothing is measured, and
+// the verdict says so.
+func (s *Session) Diagnose(now time.Duration) diagnosis.Diagnosis {
+	if s.peer == nil {
+		return diagnosis.Diagnose(diagnosis.Input{Speed: s.speed})
+	}
+	if d := s.peer.LastDiagnosis(); d != nil {
+		return *d
+	}
+	return s.peer.Diagnose(now)
 }

@@ -14,21 +14,26 @@ import (
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
 )
 
 // Result is what a run leaves besides its NDJSON: the machines, for tests.
 type Result struct {
 	Peers   []*probe.Peer
 	Network simnet.Stats
-	End     time.Duration
+	End     time.Duration // the run's clock at the end: since the game started
 	Summary probe.SummaryEvent
+	// Lobby is how long the handshakes and the lobby took, in virtual
+	// time, before the host started the game (session.go).
+	Lobby time.Duration
 }
 
 type machine struct {
 	name  string
 	addr  netip.AddrPort
-	peer  *probe.Peer
-	host  *simnet.Host // the driver's: node, wake-up, vanished or not
+	sess  *session.Session // session.go
+	peer  *probe.Peer      // the session's, once the game started there
+	host  *simnet.Host     // the driver's: node, wake-up, vanished or not
 	procT time.Duration
 }
 
@@ -51,6 +56,13 @@ type runner struct {
 	pendingFrame []Change // at_frame changes, sorted
 	master       string
 	stop         bool
+
+	// the lobby (session.go)
+	joined    int           // machines started so far, in scenario order
+	gameOn    bool          // the host has started the game
+	startAt   time.Duration // when it did: the run's time 0
+	scheduled bool          // the timeline and the views are scheduled
+	lobbyErr  error
 }
 
 // ErrStuck is returned when a session stops making progress (every machine
@@ -91,15 +103,7 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 		return nil, err
 	}
 	r.applyNetwork()
-	for _, m := range r.machines {
-		m.peer.Connect(0)
-	}
-	for _, m := range r.machines {
-		m.peer.Start(0)
-		m.host.Wake()
-	}
-	r.scheduleTimeline()
-	r.scheduleViews()
+	r.openLobby()
 	fps := time.Second / time.Duration(sc.FPS)
 	dropTimeout := 60 * time.Second
 	if sc.DropTimeoutMs != nil {
@@ -107,7 +111,7 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	}
 	// A generous bound: every frame at a tenth of the game speed, plus time
 	// for drop timeouts.
-	limit := time.Duration(sc.Frames)*fps*10 + 4*dropTimeout + time.Minute
+	limit := time.Duration(sc.Frames)*fps*10 + 4*dropTimeout + time.Minute + time.Duration(len(r.machines))*lobbyAllowance
 	var err error
 	switch r.drv.Run(func() bool { return r.stop || r.werr != nil }, limit) {
 	case simnet.ErrIdle:
@@ -115,9 +119,14 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	case simnet.ErrPastLimit:
 		err = fmt.Errorf("%w by virtual time %v", ErrStuck, limit)
 	}
-	res := &Result{Network: r.net.Stats(), End: r.sched.Now()}
+	if r.lobbyErr != nil {
+		err = r.lobbyErr
+	}
+	res := &Result{Network: r.net.Stats(), End: r.now(), Lobby: r.startAt}
 	for _, m := range r.machines {
-		res.Peers = append(res.Peers, m.peer)
+		if m.peer != nil {
+			res.Peers = append(res.Peers, m.peer)
+		}
 	}
 	res.Summary = r.summary()
 	r.write("", &res.Summary)
@@ -128,54 +137,6 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 		return res, r.werr
 	}
 	return res, err
-}
-
-func (r *runner) build() error {
-	sc := r.sc
-	cpm := 60.0
-	if sc.CommandsPerMinute != nil {
-		cpm = *sc.CommandsPerMinute
-	}
-	var roster []probe.Member
-	names := append(append([]string{}, sc.Players...), sc.Observers...)
-	for i, n := range names {
-		// Addresses exist only inside the simulated network.
-		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 77, byte(i >> 8), byte(i + 1)}), 7373)
-		roster = append(roster, probe.Member{ID: netcore.PeerID(i + 1), Name: n, Addr: addr, Observer: i >= len(sc.Players)})
-	}
-	dropTimeout := time.Duration(0)
-	if sc.DropTimeoutMs != nil {
-		dropTimeout = netcore.FromMillis(*sc.DropTimeoutMs)
-	}
-	for i, mem := range roster {
-		m := &machine{name: mem.Name, addr: mem.Addr, procT: netcore.FromMillis(sc.ProcessMs[mem.Name]), host: r.drv.Attach(mem.Addr)}
-		m.host.OnStep(func() { r.check(m) })
-		peer, err := probe.NewPeer(probe.Config{
-			Self:              mem.ID,
-			Roster:            roster,
-			Speed:             sc.FPS,
-			DropTimeout:       dropTimeout,
-			ProcessTime:       m.procT,
-			CommandsPerMinute: cpm,
-			Seed:              sc.Seed*1_000_003 + uint64(i),
-			LinkEvery:         sc.LinkEvery,
-			Net:               netcore.Config{Session: sc.Seed | 1},
-			Sink:              probe.SinkFunc(r.emit),
-			OnFrame:           r.onFrame(mem.Name),
-			OnCommand:         r.onCommand(mem.Name),
-		}, m.host.Node())
-		if err != nil {
-			return err
-		}
-		m.peer = peer
-		m.host.Drive(peer)
-		r.machines = append(r.machines, m)
-		r.byName[m.name] = m
-	}
-	if len(sc.Players) > 0 {
-		r.master = sc.Players[0]
-	}
-	return nil
 }
 
 func profileOf(l LinkSpec, base impair.Profile) impair.Profile {
@@ -220,7 +181,7 @@ func (r *runner) scheduleTimeline() {
 	for _, c := range r.sc.Timeline {
 		if c.AtMs != nil {
 			c := c
-			r.sched.At(netcore.FromMillis(*c.AtMs), func() { r.apply(c) })
+			r.sched.At(r.startAt+netcore.FromMillis(*c.AtMs), func() { r.apply(c) })
 		} else {
 			r.pendingFrame = append(r.pendingFrame, c)
 		}
@@ -233,13 +194,13 @@ func (r *runner) apply(c Change) {
 	r.applyPairs(c.Links)
 	r.applyAccess(c.Access)
 	if c.FPS != nil {
-		if m := r.byName[r.master]; m != nil && !m.host.Stopped() {
+		if m := r.byName[r.master]; m != nil && m.peer != nil && !m.host.Stopped() {
 			m.peer.SetSpeed(*c.FPS)
 		}
 	}
 	if c.Remove != "" {
 		if m := r.byName[c.Remove]; m != nil && !m.host.Stopped() {
-			m.peer.Quit(r.sched.Now())
+			m.sess.Quit(r.sched.Now())
 			m.host.Wake()
 			r.check(m)
 		}
@@ -255,7 +216,7 @@ func (r *runner) apply(c Change) {
 // machine has reached their frame.
 func (r *runner) checkFrameChanges() {
 	m := r.byName[r.master]
-	if m == nil {
+	if m == nil || m.peer == nil {
 		return
 	}
 	for len(r.pendingFrame) > 0 && m.peer.Frame() >= *r.pendingFrame[0].AtFrame {
@@ -269,7 +230,10 @@ func (r *runner) checkFrameChanges() {
 // re-armed: the master's frame decides the run's end and the at_frame
 // timeline.
 func (r *runner) check(m *machine) {
-	if m.name == r.master {
+	if !r.scheduled || m.peer == nil {
+		r.lobbyStep(m)
+	}
+	if m.name == r.master && m.peer != nil {
 		r.checkFrameChanges()
 		if m.peer.Frame() >= r.sc.Frames {
 			r.stop = true
@@ -279,6 +243,7 @@ func (r *runner) check(m *machine) {
 
 // emit is every peer's sink.
 func (r *runner) emit(from string, e probe.Event) {
+	r.gameStarts()
 	h := probe.Head(e)
 	if m, ok := e.(*probe.MasterEvent); ok {
 		r.master = m.Player
@@ -305,7 +270,7 @@ func (r *runner) write(from string, e any) {
 		return
 	}
 	if r.opt.OnLine != nil {
-		r.opt.OnLine(r.sched.Now(), from, b)
+		r.opt.OnLine(r.now(), from, b)
 	}
 	b = append(b, '\n')
 	_, r.werr = r.out.Write(b)
@@ -323,28 +288,34 @@ func (r *runner) scheduleViews() {
 	tick = func() {
 		now := r.sched.Now()
 		for _, m := range r.machines {
-			if !m.host.Stopped() && !m.peer.Done() {
-				r.opt.OnView(m.peer.View(now))
+			if m.peer != nil && !m.host.Stopped() && !m.peer.Done() {
+				v := m.peer.View(now)
+				v.At -= r.startAt // the run's clock
+				r.opt.OnView(v)
 			}
 		}
 		if r.sched.Pending() > 0 {
 			r.sched.At(now+time.Second, tick)
 		}
 	}
-	r.sched.At(0, tick)
+	r.sched.At(r.startAt, tick)
 }
 
 func (r *runner) summary() probe.SummaryEvent {
 	s := probe.SummaryEvent{Header: probe.Header{Type: "summary"}, Links: []probe.LinkStat{}, Players: []probe.PlayerSummary{}}
-	if m := r.byName[r.master]; m != nil {
+	if m := r.byName[r.master]; m != nil && m.peer != nil {
 		s.Frame = m.peer.Frame()
 	}
 	for _, m := range r.machines {
+		if m.peer == nil {
+			continue
+		}
 		s.Links = append(s.Links, m.peer.Links()...)
 		if !m.peer.Observer() {
 			s.Players = append(s.Players, m.peer.Summary())
 		}
 	}
+	s.Diagnosis = r.finalDiagnosis()
 	return s
 }
 
@@ -360,6 +331,6 @@ func (r *runner) onCommand(name string) func(time.Duration, string, int, probe.C
 		return nil
 	}
 	return func(now time.Duration, player string, sendFrame int, c probe.Command) {
-		r.opt.OnCommand(name, now, player, sendFrame, c)
+		r.opt.OnCommand(name, now-r.startAt, player, sendFrame, c)
 	}
 }

@@ -1,0 +1,81 @@
+//go:build linux
+
+package netcore
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// Arrival times on Linux: the kernel stamps each datagram as it comes in
+// (SO_TIMESTAMPNS) and hands the stamp over with it as a control message,
+// so a datagram that waited in the socket buffer or behind others in a
+// batch still gets the moment it arrived, not the moment it was read.
+// The standard library's syscall package has all this needs.
+
+// oobSize holds one SCM_TIMESTAMPNS message (a 16-byte header and a
+// 16-byte timespec on 64-bit systems) with room to spare.
+const oobSize = 64
+
+// enableTimestamps asks the kernel to stamp every datagram; false when it
+// refuses, and the reader's own clock is used instead.
+func enableTimestamps(conn *net.UDPConn) bool {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	}); err != nil {
+		return false
+	}
+	return serr == nil
+}
+
+// readStamped reads one datagram with its control messages into oob.
+func readStamped(conn *net.UDPConn, b, oob []byte) (n, oobn int, from netip.AddrPort, err error) {
+	n, oobn, _, from, err = conn.ReadMsgUDPAddrPort(b, oob)
+	return n, oobn, from, err
+}
+
+// ptrSize is the size of cmsg_len (a size_t).
+const ptrSize = 4 << (^uintptr(0) >> 63)
+
+// kernelStamp finds the SCM_TIMESTAMPNS message among the control messages
+// and returns its wall-clock time. It reads the headers by hand: the
+// syscall package's parser allocates, and this runs per datagram.
+func kernelStamp(oob []byte) (time.Time, bool) {
+	hdr := syscall.CmsgLen(0)
+	for len(oob) >= hdr {
+		var l int
+		if ptrSize == 8 {
+			l = int(binary.NativeEndian.Uint64(oob))
+		} else {
+			l = int(binary.NativeEndian.Uint32(oob))
+		}
+		level := int32(binary.NativeEndian.Uint32(oob[ptrSize:]))
+		typ := int32(binary.NativeEndian.Uint32(oob[ptrSize+4:]))
+		if l < hdr || l > len(oob) {
+			return time.Time{}, false
+		}
+		if level == syscall.SOL_SOCKET && typ == syscall.SCM_TIMESTAMPNS {
+			switch d := oob[hdr:l]; len(d) {
+			case 16: // 64-bit time_t and long
+				return time.Unix(int64(binary.NativeEndian.Uint64(d)), int64(binary.NativeEndian.Uint64(d[8:]))), true
+			case 8: // 32-bit
+				return time.Unix(int64(int32(binary.NativeEndian.Uint32(d))), int64(int32(binary.NativeEndian.Uint32(d[4:])))), true
+			}
+			return time.Time{}, false
+		}
+		step := syscall.CmsgSpace(l - hdr)
+		if step > len(oob) {
+			break
+		}
+		oob = oob[step:]
+	}
+	return time.Time{}, false
+}

@@ -1,0 +1,337 @@
+package probe
+
+// The diagnosis (issue 13): at every master evaluation frame (S9) once every
+// seated player has been measured, each machine works out who and what
+// costs the session from every link it knows — its own row of the matrix
+// and the rows its telemetry brought — publishes it as a `diagnosis` event
+// and keeps it for its View. docs/diagnosis.md says what it reads and how.
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// DiagnosisEvent: the diagnosis at a master evaluation frame. Its JSON is
+// diagnosis.Event's ({"type":"diagnosis","frame":…, verdict, culprit,
+// culprit_link, players, links}) with the header's t_ms after the frame
+// when a live driver stamped one.
+type DiagnosisEvent struct {
+	Header
+	Diagnosis diagnosis.Diagnosis
+}
+
+// MarshalJSON writes the header's fields, then the diagnosis body.
+func (e *DiagnosisEvent) MarshalJSON() ([]byte, error) {
+	h := e.Header
+	h.Type = "diagnosis"
+	head, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	body, err := e.Diagnosis.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	// {"type":…,"frame":…} + {"verdict":…} → {"type":…,"frame":…,"verdict":…}
+	out := make([]byte, 0, len(head)+len(body))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	return append(out, body[1:]...), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *DiagnosisEvent) UnmarshalJSON(b []byte) error {
+	var h Header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return err
+	}
+	var d diagnosis.Diagnosis
+	if err := d.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	e.Header, e.Diagnosis = h, d
+	return nil
+}
+
+// Network: every machine diagnoses on the same evaluation frames, so the
+// simulator prints one line per evaluation (its machines all read every
+// machine's links, Config.FillMatrix). Live machines each print their own.
+func (*DiagnosisEvent) Network() bool { return true }
+
+// diagState is a peer's diagnosis scratch and history.
+type diagState struct {
+	g  diagnosis.Diagnoser
+	in diagnosis.Input
+	on bool // every seated player was measured at an evaluation: events flow
+
+	// marks are the waits others caused each player at the last two
+	// evaluations, oldest first, for the waits rule's window.
+	marks  [2]waitMark
+	nmarks int
+
+	rows   []int           // scratch: matrix row index of each input player
+	dirs   []*MatrixLink   // scratch: n×n directed links, nil when unknown
+	caused []time.Duration // scratch: per input player
+	last   *diagnosis.Diagnosis
+}
+
+type waitMark struct {
+	at     time.Duration
+	caused map[string]time.Duration
+}
+
+// evaluateDiagnosis runs at every master evaluation frame (S9) on every
+// machine, observers too.
+func (p *Peer) evaluateDiagnosis(now time.Duration, f int) {
+	if !p.started || p.self.removed {
+		return
+	}
+	if !p.dg.on && p.record.Summary(f).Complete() {
+		p.dg.on = true
+	}
+	m := p.knownMatrix(now)
+	p.diagnosisInput(now, &m)
+	if p.dg.on {
+		d := p.dg.g.Diagnose(p.dg.in)
+		p.dg.last = &d
+		p.emit(&DiagnosisEvent{Header: Header{Type: "diagnosis", Frame: f}, Diagnosis: d})
+	}
+	p.markWaits(now)
+}
+
+// Diagnose is a diagnosis from what this machine knows at now, whether or
+// not every player has been measured: the summary's (`summary.diagnosis`,
+// always present; with nothing measured its verdict says so).
+func (p *Peer) Diagnose(now time.Duration) diagnosis.Diagnosis {
+	if !p.started {
+		return p.dg.g.Diagnose(diagnosis.Input{Speed: p.speed})
+	}
+	return p.diagnose(now)
+}
+
+// LastDiagnosis is the diagnosis of the last evaluation, nil before the
+// first (View.Diagnosis).
+func (p *Peer) LastDiagnosis() *diagnosis.Diagnosis { return p.dg.last }
+
+func (p *Peer) diagnose(now time.Duration) diagnosis.Diagnosis {
+	m := p.knownMatrix(now)
+	p.diagnosisInput(now, &m)
+	return p.dg.g.Diagnose(p.dg.in)
+}
+
+// knownMatrix is every seated player's links as this machine knows them,
+// or as Config.FillMatrix completes them.
+func (p *Peer) knownMatrix(now time.Duration) MatrixView {
+	m := p.tm.matrix(now, p)
+	if p.cfg.FillMatrix != nil {
+		p.cfg.FillMatrix(now, &m)
+	}
+	return m
+}
+
+// diagnosisInput fills p.dg.in from the matrix: the seated players in
+// house order, their latest reports (S5–S7) and every pair both or one of
+// whose ends this machine knows.
+func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
+	dg := &p.dg
+	in := &dg.in
+	in.Players, in.Pairs = in.Players[:0], in.Pairs[:0]
+	in.Speed, in.Target = p.speed, p.sched.Target()
+	// The timing the verdict says the match runs at: the master's last
+	// choice, or, when the worst reported round trip already needs a
+	// slower rung, that rung — on an evaluation frame the master raises
+	// the target at once (S11a) but its timing event executes a few frames
+	// later, and a line must not say a player holds the match at the rung
+	// it would run at without that player.
+	if s := p.record.Summary(p.frame); s.WithRTT > 0 {
+		if need := rungs.Need(rungs.WithHeadroom(s.Worst), p.sched.FPS()); need.Rung() > in.Target.Rung() {
+			in.Target = need
+		}
+	}
+	n := len(m.Players)
+	dg.caused = growDur(dg.caused, n)
+	if cap(dg.dirs) < n*n {
+		dg.dirs = make([]*MatrixLink, n*n)
+	}
+	dirs := dg.dirs[:n*n]
+	clear(dirs)
+	for i := range m.Players {
+		row := &m.Players[i]
+		pd := diagnosis.Player{Name: row.Name}
+		if pl := p.playerNamed(row.Name); pl != nil {
+			if rep, ok := p.record.Latest(pl.idx); ok {
+				pd.Process = rep.Process
+				pd.Measured = rep.HasRTT && p.record.Fresh(pl.idx, p.frame)
+			}
+		}
+		in.Players = append(in.Players, pd)
+		if !row.Known {
+			continue
+		}
+		for k := range row.Links {
+			l := &row.Links[k]
+			if j := m.index(l.To); j >= 0 && j != i {
+				dirs[i*n+j] = l
+			}
+		}
+	}
+	// Waits others caused, bad and stale links.
+	for b := 0; b < n; b++ {
+		var caused time.Duration
+		into, bad := 0, 0
+		for a := 0; a < n; a++ {
+			l := dirs[a*n+b]
+			if l == nil {
+				continue
+			}
+			caused += l.Caused
+			into++
+			if l.Bad() {
+				bad++
+			}
+		}
+		dg.caused[b] = caused
+		pd := &in.Players[b]
+		pd.CausedWait = caused
+		// Every link into it has gone bad (T11): its connection, not one path.
+		pd.Bad = into > 0 && bad == into
+		for c := 0; c < n; c++ {
+			if l := dirs[b*n+c]; l != nil && staleLink(&l.Link) {
+				pd.Stale = true
+			}
+		}
+	}
+	// The waits rule's window: the last two evaluation intervals.
+	from := p.startAt
+	var old map[string]time.Duration
+	if dg.nmarks == 2 {
+		from, old = dg.marks[0].at, dg.marks[0].caused
+	}
+	in.Window = max(now-from, 0)
+	for i := range in.Players {
+		in.Players[i].RecentWait = max(dg.caused[i]-old[in.Players[i].Name], 0)
+	}
+	for a := 0; a < n; a++ {
+		for b := a + 1; b < n; b++ {
+			if pr, ok := pairOf(a, b, dirs[a*n+b], dirs[b*n+a]); ok {
+				in.Pairs = append(in.Pairs, pr)
+			}
+		}
+	}
+}
+
+// markWaits keeps the waits caused as of this evaluation (the input just
+// built); the oldest of the two marks held is dropped.
+func (p *Peer) markWaits(now time.Duration) {
+	dg := &p.dg
+	caused := dg.marks[0].caused // reuse the dropped one's map
+	if dg.nmarks < 2 {
+		caused = nil
+	}
+	if caused == nil {
+		caused = map[string]time.Duration{}
+	}
+	clear(caused)
+	for i, pl := range dg.in.Players {
+		caused[pl.Name] = dg.caused[i]
+	}
+	if dg.nmarks == 2 {
+		dg.marks[0] = dg.marks[1]
+	} else {
+		dg.nmarks++
+	}
+	dg.marks[dg.nmarks-1] = waitMark{at: now, caused: caused}
+}
+
+// pairOf is what is known of the pair a<b: the round trip is the mean of
+// the two ends' SRTT (or the one end that knows it), a→b's observed loss
+// what b counted inbound from a (L2) or, failing that, what b reported to a
+// (L4); the same the other way.
+func pairOf(a, b int, ab, ba *MatrixLink) (diagnosis.Pair, bool) {
+	pr := diagnosis.Pair{A: a, B: b}
+	var rtt, rvar time.Duration
+	known := 0
+	for _, l := range []*MatrixLink{ab, ba} {
+		if l != nil && l.RTTKnown {
+			rtt += l.SRTT
+			rvar += l.RTTVAR
+			known++
+		}
+	}
+	if known > 0 {
+		pr.RTT, pr.RTTVar = rtt/time.Duration(known), rvar/time.Duration(known)
+	}
+	switch {
+	case ba != nil && ba.LossKnown:
+		pr.ExpectedAB, pr.MissingAB = ba.Expected, ba.Missing
+	case ab != nil && ab.PeerKnown:
+		pr.ExpectedAB, pr.MissingAB = ab.PeerExpected, ab.PeerMissing
+	}
+	switch {
+	case ab != nil && ab.LossKnown:
+		pr.ExpectedBA, pr.MissingBA = ab.Expected, ab.Missing
+	case ba != nil && ba.PeerKnown:
+		pr.ExpectedBA, pr.MissingBA = ba.PeerExpected, ba.PeerMissing
+	}
+	return pr, known > 0 || pr.ExpectedAB > 0 || pr.ExpectedBA > 0
+}
+
+// staleMin is how many datagrams a link must have sent and expected before
+// its resend share is read as stale (L8): early on, one resend is a large
+// share.
+const staleMin = 100
+
+func staleLink(l *Link) bool {
+	if !l.LossKnown || l.Sent < staleMin || l.Expected < staleMin {
+		return false
+	}
+	return diagnosis.IsStale(float64(l.Retransmitted)/float64(l.Sent), float64(l.Missing)/float64(l.Expected))
+}
+
+func (p *Peer) playerNamed(name string) *player {
+	for _, pl := range p.players {
+		if pl.Name == name {
+			return pl
+		}
+	}
+	return nil
+}
+
+// index is the row of the named player, or -1.
+func (m *MatrixView) index(name string) int {
+	for i := range m.Players {
+		if m.Players[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// OwnRow is this machine's own row of the matrix at now, as View.Matrix
+// holds it: the simulator, which holds every machine, fills the other
+// rows of each machine's matrix with their own (Config.FillMatrix).
+func (p *Peer) OwnRow() MatrixPlayer {
+	row := MatrixPlayer{Name: p.self.Name, Self: true, Known: true, Frame: p.frame, Waited: p.waitTotal}
+	if w, pr, ok := p.ownWaits(); ok {
+		row.Wait, row.Process = &w, &pr
+	}
+	for _, o := range p.players {
+		if o == p.self || o.removed {
+			continue
+		}
+		if st, ok := p.ep.Stats(o.ID); ok {
+			row.Links = append(row.Links, MatrixLink{Link: LinkOf(p.self.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
+		}
+	}
+	return row
+}
+
+func growDur(s []time.Duration, n int) []time.Duration {
+	if cap(s) < n {
+		return make([]time.Duration, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,247 @@
+package ui
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/diagnosis"
+)
+
+// diagnosisPane is the Diagnosis view (issue 13): the verdict, each
+// player's share of the trouble with the evidence behind every cause
+// named, and the links whose round trip exceeds what their two players
+// explain. NaN in the diagnosis is unknown and shows as "—" (L3). ↑/↓
+// scroll it when it is longer than the screen.
+type diagnosisPane struct {
+	*ctx
+	top int
+}
+
+// key scrolls the view; it reports whether it used the key.
+func (p *diagnosisPane) key(msg tea.KeyMsg) bool {
+	k := &p.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.top = max(0, p.top-1)
+	case key.Matches(msg, k.Down):
+		p.top++
+	default:
+		return false
+	}
+	return true
+}
+
+// Column widths of the players' table; the causes take the rest.
+const (
+	dgNameW = 10
+	dgNumW  = 9
+)
+
+func (p *diagnosisPane) view(s *session, w, h int) string {
+	st := &p.st
+	d := s.view.Diagnosis
+	out := []string{p.rule(st.title.Render("Diagnosis")+st.muted.Render("  who and what holds the match back"), w)}
+	if d == nil {
+		out = append(out, st.muted.Render("  no diagnosis yet: it comes with the first evaluation after the game starts"))
+		return block(out, w, h)
+	}
+	for _, l := range wrap(textOf(d.Verdict), w-2) {
+		out = append(out, "  "+st.text.Render(l))
+	}
+	out = append(out, "")
+	wide := w >= wideLayout
+	heads := []string{"SHARE", "LOSS", "JITTER", "PROCESS", "CAUSED", "WITHOUT"}
+	if wide {
+		heads = []string{"SHARE ms", "LOSS", "JITTER ms", "PROCESS ms", "CAUSED", "WITHOUT"}
+	}
+	nw := dgNumW
+	if wide {
+		nw = 11
+	}
+	var hb strings.Builder
+	hb.WriteString("  " + fit("PLAYER", dgNameW))
+	for _, x := range heads {
+		hb.WriteString(padLeft(x, nw))
+	}
+	hb.WriteString("  CAUSES")
+	out = append(out, st.muted.Render(fit(hb.String(), w)))
+	restW := w - 2 - dgNameW - len(heads)*nw - 2
+	for i := range d.Players {
+		pd := &d.Players[i]
+		mark := "  "
+		name := st.text
+		if pd.Player == d.Culprit {
+			mark, name = "! ", st.worst
+		}
+		rung := unknown
+		if pd.RungWithout > 0 {
+			rung = "rung " + strconv.Itoa(pd.RungWithout)
+		}
+		causes := strings.Join(pd.Causes, ", ")
+		if causes == "" {
+			causes = "none"
+		}
+		line := name.Render(mark+fit(textOf(pd.Player), dgNameW)) + st.text.Render(
+			padLeft(fmtMsNaN(pd.AccessRTTMs), nw)+padLeft(fmtPctNaN(pd.AccessLoss), nw)+padLeft(fmtMsNaN(pd.JitterMs), nw)+
+				padLeft(fmtMsNaN(pd.ProcessMs), nw)+padLeft(fmtWaitNaN(pd.CausedWaitMs), nw)+padLeft(rung, nw)) +
+			"  " + st.warn.Render(fitWords(causes, restW))
+		out = append(out, fit(line, w))
+	}
+	// The evidence behind every cause named.
+	var ev []string
+	for i := range d.Players {
+		pd := &d.Players[i]
+		for _, c := range pd.Causes {
+			ev = append(ev, textOf(pd.Player)+": "+playerEvidence(d, pd, c))
+		}
+	}
+	if len(ev) > 0 {
+		out = append(out, "", st.muted.Render("  Why:"))
+		for _, e := range ev {
+			for j, l := range wrap(e, w-6) {
+				lead := "  • "
+				if j > 0 {
+					lead = "    "
+				}
+				out = append(out, st.muted.Render(lead)+st.text.Render(l))
+			}
+		}
+	}
+	// Links with excess: a round trip longer than its players' shares.
+	out = append(out, "", p.rule(st.title.Render("Links")+st.muted.Render("  round trip against what its two players explain"), w))
+	out = append(out, st.muted.Render(fit("  "+fit("BETWEEN", 2*dgNameW+3)+padLeft("RTT ms", nw)+padLeft("EXPECTED", nw)+padLeft("EXCESS", nw)+padLeft("LOSS", nw)+"  CAUSES", w)))
+	shown := 0
+	var lev []string
+	for i := range d.Links {
+		l := &d.Links[i]
+		if len(l.Causes) == 0 && !(l.ExcessRTTMs >= excessShown) {
+			continue // nothing to say about a link that behaves
+		}
+		shown++
+		between := textOf(l.Between[0]) + " – " + textOf(l.Between[1])
+		mark, style := "  ", st.text
+		if d.CulpritLink != nil && *d.CulpritLink == l.Between {
+			mark, style = "! ", st.worst
+		}
+		causes := strings.Join(l.Causes, ", ")
+		line := style.Render(mark+fit(between, 2*dgNameW+3)) + st.text.Render(padLeft(fmtMsNaN(l.RTTMs), nw)+padLeft(fmtMsNaN(l.ExpectedRTTMs), nw)+
+			padLeft(fmtMsNaN(l.ExcessRTTMs), nw)+padLeft(fmtPctNaN(l.Loss), nw)) + "  " + st.warn.Render(fitWords(causes, max(0, w-2-2*dgNameW-3-4*nw-2)))
+		out = append(out, fit(line, w))
+		for _, c := range l.Causes {
+			lev = append(lev, between+": "+linkEvidence(l, c))
+		}
+	}
+	if shown == 0 {
+		out = append(out, st.muted.Render("  no link is slower than its two players explain"))
+	}
+	for _, e := range lev {
+		for j, l := range wrap(e, w-6) {
+			lead := "  • "
+			if j > 0 {
+				lead = "    "
+			}
+			out = append(out, st.muted.Render(lead)+st.text.Render(l))
+		}
+	}
+	// Scroll when it is longer than the screen.
+	p.top = min(p.top, max(0, len(out)-h))
+	out = out[p.top:]
+	if len(out) > h && h > 0 {
+		out = append(out[:h-1:h-1], st.accent.Render("  ↓ more (↑/↓ scroll)"))
+	}
+	return block(out, w, h)
+}
+
+// playerEvidence says in words what in the numbers made the diagnosis
+// name cause c for pd.
+func playerEvidence(d *diagnosis.Diagnosis, pd *diagnosis.PlayerDiagnosis, c string) string {
+	switch c {
+	case diagnosis.CauseLatency:
+		return "adds " + fmtMsNaN(pd.AccessRTTMs) + " ms to every round trip it is on; the others' median share is " +
+			fmtMsNaN(othersMedian(d, pd.Player, func(q *diagnosis.PlayerDiagnosis) float64 { return q.AccessRTTMs })) + " ms"
+	case diagnosis.CauseJitter:
+		return "its round trips vary by " + fmtMsNaN(pd.JitterMs) + " ms; the others' median is " +
+			fmtMsNaN(othersMedian(d, pd.Player, func(q *diagnosis.PlayerDiagnosis) float64 { return q.JitterMs })) + " ms"
+	case diagnosis.CauseLoss:
+		return "loses " + fmtPctNaN(pd.AccessLoss) + " of the datagrams on its side, out and in together"
+	case diagnosis.CauseProcessing:
+		s := "its machine needs " + fmtMsNaN(pd.ProcessMs) + " ms per frame"
+		if pd.FPSWithout > 0 {
+			s += "; without it the game could run at " + strconv.Itoa(pd.FPSWithout) + " fps"
+		}
+		return s
+	case diagnosis.CauseUnmeasured:
+		return "not measured with enough players to split its round trips"
+	case diagnosis.CauseStale:
+		return "it resends far more than it loses: its round-trip estimate has fallen behind"
+	case diagnosis.CauseBad:
+		return "a connection of it has gone bad (nothing heard for too long)"
+	}
+	return c
+}
+
+// linkEvidence says what made the diagnosis name cause c for link l.
+func linkEvidence(l *diagnosis.LinkDiagnosis, c string) string {
+	switch c {
+	case diagnosis.CauseLatency:
+		return "measured " + fmtMsNaN(l.RTTMs) + " ms where its two players' shares add up to " + fmtMsNaN(l.ExpectedRTTMs) +
+			" ms: the path between them adds " + fmtMsNaN(l.ExcessRTTMs) + " ms"
+	case diagnosis.CauseLoss:
+		return "loses " + fmtPctNaN(l.Loss) + " of its datagrams, both ways together, more than its players' sides explain"
+	}
+	return c
+}
+
+// othersMedian is the median of f over the players other than name,
+// leaving unknowns out; NaN when none is known.
+func othersMedian(d *diagnosis.Diagnosis, name string, f func(*diagnosis.PlayerDiagnosis) float64) float64 {
+	var vs []float64
+	for i := range d.Players {
+		if d.Players[i].Player != name {
+			if v := f(&d.Players[i]); !math.IsNaN(v) {
+				vs = append(vs, v)
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
+
+// excessShown is the least excess that lists a link the diagnosis named
+// no cause for: a few milliseconds are measurement noise.
+const excessShown = 10.0
+
+// fmtWaitNaN writes a wait given in milliseconds, NaN as unknown.
+func fmtWaitNaN(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return unknown
+	}
+	return fmtWait(netcore.FromMillis(v))
+}
+
+// fmtMsNaN writes milliseconds, NaN as unknown.
+func fmtMsNaN(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return unknown
+	}
+	return fmtMsVal(v)
+}
+
+// fmtPctNaN writes a 0–1 share as a percentage, NaN as unknown.
+func fmtPctNaN(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return unknown
+	}
+	return fmtShare(share{v: v, ok: true})
+}

@@ -1,0 +1,98 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// helpPane is the `?` screen: every key, then a glossary of every short
+// form and mark on screen (issue 17). It scrolls with ↑/↓ when the terminal
+// is too low to show it whole.
+type helpPane struct {
+	*ctx
+	top int // first line shown
+}
+
+// glossary explains every abbreviation and mark the views use, in the
+// order a player meets them.
+var glossary = [][2]string{
+	{"RTT", "round trip: the smoothed time a datagram takes there and back, in ms"},
+	{"JIT, JITTER", "how much the round trip varies, in ms"},
+	{"RETRY", "how long an unanswered datagram waits before it is sent again, in ms"},
+	{"T/O, TIMEOUT", "how long without an answer before the connection counts as lost"},
+	{"RSND, RESENT", "share of our datagrams sent again, over the last 10 s"},
+	{"IN, LOST IN", "share of the player's datagrams that never reached us, last 10 s"},
+	{"OUT, LOST OUT", "share of ours the player reports lost, last 10 s"},
+	{"WAIT, WAITED", "time this machine spent waiting for that player's commands"},
+	{"meas, prov", "link states: measured; provisional (the estimate is not settled yet)"},
+	{"unmeas, BAD", "not measured yet; a bad connection (nothing heard for too long)"},
+	{"(obs), °", "an observer: watches the game and sends no commands"},
+	{"!  >", "the worst link; the cursor"},
+	{unknown, "not known (never written as 0)"},
+	{"5/15", "a timing: commands go out every 5 frames and run 15 frames later"},
+	{"▶ ◆ ○", "rungs: the timing in force, the target, the rung the worst round trip needs now"},
+	{"╭ ┌", "chart: the round trip, the retry time"},
+	{"• ✕", "chart: a second with resends, a second with a bad connection"},
+	{"rsnd in out", "loss lanes: resent, lost in, lost out; · is none, a taller block more"},
+	{"f275", "message list: the frame the message belongs to"},
+	{"~ ! ? ·", "matrix: provisional, bad, not known here, the player itself"},
+	{"ALERT", "an alert; the bell rings with it when the bell is on (b)"},
+	{"SHARE", "diagnosis: a player's own share of every round trip it is on, in ms"},
+	{"PROCESS", "time a player's machine needs per frame, in ms"},
+	{"caused", "diagnosis: time the others waited for that player's commands"},
+	{"WITHOUT", "diagnosis: the rung the others would need without that player"},
+	{"EXCESS", "diagnosis: how far a link's round trip exceeds its players' shares"},
+	{"!", "diagnosis: the player or the path that holds the match back"},
+}
+
+// key scrolls the help; it reports whether it used the key.
+func (p *helpPane) key(msg tea.KeyMsg) bool {
+	k := &p.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.top--
+	case key.Matches(msg, k.Down):
+		p.top++
+	case key.Matches(msg, k.PageUp):
+		p.top -= 10
+	case key.Matches(msg, k.PageDown):
+		p.top += 10
+	default:
+		return false
+	}
+	p.top = max(0, p.top)
+	return true
+}
+
+func (p *helpPane) view(w, h int, matrixColumnKeys string) string {
+	p.help.Width = w
+	st := &p.st
+	lines := []string{p.rule(st.title.Render("Keys"), w), ""}
+	lines = append(lines, strings.Split(p.help.FullHelpView(p.keys.FullHelp()), "\n")...)
+	lines = append(lines, "",
+		st.muted.Render("Mouse: the wheel moves through links; click a row to focus it,"),
+		st.muted.Render("       a heading to sort by it, a tab to open it."),
+		st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), "+matrixColumnKeys+" to whom (the column)."),
+		"", p.rule(st.title.Render("Words and marks"), w))
+	const termW = 14
+	for _, g := range glossary {
+		for i, l := range wrap(g[1], w-termW-2) {
+			term := ""
+			if i == 0 {
+				term = g[0]
+			}
+			lines = append(lines, "  "+st.accent.Render(fit(term, termW))+st.muted.Render(l))
+		}
+	}
+	lines = append(lines, "",
+		st.muted.Render("Loss and resend shares are per interval, differenced from the running totals."))
+	// Scroll: keep the last page full, and say when there is more.
+	p.top = min(p.top, max(0, len(lines)-h))
+	lines = lines[p.top:]
+	if len(lines) > h && h > 0 {
+		lines = append(lines[:h-1:h-1], st.accent.Render("  ↓ more (↑/↓ scroll)"))
+	}
+	return block(lines, w, h)
+}

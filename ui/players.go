@@ -1,0 +1,86 @@
+package ui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// playersPane is the Players view; it keeps nothing of its own.
+type playersPane struct{ *ctx }
+
+// playersScreen lists every machine of the session with its latest report
+// (S5–S8), and ranks whom this machine has waited for.
+func (p *playersPane) view(s *session, w, h int) string {
+	st := &p.st
+	out := []string{p.rule(st.title.Render("Players")+st.muted.Render("  latest reports: round trip, longest wait, processing time"), w)}
+	head := fit("  "+fit("PLAYER", 14)+fit("ROLE", 18)+padLeft("FRAME", 8)+padLeft("RTT ms", 9)+padLeft("LONGEST", 9)+padLeft("PROCESS", 9)+"  REPORT", w)
+	out = append(out, st.muted.Render(head))
+	for _, p := range s.view.Players {
+		var role []string
+		if p.Self {
+			role = append(role, "you")
+		}
+		if p.Master {
+			role = append(role, "master")
+		}
+		if p.Observer {
+			role = append(role, "observer")
+		}
+		if p.Removed {
+			role = append(role, "left")
+		}
+		if len(role) == 0 {
+			role = append(role, "player")
+		}
+		rep, rtt, wait, proc, fresh := unknown, unknown, unknown, unknown, unknown
+		if r := p.Report; r != nil {
+			rep = strconv.Itoa(r.Frame)
+			if r.RTT != nil {
+				rtt = fmtMs(*r.RTT, true)
+			} else {
+				rtt = unknown
+			}
+			wait, proc = fmtWait(r.Wait), fmtWait(r.Process)
+			fresh = "expired"
+			if r.Fresh {
+				fresh = "fresh"
+			}
+		}
+		line := "  " + st.text.Render(fit(p.Name, 14)) + st.muted.Render(fit(strings.Join(role, ", "), 18)) +
+			st.text.Render(padLeft(rep, 8)+padLeft(rtt, 9)+padLeft(wait, 9)+padLeft(proc, 9)) + "  " + st.text.Render(fresh)
+		out = append(out, fit(line, w))
+	}
+	if len(s.view.Players) == 0 {
+		out = append(out, st.muted.Render("  no players yet"))
+	}
+	out = append(out, "", p.rule(st.title.Render("Who made us wait")+st.muted.Render("  time this machine spent waiting for each peer's commands"), w))
+	links := s.current()
+	// Peers we never waited for are not ranked.
+	kept := links[:0]
+	for _, l := range links {
+		if l.last.Caused > 0 {
+			kept = append(kept, l)
+		}
+	}
+	links = kept
+	if len(links) == 0 {
+		out = append(out, st.muted.Render("  nobody has made us wait"))
+	}
+	sort.SliceStable(links, func(i, j int) bool { return links[i].last.Caused > links[j].last.Caused })
+	var top time.Duration
+	for _, l := range links {
+		top = max(top, l.last.Caused)
+	}
+	barW := max(10, w-40)
+	for _, l := range links {
+		n := 0
+		if top > 0 {
+			n = int(float64(barW) * float64(l.last.Caused) / float64(top))
+		}
+		bar := st.worst.Render(strings.Repeat("█", n)) + st.border.Render(strings.Repeat("·", barW-n))
+		out = append(out, fit("  "+st.text.Render(fit(l.peer, 14))+padLeft(fmtWait(l.last.Caused), 8)+"  "+bar, w))
+	}
+	return block(out, w, h)
+}
