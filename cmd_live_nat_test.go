@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,31 @@ func TestLiveIPv6AndDualStack_T1(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A host listening on every address answers each machine from the address
+// it reached the host at (IP_PKTINFO, issue 12): a joiner that sends to
+// 127.0.0.2 gets its answers from 127.0.0.2, not from the 127.0.0.1 the
+// system would pick, and joins. Linux only (the loopback has every
+// 127/8 address there).
+func TestLiveHostAnswersFromArrivalAddress(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("127.0.0.2 on the loopback and IP_PKTINFO: Linux")
+	}
+	bin := buildLagscope(t)
+	host := startProc(t, bin, "ada", "host", "--name", "ada", "--listen", "0.0.0.0:0", "--players", "2", "--json", "--duration", "8s")
+	ap, err := netip.ParseAddrPort(hostAddr(t, host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := startProc(t, bin, "bob", "join", fmt.Sprintf("127.0.0.2:%d", ap.Port()), "--name", "bob", "--json", "--duration", "6s")
+	for _, p := range []*proc{host, bob} {
+		if code := p.exit(30 * time.Second); code != 0 {
+			t.Fatalf("%s exited %d: %s", p.name, code, p.stderr.String())
+		}
+	}
+	if !measuredLinks(bob, "bob")["ada"] {
+		t.Fatalf("bob never measured its link to the host: %v", bob.of("message"))
 	}
 }
