@@ -69,6 +69,10 @@ type Exporter struct {
 	order    []linkKey // first-seen order, for a stable scrape
 	machines map[string]*machine
 	waits    map[string]float64 // player → latest reported wait, seconds (S5)
+	// relayed: datagrams a host forwarded per relayed pair (issue 12),
+	// the pair in house order; relayOrder keeps the scrape's order stable.
+	relayed    map[[2]string]uint64
+	relayOrder [][2]string
 }
 
 // New builds an Exporter for one session; the session names the `session`
@@ -82,7 +86,8 @@ func New(session string) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{}}
+	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{},
+		relayed: map[[2]string]uint64{}}
 	e.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.Empty()))
 	if err := e.register(e.provider.Meter("github.com/lagscope/lagscope/metrics")); err != nil {
 		e.provider.Shutdown(context.Background())
@@ -110,6 +115,7 @@ func (e *Exporter) register(m metric.Meter) error {
 	lost := icounter("lagscope.datagrams.lost", "Numbered datagrams from the peer that never arrived (L1, L2): observed inbound loss.")
 	peerExp := icounter("lagscope.datagrams.peer_expected", "The peer's expected total for this link, from its LinkReports (L4); zero until it reports.")
 	peerLost := icounter("lagscope.datagrams.peer_lost", "The peer's lost total for this link, from its LinkReports (L4): observed outbound loss.")
+	relayed := icounter("lagscope.relayed_datagrams", "Datagrams the host forwarded between the pair (player, peer), which found no direct path (issue 12).")
 	waited, err := m.Float64ObservableCounter("lagscope.caused_wait", metric.WithUnit("s"),
 		metric.WithDescription("Time this machine waited before executing frames, last for the peer's commands (who causes lag)."))
 	errs = append(errs, err)
@@ -173,11 +179,15 @@ func (e *Exporter) register(m metric.Meter) error {
 			o.ObserveInt64(lookAhead, mc.lookAhead, at)
 			o.ObserveInt64(fps, mc.fps, at)
 		}
+		for _, k := range e.relayOrder {
+			o.ObserveInt64(relayed, int64(e.relayed[k]), metric.WithAttributeSet(attribute.NewSet(
+				attribute.String("session", e.session), attribute.String("player", k[0]), attribute.String("peer", k[1]))))
+		}
 		for name, w := range e.waits {
 			o.ObserveFloat64(wait, w, metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session), attribute.String("player", name))))
 		}
 		return nil
-	}, sent, retx, expected, lost, peerExp, peerLost, waited, srtt, rttvar, rto, connTO, wait, rung, sendPeriod, lookAhead, fps)
+	}, sent, retx, expected, lost, peerExp, peerLost, relayed, waited, srtt, rttvar, rto, connTO, wait, rung, sendPeriod, lookAhead, fps)
 	return err
 }
 
@@ -224,6 +234,12 @@ func (e *Exporter) Observe(u probe.Update) {
 			l.fold.Retire()
 			l.live = false
 		}
+	}
+	for _, r := range v.Relay {
+		if _, ok := e.relayed[r.Between]; !ok {
+			e.relayOrder = append(e.relayOrder, r.Between)
+		}
+		e.relayed[r.Between] = max(e.relayed[r.Between], r.Datagrams) // a counter never decreases (L5)
 	}
 	if u.Done {
 		delete(e.machines, v.Self)

@@ -360,3 +360,31 @@ func BenchmarkScrape(b *testing.B) {
 		e.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	}
 }
+
+// A host that relays a pair exports what it forwarded as
+// lagscope_relayed_datagrams_total, labelled by the pair; it never
+// decreases (issue 12, L5).
+func TestRelayedDatagrams_L5(t *testing.T) {
+	e, _ := New("lan")
+	defer e.Close()
+	v := view("alice", lv("bob", 100, 400))
+	v.Relay = []probe.RelayStat{{Between: [2]string{"bob", "dan"}, Datagrams: 70, Bytes: 7000}}
+	e.Observe(probe.Update{View: v})
+	fams, _ := scrape(t, e)
+	f := fams["lagscope_relayed_datagrams_total"]
+	if f == nil || f.GetType() != dto.MetricType_COUNTER || len(f.GetMetric()) != 1 {
+		t.Fatalf("family %v", f)
+	}
+	if got := labelNames(f.GetMetric()[0]); got != "peer,player,session" {
+		t.Errorf("labels %s", got)
+	}
+	if v, _ := find(fams, "lagscope_relayed_datagrams_total", "bob", "dan"); v != 70 {
+		t.Errorf("relayed %v, want 70", v)
+	}
+	v.Relay[0].Datagrams = 10 // a restarted host counts from zero: the series does not go back
+	e.Observe(probe.Update{View: v})
+	fams, _ = scrape(t, e)
+	if v, _ := find(fams, "lagscope_relayed_datagrams_total", "bob", "dan"); v != 70 {
+		t.Errorf("relayed %v after a smaller count, want 70", v)
+	}
+}

@@ -104,10 +104,14 @@ type UDPTransport struct {
 	conn    *net.UDPConn
 	local   netip.AddrPort
 	stamped bool // the kernel stamps arrivals (SO_TIMESTAMPNS)
-	inbox   chan *Datagram
-	done    chan struct{}
-	wg      sync.WaitGroup
-	once    sync.Once
+	// from (a wildcard socket) answers each peer from the address its
+	// datagrams arrive at (udp_pktinfo.go); nil: the system picks.
+	from  *replyFrom
+	txOOB []byte
+	inbox chan *Datagram
+	done  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
 
 	// SendBatch's state, made on first use.
 	wmu   sync.Mutex
@@ -143,6 +147,9 @@ func ListenUDP(addr string) (*UDPTransport, error) {
 		inbox:   make(chan *Datagram, inboxDepth),
 		done:    make(chan struct{}),
 	}
+	if t.local.Addr().IsUnspecified() && enablePktinfo(conn) {
+		t.from = &replyFrom{m: map[netip.AddrPort]netip.Addr{}}
+	}
 	t.wg.Add(1)
 	go t.read()
 	return t, nil
@@ -158,7 +165,14 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 	if len(p) > MaxDatagram {
 		return ErrTooLarge
 	}
-	if _, err := t.conn.WriteToUDPAddrPort(p, to); err != nil {
+	var err error
+	if local, ok := t.replyAddr(to); ok {
+		t.txOOB = appendFrom(t.txOOB[:0], to, local)
+		_, _, err = t.conn.WriteMsgUDPAddrPort(p, t.txOOB, to)
+	} else {
+		_, err = t.conn.WriteToUDPAddrPort(p, to)
+	}
+	if err != nil {
 		t.sendErrors.Add(1)
 		return err
 	}
@@ -256,6 +270,11 @@ func (t *UDPTransport) read() {
 				d.At = arrivedAt(read, k)
 				t.kernelStamped.Add(1)
 			}
+			if t.from != nil {
+				if local, ok := arrivedTo(r.oob(i)); ok {
+					t.from.note(d.From, local)
+				}
+			}
 			t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
 			select {
 			case t.inbox <- r.take(i):
@@ -264,4 +283,13 @@ func (t *UDPTransport) read() {
 			}
 		}
 	}
+}
+
+// replyAddr is the local address to answer to from, when this socket
+// listens on every address and a datagram from to has arrived.
+func (t *UDPTransport) replyAddr(to netip.AddrPort) (netip.Addr, bool) {
+	if t.from == nil {
+		return netip.Addr{}, false
+	}
+	return t.from.lookup(netip.AddrPortFrom(to.Addr().Unmap(), to.Port()))
 }

@@ -17,8 +17,9 @@ import (
 // The standard library's syscall package has all this needs.
 
 // oobSize holds one SCM_TIMESTAMPNS message (a 16-byte header and a
-// 16-byte timespec on 64-bit systems) with room to spare.
-const oobSize = 64
+// 16-byte timespec on 64-bit systems) and one IP_PKTINFO or IPV6_PKTINFO
+// message (udp_pktinfo_linux.go: up to 40 bytes), with room to spare.
+const oobSize = 128
 
 // enableTimestamps asks the kernel to stamp every datagram; false when it
 // refuses, and the reader's own clock is used instead.

@@ -140,6 +140,9 @@ type LinkStat struct {
 	Missing       *uint64  `json:"missing"`
 	PeerExpected  *uint64  `json:"peer_expected"`
 	PeerMissing   *uint64  `json:"peer_missing"`
+	// Path is how the measuring pair's datagrams travel: "direct", or
+	// "relayed" through the host (issue 12).
+	Path string `json:"path"`
 }
 
 // LinkEvent: a periodic link line.
@@ -169,6 +172,8 @@ type SummaryEvent struct {
 	Rejected *RejectedCounts `json:"rejected,omitempty"`
 	// Process (live) is what running the session cost this process.
 	Process *ProcessStats `json:"process,omitempty"`
+	// Relay (the host, when it relayed) is what it forwarded per pair.
+	Relay []RelayStat `json:"relay,omitempty"`
 }
 
 // RejectedCounts are datagrams and messages a live machine dropped without

@@ -43,6 +43,10 @@ type Link struct {
 	// PeerKnown: the peer has sent its half (L4).
 	PeerKnown                 bool
 	PeerExpected, PeerMissing uint64
+
+	// Relayed: the pair's datagrams go through the host (no direct path,
+	// issue 12); the round trip is then the relayed path's.
+	Relayed bool
 }
 
 // LinkOf describes a link whose statistics come straight from an endpoint.

@@ -75,7 +75,11 @@ func u64p(v uint64) *uint64 { return &v }
 // Stat is the link as the NDJSON link object: milliseconds, and null for
 // what is unknown (L3, L4).
 func (l Link) Stat() LinkStat {
-	ls := LinkStat{From: l.From, To: l.To, State: l.State.String(), RTOMs: msp(l.RTO), ConnTimeoutMs: msp(l.ConnTimeout)}
+	ls := LinkStat{From: l.From, To: l.To, State: l.State.String(), RTOMs: msp(l.RTO), ConnTimeoutMs: msp(l.ConnTimeout),
+		Path: PathDirect}
+	if l.Relayed {
+		ls.Path = PathRelayed
+	}
 	if l.RTTKnown {
 		ls.SRTTMs, ls.RTTVARMs = msp(l.SRTT), msp(l.RTTVAR)
 	}
@@ -101,6 +105,13 @@ func (ls LinkStat) Link() (Link, error) {
 		return Link{}, fmt.Errorf("%w: state %q", ErrLinkStat, ls.State)
 	}
 	l.State = st
+	switch ls.Path {
+	case PathRelayed:
+		l.Relayed = true
+	case "", PathDirect: // recordings from before issue 12 have no path
+	default:
+		return Link{}, fmt.Errorf("%w: path %q", ErrLinkStat, ls.Path)
+	}
 	dur := func(p *float64) (time.Duration, bool) {
 		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) || math.Abs(*p) > maxMs {
 			return 0, false

@@ -33,6 +33,9 @@ type View struct {
 	Links   []LinkView   // one per other machine, house order
 	Players []PlayerView // every machine, house order
 	Totals  LossTotals   // this machine's transport, summed over links
+	// Relay (a host) is what it forwarded for pairs without a direct
+	// path (issue 12).
+	Relay []RelayStat `json:",omitempty"`
 
 	// Matrix is every seated player's own links and waits (issue 7): this
 	// machine's row first-hand, the others' from their telemetry; rows
@@ -54,6 +57,9 @@ type LobbyView struct {
 	Seated    int  // players seated so far
 	Observers int  // observers in the session
 	Joining   bool // still in the handshake with the host
+	// Pending: this machine's pairs that carry no traffic yet, with what
+	// is tried for each (issue 12).
+	Pending []PendingPair `json:",omitempty"`
 }
 
 // LinkView is one private link from this machine.

@@ -32,6 +32,7 @@ type viewRecord struct {
 	Links    []linkRecord
 	Players  []probe.PlayerView
 	Totals   probe.LossTotals
+	Relay    []probe.RelayStat `json:",omitempty"` // a host's relayed pairs (issue 12)
 }
 
 // linkRecord is one LinkView: the NDJSON link object, then the rest.
@@ -49,7 +50,7 @@ type linkRecord struct {
 func recordOf(v *probe.View) *viewRecord {
 	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started,
 		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Stalled: v.Stalled,
-		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals}
+		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals, Relay: v.Relay}
 	if v.Links != nil {
 		r.Links = make([]linkRecord, len(v.Links))
 		for i, l := range v.Links {
@@ -63,7 +64,7 @@ func recordOf(v *probe.View) *viewRecord {
 func (r *viewRecord) view() (*probe.View, error) {
 	v := &probe.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
 		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Stalled: r.Stalled,
-		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals}
+		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals, Relay: r.Relay}
 	if r.Links != nil {
 		v.Links = make([]probe.LinkView, len(r.Links))
 		for i, l := range r.Links {

@@ -49,6 +49,7 @@ func (s *Session) tickJoin(now time.Duration) {
 	}
 	var err error
 	if s.join == joinHello {
+		s.nat.helloAt = now
 		err = s.ep.SendHandshake(s.hostAddr, netcore.Hello{Nonce: s.nonce, Role: role, Name: paddedHello(s.cfg.Name)})
 	} else {
 		err = s.ep.SendHandshake(s.hostAddr, netcore.Response{Nonce: s.nonce, Cookie: s.cookie, Role: role, Name: s.cfg.Name})
@@ -75,7 +76,8 @@ func (s *Session) handshake(now time.Duration, from netip.AddrPort, sender netco
 		}
 		s.cookie = m.Cookie
 		s.join = joinResponse
-		s.nextHello = now // answer at once (in tickJoin, after this datagram)
+		s.nat.hostRTT = now - s.nat.helloAt // paces hole punching (punch.go)
+		s.nextHello = now                   // answer at once (in tickJoin, after this datagram)
 	case netcore.Welcome:
 		if (s.join != joinHello && s.join != joinResponse) || from != s.hostAddr || m.Nonce != s.nonce {
 			s.rejected.Handshake++
@@ -252,6 +254,10 @@ func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
 	}
 	s.join = joinWelcomed
 	s.self, s.token = w.Peer, w.Token
+	if err := s.setCheckKey(); err != nil {
+		s.fail(err)
+		return
+	}
 	host := &member{Member: probe.Member{ID: HostID, Addr: s.hostAddr}, lastHeard: now}
 	s.addMember(host)
 	if err := s.ep.AddLink(now, HostID, s.hostAddr); err != nil {

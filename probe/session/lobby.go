@@ -77,6 +77,34 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			s.badLobby(m, err)
 		}
 		// lastHeard is all it is for.
+	case kindAddrs:
+		addrs, err := decodeAddrs(msg)
+		if err != nil || s.role != RoleHost {
+			s.badLobby(m, err)
+			return
+		}
+		s.onAddrs(m, addrs)
+	case kindPeers:
+		list, err := decodePeers(msg)
+		if err != nil || !fromHost {
+			s.badLobby(m, err)
+			return
+		}
+		s.onPeers(now, list)
+	case kindPairs:
+		list, err := decodePairs(msg)
+		if err != nil || s.role != RoleHost {
+			s.badLobby(m, err)
+			return
+		}
+		m.path.reports = list
+	case kindPaths:
+		pairs, err := decodePaths(msg)
+		if err != nil || !fromHost {
+			s.badLobby(m, err)
+			return
+		}
+		s.nat.relayedPairs = pairs
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 // rosterChanged: the host's roster has a new version; tell everyone.
 func (s *Session) rosterChanged(now time.Duration) {
 	s.version++
+	s.nat.tableDirty = s.nat.anyLocals
 	s.emitRoster()
 	for _, m := range s.members {
 		if m.ID != s.self && m.linked && !m.removed {
@@ -76,6 +77,9 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		if m == nil {
 			m = &member{lastHeard: now}
 		}
+		if m.path.state == PathDirect || m.path.state == PathRelayed {
+			addr = m.Addr // the pair found its own path (punch.go)
+		}
 		m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
 		keep[e.ID] = true
 		list = append(list, m)
@@ -89,6 +93,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 				continue
 			}
 			m.linked, m.heard, m.lastHeard = true, false, now
+			s.openPair(now, m)
 		case want && m.linked:
 			_ = s.ep.AddLink(now, e.ID, addr) // moves it if the address changed
 		case !want && m.linked:

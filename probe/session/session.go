@@ -149,6 +149,10 @@ type Config struct {
 	// (132 KB), so 64 machines streaming to each other would hold a
 	// gigabyte for matrices only yours draws.
 	TelemetryTo []string
+	// LocalAddrs are the addresses this machine tells the host it can be
+	// reached at, for hole punching (issue 12); nil: the socket's, or
+	// every interface's at the socket's port for a wildcard socket.
+	LocalAddrs []netip.AddrPort
 	// FillMatrix, when set, is the peer's FillMatrix: the simulator hands
 	// every machine's diagnosis the other machines' own rows (issue 13).
 	FillMatrix func(now time.Duration, m *probe.MatrixView)
@@ -207,6 +211,8 @@ type member struct {
 	started    bool
 	rosterSent time.Duration
 	startSent  time.Duration
+
+	path pairPath // hole punching and relaying (punch.go)
 }
 
 // Session is one machine's part in a live session: the handshake, the lobby
@@ -264,6 +270,8 @@ type Session struct {
 	done      bool
 	err       error
 
+	nat natState // hole punching and relaying (punch.go, relay.go)
+
 	rejected Rejected
 	events   []probe.Event
 	buf      []byte
@@ -317,6 +325,9 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 		return nil, fmt.Errorf("live: drop timeout above %v", maxDropLimit)
 	}
 	if err := s.newEndpoint(HostID, s.token); err != nil {
+		return nil, err
+	}
+	if err := s.setCheckKey(); err != nil {
 		return nil, err
 	}
 	s.addMember(&member{Member: probe.Member{ID: HostID, Name: cfg.Name, Addr: tr.LocalAddr()}})
@@ -396,7 +407,7 @@ func (s *Session) newEndpoint(self netcore.PeerID, token uint64) error {
 	if nc.Rand == nil {
 		nc.Rand = s.rnd
 	}
-	ep, err := netcore.NewEndpoint(nc, s.tr, s.deliver)
+	ep, err := netcore.NewEndpoint(nc, pathTransport{s}, s.deliver)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -13,6 +14,18 @@ func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byt
 		return
 	}
 	s.rxLen = len(datagram)
+	if len(datagram) >= 2 && datagram[0] == netcore.Magic0 && datagram[1] != netcore.Magic1 {
+		switch datagram[1] {
+		case punchMagic1:
+			s.onCheck(now, from, datagram)
+		case relayMagic1:
+			s.onRelayFrame(now, from, datagram)
+		default:
+			s.ep.Receive(now, from, datagram) // counted as malformed there
+		}
+		s.after(now)
+		return
+	}
 	if s.peer != nil {
 		s.peer.Receive(now, from, datagram)
 	} else {
@@ -39,6 +52,9 @@ func (s *Session) Tick(now time.Duration) {
 	if s.join == joinHello || s.join == joinResponse {
 		s.tickJoin(now)
 	}
+	if s.inLobby() || s.started {
+		s.tickPunch(now)
+	}
 	if !s.started && s.inLobby() && now >= s.nextPing {
 		s.sendPings(now)
 		s.nextPing = now + pingEvery
@@ -57,6 +73,7 @@ func (s *Session) Tick(now time.Duration) {
 	}
 	if now >= s.nextCheck {
 		s.checkSilence(now)
+		s.checkUnconnected(now)
 		s.nextCheck = now + time.Second
 	}
 	s.after(now)
@@ -88,6 +105,9 @@ func (s *Session) NextDeadline() (time.Duration, bool) {
 	case s.started && !s.quitting:
 		take(s.nextAlive)
 	}
+	if t, has := s.punchDeadline(); has && !s.quitting {
+		take(t)
+	}
 	if s.lingering {
 		take(s.lingerEnd)
 	}
@@ -115,6 +135,16 @@ func (s *Session) after(now time.Duration) {
 	if s.peer != nil && !s.askedSpeed && s.role == RolePlayer && s.cfg.Speed != 0 && s.cfg.Speed != s.speed {
 		s.askedSpeed = true
 		s.peer.SetSpeed(s.cfg.Speed)
+	}
+	if s.inLobby() && !s.quitting && !s.done {
+		s.sendAddrs(now)
+		s.sendTables(now)
+		if s.join == joinWelcomed {
+			s.sendPairs(now)
+		}
+	}
+	if !s.quitting && !s.done {
+		s.sendPaths(now)
 	}
 	if s.quitting {
 		s.checkQuit(now)

@@ -77,7 +77,7 @@ func (s *Session) Rejected() probe.RejectedCounts {
 // Links lists this machine's links, in house order.
 func (s *Session) Links() []probe.LinkStat {
 	if s.peer != nil {
-		return s.peer.Links()
+		return s.markPaths(s.peer.Links())
 	}
 	var out []probe.LinkStat
 	for _, m := range s.members {
@@ -85,7 +85,9 @@ func (s *Session) Links() []probe.LinkStat {
 			continue
 		}
 		if st, ok := s.ep.Stats(m.ID); ok {
-			out = append(out, probe.NewLinkStat(s.cfg.Name, m.Name, st))
+			l := probe.LinkOf(s.cfg.Name, m.Name, st)
+			l.Relayed = IsRelayed(m.Addr)
+			out = append(out, l.Stat())
 		}
 	}
 	return out
@@ -96,7 +98,7 @@ func (s *Session) Links() []probe.LinkStat {
 // `link` lines of issue 7).
 func (s *Session) KnownLinks(now time.Duration) []probe.LinkStat {
 	if s.peer != nil {
-		return s.peer.KnownLinks(now)
+		return s.markPaths(s.peer.KnownLinks(now))
 	}
 	return s.Links()
 }
@@ -115,6 +117,7 @@ func (s *Session) Summary() *probe.SummaryEvent {
 	}
 	r := s.Rejected()
 	sum.Rejected = &r
+	sum.Relay = s.Relayed()
 	return sum
 }
 
@@ -140,15 +143,30 @@ func (s *Session) View(now time.Duration) probe.View {
 				continue
 			}
 			if ls, ok := s.ep.Stats(m.ID); ok {
-				v.Links = append(v.Links, probe.LinkView{Link: probe.LinkOf(s.cfg.Name, m.Name, ls),
+				l := probe.LinkOf(s.cfg.Name, m.Name, ls)
+				l.Relayed = IsRelayed(m.Addr)
+				v.Links = append(v.Links, probe.LinkView{Link: l,
 					Peer: m.Name, Observer: m.Observer, Bad: ls.State == netcore.Bad})
 			}
 		}
 		v.Totals = probe.TotalsOf(s.ep.Totals())
 	}
 	v.Session = s.SessionName()
+	for i := range v.Links {
+		if s.PathTo(v.Links[i].Peer) == PathRelayed {
+			v.Links[i].Relayed = true
+		}
+	}
+	for _, row := range v.Matrix.Players {
+		for i := range row.Links {
+			l := &row.Links[i].Link
+			l.Relayed = (l.From == s.cfg.Name && s.PathTo(l.To) == PathRelayed) || s.relayedPair(l.From, l.To)
+		}
+	}
+	v.Relay = s.Relayed()
 	if !s.started {
-		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse}
+		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
+			Pending: s.pending(now)}
 	}
 	return v
 }

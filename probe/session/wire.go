@@ -24,7 +24,7 @@ const (
 	kindAlive  byte = 0x24 // observer → players, reliable: still watching (after the start)
 )
 
-func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindAlive }
+func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindPairs }
 
 // Refusals the session layer gives; netcore names every reason so the
 // numbers stay stable on the wire (S19).

@@ -1,0 +1,93 @@
+//go:build linux
+
+package netcore
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"syscall"
+)
+
+// enablePktinfo asks the kernel to say, with every datagram, the local
+// address it arrived at: IP_PKTINFO for IPv4 (on a dual-stack socket too)
+// and IPV6_RECVPKTINFO for IPv6. It reports whether either took.
+func enablePktinfo(conn *net.UDPConn) bool {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	_ = rc.Control(func(fd uintptr) {
+		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_PKTINFO, 1) == nil {
+			ok = true
+		}
+		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVPKTINFO, 1) == nil {
+			ok = true
+		}
+	})
+	return ok
+}
+
+// arrivedTo finds the local address among the control messages. Like
+// kernelStamp it reads the headers by hand (the syscall parser allocates).
+func arrivedTo(oob []byte) (netip.Addr, bool) {
+	hdr := syscall.CmsgLen(0)
+	for len(oob) >= hdr {
+		var l int
+		if ptrSize == 8 {
+			l = int(binary.NativeEndian.Uint64(oob))
+		} else {
+			l = int(binary.NativeEndian.Uint32(oob))
+		}
+		level := int32(binary.NativeEndian.Uint32(oob[ptrSize:]))
+		typ := int32(binary.NativeEndian.Uint32(oob[ptrSize+4:]))
+		if l < hdr || l > len(oob) {
+			return netip.Addr{}, false
+		}
+		d := oob[hdr:l]
+		switch {
+		case level == syscall.IPPROTO_IP && typ == syscall.IP_PKTINFO && len(d) >= 12:
+			// struct in_pktinfo: ifindex, spec_dst, addr (the header's
+			// destination).
+			return netip.AddrFrom4([4]byte(d[8:12])), true
+		case level == syscall.IPPROTO_IPV6 && typ == syscall.IPV6_PKTINFO && len(d) >= 16:
+			// struct in6_pktinfo: addr, ifindex.
+			return netip.AddrFrom16([16]byte(d[:16])).Unmap(), true
+		}
+		step := syscall.CmsgSpace(l - hdr)
+		if step > len(oob) {
+			break
+		}
+		oob = oob[step:]
+	}
+	return netip.Addr{}, false
+}
+
+// appendFrom appends the control message that sends a datagram to `to`
+// from local.
+func appendFrom(b []byte, to netip.AddrPort, local netip.Addr) []byte {
+	put := func(level, typ int32, n int) []byte {
+		start := len(b)
+		b = append(b, make([]byte, syscall.CmsgSpace(n))...)
+		h := b[start:]
+		if ptrSize == 8 {
+			binary.NativeEndian.PutUint64(h, uint64(syscall.CmsgLen(n)))
+		} else {
+			binary.NativeEndian.PutUint32(h, uint32(syscall.CmsgLen(n)))
+		}
+		binary.NativeEndian.PutUint32(h[ptrSize:], uint32(level))
+		binary.NativeEndian.PutUint32(h[ptrSize+4:], uint32(typ))
+		return h[syscall.CmsgLen(0):]
+	}
+	if to.Addr().Unmap().Is4() && local.Is4() {
+		d := put(syscall.IPPROTO_IP, syscall.IP_PKTINFO, 12)
+		a := local.As4()
+		copy(d[4:8], a[:]) // spec_dst: the source to use
+		return b
+	}
+	d := put(syscall.IPPROTO_IPV6, syscall.IPV6_PKTINFO, 20)
+	a := local.As16()
+	copy(d[:16], a[:])
+	return b
+}

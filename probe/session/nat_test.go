@@ -1,0 +1,257 @@
+package session
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// A NAT router in the simulated world, as Linux masquerade makes one: a
+// mapping per inside socket (endpoint-independent, the default) or per
+// inside socket and destination (`fully-random`), and a filter that lets
+// in only what comes from an address the inside has sent to (conntrack).
+type testNAT struct {
+	w        *world
+	pub      netip.Addr
+	random   bool
+	nextPort uint16
+	maps     map[natKey]*natMap
+}
+
+type natKey struct {
+	inside netip.AddrPort
+	dest   netip.AddrPort // zero unless random
+}
+
+type natMap struct {
+	node    *simnet.Node
+	allowed map[netip.AddrPort]bool
+}
+
+func (w *world) nat(pub string, random bool) *testNAT {
+	return &testNAT{w: w, pub: netip.MustParseAddr(pub), random: random, nextPort: 40000, maps: map[natKey]*natMap{}}
+}
+
+// natSide is an inside machine's transport: everything goes out through
+// the router.
+type natSide struct {
+	n *testNAT
+	m *machine
+}
+
+func (s natSide) LocalAddr() netip.AddrPort { return s.m.addr }
+
+func (s natSide) Send(to netip.AddrPort, p []byte) error {
+	k := natKey{inside: s.m.addr}
+	if s.n.random {
+		k.dest = to
+	}
+	mp := s.n.maps[k]
+	if mp == nil {
+		mp = &natMap{allowed: map[netip.AddrPort]bool{}}
+		m := s.m
+		mp.node = s.n.w.net.Attach(netip.AddrPortFrom(s.n.pub, s.n.nextPort), func(now time.Duration, from netip.AddrPort, p []byte) {
+			if !mp.allowed[from] || m.gone || m.s == nil {
+				return // conntrack: no flow from this address
+			}
+			m.s.Receive(now, from, p)
+			m.w.after(m)
+		})
+		s.n.nextPort++
+		s.n.maps[k] = mp
+	}
+	mp.allowed[to] = true
+	return mp.node.Send(to, p)
+}
+
+// behind attaches a machine with a private address behind n: nothing in
+// the world can reach that address.
+func (w *world) behind(name string, n *testNAT, private string) *machine {
+	m := &machine{w: w, name: name, cks: map[int]uint32{}}
+	m.addr = netip.MustParseAddrPort(private)
+	m.tr = &recordingTransport{inner: natSide{n: n, m: m}}
+	return m
+}
+
+// forwarder is `lagscope impair` in front of target: a client's datagrams
+// to addr leave from another socket (up) to target, and only target's
+// replies go back to the client.
+func (w *world) forwarder(addr, up string, target netip.AddrPort) netip.AddrPort {
+	var client netip.AddrPort
+	var front, back *simnet.Node
+	front = w.net.Attach(netip.MustParseAddrPort(addr), func(now time.Duration, from netip.AddrPort, p []byte) {
+		client = from
+		_ = back.Send(target, p)
+	})
+	back = w.net.Attach(netip.MustParseAddrPort(up), func(now time.Duration, from netip.AddrPort, p []byte) {
+		if from == target && client.IsValid() {
+			_ = front.Send(client, p)
+		}
+	})
+	return front.LocalAddr()
+}
+
+// joinAt joins an already attached machine through hostAddr.
+func (w *world) joinAt(m *machine, role Role, hostAddr netip.AddrPort, cfg Config) *machine {
+	w.t.Helper()
+	s, err := NewJoiner(w.config(m, cfg), role, m.tr, hostAddr)
+	if err != nil {
+		w.t.Fatalf("join: %v", err)
+	}
+	m.s = s
+	w.machines = append(w.machines, m)
+	s.flush()
+	w.poke(m)
+	return m
+}
+
+func allStarted(ms ...*machine) func() bool {
+	return func() bool {
+		for _, m := range ms {
+			if !m.s.Started() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// The newcomer's case of issue 12, and the netns topology in virtual
+// time: a host on the "internet", two players behind endpoint-independent
+// NATs, one behind a NAT that maps per destination, one through a proxy in
+// front of the host (the address the host sees for it reaches nobody
+// else), and a watcher behind a fourth router. Before hole punching the
+// lobby never started; now every pair connects, the two
+// endpoint-independent NATs directly, the per-destination one through the
+// host, and the game runs in step (S13, T5).
+func TestNATTraversal_T1(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("correct horse battery staple")} {
+		w := newWorld(t, 12, impair.Profile{Delay: 10 * time.Millisecond})
+		cfg := Config{Players: 5, Key: key}
+		ada := w.host("ada", cfg)
+		bob := w.joinAt(w.behind("bob", w.nat("10.0.1.1", false), "192.168.1.2:7373"), RolePlayer, ada.addr, cfg)
+		cyd := w.joinAt(w.behind("cyd", w.nat("10.0.2.1", false), "192.168.2.2:7373"), RolePlayer, ada.addr, cfg)
+		dan := w.joinAt(w.behind("dan", w.nat("10.0.3.1", true), "192.168.3.2:7373"), RolePlayer, ada.addr, cfg)
+		proxy := w.forwarder("10.0.0.9:9400", "10.0.0.9:50000", ada.addr)
+		eve := w.joinAt(w.attach("eve"), RolePlayer, proxy, cfg)
+		mon := w.joinAt(w.behind("mon", w.nat("10.0.4.1", false), "192.168.4.2:7373"), RoleObserver, ada.addr, cfg)
+		all := []*machine{ada, bob, cyd, dan, eve, mon}
+		if !w.runUntil(20*time.Second, allStarted(all...)) {
+			for _, m := range all {
+				t.Logf("%s started=%v err=%v pending=%v", m.name, m.s.Started(), m.s.Err(), m.s.pending(w.now()))
+			}
+			t.Fatalf("key=%v: the game did not start on every machine", key != nil)
+		}
+		for _, c := range []struct {
+			a, b *machine
+			want Path
+		}{
+			{bob, cyd, PathDirect}, {cyd, bob, PathDirect},
+			{bob, dan, PathRelayed}, {dan, bob, PathRelayed}, {cyd, dan, PathRelayed}, {dan, cyd, PathRelayed},
+			{eve, bob, PathDirect}, {bob, eve, PathDirect}, {eve, dan, PathDirect}, {dan, eve, PathDirect},
+			{mon, bob, PathDirect}, {mon, dan, PathRelayed}, {dan, mon, PathRelayed},
+			{bob, ada, PathDirect}, {ada, dan, PathDirect}, {eve, ada, PathDirect},
+		} {
+			if got := c.a.s.PathTo(c.b.name); got != c.want {
+				t.Errorf("key=%v: %s → %s path %v, want %v", key != nil, c.a.name, c.b.name, got, c.want)
+			}
+		}
+		for _, m := range all {
+			for _, msg := range m.messages() {
+				if strings.Contains(msg, "↔") {
+					t.Logf("%s: %s", m.name, msg)
+				}
+			}
+		}
+		w.runFor(20 * time.Second)
+		for _, m := range all {
+			if m.s.Done() {
+				t.Fatalf("%s ended: %v", m.name, m.s.Err())
+			}
+		}
+		// Every pair carries the game: frames run in step everywhere.
+		players := []*machine{ada, bob, cyd, dan, eve}
+		frames := players[0].s.Frame()
+		for _, m := range players {
+			frames = min(frames, m.s.Frame())
+		}
+		if frames < 100 {
+			for _, m := range all {
+				v := m.s.View(w.now())
+				t.Logf("%s frame %d waits on %q rej %+v", m.name, m.s.Frame(), v.WaitedOn, m.s.Rejected())
+				for _, l := range m.s.Links() {
+					t.Logf("   %s→%s %s %s sent %v", l.From, l.To, l.State, l.Path, *l.Sent)
+				}
+			}
+			t.Fatalf("only %d frames in 20 s", frames)
+		}
+		for f := range frames {
+			for _, m := range players[1:] {
+				if m.cks[f] != ada.cks[f] {
+					t.Fatalf("frame %d: %s's checksum %x, ada's %x", f, m.name, m.cks[f], ada.cks[f])
+				}
+			}
+		}
+		// The relayed link is measured through the host, and says so.
+		var found bool
+		for _, ls := range dan.s.Links() {
+			if ls.To == "bob" {
+				found = true
+				if ls.Path != probe.PathRelayed || ls.SRTTMs == nil || *ls.SRTTMs < 35 {
+					t.Errorf("dan→bob link %+v: want relayed with an SRTT of the path through the host (≥ 40 ms)", ls)
+				}
+			}
+			if ls.To == "ada" && ls.Path != probe.PathDirect {
+				t.Errorf("dan→ada path %q", ls.Path)
+			}
+		}
+		if !found {
+			t.Fatal("dan has no link to bob")
+		}
+		// Lines and matrix cells learned from telemetry carry the
+		// measuring pair's path.
+		paths := map[string]string{}
+		for _, ls := range eve.s.KnownLinks(w.now()) {
+			paths[ls.From+"→"+ls.To] = ls.Path
+		}
+		for _, c := range [][3]string{{"cyd", "dan", "relayed"}, {"dan", "bob", "relayed"}, {"bob", "cyd", "direct"}, {"eve", "dan", "direct"}} {
+			if got := paths[c[0]+"→"+c[1]]; got != c[2] {
+				t.Errorf("eve's line %s→%s says %q, want %q (%v)", c[0], c[1], got, c[2], paths)
+			}
+		}
+		for _, row := range eve.s.View(w.now()).Matrix.Players {
+			for _, l := range row.Links {
+				want := (l.From == "dan" || l.To == "dan") && l.From != "ada" && l.To != "ada" && l.From != "eve" && l.To != "eve"
+				if l.Relayed != want {
+					t.Errorf("eve's matrix %s→%s relayed=%v", l.From, l.To, l.Relayed)
+				}
+			}
+		}
+		rel := ada.s.Relayed()
+		pairs := map[[2]string]bool{}
+		for _, r := range rel {
+			pairs[r.Between] = true
+			if r.Datagrams == 0 || r.Bytes == 0 {
+				t.Errorf("relay %v forwarded nothing", r)
+			}
+		}
+		for _, want := range [][2]string{{"bob", "dan"}, {"cyd", "dan"}, {"dan", "mon"}} {
+			if !pairs[want] {
+				t.Errorf("host relayed %v, want %v among them", rel, want)
+			}
+		}
+		if pairs[[2]string{"bob", "cyd"}] {
+			t.Errorf("bob ↔ cyd relayed, want direct")
+		}
+		if !slices.ContainsFunc(dan.messages(), func(s string) bool { return s == "dan ↔ bob: no direct path after 3s, relaying through the host" }) &&
+			!slices.ContainsFunc(bob.messages(), func(s string) bool { return s == "bob ↔ dan: no direct path after 3s, relaying through the host" }) {
+			t.Errorf("no message says bob ↔ dan is relayed: %q / %q", bob.messages(), dan.messages())
+		}
+	}
+}

@@ -1,0 +1,611 @@
+package session
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// Hole punching, host-mediated (issue 12). The address the host sees a
+// member at is not always one the others can reach: a NAT that maps per
+// destination, a proxy in front of the host, a LAN address behind a
+// router. So every pair of members other than the host finds its own
+// path, RFC 8445's connectivity checks cut down to what a session needs:
+//
+//  1. each member tells the host its local addresses (kindAddrs);
+//  2. the host tells every member, for each other member, the address it
+//     sees it at and the local addresses it reported (kindPeers);
+//  3. both sides of a pair send checks to every candidate at once, every
+//     punchEvery; a check is answered to where it came from, and a check
+//     from a new address adds that address as a candidate (RFC 8445's
+//     peer-reflexive candidates and triggered checks), which is what opens
+//     both NATs' filters;
+//  4. the side with the lower PeerID controls: the first answer it gets
+//     picks the path, and it nominates it with checks flagged so until one
+//     is answered; the other side takes the address a nomination came from;
+//  5. no answer within relayAfter: the controlling side relays through the
+//     host (relay.go), and the other side follows once a relay frame
+//     arrives.
+//
+// A pair with the host needs none of this: the host answers a joiner at
+// the address the joiner reached it from.
+//
+// Why not pion/ice: ICE brings STUN servers, candidate gathering on its
+// own sockets, and an agent with goroutines and a wall clock, where
+// lagscope already has one socket per machine, a host every member reaches
+// (the natural rendezvous and relay), a session token and key, and a
+// sans-I/O session that must run in virtual time. The checks are two small
+// datagrams on that socket.
+
+const (
+	// punchEvery paces checks (RFC 8445's Ta is 50 ms per check; a pair
+	// sends to a handful of candidates at once, so a tenth of a second
+	// keeps a pair's checks near RFC 8445's pace).
+	punchEvery = 100 * time.Millisecond
+	// minPunchAfter is the least time a pair's link gets to carry
+	// traffic at the address the host saw before hole punching starts: a
+	// pair that hears each other at once (a LAN, the simulator) never
+	// punches, so it adds neither datagrams nor lobby lines. The wait is
+	// also at least three round trips to the host (punchAfter).
+	minPunchAfter = 2 * time.Second
+	// relayAfter is how long the controlling side punches before it
+	// relays through the host (issue 12: 3 s).
+	relayAfter = 3 * time.Second
+	// giveUpAfter is how long a pair may stay unconnected in the lobby
+	// before the attempt ends with advice (issue 12: 30 s).
+	giveUpAfter = 30 * time.Second
+	// explainAfter paces the lobby's "waiting for" lines.
+	explainAfter = 5 * time.Second
+)
+
+// Path is how a pair's datagrams travel.
+type Path uint8
+
+const (
+	PathNone     Path = iota // not worked out (yet)
+	PathPunching             // checks under way
+	PathDirect               // straight between the two machines
+	PathRelayed              // through the host
+)
+
+func (p Path) String() string {
+	switch p {
+	case PathPunching:
+		return "punching"
+	case PathDirect:
+		return "direct"
+	case PathRelayed:
+		return "relayed"
+	}
+	return "none"
+}
+
+// pairPath is this machine's side of its pair with one member.
+type pairPath struct {
+	state     Path
+	open      bool          // a pair that may punch: its link is open
+	opened    time.Duration // when its link opened
+	cands     []netip.AddrPort
+	tx        uint64
+	seq       uint32 // checks sent
+	peerSeq   uint32 // newest nomination taken (controlled side)
+	since     time.Duration
+	nextCheck time.Duration
+	nominated bool             // controlling: a nomination was answered
+	took      time.Duration    // how long the path took to find
+	locals    []netip.AddrPort // host: the member's local addresses
+	explained time.Duration    // "waiting for" lines said so far
+	reports   []pairReport     // host: the member's pairs not connected yet
+}
+
+// natState is the session's part of hole punching and relaying.
+type natState struct {
+	key        []byte // authenticates checks (with --key)
+	tableDirty bool   // host: send the address table
+	anyLocals  bool   // host: some member has reported addresses (tables are in use)
+	needAddrs  bool   // member: someone punches, so the host wants our addresses
+	helloAt    time.Duration
+	hostRTT    time.Duration // member: Hello to Challenge
+	addrsSent  uint32        // member: roster version its addresses went out with
+	relay      relayTable
+	// frame is a relay frame going out; rxFrame one coming in (the
+	// endpoint may send, an ack, while it reads the one that came in).
+	frame, rxFrame [netcore.MaxDatagram]byte
+	check          []byte
+	failed         bool
+	// early holds table entries for members whose roster entry has not
+	// arrived yet (the global channel does not keep order).
+	early map[netcore.PeerID][]netip.AddrPort
+	// relayedPairs: the pairs the host relays (a member learns them from
+	// the host's 0x27; the host from its own table); pathsSent is how many
+	// the host last told everyone.
+	relayedPairs []pairKey
+	pathsSent    int
+	// pairsSent (member): the pending pairs last reported to the host;
+	// pendingSince (host): when a pair was first reported pending.
+	pairsSent     []pairReport
+	pairsSentYet  bool
+	pendingSince  map[pairKey]time.Duration
+	hostExplained map[string]time.Duration
+}
+
+// interfaceAddrs lists this machine's addresses when the transport is
+// bound to a wildcard; tests replace it.
+var interfaceAddrs = net.InterfaceAddrs
+
+// localAddrs is what this machine tells the host it can be reached at:
+// Config.LocalAddrs, else the socket's address, else (a wildcard socket)
+// every unicast address of its interfaces at the socket's port. Loopback
+// goes last: it only helps a pair on one machine.
+func (s *Session) localAddrs() []netip.AddrPort {
+	if len(s.cfg.LocalAddrs) > 0 {
+		return s.cfg.LocalAddrs
+	}
+	la := s.tr.LocalAddr()
+	if !la.IsValid() || la.Port() == 0 {
+		return nil
+	}
+	if !la.Addr().IsUnspecified() {
+		return []netip.AddrPort{la}
+	}
+	list, err := interfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out, loop []netip.AddrPort
+	for _, a := range list {
+		p, err := netip.ParsePrefix(a.String())
+		if err != nil {
+			continue
+		}
+		ad := p.Addr().Unmap()
+		if ad.IsMulticast() || ad.IsUnspecified() || ad.IsLinkLocalUnicast() || (la.Addr().Is4() && !ad.Is4()) {
+			continue
+		}
+		if ad.IsLoopback() {
+			loop = append(loop, netip.AddrPortFrom(ad, la.Port()))
+		} else {
+			out = append(out, netip.AddrPortFrom(ad, la.Port()))
+		}
+	}
+	out = append(out, loop...)
+	return out[:min(len(out), maxLocals)]
+}
+
+// punches: this machine finds its own path to m (a pair of members, the
+// host in neither).
+func (s *Session) punches(m *member) bool {
+	return s.role != RoleHost && m.ID != HostID && m.ID != s.self
+}
+
+func (s *Session) controlling(m *member) bool { return s.self < m.ID }
+
+// openPair: a pair's link has just opened at the address the host saw.
+func (s *Session) openPair(now time.Duration, m *member) {
+	if s.punches(m) && !m.path.open {
+		m.path.open, m.path.opened = true, now
+	}
+}
+
+// punchAfter is how long a pair's link may stay silent before it punches:
+// minPunchAfter, or three round trips to the host on a slow network (the
+// other side's first ping takes about one to arrive).
+func (s *Session) punchAfter() time.Duration { return max(minPunchAfter, 3*s.nat.hostRTT) }
+
+// startPunch: the pair has not heard each other at the address the host
+// saw (or the other side has started punching).
+func (s *Session) startPunch(now time.Duration, m *member) {
+	if !s.punches(m) || m.path.state != PathNone {
+		return
+	}
+	s.nat.needAddrs = true
+	var b [8]byte
+	_ = s.random(b[:])
+	m.path.tx = le.Uint64(b[:])
+	m.path.state = PathPunching
+	m.path.since = now
+	m.path.nextCheck = now
+	s.addCand(m, m.Addr)
+	for _, a := range s.nat.early[m.ID] {
+		s.addCand(m, a)
+	}
+	delete(s.nat.early, m.ID)
+}
+
+func (s *Session) addCand(m *member, a netip.AddrPort) bool {
+	if !a.IsValid() || IsRelayed(a) || slices.Contains(m.path.cands, a) || len(m.path.cands) >= maxCands {
+		return false
+	}
+	m.path.cands = append(m.path.cands, a)
+	return true
+}
+
+// sendAddrs (member): tell the host the local addresses, once per roster
+// version (the global channel may drop one; a new roster repeats it).
+func (s *Session) sendAddrs(now time.Duration) {
+	if s.role == RoleHost || !s.nat.needAddrs || s.nat.addrsSent == s.version {
+		return
+	}
+	s.nat.addrsSent = s.version
+	s.buf = appendAddrs(s.buf[:0], kindAddrs, s.localAddrs())
+	_ = s.ep.Send(now, HostID, netcore.ChannelGlobal, s.buf)
+}
+
+// onAddrs (host): a member's local addresses.
+func (s *Session) onAddrs(m *member, addrs []netip.AddrPort) {
+	if s.role != RoleHost || slices.Equal(m.path.locals, addrs) {
+		return
+	}
+	m.path.locals = addrs
+	s.nat.tableDirty, s.nat.anyLocals = true, true
+}
+
+// sendTables (host): every member learns what to try for each other.
+func (s *Session) sendTables(now time.Duration) {
+	if s.role != RoleHost || !s.nat.tableDirty {
+		return
+	}
+	s.nat.tableDirty = false
+	for _, to := range s.members {
+		if to.ID == s.self || to.removed || !to.linked {
+			continue
+		}
+		var list []peerAddrs
+		for _, o := range s.members {
+			if o.ID == s.self || o.ID == to.ID || o.removed || (o.Observer && to.Observer) {
+				continue
+			}
+			list = append(list, peerAddrs{ID: o.ID, Addrs: append([]netip.AddrPort{o.Addr}, o.path.locals...)})
+		}
+		if len(list) == 0 {
+			continue
+		}
+		s.buf = appendPeers(s.buf[:0], list)
+		_ = s.ep.Send(now, to.ID, netcore.ChannelGlobal, s.buf)
+	}
+}
+
+// onPeers (member): the host's table. Someone punches: the host wants
+// this machine's addresses too.
+func (s *Session) onPeers(now time.Duration, list []peerAddrs) {
+	s.nat.needAddrs = true
+	for _, e := range list {
+		m := s.byID[e.ID]
+		if m == nil && e.ID != HostID && e.ID != s.self && len(s.nat.early) < maxMembers {
+			if s.nat.early == nil {
+				s.nat.early = map[netcore.PeerID][]netip.AddrPort{}
+			}
+			if len(e.Addrs) > 0 {
+				e.Addrs[0] = s.seenFromHere(e.Addrs[0])
+			}
+			s.nat.early[e.ID] = e.Addrs
+			continue
+		}
+		if m == nil || !s.punches(m) {
+			continue
+		}
+		for i, a := range e.Addrs {
+			if i == 0 {
+				a = s.seenFromHere(a)
+			}
+			if s.addCand(m, a) && m.path.state == PathPunching {
+				m.path.nextCheck = now
+			}
+		}
+	}
+}
+
+// seenFromHere: an address the host saw on its own loopback is, from
+// another machine, at the host's address.
+func (s *Session) seenFromHere(a netip.AddrPort) netip.AddrPort {
+	if a.Addr().IsLoopback() && !s.hostAddr.Addr().IsLoopback() {
+		return netip.AddrPortFrom(s.hostAddr.Addr(), a.Port())
+	}
+	return a
+}
+
+// tickPunch sends the checks that are due and decides to relay.
+func (s *Session) tickPunch(now time.Duration) {
+	for _, m := range s.members {
+		if m.removed || !m.linked {
+			continue
+		}
+		if m.path.state == PathNone && m.path.open && !m.heard && !s.started && now-m.path.opened >= s.punchAfter() {
+			s.startPunch(now, m)
+		}
+		switch m.path.state {
+		case PathPunching:
+			if s.controlling(m) && now-m.path.since >= relayAfter {
+				s.usePath(now, m, PathRelayed, relayAddr(m.ID))
+				continue
+			}
+			if now >= m.path.nextCheck {
+				m.path.nextCheck = now + punchEvery
+				for _, a := range m.path.cands {
+					s.sendCheck(m, a, false)
+				}
+			}
+		case PathDirect:
+			if s.controlling(m) && !m.path.nominated && now >= m.path.nextCheck && now-m.path.since < giveUpAfter {
+				m.path.nextCheck = now + punchEvery
+				s.sendCheck(m, m.Addr, true)
+			}
+		}
+	}
+}
+
+// punchDeadline is when tickPunch next has work.
+func (s *Session) punchDeadline() (time.Duration, bool) {
+	var d time.Duration
+	ok := false
+	for _, m := range s.members {
+		if m.removed || !m.linked {
+			continue
+		}
+		if m.path.state == PathNone && m.path.open && !m.heard && !s.started {
+			if t := m.path.opened + s.punchAfter(); !ok || t < d {
+				d, ok = t, true
+			}
+		}
+		if m.path.state == PathPunching || (m.path.state == PathDirect && s.controlling(m) && !m.path.nominated &&
+			m.path.nextCheck-m.path.since < giveUpAfter) {
+			if !ok || m.path.nextCheck < d {
+				d, ok = m.path.nextCheck, true
+			}
+		}
+	}
+	return d, ok
+}
+
+func (s *Session) sendCheck(m *member, to netip.AddrPort, nominate bool) {
+	m.path.seq++
+	s.nat.check = appendCheck(s.nat.check[:0], check{Nominate: nominate, Token: s.token, From: s.self, To: m.ID,
+		Tx: m.path.tx, Seq: m.path.seq}, s.nat.key)
+	if err := s.tr.Send(to, s.nat.check); err != nil {
+		s.log.Debug("check not sent", "to", to, "err", err)
+	}
+}
+
+// onCheck: a check or an answer arrived from addr.
+func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
+	if s.token == 0 {
+		s.rejected.Lobby++
+		return
+	}
+	c, err := decodeCheck(p, s.nat.key)
+	if err != nil || c.Token != s.token || c.To != s.self {
+		s.rejected.Lobby++
+		return
+	}
+	m := s.byID[c.From]
+	if m == nil || m.removed || !m.linked || !s.punches(m) {
+		s.rejected.Lobby++
+		return
+	}
+	if !c.Answer {
+		if m.path.state == PathNone && !s.started {
+			s.startPunch(now, m) // the other side punches: so do we
+		}
+		// Answer where it came from, whatever state this side is in: the
+		// other side may still be looking.
+		s.nat.check = appendCheck(s.nat.check[:0], check{Answer: true, Nominate: c.Nominate, Token: s.token,
+			From: s.self, To: m.ID, Tx: c.Tx, Seq: c.Seq}, s.nat.key)
+		_ = s.tr.Send(from, s.nat.check)
+		if s.addCand(m, from) && m.path.state == PathPunching {
+			s.sendCheck(m, from, false) // a triggered check opens this side's filter
+		}
+		if c.Nominate && !s.controlling(m) && c.Seq > m.path.peerSeq {
+			m.path.peerSeq = c.Seq
+			if m.path.state != PathDirect || m.Addr != from {
+				s.usePath(now, m, PathDirect, from)
+			}
+		}
+		return
+	}
+	if c.Tx != m.path.tx {
+		s.rejected.Lobby++
+		return
+	}
+	if !s.controlling(m) {
+		return // the controlling side picks; an answer only says the way is open
+	}
+	switch {
+	case m.path.state == PathPunching:
+		s.usePath(now, m, PathDirect, from)
+		m.path.nextCheck = now
+		s.sendCheck(m, from, true)
+	case m.path.state == PathDirect && c.Nominate && from == m.Addr:
+		m.path.nominated = true
+	}
+}
+
+// usePath moves the pair's link to addr.
+func (s *Session) usePath(now time.Duration, m *member, p Path, addr netip.AddrPort) {
+	first := m.path.state == PathPunching || m.path.state == PathNone
+	m.path.state = p
+	if first {
+		m.path.took = now - m.path.since
+	}
+	m.Addr = addr
+	if m.linked {
+		_ = s.ep.AddLink(now, m.ID, addr) // moves the link
+	}
+	switch p {
+	case PathDirect:
+		s.log.Info("direct path", "peer", m.Name, "addr", addr, "after", m.path.took)
+		if first {
+			s.message(fmt.Sprintf("%s ↔ %s: direct path at %v (found in %v)", s.cfg.Name, m.Name, addr, m.path.took.Round(time.Millisecond)))
+		}
+	case PathRelayed:
+		s.log.Info("relayed through the host", "peer", m.Name)
+		s.message(fmt.Sprintf("%s ↔ %s: no direct path after %v, relaying through the host", s.cfg.Name, m.Name,
+			m.path.took.Round(100*time.Millisecond)))
+	}
+}
+
+// PathTo is how this machine's datagrams to the named machine travel:
+// direct for the host's links and every pair that found its path, relayed
+// through the host, or still being worked out.
+func (s *Session) PathTo(name string) Path {
+	for _, m := range s.members {
+		if m.Name == name && m.ID != s.self && !m.removed {
+			if m.ID == HostID || s.role == RoleHost {
+				return PathDirect
+			}
+			if m.path.state == PathNone {
+				return PathDirect
+			}
+			return m.path.state
+		}
+	}
+	return PathNone
+}
+
+// checkUnconnected: a pair of this machine still without traffic after
+// giveUpAfter in the lobby ends the attempt with advice.
+func (s *Session) checkUnconnected(now time.Duration) {
+	if s.started || s.nat.failed {
+		return
+	}
+	if s.role == RoleHost {
+		// The host has no pair of its own to punch; it says what its
+		// members report.
+		for _, p := range s.pending(now) {
+			k := p.A + "\x00" + p.B
+			if p.For >= explainAfter && s.nat.hostExplained[k] < p.For/explainAfter {
+				if s.nat.hostExplained == nil {
+					s.nat.hostExplained = map[string]time.Duration{}
+				}
+				s.nat.hostExplained[k] = p.For / explainAfter
+				s.message(fmt.Sprintf("waiting for %s ↔ %s: nothing heard yet after %v (trying: %s; giving up at %v)",
+					p.A, p.B, p.For.Round(time.Second), p.Trying, giveUpAfter))
+			}
+		}
+		return
+	}
+	for _, m := range s.members {
+		if m.removed || !m.linked || m.heard || !m.path.open {
+			continue
+		}
+		waited := now - m.path.opened
+		if waited >= giveUpAfter {
+			s.nat.failed = true
+			s.fail(UnconnectedError{Peer: m.Name, Tried: m.path.state})
+			return
+		}
+		// Say what the lobby waits for, now and then (issue 12).
+		if waited >= explainAfter && m.path.explained < waited/explainAfter {
+			m.path.explained = waited / explainAfter
+			s.message(fmt.Sprintf("waiting for %s ↔ %s: nothing heard yet after %v (trying: %s; giving up at %v)",
+				s.cfg.Name, m.Name, waited.Round(time.Second), trying(m.path.state), giveUpAfter))
+		}
+	}
+}
+
+// UnconnectedError ends a lobby in which a pair found no path at all.
+type UnconnectedError struct {
+	Peer  string
+	Tried Path
+}
+
+func (e UnconnectedError) Error() string {
+	return fmt.Sprintf("no path to %s after %v (tried %s): a firewall may drop UDP between you "+
+		"(allow lagscope's port), the host may need its UDP port forwarded on its router, "+
+		"or give --listen an address the others can reach", e.Peer, giveUpAfter, e.Tried)
+}
+
+// pending lists the lobby's pairs that carry no traffic yet, with what
+// is being tried: this machine's own and, on the host, every pair its
+// members report (kind 0x28), once each. It is what the lobby shows while
+// it waits (issue 12).
+func (s *Session) pending(now time.Duration) []probe.PendingPair {
+	var out []probe.PendingPair
+	seen := map[pairKey]bool{}
+	for _, m := range s.members {
+		if m.removed || !m.linked || m.heard || m.ID == s.self {
+			continue
+		}
+		since := time.Duration(0)
+		if m.path.open {
+			since = now - m.path.opened
+		}
+		seen[keyOf(s.self, m.ID)] = true
+		out = append(out, probe.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying(m.path.state), For: since})
+	}
+	if s.role != RoleHost {
+		return out
+	}
+	if s.nat.pendingSince == nil {
+		s.nat.pendingSince = map[pairKey]time.Duration{}
+	}
+	for _, m := range s.members {
+		if m.removed || m.ID == s.self {
+			continue
+		}
+		for _, r := range m.path.reports {
+			o := s.byID[r.Peer]
+			k := keyOf(m.ID, r.Peer)
+			if o == nil || o.removed || seen[k] {
+				continue
+			}
+			seen[k] = true
+			t, ok := s.nat.pendingSince[k]
+			if !ok {
+				t = now
+				s.nat.pendingSince[k] = t
+			}
+			a, b := m, o
+			if a.ID > b.ID {
+				a, b = b, a
+			}
+			out = append(out, probe.PendingPair{A: a.Name, B: b.Name, Trying: trying(r.Trying), For: now - t})
+		}
+	}
+	return out
+}
+
+// sendPairs (member): tell the host which pairs still wait, when that
+// changes, so the host's lobby can say it too.
+func (s *Session) sendPairs(now time.Duration) {
+	if s.role == RoleHost {
+		return
+	}
+	var list []pairReport
+	for _, m := range s.members {
+		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID || m.path.state == PathNone {
+			continue
+		}
+		list = append(list, pairReport{Peer: m.ID, Trying: m.path.state})
+	}
+	// Pairs that hear each other at once never report: nothing to say.
+	if slices.Equal(list, s.nat.pairsSent) && (s.nat.pairsSentYet || len(list) == 0) {
+		return
+	}
+	s.nat.pairsSent, s.nat.pairsSentYet = list, true
+	s.buf = appendPairs(s.buf[:0], list)
+	_ = s.ep.Send(now, HostID, netcore.ChannelGlobal, s.buf)
+}
+
+// setCheckKey derives the checks' key once the session token is known.
+func (s *Session) setCheckKey() error {
+	if len(s.cfg.Key) == 0 {
+		return nil
+	}
+	k, err := punchKey(s.cfg.Key, s.token)
+	s.nat.key = k
+	return err
+}
+
+// trying is what a pair tries, in the lobby's words: "direct" (the address
+// the host saw) until it punches.
+func trying(p Path) string {
+	if p == PathNone {
+		return "direct"
+	}
+	return p.String()
+}

@@ -1,0 +1,216 @@
+package session
+
+import (
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+)
+
+// Relaying through the host (issue 12): a pair that found no direct path
+// within relayAfter sends its datagrams to the host as relay frames
+// (punchwire.go), and the host forwards them to the other member. The
+// host checks that a frame carries the session's token and comes from the
+// address its sender is linked at, and gives every pair a byte budget, so
+// the relay cannot be used to flood anyone. The frames are the members'
+// own netcore datagrams, sealed end to end with the key when there is
+// one: the host forwards what it cannot read or forge. A relayed link's
+// round trip is the relayed path's (through the host), since that is the
+// path the game's datagrams take.
+
+const (
+	// relayRate and relayBurst are a pair's budget: a lockstep game's
+	// frame packets are a few kilobytes a second each way, so 128 KiB/s
+	// is ample for a game and small as a flood.
+	relayRate  = 128 << 10 // bytes per second
+	relayBurst = 256 << 10
+)
+
+type pairKey struct{ a, b netcore.PeerID } // a < b
+
+func keyOf(x, y netcore.PeerID) pairKey {
+	if x > y {
+		x, y = y, x
+	}
+	return pairKey{x, y}
+}
+
+// relayCount is what the host did for one pair.
+type relayCount struct {
+	key                       pairKey
+	tokens                    float64
+	last                      time.Duration
+	forwarded, forwardedBytes uint64
+	refused, refusedBytes     uint64
+	aName, bName              string
+}
+
+type relayTable struct {
+	pairs []*relayCount // in the order pairs first relayed
+	total uint64        // datagrams forwarded, every pair
+}
+
+func (t *relayTable) get(k pairKey, now time.Duration) *relayCount {
+	for _, c := range t.pairs {
+		if c.key == k {
+			return c
+		}
+	}
+	c := &relayCount{key: k, tokens: relayBurst, last: now}
+	t.pairs = append(t.pairs, c)
+	return c
+}
+
+// take spends n bytes of the pair's budget, if it holds them.
+func (c *relayCount) take(now time.Duration, n int) bool {
+	c.tokens = min(relayBurst, c.tokens+float64(now-c.last)/float64(time.Second)*relayRate)
+	c.last = now
+	if c.tokens < float64(n) {
+		return false
+	}
+	c.tokens -= float64(n)
+	return true
+}
+
+// pathTransport is the transport the session's endpoint sends through: a
+// datagram addressed to a relay address goes to the host as a relay
+// frame; everything else goes straight out.
+type pathTransport struct{ s *Session }
+
+func (t pathTransport) Send(to netip.AddrPort, p []byte) error {
+	if id, ok := relayPeer(to); ok {
+		return t.s.sendRelayed(id, p)
+	}
+	return t.s.tr.Send(to, p)
+}
+
+func (t pathTransport) LocalAddr() netip.AddrPort { return t.s.tr.LocalAddr() }
+
+func (s *Session) sendRelayed(to netcore.PeerID, p []byte) error {
+	if len(p) < netcore.HeaderLen || len(p) > len(s.nat.frame) {
+		return netcore.ErrOversize
+	}
+	b := s.nat.frame[:len(p)]
+	copy(b, p)
+	toRelayFrame(b, to)
+	return s.tr.Send(s.hostAddr, b)
+}
+
+// onRelayFrame: the host forwards a frame; a member takes one the host
+// forwarded.
+func (s *Session) onRelayFrame(now time.Duration, from netip.AddrPort, p []byte) {
+	to, token, sender, ok := relayDest(p)
+	if !ok || token == 0 || token != s.token {
+		s.rejected.Lobby++
+		return
+	}
+	if s.role == RoleHost {
+		s.forward(now, from, p, to, sender)
+		return
+	}
+	m := s.byID[sender]
+	if from != s.hostAddr || to != s.self || m == nil || m.removed || !m.linked || !s.punches(m) {
+		s.rejected.Lobby++
+		return
+	}
+	if m.path.state != PathRelayed && !s.controlling(m) {
+		// The controlling side gave up on a direct path: follow it.
+		s.usePath(now, m, PathRelayed, relayAddr(m.ID))
+	}
+	if len(p) > len(s.nat.rxFrame) {
+		s.rejected.Lobby++
+		return
+	}
+	b := s.nat.rxFrame[:len(p)]
+	copy(b, p)
+	fromRelayFrame(b)
+	if s.peer != nil {
+		s.peer.Receive(now, relayAddr(sender), b)
+	} else {
+		s.ep.Receive(now, relayAddr(sender), b)
+	}
+}
+
+// forward (host): one frame on to its destination, within the pair's
+// budget.
+func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, sender netcore.PeerID) {
+	src, dst := s.byID[sender], s.byID[to]
+	if src == nil || dst == nil || src.removed || dst.removed || !src.linked || !dst.linked ||
+		src.Addr != from || sender == to || to == s.self || (src.Observer && dst.Observer) {
+		s.rejected.Lobby++
+		return
+	}
+	c := s.nat.relay.get(keyOf(sender, to), now)
+	if c.aName == "" {
+		a, b := src, dst
+		if a.ID > b.ID {
+			a, b = b, a
+		}
+		c.aName, c.bName = a.Name, b.Name
+		s.message("relaying " + a.Name + " ↔ " + b.Name + " (no direct path between them)")
+		s.nat.relayedPairs = append(s.nat.relayedPairs, c.key)
+	}
+	if !c.take(now, len(p)) {
+		c.refused++
+		c.refusedBytes += uint64(len(p))
+		return
+	}
+	if err := s.tr.Send(dst.Addr, p); err != nil {
+		c.refused++
+		c.refusedBytes += uint64(len(p))
+		return
+	}
+	c.forwarded++
+	c.forwardedBytes += uint64(len(p))
+	s.nat.relay.total++
+}
+
+// Relayed lists what the host relayed, per pair (names in house order).
+func (s *Session) Relayed() []probe.RelayStat {
+	var out []probe.RelayStat
+	for _, c := range s.nat.relay.pairs {
+		out = append(out, probe.RelayStat{Between: [2]string{c.aName, c.bName}, Datagrams: c.forwarded,
+			Bytes: c.forwardedBytes, RefusedDatagrams: c.refused, RefusedBytes: c.refusedBytes})
+	}
+	return slices.Clip(out)
+}
+
+// markPaths sets the path of every link line this machine measures itself
+// (the From end is this machine) and of pairs it knows are relayed.
+func (s *Session) markPaths(ls []probe.LinkStat) []probe.LinkStat {
+	for i := range ls {
+		if ls[i].From == s.cfg.Name && s.PathTo(ls[i].To) == PathRelayed {
+			ls[i].Path = probe.PathRelayed
+		} else if s.relayedPair(ls[i].From, ls[i].To) {
+			ls[i].Path = probe.PathRelayed
+		}
+	}
+	return ls
+}
+
+// relayedPair: the host relays the pair between two named machines.
+func (s *Session) relayedPair(a, b string) bool {
+	for _, k := range s.nat.relayedPairs {
+		x, y := s.byID[k.a], s.byID[k.b]
+		if x != nil && y != nil && ((x.Name == a && y.Name == b) || (x.Name == b && y.Name == a)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sendPaths (host): tell everyone when a pair starts being relayed.
+func (s *Session) sendPaths(now time.Duration) {
+	if s.role != RoleHost || s.nat.pathsSent == len(s.nat.relayedPairs) {
+		return
+	}
+	s.nat.pathsSent = len(s.nat.relayedPairs)
+	s.buf = appendPaths(s.buf[:0], s.nat.relayedPairs)
+	for _, m := range s.members {
+		if m.ID != s.self && m.linked && !m.removed {
+			_ = s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf)
+		}
+	}
+}
