@@ -81,7 +81,9 @@ func (s *Session) Links() []probe.LinkStat {
 	}
 	var out []probe.LinkStat
 	for _, m := range s.members {
-		if m.ID == s.self || !m.linked {
+		// A member named by nothing yet (the host, before its roster
+		// arrives) has no line: its peer would be an empty name.
+		if m.ID == s.self || !m.linked || m.Name == "" {
 			continue
 		}
 		if st, ok := s.ep.Stats(m.ID); ok {
@@ -131,7 +133,7 @@ func (s *Session) View(now time.Duration) probe.View {
 		st := rungs.StartTiming()
 		v = probe.View{At: now, Self: s.cfg.Name, FPS: s.speed, Speed: s.speed, InForce: st, Target: st}
 		for _, m := range s.members {
-			if m.removed {
+			if m.removed || m.Name == "" { // not named yet: the roster is on its way
 				continue
 			}
 			v.Players = append(v.Players, probe.PlayerView{Name: m.Name, Observer: m.Observer,
