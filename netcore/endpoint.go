@@ -82,6 +82,11 @@ type Config struct {
 	// Handshake receives handshake records (control datagrams with token
 	// 0) from any address; nil drops them as a wrong token.
 	Handshake HandshakeFunc
+	// KeepAliveSamples makes a reply to a keep-alive a round-trip sample
+	// (keepalive.go). An observer sends no game traffic, so without it its
+	// own links would never be measured; a player's links are measured by
+	// its frame packets alone, as the seed has it (T2, S8).
+	KeepAliveSamples bool
 }
 
 // DeliverFunc receives one whole message: ch is the channel it came on,

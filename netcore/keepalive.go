@@ -18,8 +18,11 @@ package netcore
 //     packet in flight, and NextDeadline includes when it would go bad.
 //
 // A keep-alive is never resent (the session sends the next one on its own
-// schedule) and never gives a round-trip sample: the round trip is
-// measured on the reliable channel only (T2).
+// schedule). With Config.KeepAliveSamples, a reply to the oldest unanswered
+// one is the round trip of a datagram sent exactly once and answered at
+// once, a clean sample (T2): an observer sends no game commands, and these
+// are how its links are measured. Samples from before a measurement reset
+// are ignored (T5).
 
 import "time"
 
@@ -29,6 +32,7 @@ type keepAlives struct {
 	waiting bool          // a KeepAlive that wants a reply is unanswered
 	first   uint32        // id of the oldest unanswered one
 	since   time.Duration // when it was sent
+	epoch   uint32        // the measurement epoch it was sent in (T5)
 }
 
 // SendUnnumbered sends msg to peer in one unnumbered control datagram: a
@@ -50,7 +54,7 @@ func (e *Endpoint) SendUnnumbered(now time.Duration, peer PeerID, msg []byte, wa
 	id := k.next
 	k.next++
 	if wantReply && !k.waiting {
-		k.waiting, k.first, k.since = true, id, now
+		k.waiting, k.first, k.since, k.epoch = true, id, now, e.epoch
 		e.touch(l) // a new moment the link may go bad
 	}
 	b := AppendKeepAlive(e.tx[e.bodyOff:e.bodyOff], KeepAlive{ID: id, WantReply: wantReply, Payload: msg})
@@ -95,6 +99,9 @@ func (e *Endpoint) onKeepAliveReply(now time.Duration, l *link, id uint32) {
 		return
 	}
 	k.waiting = false
+	if e.cfg.KeepAliveSamples && id == k.first && k.epoch == e.epoch {
+		l.est.Sample(now-k.since, true)
+	}
 	e.touch(l)
 	e.checkBad(now, l)
 }

@@ -404,6 +404,9 @@ func (s *Session) newEndpoint(self netcore.PeerID, token uint64) error {
 	nc.Key = s.cfg.Key
 	nc.Logger = s.log
 	nc.Handshake = s.handshake
+	// An observer sends no game commands: its keep-alives' replies are
+	// what measures its links (an observer's keep-alive is unnumbered, L2).
+	nc.KeepAliveSamples = s.role == RoleObserver
 	if nc.Rand == nil {
 		nc.Rand = s.rnd
 	}
