@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/probe/record"
@@ -82,9 +83,14 @@ func defaultName() string {
 
 // check validates the shared flags; every error is a usage error.
 func (lf *liveFlags) check() error {
-	if err := session.CheckName(lf.name); err != nil {
-		return usagef("--name %q: %v", lf.name, err)
+	// The name is stored and sent in its canonical form (issue 15): a
+	// user who types a fullwidth or oddly spaced name gets the form every
+	// other machine will show and compare.
+	c, err := names.Validate(lf.name)
+	if err != nil {
+		return usagef("--name: %v", err)
 	}
+	lf.name = c
 	if lf.fs.Changed("key") && lf.key == "" {
 		return usagef("--key: the key is empty")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
@@ -215,9 +216,12 @@ func (s *Session) welcome(to netip.AddrPort, m *member) {
 	}
 }
 
+// nameTaken compares by names.Key, so a look-alike (fullwidth `Ｂｏｂ` beside
+// `bob`, Cyrillic `аlice` beside `alice`) is refused as taken (issue 15).
 func (s *Session) nameTaken(name string) bool {
+	k := names.Key(name)
 	for _, m := range s.members {
-		if !m.removed && strings.EqualFold(m.Name, name) {
+		if !m.removed && names.Key(m.Name) == k {
 			return true
 		}
 	}
