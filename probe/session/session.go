@@ -218,7 +218,7 @@ type Session struct {
 	// host
 	secret  [32]byte
 	nextID  netcore.PeerID
-	rxLen   int // size of the datagram being received (amplification rule)
+	budget  replyBudget // handshake replies to unverified sources (budget.go)
 	started bool
 
 	startWanted  bool   // start once the current input is handled

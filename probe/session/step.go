@@ -13,7 +13,7 @@ func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byt
 	if s.done {
 		return
 	}
-	s.rxLen = len(datagram)
+	s.budget.datagram(len(datagram))
 	if s.peer != nil {
 		s.peer.Receive(now, from, datagram)
 	} else {
