@@ -34,7 +34,7 @@ type DemoConfig struct {
 	Key     []byte
 	Name    string // your name (default "you")
 	// Spike adds the scripted latency spike (SpikeStart…SpikeEnd on the
-	// link between you and the second player).
+	// second player's access link: every path to that player slows).
 	Spike  bool
 	Logger *slog.Logger
 	// Start is the world's zero (default: now).

@@ -87,10 +87,10 @@ func (d *demoPlan) narration() []Note {
 	}
 	notes = append(notes, Note{At: 0, Text: "Demo: each player's access link — " + strings.Join(legend, ", ")})
 	if d.spike && len(d.names) > 1 {
-		a, b := d.names[0], d.names[1]
+		who := d.names[spikeAt]
 		notes = append(notes,
-			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: the link between %s and %s slows down by %v each way", a, b, SpikeExtra)},
-			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: the link between %s and %s is back to normal", a, b)})
+			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: %s's connection slows down by %v each way (every path to %s)", who, SpikeExtra, who)},
+			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: %s's connection is back to normal", who)})
 		var wifi []string
 		for i, p := range d.access {
 			if p.Burst != nil {
@@ -151,12 +151,19 @@ func (d *demoPlan) changes() []time.Duration {
 	return []time.Duration{SpikeStart, SpikeEnd, CalmAt}
 }
 
-// extraDelay is the scripted spike on the path from a to b at now.
+// spikeAt is the player whose access link the scripted spike slows: the
+// second player (ada by default). The spike is on that player's own
+// connection, not on one path, so every path to it slows by the same
+// amount and the diagnosis can name the player (issue 13).
+const spikeAt = 1
+
+// extraDelay is the scripted spike on the path from a to b at now: the
+// spiking player's access link lies on every path that has it at one end.
 func (d *demoPlan) extraDelay(a, b int, now time.Duration) time.Duration {
 	if !d.spike || now < SpikeStart || now >= SpikeEnd {
 		return 0
 	}
-	if (a == 0 && b == 1) || (a == 1 && b == 0) {
+	if a == spikeAt || b == spikeAt {
 		return SpikeExtra
 	}
 	return 0
