@@ -47,6 +47,11 @@ type DemoConfig struct {
 	// if its user had quit, and the game goes on without it (S7). Yours
 	// cannot be named: --duration ends your session.
 	Leaves []DemoLeave
+	// Slow makes machines slow on purpose (--slow NAME=DURATION): each
+	// frame of the named machine takes that much longer (it sleeps in its
+	// frame work), which it measures and reports as its processing time
+	// (S5), so the master lowers everyone's frame rate (S15).
+	Slow map[string]time.Duration
 	// OnCommand is your machine's Config.OnCommand (--record).
 	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
 }
@@ -55,6 +60,23 @@ type DemoConfig struct {
 type DemoLeave struct {
 	Name string
 	At   time.Duration
+}
+
+// MaxDemoSlow bounds --slow: a frame that takes longer than a second is
+// no game.
+const MaxDemoSlow = time.Second
+
+// ParseDemoSlow reads --slow's NAME=DURATION, e.g. "bob=50ms".
+func ParseDemoSlow(s string) (string, time.Duration, error) {
+	name, d, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return "", 0, fmt.Errorf("%q: want NAME=DURATION, e.g. bob=50ms", s)
+	}
+	cost, err := time.ParseDuration(d)
+	if err != nil || cost <= 0 || cost > MaxDemoSlow {
+		return "", 0, fmt.Errorf("%q: the extra time per frame must be a duration above 0 and at most %v, e.g. 50ms", s, MaxDemoSlow)
+	}
+	return name, cost, nil
 }
 
 // ParseDemoLeave reads --leave's NAME@DURATION, e.g. "bob@40s".
@@ -172,6 +194,10 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 		if i == 0 {
 			c.TelemetryTo = []string{}
 			c.OnCommand = cfg.OnCommand
+		}
+		c.FrameClock = frameClock()
+		if cost := plan.slow[i]; cost > 0 {
+			c.OnFrame = func(int, uint32) { time.Sleep(cost) }
 		}
 		var s *session.Session
 		var err error
@@ -299,6 +325,9 @@ func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.link.NextDue
 
 // ErrDemoProfile is returned for an unknown --profile.
 var ErrDemoProfile = errors.New("live: unknown demo profile")
+
+// ErrDemoSlow is returned for a --slow that names no player.
+var ErrDemoSlow = errors.New("live: bad --slow")
 
 // DemoLeaveError is a scripted leave that cannot be: unreadable, or naming
 // nobody who can leave.

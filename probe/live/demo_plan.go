@@ -24,7 +24,8 @@ type demoPlan struct {
 	names  []string
 	access []impair.Profile
 	spike  bool
-	leaves []planLeave // in time order
+	leaves []planLeave     // in time order
+	slow   []time.Duration // per player: extra work per frame (--slow), 0 for none
 }
 
 // planLeave is a scripted leave by the player's index.
@@ -74,6 +75,14 @@ func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
 		p.leaves = append(p.leaves, planLeave{index: i, at: l.At})
 	}
 	slices.SortStableFunc(p.leaves, func(a, b planLeave) int { return cmp.Compare(a.at, b.at) })
+	p.slow = make([]time.Duration, len(p.names))
+	for name, cost := range cfg.Slow {
+		i := slices.Index(p.names, name)
+		if i < 0 {
+			return p, fmt.Errorf("%w: --slow %s: no such player (the players are %s)", ErrDemoSlow, name, strings.Join(p.names, ", "))
+		}
+		p.slow[i] = cost
+	}
 	return p, nil
 }
 
@@ -99,6 +108,11 @@ func (d *demoPlan) narration() []Note {
 		}
 		if len(wifi) > 0 {
 			notes = append(notes, Note{At: CalmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
+		}
+	}
+	for i, cost := range d.slow {
+		if cost > 0 {
+			notes = append(notes, Note{At: 0, Text: fmt.Sprintf("Demo: %s's machine is slow: each frame takes %v longer", d.names[i], cost)})
 		}
 	}
 	for _, l := range d.leaves {

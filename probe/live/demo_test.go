@@ -277,3 +277,31 @@ func TestDemoLeaveRefused(t *testing.T) {
 		}
 	}
 }
+
+// --slow NAME=DURATION: the plan charges the named machine, says so in the
+// narration, and refuses a name that is not playing or a cost out of range
+// (issue 13 item 5).
+func TestDemoSlow_S15(t *testing.T) {
+	name, cost, err := ParseDemoSlow("ada=50ms")
+	if err != nil || name != "ada" || cost != 50*time.Millisecond {
+		t.Fatalf("ParseDemoSlow = %q %v %v", name, cost, err)
+	}
+	for _, bad := range []string{"ada", "=50ms", "ada=0s", "ada=-1ms", "ada=2s", "ada=x"} {
+		if _, _, err := ParseDemoSlow(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	plan, err := newDemoPlan(DemoConfig{Players: 3, Profile: "lan", Name: "you", Slow: map[string]time.Duration{"ada": cost}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.slow, []time.Duration{0, cost, 0}) {
+		t.Fatalf("slow %v", plan.slow)
+	}
+	if !slices.ContainsFunc(plan.narration(), func(n Note) bool { return n.Text == "Demo: ada's machine is slow: each frame takes 50ms longer" }) {
+		t.Fatalf("narration %v", plan.narration())
+	}
+	if _, err := newDemoPlan(DemoConfig{Players: 3, Profile: "lan", Name: "you", Slow: map[string]time.Duration{"zed": cost}}); !errors.Is(err, ErrDemoSlow) {
+		t.Fatalf("unknown player: %v", err)
+	}
+}

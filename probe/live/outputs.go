@@ -120,7 +120,16 @@ func (out *outputs) abandon() {
 // config is the session config the shared flags make.
 func (out *outputs) config() session.Config {
 	return session.Config{Name: out.cfg.Name, Key: out.cfg.Key, Speed: out.cfg.Speed, Logger: out.logger,
-		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand()}
+		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand(), FrameClock: frameClock()}
+}
+
+// frameClock is a live machine's FrameClock: the monotonic wall clock,
+// read by the peer around each frame's work to measure its processing time
+// (S5). The peer takes it as a function so that it never reads the wall
+// clock itself (it runs in virtual time too).
+func frameClock() func() time.Duration {
+	start := time.Now()
+	return func() time.Duration { return time.Since(start) }
 }
 
 // onCommand stores every command this machine executes in the recording,

@@ -115,6 +115,10 @@ type Config struct {
 	// OnFrame, when set, is the peer's OnFrame: called after each frame
 	// with the running checksum of executed commands (tests, recorder).
 	OnFrame func(frame int, checksum uint32)
+	// FrameClock is the peer's FrameClock: a monotonic clock read around
+	// each frame's work so that a live machine reports its measured
+	// processing time (S5, S15). nil: none is measured (reports say 0).
+	FrameClock func() time.Duration
 	// OnCommand, when set, is the peer's OnCommand: every command this
 	// machine executes, with the send frame it ran on and the frame it was
 	// scheduled for (S13; --record stores them). at is the session's time.
