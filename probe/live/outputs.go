@@ -91,6 +91,9 @@ func open(cfg RunConfig) (out *outputs, err error) {
 	if cfg.Metrics != "" {
 		l, err := net.Listen("tcp", cfg.Metrics)
 		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return out, fmt.Errorf("--metrics: %w", err) // runtime failure, exit 1
+			}
 			return out, flagErrorf("--metrics: %v", err)
 		}
 		out.mlisten = l

@@ -63,7 +63,9 @@ func (s *Session) Quit(now time.Duration) {
 	s.quitAt = now
 	switch {
 	case s.join == joinHello || s.join == joinResponse:
-		s.finish(nil)
+		// Never joined: the run did not do what it was asked, whether
+		// the host is silent or the user gave up first (exit 1).
+		s.fail(ErrNotJoined)
 	case s.started && s.role != RoleObserver:
 		s.peer.Quit(now)
 	default:

@@ -139,6 +139,9 @@ var (
 	ErrHostLeft = errors.New("the host closed the session before the game started")
 	ErrLostHost = errors.New("lost contact with the host before the game started")
 	ErrDropped  = errors.New("the host dropped this machine from the lobby")
+	// ErrNotJoined: the machine left (Ctrl-C, --duration) before the host
+	// answered its join.
+	ErrNotJoined = errors.New("left before the host answered (is it running at that address, with the same --key?)")
 )
 
 // RefusedError is a host's refusal of a join.
