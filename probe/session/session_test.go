@@ -234,6 +234,7 @@ func TestJoinNoAnswer(t *testing.T) {
 			var host *machine
 			if tc.name == "nobody" {
 				host = w.attach("nobody")
+				host.h.Stop() // an address with no machine behind it
 			} else {
 				host = w.host("alice", Config{Key: tc.hostKey})
 			}

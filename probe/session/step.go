@@ -8,6 +8,10 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
+// A Session is what both drivers run: probe/live's Runner on the wall
+// clock, simnet.Driver in virtual time.
+var _ netcore.Machine = (*Session)(nil)
+
 // Receive hands the session one datagram from the network.
 func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byte) {
 	if s.done {
