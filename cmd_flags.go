@@ -129,7 +129,10 @@ func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout}
 	if !lf.asJSON && stdoutIsTerminal(stdout) {
 		theme := lf.theme
-		rc.Front = func(f probe.Feed) error { return ui.Run(f, ui.Options{Theme: theme}) }
+		// q restores the terminal at once (issue 16): the UI waits for the
+		// session only this long; the leave goes on without a screen and
+		// the process exits as soon as it is acknowledged.
+		rc.Front = func(f probe.Feed) error { return ui.Run(f, ui.Options{Theme: theme, QuitWait: uiQuitWait}) }
 	}
 	return rc
 }
@@ -173,3 +176,8 @@ func openRecording(path string) (*record.Recording, error) {
 	}
 	return rec, nil
 }
+
+// uiQuitWait is how long the TUI waits after `q` for the session's end
+// before it gives the terminal back: inside the 100 ms a user takes as
+// instant (issue 16).
+const uiQuitWait = 50 * time.Millisecond

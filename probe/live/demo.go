@@ -254,12 +254,20 @@ func (d *Demo) Sockets() []*netcore.UDPTransport {
 	return out
 }
 
-// Stop asks every machine to leave cleanly.
+// Stop makes your machine leave cleanly; once it has (its removal
+// executed and acknowledged), the other machines end at once: they are
+// this process's own, and with everyone leaving together no removal could
+// execute, so a clean leave of each would only hold the exit (issue 16).
 func (d *Demo) Stop() {
 	d.stop.Do(func() {
-		for _, r := range d.runners {
-			r.Stop()
-		}
+		you := d.runners[0]
+		you.Stop()
+		go func() {
+			<-you.Done()
+			for _, r := range d.runners[1:] {
+				r.Abort()
+			}
+		}()
 	})
 }
 
