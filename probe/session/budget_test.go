@@ -210,3 +210,29 @@ func TestReplyBudgetPerSource(t *testing.T) {
 		t.Fatal("two replies for one datagram")
 	}
 }
+
+// BenchmarkSpoofedHello is what one forged Hello costs a host past its
+// budget: the work a flood buys (issue 15 finding 3). Sources rotate over
+// 4096 addresses, so the per-source table fills and starts over.
+func BenchmarkSpoofedHello(b *testing.B) {
+	w := newWorld(b, 25, lan30)
+	host := w.host("alice", Config{Players: 2})
+	d := handshakeDatagram(b, netcore.Hello{Nonce: 1, Role: netcore.RolePlayer, Name: paddedHello("x")})
+	froms := make([]netip.AddrPort, 4096)
+	for i := range froms {
+		froms[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{172, 16, byte(i >> 8), byte(i)}), 4000)
+	}
+	now := w.now()
+	for i := range 2 * helloBurst { // spend the burst
+		host.s.Receive(now, froms[i%len(froms)], d)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		host.s.Receive(now, froms[i%len(froms)], d)
+	}
+	b.StopTimer()
+	sent, silenced := host.s.ReplyBudget()
+	b.ReportMetric(float64(sent), "replies")
+	_ = silenced
+}
