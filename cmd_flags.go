@@ -83,14 +83,16 @@ func defaultName() string {
 
 // check validates the shared flags; every error is a usage error.
 func (lf *liveFlags) check() error {
-	// The name is stored and sent in its canonical form (issue 15): a
-	// user who types a fullwidth or oddly spaced name gets the form every
-	// other machine will show and compare.
+	// A name goes on the wire in its canonical form (issue 15); one that
+	// is not canonical (fullwidth letters, spaces at the ends) is refused
+	// with the form to type, so what the user typed is what others see.
 	c, err := names.Validate(lf.name)
 	if err != nil {
 		return usagef("--name: %v", err)
 	}
-	lf.name = c
+	if c != lf.name {
+		return usagef("--name %q: write it as %q", lf.name, c)
+	}
 	if lf.fs.Changed("key") && lf.key == "" {
 		return usagef("--key: the key is empty")
 	}
