@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -35,6 +36,7 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 	profile := fs.String("profile", "mix", "access links: mix (LAN, cable, DSL and Wi-Fi players in turn) or one of "+strings.Join(live.DemoProfiles()[1:], ", "))
 	seed := fs.Uint64("seed", 1, "random seed of the links' impairment")
 	leaves := fs.StringArray("leave", nil, "script a player quitting: `NAME@DURATION` after the start (e.g. bob@40s); repeatable")
+	slows := fs.StringArray("slow", nil, "make a machine slow on purpose: `NAME=DURATION` more work per frame (e.g. ada=50ms); it reports the time and the frame rate falls; repeatable")
 	return func(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 0 {
 			return fail(stderr, "demo", usagef("unexpected argument %q", args[0]))
@@ -56,8 +58,19 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 			}
 			scripted = append(scripted, dl)
 		}
+		slow := map[string]time.Duration{}
+		for _, s := range *slows {
+			name, cost, err := live.ParseDemoSlow(s)
+			if err != nil {
+				return fail(stderr, "demo", usagef("--slow %v", err))
+			}
+			slow[name] = cost
+		}
 		err := live.RunDemo(lf.runConfig("demo", stdout),
-			live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Spike: true, Leaves: scripted})
+			live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Spike: true, Leaves: scripted, Slow: slow})
+		if errors.Is(err, live.ErrDemoSlow) {
+			return fail(stderr, "demo", usagef("%v", strings.TrimPrefix(err.Error(), "live: bad ")))
+		}
 		return liveExit(stderr, "demo", leaveUsage(err))
 	}
 }

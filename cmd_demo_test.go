@@ -22,3 +22,19 @@ func TestDemoLeaveFlagRefused(t *testing.T) {
 		}
 	}
 }
+
+// A --slow that cannot be read or names nobody playing is a usage error
+// (exit 2) naming it, with nothing on stdout (issue 13 item 5).
+func TestDemoSlowFlagRefused(t *testing.T) {
+	for _, c := range []struct{ slow, says string }{
+		{"ada", "want NAME=DURATION"},
+		{"ada=5s", "at most 1s"},
+		{"zed=50ms", "--slow zed: no such player"},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"demo", "--json", "--slow", c.slow}, &out, &errb)
+		if code != exitUsage || out.Len() != 0 || !strings.Contains(errb.String(), c.says) {
+			t.Errorf("--slow %s: exit %d, stdout %q, stderr %q", c.slow, code, out.String(), errb.String())
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lagscope/lagscope/config"
+	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/probe/record"
@@ -92,8 +93,15 @@ func (lf *liveFlags) check() error {
 	if err := lf.settle(); err != nil {
 		return err
 	}
-	if err := session.CheckName(lf.name); err != nil {
-		return usagef("--name %q: %v", lf.name, err)
+	// A name goes on the wire in its canonical form (issue 15); one that
+	// is not canonical (fullwidth letters, spaces at the ends) is refused
+	// with the form to type, so what the user typed is what others see.
+	c, err := names.Validate(lf.name)
+	if err != nil {
+		return usagef("--name: %v", err)
+	}
+	if c != lf.name {
+		return usagef("--name %q: write it as %q", lf.name, c)
 	}
 	if lf.fs.Changed("key") && lf.key == "" {
 		return usagef("--key: the key is empty")
@@ -134,7 +142,12 @@ func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 		Alerts: lf.alerts}
 	if !lf.asJSON && stdoutIsTerminal(stdout) {
 		theme, bell := lf.theme, lf.bell
-		rc.Front = func(f probe.Feed) error { return ui.Run(f, ui.Options{Theme: theme, Bell: bell}) }
+		// q restores the terminal at once (issue 16): the UI waits for the
+		// session only this long; the leave goes on without a screen and
+		// the process exits as soon as it is acknowledged.
+		rc.Front = func(f probe.Feed) error {
+			return ui.Run(f, ui.Options{Theme: theme, Bell: bell, QuitWait: uiQuitWait})
+		}
 	}
 	return rc
 }
@@ -178,3 +191,8 @@ func openRecording(path string) (*record.Recording, error) {
 	}
 	return rec, nil
 }
+
+// uiQuitWait is how long the TUI waits after `q` for the session's end
+// before it gives the terminal back: inside the 100 ms a user takes as
+// instant (issue 16).
+const uiQuitWait = 50 * time.Millisecond

@@ -77,7 +77,17 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, 
 // default one.
 func hostPort(s string) (*net.UDPAddr, error) {
 	if _, _, err := net.SplitHostPort(s); err != nil {
-		s = net.JoinHostPort(strings.Trim(s, "[]"), defaultPort)
+		h := s
+		// Only a whole bracketed address ("[::1]") may lose its
+		// brackets; a stray or unbalanced one ("[::1", "::1]") is a typo,
+		// not the default port (issue 15 finding 7).
+		if len(h) >= 2 && h[0] == '[' && h[len(h)-1] == ']' {
+			h = h[1 : len(h)-1]
+		}
+		if strings.ContainsAny(h, "[]") {
+			return nil, fmt.Errorf("%q: unbalanced brackets; an IPv6 address with a port is [ADDR]:PORT", s)
+		}
+		s = net.JoinHostPort(h, defaultPort)
 	}
 	a, err := net.ResolveUDPAddr("udp", s)
 	if err != nil {

@@ -497,7 +497,7 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 	var narrated bool
 	for _, m := range demo.of("message") {
-		narrated = narrated || strings.HasPrefix(m.str("text"), "Demo: the link between you and ada slows down")
+		narrated = narrated || strings.HasPrefix(m.str("text"), "Demo: ada's connection slows down")
 	}
 	if !narrated {
 		t.Error("the spike was not announced")

@@ -42,6 +42,11 @@ func init() {
 				if err != nil {
 					return fail(stderr, "replay", err)
 				}
+				// --as names a machine with or without --json: a name the
+				// recording does not hold is bad input either way (exit 2).
+				if *as != "" && !hasMachine(rec, *as) {
+					return fail(stderr, "replay", usagef("--as %q: the recording has no view of that machine", *as))
+				}
 				if *asJSON {
 					return replayJSON(rec, stdout, stderr)
 				}
@@ -65,9 +70,6 @@ func replayJSON(rec *record.Recording, stdout, stderr io.Writer) int {
 // speed ×0.5–×16), so the TUI binds space, ←/→ and -/+ to them and shows
 // the replay's position.
 func replayTUI(rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
-	if as != "" && !hasMachine(rec, as) {
-		return fail(stderr, "replay", usagef("--as %q: the recording has no view of that machine", as))
-	}
 	stopNote(stderr, "replay", rec)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -183,7 +183,7 @@ func (p *Peer) issueReport() {
 	}
 	r := reportPayload{RTTMicros: noRTT,
 		WaitMicros:    micros(max(p.waitCur, p.waitPrev)),
-		ProcessMicros: micros(p.cfg.ProcessTime)}
+		ProcessMicros: micros(p.processTime())}
 	if all {
 		r.RTTMicros = micros(worst)
 	}
@@ -227,4 +227,18 @@ func (p *Peer) compareChecksum(pl *player, f int, ck uint32) {
 	pl.desynced = true
 	p.emit(desyncMessage(p.frame, p.self.Name, pl.Name, f))
 	p.flushEvents()
+}
+
+// processTime is this machine's processing time per frame for a report
+// (S5): with a FrameClock, the average measured since the last report
+// (never below the configured ProcessTime); without, ProcessTime.
+func (p *Peer) processTime() time.Duration {
+	if p.cfg.FrameClock == nil {
+		return p.cfg.ProcessTime
+	}
+	if p.costN > 0 {
+		p.processed = p.costSum / time.Duration(p.costN)
+		p.costSum, p.costN = 0, 0
+	}
+	return max(p.processed, p.cfg.ProcessTime)
 }

@@ -80,6 +80,10 @@ func (p *Peer) whileStalled(now time.Duration, waitFor *player) {
 // executeFrame executes frame p.frame at now.
 func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 	f := p.frame
+	var began time.Duration
+	if p.cfg.FrameClock != nil {
+		began = p.cfg.FrameClock()
+	}
 	before, beforeFPS := p.sched.InForce(), p.sched.FPS()
 	if wait > 0 {
 		cause := ""
@@ -102,6 +106,10 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 	p.lastExec = f
 	if p.cfg.OnFrame != nil {
 		p.cfg.OnFrame(f, p.ck)
+	}
+	if p.cfg.FrameClock != nil {
+		p.costSum += max(p.cfg.FrameClock()-began, 0)
+		p.costN++
 	}
 	since := f
 	if !p.self.Observer && !p.quitting && p.self.seated && !p.self.removed {

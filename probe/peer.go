@@ -32,7 +32,14 @@ type Config struct {
 	// ProcessTime is this machine's processing time per frame (S5). The
 	// simulator charges it in virtual time; a live peer reports what it
 	// measures.
-	ProcessTime       time.Duration
+	ProcessTime time.Duration
+	// FrameClock, when set, is a monotonic clock the peer reads around
+	// each executed frame's work (its commands and OnFrame) to measure its
+	// own processing time: a live peer reports the average over each
+	// report interval (S5), so the master's frame-rate cap (S15) works
+	// live. The peer never reads the wall clock itself; nil (the
+	// simulator) reports ProcessTime.
+	FrameClock        func() time.Duration
 	CommandsPerMinute float64 // synthetic game commands; 0 = none
 	Seed              uint64
 
@@ -157,9 +164,15 @@ type Peer struct {
 
 	// waits: the longest wait in the current and the previous report interval
 	waitCur, waitPrev time.Duration
-	waitTotal         time.Duration
-	waitMax           time.Duration
-	frames            int
+	// measured processing time (Config.FrameClock): the sum and count
+	// since the last report, and the last average reported.
+	costSum   time.Duration
+	costN     int
+	processed time.Duration
+
+	waitTotal time.Duration
+	waitMax   time.Duration
+	frames    int
 
 	buf    []byte
 	exec   []execCmd

@@ -244,7 +244,7 @@ func (p *Peer) ownWaits() (wait, process time.Duration, ok bool) {
 	if _, ok := p.record.Latest(p.self.idx); !ok {
 		return 0, 0, false
 	}
-	return max(p.waitCur, p.waitPrev), p.cfg.ProcessTime, true
+	return max(p.waitCur, p.waitPrev), max(p.processed, p.cfg.ProcessTime), true
 }
 
 // ackFor is this machine's ack of from's stream: the newest update held.

@@ -34,7 +34,7 @@ type DemoConfig struct {
 	Key     []byte
 	Name    string // your name (default "you")
 	// Spike adds the scripted latency spike (SpikeStart…SpikeEnd on the
-	// link between you and the second player).
+	// second player's access link: every path to that player slows).
 	Spike  bool
 	Logger *slog.Logger
 	// Start is the world's zero (default: now).
@@ -47,6 +47,11 @@ type DemoConfig struct {
 	// if its user had quit, and the game goes on without it (S7). Yours
 	// cannot be named: --duration ends your session.
 	Leaves []DemoLeave
+	// Slow makes machines slow on purpose (--slow NAME=DURATION): each
+	// frame of the named machine takes that much longer (it sleeps in its
+	// frame work), which it measures and reports as its processing time
+	// (S5), so the master lowers everyone's frame rate (S15).
+	Slow map[string]time.Duration
 	// OnCommand is your machine's Config.OnCommand (--record).
 	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
 	// Alerts are every machine's alert thresholds; zero values take the
@@ -58,6 +63,23 @@ type DemoConfig struct {
 type DemoLeave struct {
 	Name string
 	At   time.Duration
+}
+
+// MaxDemoSlow bounds --slow: a frame that takes longer than a second is
+// no game.
+const MaxDemoSlow = time.Second
+
+// ParseDemoSlow reads --slow's NAME=DURATION, e.g. "bob=50ms".
+func ParseDemoSlow(s string) (string, time.Duration, error) {
+	name, d, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return "", 0, fmt.Errorf("%q: want NAME=DURATION, e.g. bob=50ms", s)
+	}
+	cost, err := time.ParseDuration(d)
+	if err != nil || cost <= 0 || cost > MaxDemoSlow {
+		return "", 0, fmt.Errorf("%q: the extra time per frame must be a duration above 0 and at most %v, e.g. 50ms", s, MaxDemoSlow)
+	}
+	return name, cost, nil
 }
 
 // ParseDemoLeave reads --leave's NAME@DURATION, e.g. "bob@40s".
@@ -176,6 +198,10 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 			c.TelemetryTo = []string{}
 			c.OnCommand = cfg.OnCommand
 		}
+		c.FrameClock = frameClock()
+		if cost := plan.slow[i]; cost > 0 {
+			c.OnFrame = func(int, uint32) { time.Sleep(cost) }
+		}
 		var s *session.Session
 		var err error
 		if i == 0 {
@@ -231,12 +257,20 @@ func (d *Demo) Sockets() []*netcore.UDPTransport {
 	return out
 }
 
-// Stop asks every machine to leave cleanly.
+// Stop makes your machine leave cleanly; once it has (its removal
+// executed and acknowledged), the other machines end at once: they are
+// this process's own, and with everyone leaving together no removal could
+// execute, so a clean leave of each would only hold the exit (issue 16).
 func (d *Demo) Stop() {
 	d.stop.Do(func() {
-		for _, r := range d.runners {
-			r.Stop()
-		}
+		you := d.runners[0]
+		you.Stop()
+		go func() {
+			<-you.Done()
+			for _, r := range d.runners[1:] {
+				r.Abort()
+			}
+		}()
 	})
 }
 
@@ -302,6 +336,9 @@ func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.link.NextDue
 
 // ErrDemoProfile is returned for an unknown --profile.
 var ErrDemoProfile = errors.New("live: unknown demo profile")
+
+// ErrDemoSlow is returned for a --slow that names no player.
+var ErrDemoSlow = errors.New("live: bad --slow")
 
 // DemoLeaveError is a scripted leave that cannot be: unreadable, or naming
 // nobody who can leave.

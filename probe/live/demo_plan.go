@@ -24,7 +24,8 @@ type demoPlan struct {
 	names  []string
 	access []impair.Profile
 	spike  bool
-	leaves []planLeave // in time order
+	leaves []planLeave     // in time order
+	slow   []time.Duration // per player: extra work per frame (--slow), 0 for none
 }
 
 // planLeave is a scripted leave by the player's index.
@@ -74,6 +75,14 @@ func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
 		p.leaves = append(p.leaves, planLeave{index: i, at: l.At})
 	}
 	slices.SortStableFunc(p.leaves, func(a, b planLeave) int { return cmp.Compare(a.at, b.at) })
+	p.slow = make([]time.Duration, len(p.names))
+	for name, cost := range cfg.Slow {
+		i := slices.Index(p.names, name)
+		if i < 0 {
+			return p, fmt.Errorf("%w: --slow %s: no such player (the players are %s)", ErrDemoSlow, name, strings.Join(p.names, ", "))
+		}
+		p.slow[i] = cost
+	}
 	return p, nil
 }
 
@@ -87,10 +96,10 @@ func (d *demoPlan) narration() []Note {
 	}
 	notes = append(notes, Note{At: 0, Text: "Demo: each player's access link — " + strings.Join(legend, ", ")})
 	if d.spike && len(d.names) > 1 {
-		a, b := d.names[0], d.names[1]
+		who := d.names[spikeAt]
 		notes = append(notes,
-			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: the link between %s and %s slows down by %v each way", a, b, SpikeExtra)},
-			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: the link between %s and %s is back to normal", a, b)})
+			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: %s's connection slows down by %v each way (every path to %s)", who, SpikeExtra, who)},
+			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: %s's connection is back to normal", who)})
 		var wifi []string
 		for i, p := range d.access {
 			if p.Burst != nil {
@@ -99,6 +108,11 @@ func (d *demoPlan) narration() []Note {
 		}
 		if len(wifi) > 0 {
 			notes = append(notes, Note{At: CalmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
+		}
+	}
+	for i, cost := range d.slow {
+		if cost > 0 {
+			notes = append(notes, Note{At: 0, Text: fmt.Sprintf("Demo: %s's machine is slow: each frame takes %v longer", d.names[i], cost)})
 		}
 	}
 	for _, l := range d.leaves {
@@ -151,12 +165,19 @@ func (d *demoPlan) changes() []time.Duration {
 	return []time.Duration{SpikeStart, SpikeEnd, CalmAt}
 }
 
-// extraDelay is the scripted spike on the path from a to b at now.
+// spikeAt is the player whose access link the scripted spike slows: the
+// second player (ada by default). The spike is on that player's own
+// connection, not on one path, so every path to it slows by the same
+// amount and the diagnosis can name the player (issue 13).
+const spikeAt = 1
+
+// extraDelay is the scripted spike on the path from a to b at now: the
+// spiking player's access link lies on every path that has it at one end.
 func (d *demoPlan) extraDelay(a, b int, now time.Duration) time.Duration {
 	if !d.spike || now < SpikeStart || now >= SpikeEnd {
 		return 0
 	}
-	if (a == 0 && b == 1) || (a == 1 && b == 0) {
+	if a == spikeAt || b == spikeAt {
 		return SpikeExtra
 	}
 	return 0

@@ -128,8 +128,8 @@ func checkDemoStory(t *testing.T, plan demoPlan, seed uint64) bool {
 }
 
 // Link profiles compose both ends' access links: delays and jitters add,
-// losses compound, Wi-Fi's bursts come along; the spike touches only the
-// scripted link, only in its window.
+// losses compound, Wi-Fi's bursts come along; the spike touches every path
+// to the spiking player (ada's access link), only in its window.
 func TestDemoLinkProfiles(t *testing.T) {
 	plan, err := newDemoPlan(DemoConfig{Players: 5, Profile: "mix", Name: "you", Spike: true})
 	if err != nil {
@@ -158,7 +158,9 @@ func TestDemoLinkProfiles(t *testing.T) {
 		{1, 0, SpikeEnd - time.Millisecond, SpikeExtra},
 		{1, 0, SpikeEnd, 0},
 		{0, 2, SpikeStart + time.Second, 0},
-		{2, 1, SpikeStart + time.Second, 0},
+		{2, 3, SpikeStart + time.Second, 0},
+		{2, 1, SpikeStart + time.Second, SpikeExtra}, // ada's access link is on every path to her
+		{1, 4, SpikeEnd - time.Millisecond, SpikeExtra},
 	} {
 		if got := plan.extraDelay(c.a, c.b, c.at); got != c.want {
 			t.Errorf("extra %d→%d at %v = %v, want %v", c.a, c.b, c.at, got, c.want)
@@ -170,6 +172,46 @@ func TestDemoLinkProfiles(t *testing.T) {
 	one, _ := newDemoPlan(DemoConfig{Players: 3, Profile: "dsl", Name: "ada"})
 	if !slices.Equal(one.names, []string{"ada", "p2", "bob"}) || one.access[2].String() != dsl.String() {
 		t.Fatalf("names %v access %v", one.names, one.access)
+	}
+}
+
+// On the demo's own plan in virtual time, the scripted spike is an access
+// spike (issue 13): during it every measured path to ada is about
+// 2·SpikeExtra slower than before, the paths that avoid her are not, and
+// once it is over her paths come back.
+func TestDemoSpikeIsOnAdasAccessLink(t *testing.T) {
+	plan, err := newDemoPlan(DemoConfig{Players: 4, Profile: "lan", Name: "you", Spike: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srtt := func(at time.Duration) map[[2]string]time.Duration {
+		ms := playPlan(t, plan, 5, at)
+		out := map[[2]string]time.Duration{}
+		for _, m := range ms {
+			for _, ls := range m.s.Links() {
+				if ls.SRTTMs == nil {
+					t.Fatalf("at %v %s → %s unmeasured", at, ls.From, ls.To)
+				}
+				out[[2]string{ls.From, ls.To}] = time.Duration(*ls.SRTTMs * float64(time.Millisecond))
+			}
+		}
+		return out
+	}
+	before, during, after := srtt(SpikeStart), srtt(SpikeEnd), srtt(SpikeEnd+20*time.Second)
+	if len(during) != 12 {
+		t.Fatalf("%d links, want 12", len(during))
+	}
+	for k, d := range during {
+		rise := d - before[k]
+		onAda := k[0] == "ada" || k[1] == "ada"
+		switch {
+		case onAda && (rise < 2*SpikeExtra*8/10 || rise > 2*SpikeExtra*12/10):
+			t.Errorf("%s → %s rose %v during the spike, want about %v", k[0], k[1], rise, 2*SpikeExtra)
+		case !onAda && rise.Abs() > 10*time.Millisecond:
+			t.Errorf("%s → %s (not on ada's link) moved %v during the spike", k[0], k[1], rise)
+		case after[k]-before[k] > 20*time.Millisecond:
+			t.Errorf("%s → %s still %v slower after the spike", k[0], k[1], after[k]-before[k])
+		}
 	}
 }
 
@@ -233,5 +275,33 @@ func TestDemoLeaveRefused(t *testing.T) {
 		if !errors.As(err, &le) {
 			t.Errorf("leaves %+v: %v", ls, err)
 		}
+	}
+}
+
+// --slow NAME=DURATION: the plan charges the named machine, says so in the
+// narration, and refuses a name that is not playing or a cost out of range
+// (issue 13 item 5).
+func TestDemoSlow_S15(t *testing.T) {
+	name, cost, err := ParseDemoSlow("ada=50ms")
+	if err != nil || name != "ada" || cost != 50*time.Millisecond {
+		t.Fatalf("ParseDemoSlow = %q %v %v", name, cost, err)
+	}
+	for _, bad := range []string{"ada", "=50ms", "ada=0s", "ada=-1ms", "ada=2s", "ada=x"} {
+		if _, _, err := ParseDemoSlow(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	plan, err := newDemoPlan(DemoConfig{Players: 3, Profile: "lan", Name: "you", Slow: map[string]time.Duration{"ada": cost}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.slow, []time.Duration{0, cost, 0}) {
+		t.Fatalf("slow %v", plan.slow)
+	}
+	if !slices.ContainsFunc(plan.narration(), func(n Note) bool { return n.Text == "Demo: ada's machine is slow: each frame takes 50ms longer" }) {
+		t.Fatalf("narration %v", plan.narration())
+	}
+	if _, err := newDemoPlan(DemoConfig{Players: 3, Profile: "lan", Name: "you", Slow: map[string]time.Duration{"zed": cost}}); !errors.Is(err, ErrDemoSlow) {
+		t.Fatalf("unknown player: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func TestPlayDemoRepeatsAndShowsThePlan_S11(t *testing.T) {
 		}
 	}
 	joined := strings.Join(msgs, "\n")
-	for _, want := range []string{"Demo: each player's access link — you: lan, ada: cable", "Demo: the link between you and ada slows down"} {
+	for _, want := range []string{"Demo: each player's access link — you: lan, ada: cable", "Demo: ada's connection slows down"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("no %q in the messages:\n%s", want, joined)
 		}

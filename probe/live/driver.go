@@ -93,6 +93,8 @@ type Runner struct {
 	controls chan probe.Control
 	stop     chan struct{}
 	stopOnce sync.Once
+	abort    chan struct{}
+	abortOne sync.Once
 	done     chan struct{}
 
 	now     time.Duration
@@ -121,6 +123,7 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 		updates:  make(chan probe.Update, 4),
 		controls: make(chan probe.Control, 16),
 		stop:     make(chan struct{}),
+		abort:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
 	r.pacer, _ = sock.(Pacer)
@@ -145,6 +148,10 @@ func (r *Runner) Control(c probe.Control) {
 
 // Stop asks the session to leave cleanly (Ctrl-C, --duration).
 func (r *Runner) Stop() { r.stopOnce.Do(func() { close(r.stop) }) }
+
+// Abort ends the session at once, without a leave: for the demo's other
+// machines once yours has left, when nobody else is there to tell.
+func (r *Runner) Abort() { r.abortOne.Do(func() { close(r.abort) }) }
 
 // Wait waits for the driver to finish and returns why the session ended
 // (nil for a clean end). The update channel is closed by then only if
@@ -189,7 +196,7 @@ func (r *Runner) loop() {
 	var deadline time.Duration
 	var armed bool
 	inbox := r.sock.Inbox()
-	stop := r.stop
+	stop, abort := r.stop, r.abort
 	nextPublish := time.Duration(0)
 	nextLinks := r.opt.LinkEvery
 	r.now = r.clock()
@@ -251,6 +258,10 @@ func (r *Runner) loop() {
 			stop = nil
 			r.now = r.clock()
 			s.Quit(r.now)
+		case <-abort:
+			abort = nil
+			r.now = r.clock()
+			s.End(nil)
 		}
 		if r.pacer != nil {
 			r.pacer.Flush(r.now)

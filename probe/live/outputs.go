@@ -91,6 +91,9 @@ func open(cfg RunConfig) (out *outputs, err error) {
 	if cfg.Metrics != "" {
 		l, err := net.Listen("tcp", cfg.Metrics)
 		if err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return out, fmt.Errorf("--metrics: %w", err) // runtime failure, exit 1
+			}
 			return out, flagErrorf("--metrics: %v", err)
 		}
 		out.mlisten = l
@@ -120,7 +123,17 @@ func (out *outputs) abandon() {
 // config is the session config the shared flags make.
 func (out *outputs) config() session.Config {
 	return session.Config{Name: out.cfg.Name, Key: out.cfg.Key, Speed: out.cfg.Speed, Logger: out.logger,
-		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand(), Alerts: out.cfg.Alerts}
+		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand(), FrameClock: frameClock(),
+		Alerts: out.cfg.Alerts}
+}
+
+// frameClock is a live machine's FrameClock: the monotonic wall clock,
+// read by the peer around each frame's work to measure its processing time
+// (S5). The peer takes it as a function so that it never reads the wall
+// clock itself (it runs in virtual time too).
+func frameClock() func() time.Duration {
+	start := time.Now()
+	return func() time.Duration { return time.Since(start) }
 }
 
 // onCommand stores every command this machine executes in the recording,

@@ -104,6 +104,11 @@ func Join(cfg RunConfig, jc JoinConfig) error {
 	udp, err := netcore.ListenUDP(jc.Bind)
 	if err != nil {
 		out.abandon()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// The address is fine, the port is taken: a runtime failure
+			// (exit 1), as for host and impair (docs/cli.md).
+			return fmt.Errorf("--bind %q: %w", jc.Bind, err)
+		}
 		return flagErrorf("--bind %q: %v", jc.Bind, err)
 	}
 	defer udp.Close()

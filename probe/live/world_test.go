@@ -14,14 +14,17 @@ import (
 	"github.com/lagscope/lagscope/probe/session"
 )
 
-// world runs sessions (a copy of probe/session's test world, for the
-// demo plan's tests, until both use the one virtual driver): on netcore's simulated network in virtual time: the
-// same Session code the live driver runs, with simnet's scheduler standing
-// in for the wall clock and the socket.
+// world runs sessions on netcore's simulated network in virtual time, on
+// simnet.Driver (the twin of this package's wall-clock Runner): the same
+// Session code the live driver runs. It is a copy of probe/session's test
+// world: that one is an in-package test (it reaches into the Session), and
+// a shared test package would import session from session's own tests, a
+// cycle Go forbids.
 type world struct {
 	t        testing.TB
 	sched    *simnet.Scheduler
 	net      *simnet.Network
+	d        *simnet.Driver
 	machines []*machine
 	nextIP   byte
 	seed     uint64
@@ -32,10 +35,8 @@ type machine struct {
 	name   string
 	addr   netip.AddrPort
 	s      *session.Session
-	node   *simnet.Node
+	h      *simnet.Host // the machine's node and wake-up on the one virtual driver
 	tr     *recordingTransport
-	wake   *simnet.Event
-	gone   bool
 	events []probe.Event
 	cks    map[int]uint32
 }
@@ -66,6 +67,7 @@ func (r *recordingTransport) LocalAddr() netip.AddrPort { return r.inner.LocalAd
 func newWorld(t testing.TB, seed uint64, link impair.Profile) *world {
 	sched := simnet.NewScheduler()
 	w := &world{t: t, sched: sched, net: simnet.NewNetwork(sched, seed), nextIP: 1, seed: seed}
+	w.d = simnet.NewDriver(w.net)
 	w.net.SetDefault(link)
 	return w
 }
@@ -85,14 +87,8 @@ func (w *world) attach(name string) *machine {
 	m := &machine{w: w, name: name, cks: map[int]uint32{}}
 	m.addr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, w.nextIP}), 7373)
 	w.nextIP++
-	m.node = w.net.Attach(m.addr, func(now time.Duration, from netip.AddrPort, p []byte) {
-		if m.gone || m.s == nil {
-			return
-		}
-		m.s.Receive(now, from, p)
-		w.after(m)
-	})
-	m.tr = &recordingTransport{inner: m.node}
+	m.h = w.d.Attach(m.addr)
+	m.tr = &recordingTransport{inner: m.h.Node()}
 	return m
 }
 
@@ -117,8 +113,9 @@ func (w *world) host(name string, cfg session.Config) *machine {
 	}
 	m.s = s
 	w.machines = append(w.machines, m)
+	m.h.Drive(s)
 	s.Flush()
-	w.poke(m)
+	m.h.Wake()
 	return m
 }
 
@@ -131,48 +128,18 @@ func (w *world) join(name string, role session.Role, host *machine, cfg session.
 	}
 	m.s = s
 	w.machines = append(w.machines, m)
+	m.h.Drive(s)
 	s.Flush()
-	w.poke(m)
+	m.h.Wake()
 	return m
 }
 
-func (w *world) after(m *machine) { w.poke(m) }
-
-func (w *world) poke(m *machine) {
-	if m.gone {
-		return
-	}
-	d, ok := m.s.NextDeadline()
-	if !ok {
-		if m.wake != nil {
-			m.wake.Cancel()
-		}
-		return
-	}
-	d = max(d, w.sched.Now())
-	if m.wake == nil {
-		m.wake = w.sched.At(d, func() {
-			if m.gone {
-				return
-			}
-			m.s.Tick(w.sched.Now())
-			w.after(m)
-		})
-		return
-	}
-	if !m.wake.Pending() || m.wake.Time() != d {
-		m.wake.Reschedule(d)
-	}
-}
+// after re-arms m's wake-up after a call the test made itself (a
+// Receive, a Quit): the driver does this after its own calls.
+func (w *world) after(m *machine) { m.h.Wake() }
 
 // vanish: the machine stops dead (SIGKILL): no removal, no leave.
-func (m *machine) vanish() {
-	m.gone = true
-	m.node.Detach()
-	if m.wake != nil {
-		m.wake.Cancel()
-	}
-}
+func (m *machine) vanish() { m.h.Stop() }
 
 // at runs fn at virtual time t.
 func (w *world) at(t time.Duration, fn func()) { w.sched.At(t, fn) }

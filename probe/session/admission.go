@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
@@ -100,15 +101,23 @@ func (s *Session) onHello(now time.Duration, from netip.AddrPort, m netcore.Hell
 		s.rejected.Handshake++
 		return
 	}
-	if s.rxLen < s.challengeLen() {
+	if !s.budget.fits(s.challengeLen()) {
 		// Too small to answer without amplifying a spoofed request.
+		s.rejected.Handshake++
+		return
+	}
+	if !s.budget.admit(now, from, false) {
+		// Past the reply budget, or this datagram was answered already:
+		// silence, before the HMAC (budget.go).
 		s.rejected.Handshake++
 		return
 	}
 	c := s.cookieFor(from, m.Nonce, s.epoch(now))
 	if err := s.ep.SendHandshake(from, netcore.Challenge{Nonce: m.Nonce, Cookie: c}); err != nil {
 		s.log.Debug("challenge not sent", "to", from, "err", err)
+		return
 	}
+	s.budget.Sent++
 }
 
 func (s *Session) epoch(now time.Duration) uint64 { return uint64(now / cookieEpoch) }
@@ -152,11 +161,19 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 		s.rejected.Handshake++
 		return
 	}
+	if !s.budget.admit(now, from, true) {
+		s.rejected.Handshake++ // past the budget: silence, before the HMAC
+		return
+	}
 	if !s.cookieOK(now, from, m.Nonce, m.Cookie) {
 		// A Refuse is smaller than any Response, so answering an
-		// unverified source cannot amplify.
+		// unverified source cannot amplify; fits holds that rule even so.
 		s.rejected.Handshake++
-		s.refuse(from, m.Nonce, netcore.RefuseBadCookie)
+		r := netcore.Refuse{Nonce: m.Nonce, Reason: netcore.RefuseBadCookie}
+		if s.budget.fits(s.replySize(netcore.AppendRefuse(s.buf[:0], r))) {
+			s.refuse(from, m.Nonce, netcore.RefuseBadCookie)
+			s.budget.Sent++
+		}
 		return
 	}
 	// From here on the source is verified: it received our Challenge.
@@ -217,9 +234,12 @@ func (s *Session) welcome(to netip.AddrPort, m *member) {
 	}
 }
 
+// nameTaken compares by names.Key, so a look-alike (fullwidth `Ｂｏｂ` beside
+// `bob`, Cyrillic `аlice` beside `alice`) is refused as taken (issue 15).
 func (s *Session) nameTaken(name string) bool {
+	k := names.Key(name)
 	for _, m := range s.members {
-		if !m.removed && strings.EqualFold(m.Name, name) {
+		if !m.removed && names.Key(m.Name) == k {
 			return true
 		}
 	}

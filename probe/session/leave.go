@@ -63,7 +63,9 @@ func (s *Session) Quit(now time.Duration) {
 	s.quitAt = now
 	switch {
 	case s.join == joinHello || s.join == joinResponse:
-		s.finish(nil)
+		// Never joined: the run did not do what it was asked, whether
+		// the host is silent or the user gave up first (exit 1).
+		s.fail(ErrNotJoined)
 	case s.started && s.role != RoleObserver:
 		s.peer.Quit(now)
 	default:
@@ -80,11 +82,31 @@ func (s *Session) Quit(now time.Duration) {
 	s.after(now)
 }
 
+// linger waits for the last reliable datagrams (the removal, the leave) to
+// be acked, but no longer than one retransmission and its ack take on the
+// slowest link: RTO + SRTT, about three round trips (issue 16). A machine
+// that executed our removal drops our link, and with it the ack of our
+// last frame packet, so waiting for every ack would hold a quit for the
+// whole quitLinger; what matters (the removal) is acked or resent and
+// acked within this bound.
 func (s *Session) linger(now time.Duration) {
 	if !s.lingering {
 		s.lingering = true
-		s.lingerEnd = now + quitLinger
+		s.lingerEnd = now + s.lingerFor()
 	}
+}
+
+// minLinger lets a LAN's acks, which come back in microseconds, arrive.
+const minLinger = 20 * time.Millisecond
+
+func (s *Session) lingerFor() time.Duration {
+	var d time.Duration
+	for _, id := range s.ep.Peers(nil) {
+		if st, ok := s.ep.Stats(id); ok {
+			d = max(d, st.RTO+st.SRTT)
+		}
+	}
+	return min(max(d, minLinger), quitLinger)
 }
 
 func (s *Session) checkQuit(now time.Duration) {

@@ -219,7 +219,8 @@ func (s *Session) startGame(now time.Duration) {
 		Self: s.self, Roster: list, Speed: s.speed, DropTimeout: s.dropTimeout,
 		Timing: rungs.StartTiming(), CommandsPerMinute: s.cfg.CommandsPerMinute, Seed: s.cfg.Seed,
 		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
-		Alerts: s.cfg.Alerts,
+		Alerts:     s.cfg.Alerts,
+		FrameClock: s.cfg.FrameClock,
 		// Every player streams its links to everyone: anyone can draw
 		// the admin's matrix and print every pair's link lines (issue 7).
 		Telemetry: !s.cfg.NoTelemetry, ProcessTime: s.cfg.ProcessTime, LinkEvery: s.cfg.LinkEvery,

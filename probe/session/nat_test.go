@@ -57,7 +57,7 @@ func (s natSide) Send(to netip.AddrPort, p []byte) error {
 		mp = &natMap{allowed: map[netip.AddrPort]bool{}}
 		m := s.m
 		mp.node = s.n.w.net.Attach(netip.AddrPortFrom(s.n.pub, s.n.nextPort), func(now time.Duration, from netip.AddrPort, p []byte) {
-			if !mp.allowed[from] || m.gone || m.s == nil {
+			if !mp.allowed[from] || m.h.Stopped() || m.s == nil {
 				return // conntrack: no flow from this address
 			}
 			m.s.Receive(now, from, p)
@@ -75,6 +75,11 @@ func (s natSide) Send(to netip.AddrPort, p []byte) error {
 func (w *world) behind(name string, n *testNAT, private string) *machine {
 	m := &machine{w: w, name: name, cks: map[int]uint32{}}
 	m.addr = netip.MustParseAddrPort(private)
+	// The driver wakes the machine through a node of its own at an address
+	// nobody is ever told (TEST-NET-1), so the private address stays
+	// unreachable: everything in and out goes through the router.
+	m.h = w.d.Attach(netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, w.nextIP}), 9))
+	w.nextIP++
 	m.tr = &recordingTransport{inner: natSide{n: n, m: m}}
 	return m
 }
@@ -106,8 +111,9 @@ func (w *world) joinAt(m *machine, role Role, hostAddr netip.AddrPort, cfg Confi
 	}
 	m.s = s
 	w.machines = append(w.machines, m)
+	m.h.Drive(s)
 	s.flush()
-	w.poke(m)
+	m.h.Wake()
 	return m
 }
 

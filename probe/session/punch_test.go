@@ -178,14 +178,15 @@ func TestUnconnectedPairGivesUp(t *testing.T) {
 	w := newWorld(t, 6, impair.Profile{Delay: 5 * time.Millisecond})
 	cfg := Config{Players: 3}
 	ada := w.attach("ada")
-	ada.tr = &recordingTransport{inner: dropRelay{ada.node}}
+	ada.tr = &recordingTransport{inner: dropRelay{ada.h.Node()}}
 	s, err := NewHost(w.config(ada, cfg), ada.tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ada.s = s
 	w.machines = append(w.machines, ada)
-	w.poke(ada)
+	ada.h.Drive(s)
+	ada.h.Wake()
 	bob := w.joinAt(w.behind("bob", w.nat("10.0.1.1", false), "192.168.1.2:7373"), RolePlayer, ada.addr, cfg)
 	dan := w.joinAt(w.behind("dan", w.nat("10.0.3.1", true), "192.168.3.2:7373"), RolePlayer, ada.addr, cfg)
 	w.runFor(1 * time.Second)

@@ -33,9 +33,8 @@ func (s sizeTransport) Send(to netip.AddrPort, p []byte) error {
 func newStranger(t *testing.T, w *world, key []byte) *stranger {
 	st := &stranger{}
 	m := w.attach("stranger")
-	node := m.node
-	w.net.Detach(m.addr)
-	node = w.net.Attach(m.addr, func(now time.Duration, from netip.AddrPort, p []byte) {
+	w.net.Detach(m.addr) // the stranger speaks the handshake itself, undriven
+	node := w.net.Attach(m.addr, func(now time.Duration, from netip.AddrPort, p []byte) {
 		st.replies = append(st.replies, len(p))
 		st.ep.Receive(now, from, p)
 	})

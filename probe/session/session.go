@@ -115,6 +115,10 @@ type Config struct {
 	// OnFrame, when set, is the peer's OnFrame: called after each frame
 	// with the running checksum of executed commands (tests, recorder).
 	OnFrame func(frame int, checksum uint32)
+	// FrameClock is the peer's FrameClock: a monotonic clock read around
+	// each frame's work so that a live machine reports its measured
+	// processing time (S5, S15). nil: none is measured (reports say 0).
+	FrameClock func() time.Duration
 	// OnCommand, when set, is the peer's OnCommand: every command this
 	// machine executes, with the send frame it ran on and the frame it was
 	// scheduled for (S13; --record stores them). at is the session's time.
@@ -167,6 +171,9 @@ var (
 	ErrHostLeft = errors.New("the host closed the session before the game started")
 	ErrLostHost = errors.New("lost contact with the host before the game started")
 	ErrDropped  = errors.New("the host dropped this machine from the lobby")
+	// ErrNotJoined: the machine left (Ctrl-C, --duration) before the host
+	// answered its join.
+	ErrNotJoined = errors.New("left before the host answered (is it running at that address, with the same --key?)")
 )
 
 // RefusedError is a host's refusal of a join.
@@ -252,7 +259,7 @@ type Session struct {
 	// host
 	secret  [32]byte
 	nextID  netcore.PeerID
-	rxLen   int // size of the datagram being received (amplification rule)
+	budget  replyBudget // handshake replies to unverified sources (budget.go)
 	started bool
 
 	startWanted  bool   // start once the current input is handled

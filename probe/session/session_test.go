@@ -140,6 +140,41 @@ func TestLobbyFullMeshStartAndMeasure_T1_T5(t *testing.T) {
 	}
 }
 
+// Look-alike names are refused as taken (issue 15 finding 6): a Cyrillic
+// `аlice` cannot sit beside the Latin `alice`; a fullwidth `Ｂｏｂ` is not a
+// canonical name and never reaches the roster; the invisible filler is not a
+// name at all.
+func TestJoinRefusesLookAlikeName(t *testing.T) {
+	w := newWorld(t, 3, lan30)
+	host := w.host("alice", Config{Players: 3})
+	bob := w.join("bob", RolePlayer, host, Config{})
+	w.runFor(2 * time.Second)
+	fake := w.join("\u0430lice", RolePlayer, host, Config{}) // Cyrillic а
+	if !w.runUntil(5*time.Second, func() bool { return fake.s.Done() }) {
+		t.Fatal("look-alike still joining")
+	}
+	var re RefusedError
+	if !errors.As(fake.s.Err(), &re) || re.Reason != RefuseNameTaken {
+		t.Fatalf("err = %v, want name taken", fake.s.Err())
+	}
+	for _, n := range []string{"Bob", "BOB", "b\u043eb"} {
+		if !host.s.nameTaken(n) {
+			t.Errorf("%q not taken beside bob", n)
+		}
+	}
+	if host.s.nameTaken("carol") {
+		t.Error("carol taken")
+	}
+	for _, n := range []string{"\uff22\uff4f\uff42", "\u3164", "a\u202eb", "x\x1b[2J"} {
+		if checkName(n) == nil {
+			t.Errorf("%q accepted as a name on the wire", n)
+		}
+	}
+	if bob.s.Done() || host.s.seated() != 2 {
+		t.Fatal("the session was disturbed")
+	}
+}
+
 // Names are unique in a session (case-insensitively); the refused joiner
 // ends with the reason and the session is unaffected.
 func TestJoinRefusesTakenName(t *testing.T) {
@@ -199,6 +234,7 @@ func TestJoinNoAnswer(t *testing.T) {
 			var host *machine
 			if tc.name == "nobody" {
 				host = w.attach("nobody")
+				host.h.Stop() // an address with no machine behind it
 			} else {
 				host = w.host("alice", Config{Key: tc.hostKey})
 			}

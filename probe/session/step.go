@@ -8,12 +8,16 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
+// A Session is what both drivers run: probe/live's Runner on the wall
+// clock, simnet.Driver in virtual time.
+var _ netcore.Machine = (*Session)(nil)
+
 // Receive hands the session one datagram from the network.
 func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byte) {
 	if s.done {
 		return
 	}
-	s.rxLen = len(datagram)
+	s.budget.datagram(len(datagram))
 	if len(datagram) >= 2 && datagram[0] == netcore.Magic0 && datagram[1] != netcore.Magic1 {
 		switch datagram[1] {
 		case punchMagic1:

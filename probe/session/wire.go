@@ -4,11 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/netcore"
 )
 
@@ -266,18 +264,20 @@ func decodeBare(p []byte, kind byte) error {
 	return nil
 }
 
-var errName = errors.New("a name is 1 to 32 bytes of printable UTF-8 without leading or trailing spaces")
+var errName = errors.New("not in canonical form (names are sent as names.Validate returns them)")
 
 // checkName: names are shown in tables and NDJSON and compared for
-// uniqueness, so they must be printable and trimmed.
+// uniqueness, so every name that enters a session — a flag, a joiner's
+// Response, a roster — follows the one rule of package names (issue 15).
+// A name must already be canonical: a peer that sent another form would
+// be shown one name and compared as another.
 func checkName(name string) error {
-	if name == "" || len(name) > netcore.MaxNameLen || !utf8.ValidString(name) || strings.TrimSpace(name) != name {
-		return errName
+	c, err := names.Validate(name)
+	if err != nil {
+		return err
 	}
-	for _, r := range name {
-		if !unicode.IsPrint(r) {
-			return errName
-		}
+	if c != name {
+		return errName
 	}
 	return nil
 }

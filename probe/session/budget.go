@@ -1,0 +1,135 @@
+package session
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+)
+
+// The handshake reply budget (issue 15 findings 2 and 3). A Hello or a
+// Response arrives from a source nobody has verified yet: its address may
+// be spoofed, and whatever the host answers goes to a victim. So, before
+// any work that costs (the cookie's HMAC) and before any reply:
+//
+//   - at most one reply per datagram, however many records it holds, and
+//     never more bytes than that datagram (no amplification);
+//   - a token bucket per source address and one for the whole host, on the
+//     session's clock (the session is sans-I/O: it takes now, never reads
+//     the wall clock). Past either, silence: the record is counted as
+//     refused and dropped without an HMAC.
+//
+// WireGuard's cookie under load is the model: the cheapest check first, so
+// a flood costs a map lookup per datagram and the players' frames keep
+// being processed. Hellos and Responses draw on separate global buckets,
+// so a flood of spoofed Hellos cannot starve a joiner that already holds a
+// cookie. docs/security.md gives the numbers.
+const (
+	// helloRate and helloBurst bound the Challenges the host sends in
+	// all: a LAN party of 64 joining at once sends 64 Hellos, and each
+	// joiner retries every helloEvery.
+	helloRate  = 256
+	helloBurst = 256
+	// responseRate and responseBurst bound the Responses the host checks
+	// (an HMAC each) and answers, in all.
+	responseRate  = 256
+	responseBurst = 256
+	// sourceRate and sourceBurst bound one address: a joiner sends one
+	// Hello or Response per helloEvery; a few machines behind one NAT fit.
+	sourceRate  = 8
+	sourceBurst = 16
+	// maxSources bounds the per-source table; a flood from random
+	// addresses fills it, and then it starts over (the global buckets
+	// still hold).
+	maxSources = 1024
+)
+
+// bucket is a token bucket on virtual time.
+type bucket struct {
+	tokens float64
+	at     time.Duration
+	set    bool
+}
+
+// take spends one token if there is one, refilling at rate per second up
+// to burst since the last call.
+func (b *bucket) take(now time.Duration, rate, burst float64) bool {
+	if !b.set {
+		b.tokens, b.at, b.set = burst, now, true
+	}
+	if now > b.at {
+		b.tokens = min(burst, b.tokens+rate*(now-b.at).Seconds())
+		b.at = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// replyBudget is the host's state for the rules above.
+type replyBudget struct {
+	hello, response bucket
+	sources         map[netip.Addr]bucket
+	replied         bool // a handshake reply went out for the datagram being received
+	rxLen           int  // its size
+
+	Sent     uint64 // replies sent to unverified sources
+	Silenced uint64 // records dropped by these rules
+}
+
+// datagram starts the rules for one received datagram.
+func (b *replyBudget) datagram(n int) { b.rxLen, b.replied = n, false }
+
+// admit decides whether a handshake record from from may be worked on and
+// answered; it claims the datagram's one reply. response selects the
+// Responses' global bucket.
+func (b *replyBudget) admit(now time.Duration, from netip.AddrPort, response bool) bool {
+	if b.replied {
+		b.Silenced++
+		return false
+	}
+	a := from.Addr().Unmap()
+	src, ok := b.sources[a]
+	if !ok && len(b.sources) >= maxSources {
+		clear(b.sources)
+	}
+	if b.sources == nil {
+		b.sources = make(map[netip.Addr]bucket)
+	}
+	allowed := src.take(now, sourceRate, sourceBurst)
+	b.sources[a] = src
+	if allowed {
+		g := &b.hello
+		rate, burst := float64(helloRate), float64(helloBurst)
+		if response {
+			g, rate, burst = &b.response, responseRate, responseBurst
+		}
+		allowed = g.take(now, rate, burst)
+	}
+	if !allowed {
+		b.Silenced++
+		return false
+	}
+	b.replied = true
+	return true
+}
+
+// fits reports whether a reply of n bytes is no larger than the datagram
+// that caused it.
+func (b *replyBudget) fits(n int) bool { return n <= b.rxLen }
+
+// replySize is the size of a handshake datagram carrying record, as the
+// endpoint sends it.
+func (s *Session) replySize(record []byte) int {
+	n := netcore.HeaderLen + len(record)
+	if len(s.cfg.Key) > 0 {
+		n += netcore.SealOverhead
+	}
+	return n
+}
+
+// ReplyBudget reports the handshake replies the host sent to unverified
+// sources and the records its budget silenced.
+func (s *Session) ReplyBudget() (sent, silenced uint64) { return s.budget.Sent, s.budget.Silenced }
