@@ -29,23 +29,13 @@ func enablePktinfo(conn *net.UDPConn) bool {
 	return ok
 }
 
-// arrivedTo finds the local address among the control messages. Like
-// kernelStamp it reads the headers by hand (the syscall parser allocates).
+// arrivedTo finds the local address among the control messages.
 func arrivedTo(oob []byte) (netip.Addr, bool) {
-	hdr := syscall.CmsgLen(0)
-	for len(oob) >= hdr {
-		var l int
-		if ptrSize == 8 {
-			l = int(binary.NativeEndian.Uint64(oob))
-		} else {
-			l = int(binary.NativeEndian.Uint32(oob))
-		}
-		level := int32(binary.NativeEndian.Uint32(oob[ptrSize:]))
-		typ := int32(binary.NativeEndian.Uint32(oob[ptrSize+4:]))
-		if l < hdr || l > len(oob) {
+	for {
+		level, typ, d, rest, ok := nextCmsg(oob)
+		if !ok {
 			return netip.Addr{}, false
 		}
-		d := oob[hdr:l]
 		switch {
 		case level == syscall.IPPROTO_IP && typ == syscall.IP_PKTINFO && len(d) >= 12:
 			// struct in_pktinfo: ifindex, spec_dst, addr (the header's
@@ -55,13 +45,8 @@ func arrivedTo(oob []byte) (netip.Addr, bool) {
 			// struct in6_pktinfo: addr, ifindex.
 			return netip.AddrFrom16([16]byte(d[:16])).Unmap(), true
 		}
-		step := syscall.CmsgSpace(l - hdr)
-		if step > len(oob) {
-			break
-		}
-		oob = oob[step:]
+		oob = rest
 	}
-	return netip.Addr{}, false
 }
 
 // appendFrom appends the control message that sends a datagram to `to`

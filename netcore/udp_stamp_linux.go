@@ -46,25 +46,40 @@ func readStamped(conn *net.UDPConn, b, oob []byte) (n, oobn int, from netip.Addr
 // ptrSize is the size of cmsg_len (a size_t).
 const ptrSize = 4 << (^uintptr(0) >> 63)
 
-// kernelStamp finds the SCM_TIMESTAMPNS message among the control messages
-// and returns its wall-clock time. It reads the headers by hand: the
-// syscall package's parser allocates, and this runs per datagram.
-func kernelStamp(oob []byte) (time.Time, bool) {
+// nextCmsg reads the first control message of oob: its level, type and
+// data, and what follows it. It reads the headers by hand: the syscall
+// package's parser allocates, and this runs per datagram. ok is false at
+// the end or on a malformed header.
+func nextCmsg(oob []byte) (level, typ int32, data, rest []byte, ok bool) {
 	hdr := syscall.CmsgLen(0)
-	for len(oob) >= hdr {
-		var l int
-		if ptrSize == 8 {
-			l = int(binary.NativeEndian.Uint64(oob))
-		} else {
-			l = int(binary.NativeEndian.Uint32(oob))
-		}
-		level := int32(binary.NativeEndian.Uint32(oob[ptrSize:]))
-		typ := int32(binary.NativeEndian.Uint32(oob[ptrSize+4:]))
-		if l < hdr || l > len(oob) {
+	if len(oob) < hdr {
+		return 0, 0, nil, nil, false
+	}
+	var l int
+	if ptrSize == 8 {
+		l = int(binary.NativeEndian.Uint64(oob))
+	} else {
+		l = int(binary.NativeEndian.Uint32(oob))
+	}
+	if l < hdr || l > len(oob) {
+		return 0, 0, nil, nil, false
+	}
+	level = int32(binary.NativeEndian.Uint32(oob[ptrSize:]))
+	typ = int32(binary.NativeEndian.Uint32(oob[ptrSize+4:]))
+	rest = oob[min(syscall.CmsgSpace(l-hdr), len(oob)):]
+	return level, typ, oob[hdr:l], rest, true
+}
+
+// kernelStamp finds the SCM_TIMESTAMPNS message among the control messages
+// and returns its wall-clock time.
+func kernelStamp(oob []byte) (time.Time, bool) {
+	for {
+		level, typ, d, rest, ok := nextCmsg(oob)
+		if !ok {
 			return time.Time{}, false
 		}
 		if level == syscall.SOL_SOCKET && typ == syscall.SCM_TIMESTAMPNS {
-			switch d := oob[hdr:l]; len(d) {
+			switch len(d) {
 			case 16: // 64-bit time_t and long
 				return time.Unix(int64(binary.NativeEndian.Uint64(d)), int64(binary.NativeEndian.Uint64(d[8:]))), true
 			case 8: // 32-bit
@@ -72,11 +87,6 @@ func kernelStamp(oob []byte) (time.Time, bool) {
 			}
 			return time.Time{}, false
 		}
-		step := syscall.CmsgSpace(l - hdr)
-		if step > len(oob) {
-			break
-		}
-		oob = oob[step:]
+		oob = rest
 	}
-	return time.Time{}, false
 }
