@@ -114,9 +114,6 @@ func (m *Model) linkScreen(s *session, w, h, y int) string {
 			kv("path", markRelayed+" relayed through the host"),
 			kv("", "the round trip is the path through the host"),
 		}, info[3:]...)...)
-		if r := relayOf(s, lv.From, focus.peer); r != nil {
-			info = append(info, kv("host forwarded", relayText(r)))
-		}
 	}
 	infoW := min(w, 72)
 	var lines []string
