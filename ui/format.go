@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/textsafe"
 )
 
@@ -280,3 +281,38 @@ func fitWords(text string, w int) string {
 // verdict naming players) made safe for the terminal: control bytes and
 // escape sequences written out visibly rather than sent (textsafe).
 func textOf(s string) string { return textsafe.Terminal(s) }
+
+// fmtBytes is a byte count in the largest unit that keeps it at or above
+// one: "512 B", "56.0 kB", "3.2 MB".
+func fmtBytes(n uint64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatUint(n, 10) + " B"
+	case n < 1000*1000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " kB"
+	case n < 1000*1000*1000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
+}
+
+// relayOf is the host's relay counters for the pair a–b (either order),
+// nil when this machine relays nothing for it.
+func relayOf(s *session, a, b string) *probe.RelayStat {
+	for i := range s.view.Relay {
+		r := &s.view.Relay[i]
+		if (r.Between[0] == a && r.Between[1] == b) || (r.Between[0] == b && r.Between[1] == a) {
+			return r
+		}
+	}
+	return nil
+}
+
+// relayText is a relayed pair's counters in one line.
+func relayText(r *probe.RelayStat) string {
+	t := fmtCount(r.Datagrams, true) + " datagrams, " + fmtBytes(r.Bytes)
+	if r.RefusedDatagrams > 0 {
+		t += "; refused " + fmtCount(r.RefusedDatagrams, true) + ", " + fmtBytes(r.RefusedBytes)
+	}
+	return t
+}

@@ -3,8 +3,10 @@ package ui
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/lagscope/lagscope/probe"
 )
 
 // header is two lines: who and where, with the view tabs and the clock; then
@@ -165,6 +167,13 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	}
 	line2 = fit(line2, w)
 	out := []string{line1, line2}
+	// The lobby's pairs not connected yet (issue 12): which pair and what
+	// is tried, so a lobby that does not start says why.
+	if !v.Started && v.Lobby != nil {
+		for _, l := range pendingLines(v.Lobby.Pending, maxPendingLines) {
+			out = append(out, fit("  "+st.warn.Render(l), w))
+		}
+	}
 	// The diagnosis's verdict (issue 13), when there is one: at most two
 	// lines, ended between words; the Diagnosis view has the whole of it.
 	if d := v.Diagnosis; d != nil && d.Verdict != "" && !hs.noVerdict {
@@ -191,4 +200,51 @@ func spread(left, right string, w int) string {
 		lw = w - rw - 1
 	}
 	return left + strings.Repeat(" ", w-lw-rw) + right
+}
+
+// maxPendingLines is the most lines the header gives the lobby's pending
+// pairs: a lobby of many machines says how many more, not all of them.
+const maxPendingLines = 3
+
+// pendingLines are the lobby's pending pairs, one a line ("bob ↔ cyd:
+// punching, 4 s"), at most n lines; the last says "+K more" when they do
+// not all fit.
+func pendingLines(pending []probe.PendingPair, n int) []string {
+	if len(pending) == 0 || n <= 0 {
+		return nil
+	}
+	shown := len(pending)
+	if shown > n {
+		shown = n - 1
+	}
+	out := make([]string, 0, n)
+	for i, pp := range pending[:shown] {
+		l := textOf(pp.A) + " ↔ " + textOf(pp.B) + ": " + tryingWord(pp.Trying) + ", " + fmtSecs(pp.For)
+		if i == 0 {
+			l = "not connected yet: " + l
+		} else {
+			l = "                   " + l
+		}
+		out = append(out, l)
+	}
+	if more := len(pending) - shown; more > 0 {
+		out = append(out, "                   +"+strconv.Itoa(more)+" more")
+	}
+	return out
+}
+
+// tryingWord is what a pending pair tries, in the lobby's words.
+func tryingWord(t string) string {
+	switch t {
+	case "":
+		return "waiting"
+	case probe.PathRelayed:
+		return "relay through the host"
+	}
+	return textOf(t)
+}
+
+// fmtSecs is a duration in whole seconds, "4 s".
+func fmtSecs(d time.Duration) string {
+	return strconv.Itoa(int(max(0, d)/time.Second)) + " s"
 }

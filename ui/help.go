@@ -29,6 +29,7 @@ var glossary = [][2]string{
 	{"meas, prov", "link states: measured; provisional (the estimate is not settled yet)"},
 	{"unmeas, BAD", "not measured yet; a bad connection (nothing heard for too long)"},
 	{"(obs), °", "an observer: watches the game and sends no commands"},
+	{"⇄, relayed", "no direct path: the link goes through the host, and its round trip is the path through the host"},
 	{"!  >", "the worst link; the cursor"},
 	{unknown, "not known (never written as 0)"},
 	{"5/15", "a timing: commands go out every 5 frames and run 15 frames later"},

@@ -41,6 +41,8 @@ const (
 	markBad         = "!"
 	markNotKnown    = "?"
 	markSelf        = "·"
+	// markRelayed: the pair's datagrams go through the host (issue 12).
+	markRelayed = "⇄"
 )
 
 // matrixCursor is the cell under the cursor, by names: it stays on the
@@ -93,7 +95,7 @@ func (p *matrixPane) matrixLines(s *session, mv *probe.MatrixView, w, h int) []s
 		title += st.accent.Render(" · " + part)
 	}
 	out := append([]string{p.rule(title+about, w)}, grid...)
-	out = append(out, p.matrixLegend(fps, w))
+	out = append(out, p.matrixLegend(fps, anyRelayed(mv), w))
 	out = append(out, p.matrixDetail(s, mv, fps, from, to, w)...)
 	rest := h - len(out)
 	if rest <= 0 {
@@ -262,6 +264,9 @@ func (p *matrixPane) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, t
 	case l.State == probe.LinkProvisional:
 		mark, markStyle = markProvisional, "warn"
 	}
+	if l.Relayed {
+		mark += markRelayed
+	}
 	num := fmtMs(l.SRTT, true)
 	tier := rungs.Tier(0)
 	if fps > 0 {
@@ -270,7 +275,7 @@ func (p *matrixPane) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, t
 	word := ""
 	if tier != 0 {
 		tw := tier.String()
-		switch room := cw2 - len(mark) - len(num); {
+		switch room := cw2 - lipgloss.Width(mark) - len(num); {
 		case room >= len(tw)+1:
 			word = " " + tw
 		case room >= 2:
@@ -299,7 +304,7 @@ func styleNamed(st *styles, name string) lipgloss.Style {
 }
 
 // matrixLegend explains the colours and marks.
-func (p *matrixPane) matrixLegend(fps int, w int) string {
+func (p *matrixPane) matrixLegend(fps int, relayed bool, w int) string {
 	st := &p.st
 	var b strings.Builder
 	b.WriteString("  ")
@@ -307,6 +312,11 @@ func (p *matrixPane) matrixLegend(fps int, w int) string {
 		b.WriteString(p.tierWord(t) + " ")
 	}
 	b.WriteString(st.muted.Render("· " + unknown + " unmeasured · " + markProvisional + " provisional · " + markBad + " bad · " + markNotKnown + " not known here"))
+	// The relayed mark, when a link has it, is explained where there is
+	// room; `?` always has it.
+	if r := st.muted.Render(" · " + markRelayed + " relayed"); relayed && lipgloss.Width(b.String()+r) <= w {
+		b.WriteString(r)
+	}
 	return fit(b.String(), w)
 }
 
@@ -331,6 +341,12 @@ func (p *matrixPane) matrixDetail(s *session, mv *probe.MatrixView, fps int, fro
 	}
 	if l.RTTKnown && fps > 0 {
 		parts = append(parts, kv("needs", rungs.Need(l.SRTT, fps).Label()))
+	}
+	if l.Relayed {
+		parts = append(parts, st.warn.Render(markRelayed+" relayed")+st.muted.Render(": the round trip is the path through the host"))
+		if r := relayOf(s, from, to); r != nil {
+			parts = append(parts, kv("host forwarded", relayText(r)))
+		}
 	}
 	sh := shares{}
 	if h := s.mx.hist(from, to); h != nil {
@@ -559,3 +575,15 @@ func (x *matrixHist) clone() *matrixHist {
 
 // matrixOf is the matrix of a picture.
 func matrixOf(v *probe.View) *probe.MatrixView { return &v.Matrix }
+
+// anyRelayed reports whether a link of the matrix goes through the host.
+func anyRelayed(mv *probe.MatrixView) bool {
+	for i := range mv.Players {
+		for j := range mv.Players[i].Links {
+			if mv.Players[i].Links[j].Relayed {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -55,6 +55,24 @@ func (p *playersPane) view(s *session, w, h int) string {
 	if len(s.view.Players) == 0 {
 		out = append(out, st.muted.Render("  no players yet"))
 	}
+	if len(s.view.Relay) > 0 {
+		// The host's relay (issue 12): what it forwarded for each pair
+		// that found no direct path, and what it refused over the pair's
+		// budget.
+		out = append(out, "", p.rule(st.title.Render("Relayed through this machine")+st.muted.Render("  pairs with no direct path"), w))
+		out = append(out, st.muted.Render(fit("  "+fit("PAIR", 22)+padLeft("FORWARDED", 11)+padLeft("BYTES", 10)+padLeft("REFUSED", 10)+padLeft("BYTES", 10), w)))
+		for i := range s.view.Relay {
+			r := &s.view.Relay[i]
+			refused := st.text
+			if r.RefusedDatagrams > 0 {
+				refused = st.warn
+			}
+			line := "  " + st.text.Render(fit(textOf(r.Between[0])+" "+markRelayed+" "+textOf(r.Between[1]), 22)) +
+				st.text.Render(padLeft(fmtCount(r.Datagrams, true), 11)+padLeft(fmtBytes(r.Bytes), 10)) +
+				refused.Render(padLeft(fmtCount(r.RefusedDatagrams, true), 10)+padLeft(fmtBytes(r.RefusedBytes), 10))
+			out = append(out, fit(line, w))
+		}
+	}
 	out = append(out, "", p.rule(st.title.Render("Who made us wait")+st.muted.Render("  time this machine spent waiting for each peer's commands"), w))
 	links := s.current()
 	// Peers we never waited for are not ranked.

@@ -50,6 +50,11 @@ func (m *Model) overview(s *session, w, h, y int) string {
 	n := len(s.view.Links)
 	tableRows := min(max(n, 1), max(3, (h-minChartH-lanesH-minMessages-1)))
 	table := m.cachedTable(s, w, tableRows, y)
+	if anyLinkRelayed(s) {
+		// Issue 12: a relayed link's round trip is not the player's own
+		// line; the table says so under itself.
+		table = append(table, m.st.muted.Render(fitWords("  "+markRelayed+" relayed: the round trip is the path through the host", w)))
+	}
 	rest := h - len(table)
 	focus := m.charts.focused(s)
 
@@ -102,6 +107,14 @@ func (m *Model) linkScreen(s *session, w, h, y int) string {
 		kv("going out: due / lost", fmtCount(lv.PeerExpected, lv.PeerKnown)+" / "+fmtCount(lv.PeerMissing, lv.PeerKnown)+"   lost "+fmtShare(sh.out)),
 		kv("we waited for it", fmtWait(lv.Caused)+"   its commands complete to frame "+strconv.Itoa(lv.Through)),
 	}
+	if lv.Relayed {
+		// Issue 12: the pair found no direct path; its numbers are the
+		// relayed path's, which a player must not read as their own line.
+		info = append(info[:3:3], append([]string{
+			kv("path", markRelayed+" relayed through the host"),
+			kv("", "the round trip is the path through the host"),
+		}, info[3:]...)...)
+	}
 	infoW := min(w, 72)
 	var lines []string
 	if w >= wideLayout {
@@ -136,4 +149,15 @@ func (m *Model) diagnosisScreen(s *session, w, h, y int) string {
 func (m *Model) matrixScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.matrix.view(s, w, h)
+}
+
+// anyLinkRelayed reports whether a link of the newest picture goes through
+// the host.
+func anyLinkRelayed(s *session) bool {
+	for i := range s.view.Links {
+		if s.view.Links[i].Relayed {
+			return true
+		}
+	}
+	return false
 }

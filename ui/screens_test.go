@@ -24,7 +24,7 @@ var keyDownMsg = tea.KeyMsg{Type: tea.KeyDown}
 // everyView lists every view the UI draws, for the checks that hold on
 // all of them.
 func everyView() []screenCase {
-	return []screenCase{
+	return append([]screenCase{
 		{"Session", fixtureUpdates, nil},
 		{"Link", fixtureUpdates, []tea.Msg{tab}},
 		{"Players", fixtureUpdates, []tea.Msg{tab, tab}},
@@ -42,7 +42,7 @@ func everyView() []screenCase {
 		{"DiagnosisNone", fixtureUpdates, toDiagnosis},
 		{"DiagnosisVerdictHeader", diagnosisUpdates, nil},
 		{"LobbyMatrix", lobbyUpdates, toMatrix},
-	}
+	}, relayViews()...)
 }
 
 // longMessageUpdates is the fixture with messages longer than any pane is

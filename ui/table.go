@@ -390,6 +390,15 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 			peer = h.peer + "°"
 		}
 	}
+	if lv.Relayed {
+		// Relayed through the host (issue 12): the mark, spaced where it
+		// fits (glossary in ?; the word is in the Link view).
+		if lipgloss.Width(peer+" "+markRelayed) <= widths[0] {
+			peer += " " + markRelayed
+		} else {
+			peer += markRelayed
+		}
+	}
 	cells[0] = paint(fit(peer, widths[0]), st.text)
 	if isWorst {
 		cells[0] = paint(fit(peer, widths[0]), st.worst)
