@@ -132,6 +132,8 @@ func TestImpairRelaysAndReportsPerDirection(t *testing.T) {
 		"\nclient -> target: offered 20, forwarded 40, dropped 0, duplicated 20, reordered 0, at most ",
 		"\ntarget -> client: offered 40, forwarded 80, dropped 0, duplicated 40, reordered 0, at most ",
 		"not loss anyone measured",
+		// --delay is each way: the start says what it does to a round trip.
+		"the delay is added each way, so every round trip through this relay grows by 4ms (2 × 2ms)",
 	} {
 		if !strings.Contains("\n"+out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)

@@ -28,6 +28,11 @@ func Serve(cfg RelayConfig, duration time.Duration, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "lagscope impair: relaying %v -> %v, each way: %v (seed %d)\n",
 		relay.Addr(), relay.Target(), cfg.Upstream, cfg.Seed)
+	if d := cfg.Upstream.Delay; d > 0 {
+		// People read --delay as "the ping goes up by this much"; it is
+		// added in each direction, so the round trip grows by twice it.
+		fmt.Fprintf(out, "lagscope impair: the delay is added each way, so every round trip through this relay grows by %v (2 × %v)\n", 2*d, d)
+	}
 	<-ctx.Done()
 	relay.Close()
 	st := relay.Stats()
