@@ -256,6 +256,22 @@ func TestProcessingCulprit_S15(t *testing.T) {
 	}
 }
 
+// A slow machine also answers late, so its round trips grow: when it is the
+// culprit by rung, the verdict says its frame time and rate as well (a live
+// demo with --slow bob=60ms read "bob's connection adds 627 ms" and nothing
+// more).
+func TestSlowMachineCulpritByRungNamesItsFrameTime_S15(t *testing.T) {
+	w := world{names: names(4), share: []float64{20, 20, 300, 20}, seed: 1,
+		process: map[int]time.Duration{2: 50 * time.Millisecond}}
+	d := Diagnose(w.build())
+	if d.Culprit != "carol" || d.Reason != "rung" {
+		t.Fatalf("culprit %q (%s), want carol by rung; verdict %q", d.Culprit, d.Reason, d.Verdict)
+	}
+	if want := " Its machine also needs 50 ms per frame, which holds the game at 20 fps — without it: 30 fps."; !strings.HasSuffix(d.Verdict, want) {
+		t.Errorf("verdict %q, want it to end %q", d.Verdict, want)
+	}
+}
+
 func TestTiesNameNobody(t *testing.T) {
 	// Two equally slow players: removing either leaves the same worst round
 	// trip, so nobody stands out.

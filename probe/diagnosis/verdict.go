@@ -39,6 +39,12 @@ func verdict(d *Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) stri
 				b.WriteString(" and loses " + pctText(p.AccessLoss) + " of its datagrams")
 			}
 			b.WriteString("; it holds the match at " + now.Label() + " — without it: " + rungs.RungTiming(p.RungWithout).Label() + ".")
+			if has(p.Causes, CauseProcessing) && p.FPSWithout > fpsAll {
+				// A slow machine answers late too, so its round trips grow
+				// with its frame time: say both, the rung and the rate.
+				b.WriteString(" Its machine also needs " + msText(p.ProcessMs) + " per frame, which holds the game at " +
+					strconv.Itoa(fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
+			}
 		case "fps":
 			b.WriteString(p.Player + "'s machine needs " + msText(p.ProcessMs) + " per frame; it holds the match at " +
 				strconv.Itoa(fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
