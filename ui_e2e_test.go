@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/systool"
 	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/ui"
 )
@@ -88,25 +89,6 @@ func (s *tmuxSession) waitScreen(within time.Duration, what string, ok func(stri
 	}
 }
 
-// needTool finds a system tool on the PATH. Without it the test skips with
-// one line saying why, so the README's `go test -race ./...` passes on a
-// machine with Go alone (issue 17) — unless LAGSCOPE_REQUIRE_TOOLS=1 is set
-// (.ci/run sets it), which turns the missing tool into a failure so CI can
-// never pass by skipping.
-func needTool(t *testing.T, name, hint string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	msg := fmt.Sprintf("%s is not on the PATH (%s)", name, hint)
-	if os.Getenv("LAGSCOPE_REQUIRE_TOOLS") == "1" {
-		t.Fatal(msg + "; LAGSCOPE_REQUIRE_TOOLS=1 makes that a failure")
-	}
-	t.Skip(msg + "; skipping (set LAGSCOPE_REQUIRE_TOOLS=1 to fail instead)")
-	return ""
-}
-
 var measuredRow = regexp.MustCompile(`(?m)^[ >!]{2}\S+\s+measured\s+\d+(\.\d)?\s+\d`)
 
 // TestUIEndToEndInTmux runs lagscope's UI in tmux at 120×40: within ten
@@ -115,7 +97,7 @@ var measuredRow = regexp.MustCompile(`(?m)^[ >!]{2}\S+\s+measured\s+\d+(\.\d)?\s
 // its "(rung N)" label (S17); `q` exits 0 and leaves the terminal as it was
 // (main screen back, cursor shown, mouse reporting off).
 func TestUIEndToEndInTmux(t *testing.T) {
-	needTool(t, "tmux", "the UI end-to-end test drives the UI in it; .ci/run installs it")
+	systool.Need(t, "tmux", "the UI end-to-end test drives the UI in it; .ci/run installs it")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/systool"
 )
 
 // The issue's integration test: a real Prometheus server on loopback scrapes
@@ -35,8 +37,8 @@ import (
 // killed with the test's context past that), and each condition polled on
 // Prometheus has a deadline.
 func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
-	prom := needTool(t, "prometheus", "apt-get install prometheus; .ci/run does")
-	promtool := needTool(t, "promtool", "it comes with Debian's prometheus package")
+	prom := systool.Need(t, "prometheus", "apt-get install prometheus; .ci/run does")
+	promtool := systool.Need(t, "promtool", "it comes with Debian's prometheus package")
 	bin := buildLagscope(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
@@ -249,25 +251,6 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 	if quit < 0 || removed < quit || !strings.Contains(dout.String(), `"session":"`+session+`"`) {
 		t.Fatalf("the demo's NDJSON: quit line %d, bob removed at line %d, session %q", quit, removed, session)
 	}
-}
-
-// needTool finds a system tool on the PATH. Without it the test skips with
-// one line saying why, so the README's `go test -race ./...` passes on a
-// machine with Go alone (issue 17) — unless LAGSCOPE_REQUIRE_TOOLS=1 is set
-// (.ci/run sets it), which turns the missing tool into a failure so CI can
-// never pass by skipping.
-func needTool(t *testing.T, name, hint string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	msg := fmt.Sprintf("%s is not on the PATH (%s)", name, hint)
-	if os.Getenv("LAGSCOPE_REQUIRE_TOOLS") == "1" {
-		t.Fatal(msg + "; LAGSCOPE_REQUIRE_TOOLS=1 makes that a failure")
-	}
-	t.Skip(msg + "; skipping (set LAGSCOPE_REQUIRE_TOOLS=1 to fail instead)")
-	return ""
 }
 
 // buildLagscope builds the command into a fresh directory: a plain build,
