@@ -73,6 +73,12 @@ type Exporter struct {
 	// the pair in house order; relayOrder keeps the scrape's order stable.
 	relayed    map[[2]string]uint64
 	relayOrder [][2]string
+	// The session's matrix (matrix.go): every pair this machine knows,
+	// in first-seen order for a stable scrape.
+	pairs     map[linkKey]*pairLink
+	pairOrder []linkKey
+	rows      map[string]*matrixRow
+	rowOrder  []string
 }
 
 // New builds an Exporter for one session; the session names the `session`
@@ -87,7 +93,7 @@ func New(session string) (*Exporter, error) {
 		return nil, err
 	}
 	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{},
-		relayed: map[[2]string]uint64{}}
+		relayed: map[[2]string]uint64{}, pairs: map[linkKey]*pairLink{}, rows: map[string]*matrixRow{}}
 	e.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.Empty()))
 	if err := e.register(e.provider.Meter("github.com/lagscope/lagscope/metrics")); err != nil {
 		e.provider.Shutdown(context.Background())
@@ -139,6 +145,8 @@ func (e *Exporter) register(m metric.Meter) error {
 	sendPeriod := igauge("lagscope.send_period_frames", "{frame}", "Send period in force, frames (S1).")
 	lookAhead := igauge("lagscope.look_ahead_frames", "{frame}", "Look-ahead in force, frames (S1, S4).")
 	fps := igauge("lagscope.frame_rate", "{fps}", "Frame rate in force (S15).")
+	mx, err := e.registerMatrix(m)
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -186,8 +194,10 @@ func (e *Exporter) register(m metric.Meter) error {
 		for name, w := range e.waits {
 			o.ObserveFloat64(wait, w, metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session), attribute.String("player", name))))
 		}
+		e.observeMatrixInstruments(o, mx)
 		return nil
-	}, sent, retx, expected, lost, peerExp, peerLost, relayed, waited, srtt, rttvar, rto, connTO, wait, rung, sendPeriod, lookAhead, fps)
+	}, append([]metric.Observable{sent, retx, expected, lost, peerExp, peerLost, relayed, waited, srtt, rttvar, rto, connTO, wait, rung, sendPeriod, lookAhead, fps},
+		mx.all()...)...)
 	return err
 }
 
@@ -235,6 +245,7 @@ func (e *Exporter) Observe(u probe.Update) {
 			l.live = false
 		}
 	}
+	e.observeMatrix(&v, u.Done)
 	for _, r := range v.Relay {
 		if _, ok := e.relayed[r.Between]; !ok {
 			e.relayOrder = append(e.relayOrder, r.Between)
