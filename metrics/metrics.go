@@ -18,6 +18,10 @@
 // the rung, send period, look-ahead and frame rate in force per machine
 // (S1, S2, S15); and each player's latest reported wait (S5).
 //
+// The lagscope_matrix_* families (matrix.go, issue 12) publish every pair
+// the machine's Matrix knows — its own row and the other players' rows from
+// their telemetry — so one watcher's scrape carries the whole session.
+//
 // Names on /metrics are fixed by CONTRACTS.md; the tests read them back.
 package metrics
 
