@@ -131,8 +131,8 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 		msg = inner // the frame or status packet that came with it
 	}
-	if pl.removed || pl.Observer {
-		return
+	if pl.removed || pl.Observer || p.spec != nil {
+		return // a spectator executes no frames: it keeps only the telemetry
 	}
 	if ch == netcore.ChannelReliable {
 		// Counted even if refused below: the sender's RelCount counts
