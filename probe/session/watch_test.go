@@ -256,7 +256,7 @@ func TestWatchRoundTrip(t *testing.T) {
 func sampleWatch() watchMsg {
 	return watchMsg{Snapshot: true, Version: 7, State: probe.WatchState{
 		Frame: 600, Speed: 30, FPS: 30, InForce: rungs.Timing{SendPeriod: 3, LookAhead: 9}, Target: rungs.Timing{SendPeriod: 2, LookAhead: 6},
-		Master: 1,
+		Master:  1,
 		Players: []probe.WatchPlayer{{ID: 1, Name: "alice"}, {ID: 2, Name: "bob", Removed: true}, {ID: 3, Name: "eve", Observer: true}},
 		Reports: []probe.WatchReport{{Player: 1, Reported: true, Report: rungs.Report{Frame: 512, RTT: 31 * time.Millisecond, HasRTT: true, Wait: time.Millisecond}}, {Player: 2}},
 	}, Events: []probe.WatchEvent{
