@@ -131,8 +131,12 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 		msg = inner // the frame or status packet that came with it
 	}
-	if pl.removed || pl.Observer || p.spec != nil {
-		return // a spectator executes no frames: it keeps only the telemetry
+	if p.spec != nil {
+		p.watchMatrix(now) // a spectator executes no frames: telemetry is all it takes (spectator.go)
+		return
+	}
+	if pl.removed || pl.Observer {
+		return
 	}
 	if ch == netcore.ChannelReliable {
 		// Counted even if refused below: the sender's RelCount counts

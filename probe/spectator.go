@@ -151,7 +151,9 @@ func (p *Peer) WatchEventOf(e Event) (WatchEvent, bool) {
 
 // spectator is a spectating peer's state: what it was last handed.
 type spectator struct {
-	lastDiag int // the last evaluation frame it diagnosed on
+	lastDiag int          // the last evaluation frame it diagnosed on
+	attached WatchSummary // what the snapshot said; the counts at the end
+	complete bool         // the Matrix has held every pair
 }
 
 // never is a due time no frame reaches: a spectator executes none.
@@ -198,8 +200,54 @@ func NewSpectatorOn(now time.Duration, cfg Config, ep *netcore.Endpoint, st Watc
 		pl.lastHeard = now
 	}
 	p.follow(now, st)
+	p.spec.attached = WatchSummary{Frame: st.Frame, SendPeriod: st.InForce.SendPeriod, LookAhead: st.InForce.LookAhead, FPS: st.FPS}
+	if p.masterP != nil {
+		p.spec.attached.Master = p.masterP.Name
+	}
 	p.flushEvents()
 	return p, nil
+}
+
+// watchMatrix notes the telemetry count at which the Matrix first holds
+// every pair of seated players (WatchSummary). It runs on every message a
+// spectator takes in until then, so the count is exact; after, it costs a
+// test of a flag.
+func (p *Peer) watchMatrix(now time.Duration) {
+	if p.spec == nil || p.spec.complete {
+		return
+	}
+	m := p.tm.matrix(now, p)
+	if len(m.Players) == 0 {
+		return
+	}
+	for _, row := range m.Players {
+		if !row.Known {
+			return
+		}
+		n := 0
+		for _, l := range row.Links {
+			if !l.Observer {
+				n++
+			}
+		}
+		if n < len(m.Players)-1 {
+			return
+		}
+	}
+	p.spec.complete = true
+	n := p.tm.fresh
+	p.spec.attached.MatrixCompleteAfter = &n
+}
+
+// WatchSummary is a late watcher's attach and how soon its Matrix was
+// complete; nil for any other machine.
+func (p *Peer) WatchSummary() *WatchSummary {
+	if p.spec == nil {
+		return nil
+	}
+	w := p.spec.attached
+	w.TelemetryUpdates = p.tm.fresh
+	return &w
 }
 
 // Spectator reports whether this peer follows a game it did not start

@@ -120,6 +120,9 @@ func (s *Session) Summary() *probe.SummaryEvent {
 	r := s.Rejected()
 	sum.Rejected = &r
 	sum.Relay = s.Relayed()
+	if s.peer != nil {
+		sum.Watch = s.peer.WatchSummary()
+	}
 	return sum
 }
 

@@ -104,6 +104,14 @@ func TestLateWatcherFollowsRunningGame_S7_S12(t *testing.T) {
 	if updates > 2*uint64(len(players)) {
 		t.Errorf("matrix complete after %d telemetry updates, want at most %d", updates, 2*len(players))
 	}
+	w.runFor(200 * time.Millisecond) // the link watch notes it within a tenth of a second
+	ws := eve.s.Summary().Watch
+	if ws == nil || ws.MatrixCompleteAfter == nil || *ws.MatrixCompleteAfter > 2*uint64(len(players)) {
+		t.Errorf("eve's summary: %+v", ws)
+	} else {
+		t.Logf("summary: attached at frame %d, %d/%d %d fps, master %s, matrix complete after %d updates",
+			ws.Frame, ws.SendPeriod, ws.LookAhead, ws.FPS, ws.Master, *ws.MatrixCompleteAfter)
+	}
 	w.runUntil(5*time.Second, func() bool { return late.s.Done() })
 	var re RefusedError
 	if !errors.As(late.s.Err(), &re) || re.Reason != netcore.RefuseStarted {
