@@ -340,3 +340,38 @@ func FuzzDecodeWatch(f *testing.F) {
 		}
 	})
 }
+
+// Late watchers are bounded like lobby ones: with maxObservers watching, the
+// next is refused as full, and a player still as started.
+func TestLateWatchersBounded(t *testing.T) {
+	w := newWorld(t, 13, lan30)
+	host := w.host("alice", Config{Players: 2, DropTimeout: 5 * time.Second})
+	bob := w.join("bob", RolePlayer, host, Config{})
+	if !w.runUntil(10*time.Second, started(host, bob)) {
+		t.Fatal("the game did not start")
+	}
+	w.runFor(2 * time.Second)
+	var watchers []*machine
+	for i := range maxObservers {
+		watchers = append(watchers, w.join(fmt.Sprintf("w%02d", i), RoleObserver, host, Config{}))
+	}
+	if !w.runUntil(10*time.Second, started(watchers...)) {
+		t.Fatal("not every watcher attached")
+	}
+	extra := w.join("extra", RoleObserver, host, Config{})
+	w.runUntil(5*time.Second, func() bool { return extra.s.Done() })
+	var re RefusedError
+	if !errors.As(extra.s.Err(), &re) || re.Reason != netcore.RefuseFull {
+		t.Errorf("watcher %d: err = %v, want no seat left", maxObservers+1, extra.s.Err())
+	}
+	if n := len(bob.linkPeers()); n != 1+maxObservers {
+		t.Errorf("bob links to %d machines, want %d", n, 1+maxObservers)
+	}
+	// One leaves: a seat opens.
+	watchers[0].quit()
+	w.runFor(2 * time.Second)
+	again := w.join("again", RoleObserver, host, Config{})
+	if !w.runUntil(5*time.Second, started(again)) {
+		t.Errorf("a watcher after one left: done %v err %v", again.s.Done(), again.s.Err())
+	}
+}
