@@ -144,7 +144,7 @@ func TestLateWatcherFollowsRunningGame_S7_S12(t *testing.T) {
 		}
 		if pv.Report != nil {
 			reports++
-			if pv.Report.Frame != hp.Report.Frame && pv.Report.Frame > hp.Report.Frame {
+			if pv.Report.Frame > hp.Report.Frame {
 				t.Errorf("%s: eve's report of frame %d is newer than the host's %d", pv.Name, pv.Report.Frame, hp.Report.Frame)
 			}
 		}
