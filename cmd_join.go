@@ -29,7 +29,7 @@ func init() {
 	})
 	register(&command{
 		name:    "watch",
-		summary: "Join a session as an observer: see every event, take no seat, never be waited for",
+		summary: "Join a session as an observer, before or after the start: see every event, take no seat, never be waited for",
 		usage:   "watch ADDR [--name NAME] [--key KEY] [--json] [--duration D] [flags]",
 		examples: []string{
 			"lagscope watch 192.168.1.20 --name admin",

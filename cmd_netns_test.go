@@ -93,11 +93,13 @@ table ip filter {
 // The issue's topology on real network stacks: the host on the internet;
 // bob and cyd each behind an endpoint-independent NAT; dan behind one that
 // maps per destination; eve through `lagscope impair --delay 50ms` in
-// front of the host; and a watcher, mon, behind a fourth router. The game
-// starts, every pair is connected, bob ↔ cyd directly, dan's pairs with
-// the NATed machines relayed and marked so, every machine prints the same
-// timing events on the same frames, and eve's link to the host has an
-// SRTT within 10 % of the base round trip + 100 ms.
+// front of the host; and a watcher, mon, behind a fourth router, that
+// attaches 20 s after the start. The game starts, every pair is connected,
+// bob ↔ cyd directly, dan's pairs with the NATed machines relayed and
+// marked so, every machine prints the same timing events on the same
+// frames (mon from its attach on), eve's link to the host has an SRTT
+// within 10 % of the base round trip + 100 ms, and mon's Matrix is
+// complete within 5 s' worth of telemetry updates.
 func TestNetnsNAT_T1_T3(t *testing.T) {
 	if os.Getenv(netnsEnv) != "1" {
 		t.Skip("network-namespace NAT test: set " + netnsEnv + "=1 (needs root, iproute2 and nftables)")
@@ -139,7 +141,11 @@ func TestNetnsNAT_T1_T3(t *testing.T) {
 	cyd := join(cydNS, "cyd", "198.51.100.10:7373")
 	dan := join(danNS, "dan", "198.51.100.10:7373")
 	eve := join(eveNS, "eve", "198.51.100.10:9400")
-	mon := in(monNS, "mon", "watch", "198.51.100.10:7373", "--name", "mon", "--json", "--duration", "45s")
+	// The watcher comes 20 s into the game: 600 frames at 30 fps.
+	host.waitFor("frame 600", 60*time.Second, func(es []ndjson) bool {
+		return slices.ContainsFunc(es, func(e ndjson) bool { return e.str("type") == "link" && e.frame() >= 600 })
+	})
+	mon := in(monNS, "mon", "watch", "198.51.100.10:7373", "--name", "mon", "--json", "--duration", "12s")
 	all := []*proc{host, bob, cyd, dan, eve, mon}
 	for _, p := range all {
 		if code := p.exit(90 * time.Second); code != 0 {
@@ -148,7 +154,19 @@ func TestNetnsNAT_T1_T3(t *testing.T) {
 	}
 	relay.cmd.Process.Signal(os.Interrupt)
 
+	attached := -1
+	for _, m := range mon.of("message") {
+		if _, err := fmt.Sscanf(m.str("text"), "Watching a game in progress from frame %d", &attached); err == nil {
+			break
+		}
+	}
+	if attached < 600 {
+		t.Fatalf("mon did not attach 20 s into the game (frame %d): %v", attached, mon.of("message"))
+	}
 	for _, p := range all {
+		if p == mon {
+			continue
+		}
 		if !slices.ContainsFunc(p.of("message"), func(m ndjson) bool { return strings.HasPrefix(m.str("text"), "The game starts") }) {
 			t.Fatalf("%s: the game never started: %v", p.name, p.of("message"))
 		}
@@ -215,9 +233,10 @@ func TestNetnsNAT_T1_T3(t *testing.T) {
 		t.Error("bob ↔ cyd relayed")
 	}
 	// Identical timing events on identical frames everywhere.
-	keys := make([][]string, len(all))
+	players := []*proc{host, bob, cyd, dan, eve}
+	keys := make([][]string, len(players))
 	nk := math.MaxInt
-	for i, p := range all {
+	for i, p := range players {
 		keys[i] = timingKeys(p)
 		nk = min(nk, len(keys[i]))
 	}
@@ -226,7 +245,41 @@ func TestNetnsNAT_T1_T3(t *testing.T) {
 	}
 	for i, k := range keys {
 		if !slices.Equal(k[:nk], keys[0][:nk]) {
-			t.Errorf("%s's timing events differ from ada's:\n%v\n%v", all[i].name, k, keys[0])
+			t.Errorf("%s's timing events differ from ada's:\n%v\n%v", players[i].name, k, keys[0])
+		}
+	}
+	// mon's from its attach on, and the timing in force it attached with.
+	if m, h := timingFrom(mon, attached), timingFrom(host, attached); !slices.Equal(m, h[:min(len(h), len(m))]) {
+		t.Errorf("mon's timing events after its attach differ from ada's:\n%v\n%v", m, h)
+	}
+	msum := mon.of("summary")
+	if len(msum) != 1 {
+		t.Fatalf("mon printed %d summaries", len(msum))
+	}
+	w, ok := msum[0]["watch"].(map[string]any)
+	if !ok {
+		t.Fatalf("mon's summary has no watch: %v", msum[0])
+	}
+	inForce := fmt.Sprintf("%v/%v %vfps", w["send_period"], w["look_ahead"], w["fps"])
+	if want := inForceBefore(host, int(w["frame"].(float64))); inForce != want {
+		t.Errorf("mon attached with %s in force, ada had %s", inForce, want)
+	}
+	// Complete by telemetry received: each player sends at most ten
+	// updates a second, so 5 s' worth is 50 a player.
+	upd, ok := w["matrix_complete_after"].(float64)
+	if !ok || upd > 50*float64(len(players)) {
+		t.Errorf("mon's matrix complete after %v telemetry updates (of %v), want within 5 s' worth", w["matrix_complete_after"], w["telemetry_updates"])
+	}
+	t.Logf("mon attached at frame %v (%s), matrix complete after %v of %v telemetry updates", w["frame"], inForce, w["matrix_complete_after"], w["telemetry_updates"])
+	mseen := map[string]bool{}
+	for _, e := range mon.of("link") {
+		mseen[e.str("from")+"→"+e.str("to")] = true
+	}
+	for _, p := range players {
+		for _, q := range players {
+			if p != q && !mseen[p.name+"→"+q.name] {
+				t.Errorf("mon printed no link line %s→%s", p.name, q.name)
+			}
 		}
 	}
 	// eve's link to the host runs through impair's 50 ms each way.

@@ -174,6 +174,24 @@ type SummaryEvent struct {
 	Process *ProcessStats `json:"process,omitempty"`
 	// Relay (the host, when it relayed) is what it forwarded per pair.
 	Relay []RelayStat `json:"relay,omitempty"`
+	// Watch (a watcher that attached after the start, issue 12) says what
+	// it attached to and how soon its Matrix was complete.
+	Watch *WatchSummary `json:"watch,omitempty"`
+}
+
+// WatchSummary is a late watcher's attach: the frame, the timing in force
+// and the master the host's snapshot gave, the telemetry updates that moved
+// its picture on, and after how many of them its Matrix first held every
+// pair of seated players (null: never). Counted in updates, not seconds:
+// each player sends at most ten a second (issue 7).
+type WatchSummary struct {
+	Frame               int     `json:"frame"`
+	SendPeriod          int     `json:"send_period"`
+	LookAhead           int     `json:"look_ahead"`
+	FPS                 int     `json:"fps"`
+	Master              string  `json:"master"`
+	TelemetryUpdates    uint64  `json:"telemetry_updates"`
+	MatrixCompleteAfter *uint64 `json:"matrix_complete_after"`
 }
 
 // RejectedCounts are datagrams and messages a live machine dropped without

@@ -131,6 +131,10 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 		msg = inner // the frame or status packet that came with it
 	}
+	if p.spec != nil {
+		p.watchMatrix(now) // a spectator executes no frames: telemetry is all it takes (spectator.go)
+		return
+	}
 	if pl.removed || pl.Observer {
 		return
 	}

@@ -189,6 +189,8 @@ type Peer struct {
 
 	tm *telemetry // the snapshot streams of every player's links (issue 7)
 
+	spec *spectator // set: a late watcher following the game (spectator.go)
+
 	alerts alerts    // the alert watch (issue 17)
 	dg     diagState // the diagnosis's scratch and history (issue 13, diagnose.go)
 }

@@ -185,9 +185,13 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 			s.welcome(from, o) // our Welcome was lost: the same answer again
 			return
 		}
-		if s.started {
+		if s.started && !o.Observer {
 			s.refuse(from, m.Nonce, netcore.RefuseStarted)
 			return
+		}
+		if s.started {
+			s.forgetObserver(o, "restarted")
+			continue
 		}
 		// The same address with a new attempt: the old process is gone.
 		s.log.Info("machine restarted at the same address", "player", o.Name, "addr", from)
@@ -195,7 +199,9 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 	}
 	observer := m.Role == netcore.RoleObserver
 	switch {
-	case s.started:
+	case s.started && !observer:
+		// A lockstep game cannot take a player without its state; a
+		// watcher follows from a snapshot (watch.go).
 		s.refuse(from, m.Nonce, netcore.RefuseStarted)
 		return
 	case checkName(m.Name) != nil:
@@ -216,12 +222,19 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 		return
 	}
 	nm := &member{Member: probe.Member{ID: id, Name: m.Name, Addr: from, Observer: observer},
-		linked: true, lastHeard: now, nonce: m.Nonce}
+		linked: true, lastHeard: now, nonce: m.Nonce, late: s.started}
 	s.addMember(nm)
 	s.welcome(from, nm)
 	what := "joined"
 	if observer {
 		what = "is watching"
+	}
+	if nm.late {
+		s.message(fmt.Sprintf("%s is watching from frame %d", m.Name, s.Frame()))
+		s.log.Info("late watcher", "watcher", m.Name, "id", id, "addr", from, "frame", s.Frame())
+		s.rosterChanged(now)
+		s.admitLate(now, nm)
+		return
 	}
 	s.message(fmt.Sprintf("%s %s (%d of %d players seated)", m.Name, what, s.seated(), s.need))
 	s.log.Info("joined", "player", m.Name, "id", id, "addr", from, "observer", observer)

@@ -58,8 +58,8 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			s.badLobby(m, err)
 			return
 		}
-		if s.started {
-			return
+		if s.started || s.lateSelf {
+			return // a late watcher follows from the host's snapshot
 		}
 		if v == s.version {
 			s.startWanted = true
@@ -105,6 +105,13 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			return
 		}
 		s.nat.relayedPairs = pairs
+	case kindWatch:
+		w, err := decodeWatch(msg)
+		if err != nil || !fromHost {
+			s.badLobby(m, err)
+			return
+		}
+		s.onWatch(now, w)
 	}
 }
 
@@ -119,7 +126,7 @@ func (s *Session) hostPing(now time.Duration, m *member, pg ping) {
 	if pg.Version < s.version && now-m.rosterSent >= rosterResend {
 		s.sendRoster(now, m)
 	}
-	if s.started && !pg.Started && pg.Version == s.version && now-m.startSent >= rosterResend {
+	if s.started && !m.late && !pg.Started && pg.Version == s.version && now-m.startSent >= rosterResend {
 		s.sendStart(now, m)
 	}
 }

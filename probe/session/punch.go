@@ -185,6 +185,10 @@ func (s *Session) punches(m *member) bool {
 
 func (s *Session) controlling(m *member) bool { return s.self < m.ID }
 
+// punchOpen: pairs look for their paths in the lobby, and after the start
+// only a pair with a late watcher in it, whose links open then (watch.go).
+func (s *Session) punchOpen(m *member) bool { return !s.started || m.late || s.lateSelf }
+
 // openPair: a pair's link has just opened at the address the host saw.
 func (s *Session) openPair(now time.Duration, m *member) {
 	if s.punches(m) && !m.path.open {
@@ -315,7 +319,7 @@ func (s *Session) tickPunch(now time.Duration) {
 		if m.removed || !m.linked {
 			continue
 		}
-		if m.path.state == PathNone && m.path.open && !m.heard && !s.started && now-m.path.opened >= s.punchAfter() {
+		if m.path.state == PathNone && m.path.open && !m.heard && s.punchOpen(m) && now-m.path.opened >= s.punchAfter() {
 			s.startPunch(now, m)
 		}
 		switch m.path.state {
@@ -347,7 +351,7 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 		if m.removed || !m.linked {
 			continue
 		}
-		if m.path.state == PathNone && m.path.open && !m.heard && !s.started {
+		if m.path.state == PathNone && m.path.open && !m.heard && s.punchOpen(m) {
 			if t := m.path.opened + s.punchAfter(); !ok || t < d {
 				d, ok = t, true
 			}
@@ -388,7 +392,7 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 		return
 	}
 	if !c.Answer {
-		if m.path.state == PathNone && !s.started {
+		if m.path.state == PathNone && s.punchOpen(m) {
 			s.startPunch(now, m) // the other side punches: so do we
 		}
 		// Answer where it came from, whatever state this side is in: the

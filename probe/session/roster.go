@@ -26,7 +26,7 @@ func (s *Session) currentRoster() roster {
 		if m.removed {
 			continue
 		}
-		e := rosterEntry{ID: m.ID, Observer: m.Observer, Name: m.Name, Addr: m.Addr}
+		e := rosterEntry{ID: m.ID, Observer: m.Observer, Late: m.late, Name: m.Name, Addr: m.Addr}
 		if m.ID == s.self {
 			e.Addr = netip.AddrPort{} // "the sender": each member knows where it reaches the host
 		}
@@ -45,7 +45,11 @@ func (s *Session) sendRoster(now time.Duration, m *member) {
 
 // applyRoster: a member takes the host's roster.
 func (s *Session) applyRoster(now time.Duration, r roster) {
-	if r.Version <= s.version || s.started {
+	if s.started {
+		s.rosterWhileRunning(now, r)
+		return
+	}
+	if r.Version <= s.version {
 		return
 	}
 	var self *rosterEntry
@@ -81,6 +85,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 			addr = m.Addr // the pair found its own path (punch.go)
 		}
 		m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
+		m.late = e.Late
 		keep[e.ID] = true
 		list = append(list, m)
 		// Every player links to every other machine; an observer only to
@@ -118,14 +123,16 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		s.byID[m.ID] = m
 	}
 	s.version = r.Version
+	s.lateSelf = self.Late
 	s.need = int(r.Need)
 	s.speed = int(r.Speed)
 	s.dropTimeout = r.DropTimeout
 	s.emitRoster()
 	s.nextPing = now // tell the host at once
-	if s.pendingStart == s.version {
+	if s.pendingStart == s.version && !s.lateSelf {
 		s.startWanted = true
 	}
+	s.startWatching(now) // a snapshot that waited for this roster
 }
 
 func (s *Session) emitRoster() {

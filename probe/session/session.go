@@ -210,6 +210,8 @@ type member struct {
 	heard     bool // something arrived from it since it was linked
 	lastHeard time.Duration
 	removed   bool // removed from the game (executed removal) or forgotten
+	late      bool // an observer that attached after the start (watch.go)
+	watching  bool // (host) a late watcher that has its snapshot: updates follow
 
 	// host side
 	nonce      uint64 // its handshake nonce (a repeated Response gets the same Welcome)
@@ -278,6 +280,9 @@ type Session struct {
 	err       error
 
 	nat natState // hole punching and relaying (punch.go, relay.go)
+
+	watch    watchState // late watchers (watch.go)
+	lateSelf bool       // this machine is a late watcher: it follows, never starts
 
 	rejected Rejected
 	events   []probe.Event

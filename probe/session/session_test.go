@@ -199,7 +199,7 @@ func TestJoinRefusesTakenName(t *testing.T) {
 }
 
 // A seat count reached refuses more players; a started game refuses
-// everyone.
+// players (a watcher follows it: watch_test.go).
 func TestJoinRefusesFullAndStarted(t *testing.T) {
 	w := newWorld(t, 3, lan30)
 	host := w.host("alice", Config{Players: 2})
@@ -209,12 +209,13 @@ func TestJoinRefusesFullAndStarted(t *testing.T) {
 	}
 	late := w.join("carol", RolePlayer, host, Config{})
 	watcher := w.join("eve", RoleObserver, host, Config{})
-	w.runUntil(5*time.Second, func() bool { return late.s.Done() && watcher.s.Done() })
-	for _, m := range []*machine{late, watcher} {
-		var re RefusedError
-		if !errors.As(m.s.Err(), &re) || re.Reason != netcore.RefuseStarted {
-			t.Errorf("%s: err = %v, want game started", m.name, m.s.Err())
-		}
+	w.runUntil(5*time.Second, func() bool { return late.s.Done() && watcher.s.Started() })
+	var re RefusedError
+	if !errors.As(late.s.Err(), &re) || re.Reason != netcore.RefuseStarted {
+		t.Errorf("%s: err = %v, want game started", late.name, late.s.Err())
+	}
+	if watcher.s.Done() || !watcher.s.Started() {
+		t.Errorf("late watcher: done %v (%v), started %v", watcher.s.Done(), watcher.s.Err(), watcher.s.Started())
 	}
 }
 

@@ -75,6 +75,7 @@ func (s *Session) Tick(now time.Duration) {
 			_ = s.ep.SendUnnumbered(now, id, []byte{kindAlive}, true)
 		}
 	}
+	s.tickWatch(now)
 	if now >= s.nextCheck {
 		s.checkSilence(now)
 		s.checkUnconnected(now)
@@ -112,6 +113,9 @@ func (s *Session) NextDeadline() (time.Duration, bool) {
 	if t, has := s.punchDeadline(); has && !s.quitting {
 		take(t)
 	}
+	if t, has := s.watchDeadline(); has && !s.quitting {
+		take(t)
+	}
 	if s.lingering {
 		take(s.lingerEnd)
 	}
@@ -140,12 +144,16 @@ func (s *Session) after(now time.Duration) {
 		s.askedSpeed = true
 		s.peer.SetSpeed(s.cfg.Speed)
 	}
-	if s.inLobby() && !s.quitting && !s.done {
+	if (s.inLobby() || s.started) && !s.quitting && !s.done {
+		// After the start too: a late watcher's pairs punch (watch.go).
 		s.sendAddrs(now)
 		s.sendTables(now)
-		if s.join == joinWelcomed {
+		if s.inLobby() && s.join == joinWelcomed {
 			s.sendPairs(now)
 		}
+	}
+	if len(s.watch.pending) > 0 && !s.done {
+		s.flushWatch(now)
 	}
 	if !s.quitting && !s.done {
 		s.sendPaths(now)

@@ -120,6 +120,9 @@ func (s *Session) Summary() *probe.SummaryEvent {
 	r := s.Rejected()
 	sum.Rejected = &r
 	sum.Relay = s.Relayed()
+	if s.peer != nil {
+		sum.Watch = s.peer.WatchSummary()
+	}
 	return sum
 }
 
@@ -174,6 +177,7 @@ func (s *Session) View(now time.Duration) probe.View {
 }
 
 func (s *Session) message(text string) {
+	s.noteWatch(probe.WatchEvent{Kind: probe.WatchMessage, Frame: s.Frame(), Text: text})
 	s.emit(&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: text, Player: s.cfg.Name})
 }
 
@@ -192,6 +196,11 @@ func (s *Session) peerEvent(from string, e probe.Event) {
 				m.removed = true
 				m.linked = false
 			}
+		}
+	}
+	if s.role == RoleHost && s.peer != nil {
+		if w, ok := s.peer.WatchEventOf(e); ok {
+			s.noteWatch(w)
 		}
 	}
 	s.cfg.Sink.Emit(from, e)

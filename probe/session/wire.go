@@ -20,9 +20,15 @@ const (
 	kindStart  byte = 0x22 // host → member, global channel: the game starts with a roster version
 	kindLeave  byte = 0x23 // anyone → its links, global channel: this machine is leaving
 	kindAlive  byte = 0x24 // observer → players, reliable: still watching (after the start)
+	// 0x25 to 0x28: hole punching (punchwire.go); 0x29: kindWatch (watchwire.go)
 )
 
-func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindPairs }
+func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindWatch }
+
+// roleLate marks a roster entry's role byte: an observer that attached
+// after the start (a late watcher, issue 12). A roster without one is the
+// bytes it always was.
+const roleLate = 0x80
 
 // Refusals the session layer gives; netcore names every reason so the
 // numbers stay stable on the wire (S19).
@@ -57,6 +63,7 @@ var le = binary.LittleEndian
 type rosterEntry struct {
 	ID       netcore.PeerID
 	Observer bool
+	Late     bool // an observer that attached after the start (roleLate)
 	Name     string
 	Addr     netip.AddrPort
 }
@@ -83,7 +90,11 @@ func appendRoster(b []byte, r roster) []byte {
 		if m.Observer {
 			role = netcore.RoleObserver
 		}
-		b = append(b, byte(role), byte(len(m.Name)))
+		rb := byte(role)
+		if m.Late && m.Observer {
+			rb |= roleLate
+		}
+		b = append(b, rb, byte(len(m.Name)))
 		b = append(b, m.Name...)
 		switch a := m.Addr.Addr(); {
 		case !m.Addr.IsValid():
@@ -148,6 +159,8 @@ func decodeRoster(p []byte) (roster, error) {
 		case netcore.RolePlayer:
 		case netcore.RoleObserver:
 			m.Observer = true
+		case netcore.RoleObserver | roleLate:
+			m.Observer, m.Late = true, true
 		default:
 			return r, errLobbyField
 		}

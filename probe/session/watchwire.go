@@ -1,0 +1,343 @@
+package session
+
+import (
+	"errors"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
+)
+
+// kindWatch (host → late watcher, reliable channel): the game as the host's
+// peer holds it, and the network events since the last one (issue 12).
+// docs/live.md has the bytes.
+const kindWatch byte = 0x29
+
+// Limits of a watch message: far above what a session holds, so that a
+// decoder refuses a count the bytes cannot hold before allocating.
+const (
+	maxWatchEvents = 4096
+	maxWatchText   = 4096
+	watchSnapshot  = 0x01 // flags: the first, to start from
+)
+
+var errWatchEvent = errors.New("live: watch event of an unknown kind")
+
+// watchMsg is one kindWatch message.
+type watchMsg struct {
+	Snapshot bool   // the first: the watcher starts from it
+	Version  uint32 // the roster version the state's machines are of
+	State    probe.WatchState
+	Events   []probe.WatchEvent // in the order they executed
+}
+
+func appendDur(b []byte, d time.Duration) []byte { return le.AppendUint64(b, uint64(max(d, 0))) }
+
+func appendTiming(b []byte, t rungs.Timing) []byte {
+	return le.AppendUint16(le.AppendUint16(b, uint16(t.SendPeriod)), uint16(t.LookAhead))
+}
+
+func appendWatch(b []byte, w watchMsg) []byte {
+	b = append(b, kindWatch)
+	var f byte
+	if w.Snapshot {
+		f |= watchSnapshot
+	}
+	b = append(b, f)
+	b = le.AppendUint32(b, w.Version)
+	st := &w.State
+	b = le.AppendUint32(b, uint32(st.Frame))
+	b = le.AppendUint16(b, uint16(st.Speed))
+	b = le.AppendUint16(b, uint16(st.FPS))
+	b = appendTiming(b, st.InForce)
+	b = appendTiming(b, st.Target)
+	b = le.AppendUint16(b, uint16(st.Master))
+	b = le.AppendUint16(b, uint16(len(st.Players)))
+	for _, p := range st.Players {
+		var pf byte
+		if p.Observer {
+			pf |= 1
+		}
+		if p.Removed {
+			pf |= 2
+		}
+		b = le.AppendUint16(b, uint16(p.ID))
+		b = append(b, pf, byte(len(p.Name)))
+		b = append(b, p.Name...)
+	}
+	b = le.AppendUint16(b, uint16(len(st.Reports)))
+	for _, r := range st.Reports {
+		b = le.AppendUint16(b, uint16(r.Player))
+		b = appendReport(b, r.Reported, r.Report)
+	}
+	b = le.AppendUint16(b, uint16(len(w.Events)))
+	for _, e := range w.Events {
+		b = append(b, byte(e.Kind))
+		b = le.AppendUint32(b, uint32(e.Frame))
+		switch e.Kind {
+		case probe.WatchTiming:
+			b = le.AppendUint32(b, uint32(e.Decided))
+			b = appendTiming(b, e.Timing)
+			b = le.AppendUint16(b, uint16(e.FPS))
+			b = append(b, byte(e.Reason))
+		case probe.WatchActive:
+			b = appendTiming(b, e.Timing)
+			b = le.AppendUint16(b, uint16(e.FPS))
+		case probe.WatchMaster, probe.WatchRemoved:
+			b = le.AppendUint16(b, uint16(e.Player))
+		case probe.WatchReportK:
+			b = le.AppendUint16(b, uint16(e.Player))
+			b = appendReport(b, true, e.Report)
+		case probe.WatchMessage:
+			t := e.Text
+			if len(t) > maxWatchText {
+				t = t[:maxWatchText]
+				for !utf8.ValidString(t) {
+					t = t[:len(t)-1]
+				}
+			}
+			b = le.AppendUint16(b, uint16(len(t)))
+			b = append(b, t...)
+		}
+	}
+	return b
+}
+
+// appendReport: flags (1 reported, 2 with a round trip), the frame it
+// executed on, then round trip, wait and processing time in nanoseconds.
+func appendReport(b []byte, reported bool, r rungs.Report) []byte {
+	var f byte
+	if reported {
+		f |= 1
+	}
+	if r.HasRTT {
+		f |= 2
+	}
+	b = append(b, f)
+	b = le.AppendUint32(b, uint32(max(r.Frame, 0)))
+	b = appendDur(b, r.RTT)
+	b = appendDur(b, r.Wait)
+	return appendDur(b, r.Process)
+}
+
+// watchReader reads a watch message; the first error sticks.
+type watchReader struct {
+	p   []byte
+	err error
+}
+
+func (r *watchReader) take(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if len(r.p) < n {
+		r.err = errLobbyShort
+		return nil
+	}
+	b := r.p[:n]
+	r.p = r.p[n:]
+	return b
+}
+
+func (r *watchReader) u8() byte {
+	if b := r.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *watchReader) u16() uint16 {
+	if b := r.take(2); b != nil {
+		return le.Uint16(b)
+	}
+	return 0
+}
+
+func (r *watchReader) u32() uint32 {
+	if b := r.take(4); b != nil {
+		return le.Uint32(b)
+	}
+	return 0
+}
+
+// frame is a frame number: at most 2^31-1 on every platform.
+func (r *watchReader) frame() int {
+	v := r.u32()
+	if v > 1<<31-1 {
+		r.fail(errLobbyField)
+	}
+	return int(v)
+}
+
+func (r *watchReader) dur() time.Duration {
+	b := r.take(8)
+	if b == nil {
+		return 0
+	}
+	v := le.Uint64(b)
+	if v > uint64(maxDropLimit) {
+		// No round trip, wait or processing time of a live game is a day.
+		r.fail(errLobbyField)
+		return 0
+	}
+	return time.Duration(v)
+}
+
+func (r *watchReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *watchReader) timing() rungs.Timing {
+	t := rungs.Timing{SendPeriod: int(r.u16()), LookAhead: int(r.u16())}
+	if r.err == nil && !t.Valid() {
+		r.fail(errLobbyField)
+	}
+	return t
+}
+
+func (r *watchReader) fps() int {
+	v := int(r.u16())
+	if v < minSpeed || v > maxSpeed {
+		r.fail(errLobbyField)
+	}
+	return v
+}
+
+func (r *watchReader) report() (bool, rungs.Report) {
+	f := r.u8()
+	if f&^3 != 0 {
+		r.fail(errLobbyField)
+	}
+	rep := rungs.Report{Frame: r.frame(), RTT: r.dur(), HasRTT: f&2 != 0}
+	rep.Wait, rep.Process = r.dur(), r.dur()
+	return f&1 != 0, rep
+}
+
+// watchFixed: kind, flags, version, frame, speed, fps, two timings, master,
+// and the three counts at their smallest (no players is refused).
+const watchFixed = 1 + 1 + 4 + 4 + 2 + 2 + 4 + 4 + 2
+
+func decodeWatch(p []byte) (watchMsg, error) {
+	var w watchMsg
+	if len(p) < watchFixed+2 {
+		return w, errLobbyShort
+	}
+	if p[0] != kindWatch {
+		return w, errLobbyKind
+	}
+	r := &watchReader{p: p[1:]}
+	f := r.u8()
+	if f&^watchSnapshot != 0 {
+		return w, errLobbyField
+	}
+	w.Snapshot = f&watchSnapshot != 0
+	w.Version = r.u32()
+	if w.Version == 0 {
+		return w, errLobbyField
+	}
+	st := &w.State
+	st.Frame = r.frame()
+	st.Speed = r.fps()
+	st.FPS = r.fps()
+	st.InForce = r.timing()
+	st.Target = r.timing()
+	st.Master = netcore.PeerID(r.u16())
+	n := int(r.u16())
+	if r.err == nil && (n == 0 || n > maxMembers || n > len(r.p)/5) {
+		return w, errLobbyField
+	}
+	seen := make(map[netcore.PeerID]bool, n)
+	for range n {
+		wp := probe.WatchPlayer{ID: netcore.PeerID(r.u16())}
+		pf := r.u8()
+		name := string(r.take(int(r.u8())))
+		if r.err != nil {
+			return w, r.err
+		}
+		if wp.ID == netcore.PeerUnassigned || seen[wp.ID] {
+			return w, errLobbyDup
+		}
+		seen[wp.ID] = true
+		if pf&^3 != 0 {
+			return w, errLobbyField
+		}
+		if err := checkName(name); err != nil {
+			return w, err
+		}
+		wp.Name, wp.Observer, wp.Removed = name, pf&1 != 0, pf&2 != 0
+		st.Players = append(st.Players, wp)
+	}
+	if st.Master != 0 && !seen[st.Master] {
+		return w, errLobbyField
+	}
+	n = int(r.u16())
+	if r.err == nil && n > len(st.Players) {
+		return w, errLobbyField
+	}
+	for range n {
+		wr := probe.WatchReport{Player: netcore.PeerID(r.u16())}
+		wr.Reported, wr.Report = r.report()
+		if r.err == nil && !seen[wr.Player] {
+			return w, errLobbyField
+		}
+		st.Reports = append(st.Reports, wr)
+	}
+	n = int(r.u16())
+	if r.err == nil && (n > maxWatchEvents || n > len(r.p)/5) {
+		return w, errLobbyField
+	}
+	for range n {
+		if r.err != nil {
+			break
+		}
+		e := probe.WatchEvent{Kind: probe.WatchEventKind(r.u8()), Frame: r.frame()}
+		switch e.Kind {
+		case probe.WatchTiming:
+			e.Decided = r.frame()
+			e.Timing = r.timing()
+			e.FPS = r.fps()
+			e.Reason = rungs.Reason(r.u8())
+			if e.Reason < rungs.Initial || e.Reason > rungs.Rate {
+				r.fail(errLobbyField)
+			}
+		case probe.WatchActive:
+			e.Timing = r.timing()
+			e.FPS = r.fps()
+		case probe.WatchMaster, probe.WatchRemoved:
+			e.Player = netcore.PeerID(r.u16())
+		case probe.WatchReportK:
+			e.Player = netcore.PeerID(r.u16())
+			var ok bool
+			ok, e.Report = r.report()
+			if !ok {
+				r.fail(errLobbyField)
+			}
+		case probe.WatchMessage:
+			l := int(r.u16())
+			if l > maxWatchText {
+				r.fail(errLobbyField)
+			}
+			e.Text = string(r.take(l))
+			if r.err == nil && !utf8.ValidString(e.Text) {
+				r.fail(errLobbyField)
+			}
+		default:
+			r.fail(errWatchEvent)
+		}
+		if r.err == nil && e.Player != 0 && !seen[e.Player] {
+			r.fail(errLobbyField)
+		}
+		w.Events = append(w.Events, e)
+	}
+	if r.err != nil {
+		return watchMsg{}, r.err
+	}
+	if len(r.p) != 0 {
+		return watchMsg{}, errLobbyLong
+	}
+	return w, nil
+}
