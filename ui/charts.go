@@ -231,7 +231,7 @@ func (p *chartPane) lossLanes(h *linkHist, w, height int) []string {
 	off := len(h.samples) - len(vis)
 	lanes := []struct {
 		name  string
-		style lipgloss.Style
+		style paint
 		pick  func(shares) share
 	}{
 		{"rsnd", st.resend, func(s shares) share { return s.resend }},
@@ -382,13 +382,13 @@ func (p *chartPane) chartFor(w, gh, ystep int, top float64) *streamlinechart.Mod
 		rowsUp := float64(gh - 1)
 		lc := linechart.New(w, gh, 0, 1, 0, top,
 			linechart.WithXYSteps(0, ystep),
-			linechart.WithStyles(st.border, st.muted, st.text),
+			linechart.WithStyles(st.border.Style(), st.muted.Style(), st.text.Style()),
 			linechart.WithYLabelFormatter(func(i int, _ float64) string {
 				return padLeft(strconv.FormatFloat(float64(i)*c.top/rowsUp, 'f', 0, 64), gutter)
 			}))
 		c.chart = streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
-		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
-		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
+		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto.Style())
+		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt.Style())
 		p.canvas = c
 	}
 	c.top = top

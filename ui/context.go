@@ -24,13 +24,13 @@ type ctx struct {
 
 func (c *ctx) setTheme(t themes.Theme) {
 	c.st = newStyles(c.r, t)
-	c.help.Styles.ShortKey = c.st.accent
-	c.help.Styles.FullKey = c.st.accent
-	c.help.Styles.ShortDesc = c.st.muted
-	c.help.Styles.FullDesc = c.st.muted
-	c.help.Styles.ShortSeparator = c.st.border
-	c.help.Styles.FullSeparator = c.st.border
-	c.help.Styles.Ellipsis = c.st.border
+	c.help.Styles.ShortKey = c.st.accent.Style()
+	c.help.Styles.FullKey = c.st.accent.Style()
+	c.help.Styles.ShortDesc = c.st.muted.Style()
+	c.help.Styles.FullDesc = c.st.muted.Style()
+	c.help.Styles.ShortSeparator = c.st.border.Style()
+	c.help.Styles.FullSeparator = c.st.border.Style()
+	c.help.Styles.Ellipsis = c.st.border.Style()
 }
 
 // rule is a pane title on a horizontal line: "── Title ─────".

@@ -374,7 +374,7 @@ func tail(s []sample, n int) []sample {
 func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps int, wide, selected, isWorst bool, w int) string {
 	st := &p.st
 	lv := &h.last
-	paint := func(s string, style lipgloss.Style) string {
+	ink := func(s string, style paint) string {
 		if selected {
 			return s
 		}
@@ -399,9 +399,9 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 			peer += markRelayed
 		}
 	}
-	cells[0] = paint(fit(peer, widths[0]), st.text)
+	cells[0] = ink(fit(peer, widths[0]), st.text)
 	if isWorst {
-		cells[0] = paint(fit(peer, widths[0]), st.worst)
+		cells[0] = ink(fit(peer, widths[0]), st.worst)
 	}
 	state := lv.State.String()
 	if !wide {
@@ -421,16 +421,16 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 	case probe.LinkBad:
 		stStyle = st.err
 	}
-	cells[1] = paint(fit(state, widths[1]), stStyle)
+	cells[1] = ink(fit(state, widths[1]), stStyle)
 	srttStyle := st.text
 	if lv.RTTKnown && fps > 0 {
 		srttStyle = st.tierStyle(rungs.Need(lv.SRTT, fps).Tier())
 	}
-	num := func(i int, s string, style lipgloss.Style) {
+	num := func(i int, s string, style paint) {
 		if s == unknown {
 			style = st.muted
 		}
-		cells[i] = paint(padLeft(s, widths[i]), style)
+		cells[i] = ink(padLeft(s, widths[i]), style)
 	}
 	num(2, fmtMs(lv.SRTT, lv.RTTKnown), srttStyle)
 	num(3, fmtMs(lv.RTTVAR, lv.RTTKnown), st.text)
@@ -460,7 +460,7 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 		b.WriteByte(' ')
 	}
 	if sparkW >= 4 {
-		b.WriteString(paint(sparkline(tail(h.samples, sparkW), top, sparkW), st.srtt))
+		b.WriteString(ink(sparkline(tail(h.samples, sparkW), top, sparkW), st.srtt))
 	}
 	line := fit(b.String(), w)
 	if selected {
