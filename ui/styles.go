@@ -25,6 +25,50 @@ type styles struct {
 	resend, in, out                    paint
 	tabOn, tabOff                      lipgloss.Style
 	dialog                             lipgloss.Style
+
+	// drawn keeps words drawn in the padded styles (tabs, badges): lipgloss
+	// pads them at some cost, and they are the same few words every frame.
+	r     *lipgloss.Renderer
+	drawn *drawnWords
+}
+
+// drawnWords are words drawn in a style, for one colour profile.
+type drawnWords struct {
+	prof termenv.Profile
+	m    map[drawnKey]string
+}
+
+type drawnKey struct {
+	style string // which style, by its field name
+	tier  rungs.Tier
+	text  string
+}
+
+// word is text drawn in style (named by k.style), drawn once per theme and
+// profile.
+func (s *styles) word(k drawnKey, style lipgloss.Style) string {
+	if p := s.r.ColorProfile(); s.drawn.m == nil || s.drawn.prof != p || len(s.drawn.m) > 256 {
+		*s.drawn = drawnWords{prof: p, m: map[drawnKey]string{}}
+	}
+	if out, ok := s.drawn.m[k]; ok {
+		return out
+	}
+	out := style.Render(k.text)
+	s.drawn.m[k] = out
+	return out
+}
+
+// tab is a view's name as its header tab, open or not.
+func (s *styles) tab(name string, open bool) string {
+	if open {
+		return s.word(drawnKey{style: "tabOn", text: name}, s.tabOn)
+	}
+	return s.word(drawnKey{style: "tabOff", text: name}, s.tabOff)
+}
+
+// badgeWord is a tier's badge: its name in capitals on the tier's colour.
+func (s *styles) badgeWord(t rungs.Tier) string {
+	return s.word(drawnKey{style: "badge", tier: t, text: strings.ToUpper(t.String())}, s.badgeStyle(t))
 }
 
 // paint is an ink ready to draw with: the escape sequences a lipgloss style
@@ -90,6 +134,13 @@ func newPaint(r *lipgloss.Renderer, st lipgloss.Style) paint {
 func (p *paint) ok(s string) bool {
 	return p.fast && p.r.ColorProfile() == p.prof && !strings.ContainsAny(s, "\t\n\r") &&
 		(!p.runeWise || utf8.ValidString(s))
+}
+
+// plainRun reports whether pre+text+suf paints any one line of plain text
+// (no tabs or line breaks, valid UTF-8) as lipgloss would: the caller then
+// writes the three itself.
+func (p *paint) plainRun() bool {
+	return p.fast && !p.perRune && p.r.ColorProfile() == p.prof
 }
 
 // Render paints s as its lipgloss style would.
@@ -163,7 +214,7 @@ func ink(r *lipgloss.Renderer, i themes.Ink) lipgloss.Style {
 
 func newStyles(r *lipgloss.Renderer, t themes.Theme) styles {
 	in := func(i themes.Ink) paint { return newPaint(r, ink(r, i)) }
-	s := styles{theme: t,
+	s := styles{theme: t, r: r, drawn: &drawnWords{},
 		text: in(t.Text), muted: in(t.Muted), title: in(t.Title), border: in(t.Border),
 		accent: in(t.Accent), selected: in(t.Selected), worst: in(t.Worst),
 		good: in(t.Good), warn: in(t.Warn), err: in(t.Err),
