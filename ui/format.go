@@ -239,17 +239,6 @@ func block(lines []string, w, h int) string {
 // blockString is block over a multi-line string.
 func blockString(s string, w, h int) string { return block(strings.Split(s, "\n"), w, h) }
 
-// rule is a pane title on a horizontal line: "── Title ─────".
-func (m *Model) rule(title string, w int) string {
-	st := &m.st
-	head := st.border.Render("──") + " " + title + " "
-	n := lipgloss.Width(head)
-	if n >= w {
-		return fit(head, w)
-	}
-	return head + st.border.Render(strings.Repeat("─", w-n))
-}
-
 // sideBySide joins blocks left to right, top-aligned, as
 // lipgloss.JoinHorizontal does: a shorter block is padded with empty lines
 // and every line of a block with spaces to the block's widest line.

@@ -19,6 +19,7 @@ import (
 type tablePane struct {
 	*ctx
 	numBuf   []byte // scratch for a row's numbers
+	heading  memo[headingKey, tableHeading]
 	selected string // the link under the cursor, by peer
 	sortBy   sortKey
 	sortDesc bool
@@ -270,46 +271,15 @@ func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
 	}
 	sparkW := max(0, w-fixed)
 
-	// Heading, with the sort column marked.
+	// Heading, with the sort column marked: the same until the width,
+	// the order or the theme change.
 	p.hits.hasTable, p.hits.tableY = true, y
-	p.hits.cols, p.hits.colKeys = p.hits.cols[:0], p.hits.colKeys[:0]
-	var hb strings.Builder
-	hb.WriteString("  ")
-	x := 2
-	for i, c := range tableCols {
-		h := c.short
-		if wide {
-			h = c.head
-		}
-		if p.sortBy == c.key {
-			if lipgloss.Width(h)+1 > widths[i] {
-				h = c.short // the arrow goes after a whole heading
-			}
-			if p.sortDesc {
-				h += "▼"
-			} else {
-				h += "▲"
-			}
-		}
-		cell := fit(h, widths[i])
-		if c.right {
-			cell = padLeft(h, widths[i])
-		}
-		hb.WriteString(cell + " ")
-		p.hits.cols = append(p.hits.cols, span{x, x + widths[i]})
-		p.hits.colKeys = append(p.hits.colKeys, c.key)
-		x += widths[i] + 1
-	}
-	if sparkW >= 4 {
-		// The longest heading that fits whole.
-		for _, h := range []string{"round trip history", "history", ""} {
-			if len(h) <= sparkW {
-				hb.WriteString(fit(h, sparkW))
-				break
-			}
-		}
-	}
-	out := []string{st.muted.Render(fit(hb.String(), w))}
+	head := p.heading.get(headingKey{w, p.sortBy, p.sortDesc, st.theme.Name}, func() tableHeading {
+		return p.drawHeading(widths, sparkW, wide, w)
+	})
+	p.hits.cols = append(p.hits.cols[:0], head.cols...)
+	p.hits.colKeys = append(p.hits.colKeys[:0], head.keys...)
+	out := []string{head.line}
 
 	if len(links) == 0 {
 		out = append(out, st.muted.Render("  no links yet"))
@@ -370,6 +340,62 @@ func tail(s []sample, n int) []sample {
 	return s
 }
 
+type headingKey struct {
+	w     int
+	by    sortKey
+	desc  bool
+	theme string
+}
+
+// tableHeading is the table's heading line and where its columns are.
+type tableHeading struct {
+	line string
+	cols []span
+	keys []sortKey
+}
+
+func (p *tablePane) drawHeading(widths []int, sparkW int, wide bool, w int) tableHeading {
+	var th tableHeading
+	var hb strings.Builder
+	hb.WriteString("  ")
+	x := 2
+	for i, c := range tableCols {
+		h := c.short
+		if wide {
+			h = c.head
+		}
+		if p.sortBy == c.key {
+			if width(h)+1 > widths[i] {
+				h = c.short // the arrow goes after a whole heading
+			}
+			if p.sortDesc {
+				h += "▼"
+			} else {
+				h += "▲"
+			}
+		}
+		cell := fit(h, widths[i])
+		if c.right {
+			cell = padLeft(h, widths[i])
+		}
+		hb.WriteString(cell + " ")
+		th.cols = append(th.cols, span{x, x + widths[i]})
+		th.keys = append(th.keys, c.key)
+		x += widths[i] + 1
+	}
+	if sparkW >= 4 {
+		// The longest heading that fits whole.
+		for _, h := range []string{"round trip history", "history", ""} {
+			if len(h) <= sparkW {
+				hb.WriteString(fit(h, sparkW))
+				break
+			}
+		}
+	}
+	th.line = p.st.muted.Render(fit(hb.String(), w))
+	return th
+}
+
 // linkRow draws one link. The selected row is drawn plain and then reversed
 // as a whole, so inner colours cannot break the highlight. The row is built
 // in one buffer, its numbers formatted into a scratch buffer, so that a new
@@ -408,6 +434,11 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 		case selected:
 			writeSpaces(&b, cw-n)
 			b.WriteString(text)
+		case !right && n < cw && style.plainRun() && style.ok(text):
+			b.WriteString(style.pre)
+			b.WriteString(text)
+			writeSpaces(&b, cw-n)
+			b.WriteString(style.suf)
 		case !right || n >= cw:
 			style.put(&b, fit(text, cw))
 		case style.plainRun():
