@@ -52,3 +52,40 @@ func TestPaintIsLipgloss(t *testing.T) {
 		}
 	}
 }
+
+// The layout helpers that replaced lipgloss calls on the redraw path give
+// lipgloss's bytes (issue 16): side-by-side blocks (JoinHorizontal, top),
+// cutting to a width (MaxWidth), and widths.
+func TestLayoutIsLipgloss(t *testing.T) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.TrueColor)
+	red := r.NewStyle().Foreground(lipgloss.Color("#ff0000"))
+	texts := []string{"", "a", "plain text", red.Render("red") + " and plain", "漢字 wide", "tab\tin", "x\ny",
+		red.Render("a long coloured line that will be cut somewhere in its middle"), "cr\r\nlf", "é—·█"}
+	for _, s := range texts {
+		if got, want := width(s), lipgloss.Width(s); got != want {
+			t.Errorf("width(%q) = %d, lipgloss %d", s, got, want)
+		}
+		for _, w := range []int{1, 3, 8, 20} {
+			want := lipgloss.NewStyle().MaxWidth(w).Render(s)
+			if lipgloss.Width(s) <= w {
+				continue // fit pads; only the cut is lipgloss's
+			}
+			if got := cut(s, w); got != want {
+				t.Errorf("cut(%q, %d) = %q, lipgloss %q", s, w, got, want)
+			}
+		}
+	}
+	blocks := [][]string{
+		{"a\nbb\nccc", " ", "x\ny"},
+		{red.Render("one") + "\n" + red.Render("three"), "|", "1\n22\n333\n4444"},
+		{"", "z"},
+		{"only"},
+		{"wide 漢字\n-", " ", ""},
+	}
+	for _, bs := range blocks {
+		if got, want := sideBySide(bs...), lipgloss.JoinHorizontal(lipgloss.Top, bs...); got != want {
+			t.Errorf("sideBySide(%q) = %q, lipgloss %q", bs, got, want)
+		}
+	}
+}
