@@ -66,10 +66,43 @@ type msgsKey struct {
 
 type headerKey struct {
 	s     *session
-	gen   uint64
+	in    headerInputs
 	hs    headerStatus
 	w     int
 	theme string
+}
+
+// headerInputs are the parts of a session the header shows. A new picture
+// mostly leaves them as they were (the status is calmed to one change a
+// second), so the header is drawn again only when one of them changes, not
+// with every picture (issue 16). The lobby's pending pairs are a list: while
+// they are shown, every update counts as a change.
+type headerInputs struct {
+	self, master, session string
+	fps, speed            int
+	inForce, target       rungs.Timing
+	have, started         bool
+	status                status
+	done                  bool
+	errText               string
+	verdict               string
+	lobbyGen              uint64
+}
+
+func headerInputsOf(s *session) headerInputs {
+	v := &s.view
+	in := headerInputs{self: v.Self, master: v.Master, session: v.Session, fps: v.FPS, speed: v.Speed,
+		inForce: v.InForce, target: v.Target, have: s.have, started: v.Started, status: s.status, done: s.done}
+	if s.err != nil {
+		in.errText = s.err.Error()
+	}
+	if v.Diagnosis != nil {
+		in.verdict = v.Diagnosis.Verdict
+	}
+	if !v.Started && v.Lobby != nil {
+		in.lobbyGen = s.gen
+	}
+	return in
 }
 
 type footerKey struct {

@@ -89,17 +89,30 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	}
 	// The longest title that fits whole: the values stay, the words go.
 	srtt, rto := fmtMs(h.last.SRTT, h.last.RTTKnown), fmtMs(h.last.RTO, true)
-	var title string
+	var tb strings.Builder
+	tb.Grow(256)
 	for _, words := range [][2]string{{"╭now ", "┌retry after "}, {"╭", "┌retry "}, {"╭", "┌"}} {
-		title = st.title.Render("Round trip · "+h.peer) + " " +
-			st.srtt.Render(words[0]+srtt) + " " + st.rto.Render(words[1]+rto) + st.muted.Render(" ms")
-		if lipgloss.Width(title)+4 <= w {
+		tb.Reset()
+		tb.Grow(256)
+		st.title.put(&tb, "Round trip · "+h.peer)
+		tb.WriteByte(' ')
+		st.srtt.put(&tb, words[0]+srtt)
+		tb.WriteByte(' ')
+		st.rto.put(&tb, words[1]+rto)
+		st.muted.put(&tb, " ms")
+		if width(tb.String())+4 <= w {
 			break
 		}
 	}
-	if legend := " " + st.warn.Render("•") + st.muted.Render("resends ") + st.err.Render("✕") + st.muted.Render("bad"); lipgloss.Width(title+legend)+4 <= w {
-		title += legend
+	tw := width(tb.String())
+	if lw := 1 + width("•resends ✕bad"); tw+lw+4 <= w {
+		tb.WriteByte(' ')
+		st.warn.put(&tb, "•")
+		st.muted.put(&tb, "resends ")
+		st.err.put(&tb, "✕")
+		st.muted.put(&tb, "bad")
 	}
+	title := tb.String()
 	out := []string{p.rule(title, w)}
 	gh := height - 2
 	if gh < 2 {
@@ -167,13 +180,14 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 		} else {
 			chart.DrawXYAxisAndLabel()
 		}
-		return canvasLines(&chart.Canvas)
+		return p.canvasLines(&chart.Canvas)
 	})
 	out = append(out, plot...)
 
 	// Marks row: the same columns as the chart.
 	var mb strings.Builder
-	mb.WriteString(st.muted.Render(padLeft("", gutter)))
+	mb.Grow(gutter + cols*16)
+	st.muted.put(&mb, spaces(gutter))
 	off := len(h.samples) - len(vis)
 	for i := len(vis); i < cols; i++ {
 		mb.WriteByte(' ')
@@ -181,9 +195,9 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	for i := range vis {
 		switch {
 		case vis[i].bad:
-			mb.WriteString(st.err.Render("✕"))
+			st.err.put(&mb, "✕")
 		case h.retried(off + i):
-			mb.WriteString(st.warn.Render("•"))
+			st.warn.put(&mb, "•")
 		default:
 			mb.WriteByte(' ')
 		}
@@ -221,17 +235,23 @@ func (p *chartPane) lossLanes(h *linkHist, w, height int) []string {
 		return []string{p.rule(st.title.Render("Loss"), w)}
 	}
 	sh := h.windowShares()
-	title := st.title.Render("Loss · "+h.peer) + "  " +
-		st.resend.Render("resend "+fmtShare(sh.resend)) + "  " +
-		st.in.Render("in "+fmtShare(sh.in)) + "  " +
-		st.out.Render("out "+fmtShare(sh.out)) + st.muted.Render("  last "+strconv.Itoa(tableWindow)+"s")
-	out := []string{p.rule(title, w)}
+	var tb strings.Builder
+	tb.Grow(256)
+	st.title.put(&tb, "Loss · "+h.peer)
+	tb.WriteString("  ")
+	st.resend.put(&tb, "resend "+fmtShare(sh.resend))
+	tb.WriteString("  ")
+	st.in.put(&tb, "in "+fmtShare(sh.in))
+	tb.WriteString("  ")
+	st.out.put(&tb, "out "+fmtShare(sh.out))
+	st.muted.put(&tb, "  last "+strconv.Itoa(tableWindow)+"s")
+	out := []string{p.rule(tb.String(), w)}
 	cols := w - gutter
 	vis := tail(h.samples, cols)
 	off := len(h.samples) - len(vis)
-	lanes := []struct {
+	lanes := [...]struct {
 		name  string
-		style lipgloss.Style
+		style paint
 		pick  func(shares) share
 	}{
 		{"rsnd", st.resend, func(s shares) share { return s.resend }},
@@ -243,16 +263,25 @@ func (p *chartPane) lossLanes(h *linkHist, w, height int) []string {
 			break
 		}
 		var b strings.Builder
-		b.WriteString(fit(l.name, gutter-1))
-		b.WriteString(st.border.Render("│"))
+		b.Grow(cols*3 + 64)
+		writeFit(&b, l.name, gutter-1)
+		st.border.put(&b, "│")
 		for i := len(vis); i < cols; i++ {
 			b.WriteByte(' ')
 		}
-		var cells strings.Builder
-		for i := range vis {
-			cells.WriteRune(laneCell(l.pick(h.intervalShares(off + i))))
+		if l.style.plainRun() {
+			b.WriteString(l.style.pre)
+			for i := range vis {
+				b.WriteRune(laneCell(l.pick(h.intervalShares(off + i))))
+			}
+			b.WriteString(l.style.suf)
+		} else {
+			var cells strings.Builder
+			for i := range vis {
+				cells.WriteRune(laneCell(l.pick(h.intervalShares(off + i))))
+			}
+			l.style.put(&b, cells.String())
 		}
-		b.WriteString(l.style.Render(cells.String()))
 		out = append(out, b.String())
 	}
 	if len(out) < height {
@@ -321,27 +350,60 @@ func keyOf(s lipgloss.Style) styleKey {
 
 // canvasLines draws an ntcharts canvas one run of like-styled cells at a
 // time. The canvas's own View renders every cell on its own, which is most
-// of the cost of a frame; runs make it a handful of renders per line.
-func canvasLines(c *canvas.Model) []string {
+// of the cost of a frame; runs make it a handful of renders per line, and a
+// run in one of the theme's inks is painted from its sequences (issue 16).
+func (p *chartPane) canvasLines(c *canvas.Model) []string {
+	st := &p.st
+	inks := []paint{st.border, st.muted, st.text, st.rto, st.srtt}
+	// known are the run styles met so far, with the ink that paints them
+	// the same (checked once per style, not assumed from the key).
+	type found struct {
+		k  styleKey
+		p  *paint
+		ok bool
+	}
+	var known []found
+	inkOf := func(k styleKey, s lipgloss.Style) *paint {
+		for _, f := range known {
+			if f.k == k {
+				return f.p
+			}
+		}
+		f := found{k: k}
+		for i := range inks {
+			if keyOf(inks[i].Style()) == k && inks[i].plainRun() && inks[i].Render(probeText) == s.Render(probeText) {
+				f.p = &inks[i]
+				break
+			}
+		}
+		known = append(known, f)
+		return f.p
+	}
 	w, h := c.Width(), c.Height()
 	out := make([]string, 0, h)
 	var line, run strings.Builder
 	for y := 0; y < h; y++ {
 		line.Reset()
+		line.Grow(w * 8)
 		run.Reset()
 		var cur lipgloss.Style
 		var curKey styleKey
-		plain := true
+		var curInk *paint
+		plain, open := true, false
 		flush := func() {
-			if run.Len() == 0 {
-				return
-			}
-			if plain {
+			switch {
+			case curInk != nil:
+				if open {
+					line.WriteString(curInk.suf)
+				}
+			case run.Len() == 0:
+			case plain:
 				line.WriteString(run.String())
-			} else {
+			default:
 				line.WriteString(cur.Render(run.String()))
 			}
 			run.Reset()
+			open = false
 		}
 		for x := 0; x < w; x++ {
 			cell := c.Cell(canvas.Point{X: x, Y: y})
@@ -353,9 +415,23 @@ func canvasLines(c *canvas.Model) []string {
 			isPlain := k == (styleKey{fg: lipgloss.NoColor{}}) || r == ' '
 			if x == 0 || isPlain != plain || (!isPlain && k != curKey) {
 				flush()
-				plain, cur, curKey = isPlain, cell.Style, k
+				plain, cur, curKey, curInk = isPlain, cell.Style, k, nil
+				if !plain {
+					curInk = inkOf(k, cur)
+				}
 			}
-			run.WriteRune(r)
+			switch {
+			case curInk != nil:
+				if !open {
+					line.WriteString(curInk.pre)
+					open = true
+				}
+				line.WriteRune(r)
+			case plain:
+				line.WriteRune(r)
+			default:
+				run.WriteRune(r)
+			}
 		}
 		flush()
 		out = append(out, line.String())
@@ -382,13 +458,13 @@ func (p *chartPane) chartFor(w, gh, ystep int, top float64) *streamlinechart.Mod
 		rowsUp := float64(gh - 1)
 		lc := linechart.New(w, gh, 0, 1, 0, top,
 			linechart.WithXYSteps(0, ystep),
-			linechart.WithStyles(st.border, st.muted, st.text),
+			linechart.WithStyles(st.border.Style(), st.muted.Style(), st.text.Style()),
 			linechart.WithYLabelFormatter(func(i int, _ float64) string {
 				return padLeft(strconv.FormatFloat(float64(i)*c.top/rowsUp, 'f', 0, 64), gutter)
 			}))
 		c.chart = streamlinechart.New(w, gh, streamlinechart.WithLineChart(&lc))
-		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto)
-		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt)
+		c.chart.SetDataSetStyles("rto", runes.ThinLineStyle, st.rto.Style())
+		c.chart.SetDataSetStyles("srtt", runes.ArcLineStyle, st.srtt.Style())
 		p.canvas = c
 	}
 	c.top = top

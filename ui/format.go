@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/textsafe"
@@ -24,23 +25,32 @@ func fmtMs(d time.Duration, known bool) string {
 	return fmtMsVal(netcore.Millis(d))
 }
 
-func fmtMsVal(v float64) string {
+func fmtMsVal(v float64) string { return string(appendMsVal(nil, v)) }
+
+// The append forms write into a buffer the caller keeps, so the link
+// table's numbers cost no allocation (issue 16); the fmt forms are them.
+
+func appendMs(dst []byte, d time.Duration) []byte { return appendMsVal(dst, netcore.Millis(d)) }
+
+func appendMsVal(dst []byte, v float64) []byte {
 	switch {
 	case v < 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
+		return strconv.AppendFloat(dst, v, 'f', 1, 64)
 	default:
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return strconv.AppendFloat(dst, v, 'f', 0, 64)
 	}
 }
 
 // fmtSec writes a millisecond value in seconds, for connection timeouts
 // (2 s to 30 s, T10).
-func fmtSec(d time.Duration) string {
+func fmtSec(d time.Duration) string { return string(appendSec(nil, d)) }
+
+func appendSec(dst []byte, d time.Duration) []byte {
 	v := netcore.Millis(d)
 	if v < 10000 {
-		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
+		return append(strconv.AppendFloat(dst, v/1000, 'f', 1, 64), 's')
 	}
-	return strconv.FormatFloat(v/1000, 'f', 0, 64) + "s"
+	return append(strconv.AppendFloat(dst, v/1000, 'f', 0, 64), 's')
 }
 
 // fmtCount writes a datagram count, or unknown (L3).
@@ -55,29 +65,36 @@ func fmtShare(s share) string {
 	if !s.ok {
 		return unknown
 	}
+	return string(appendShare(nil, s))
+}
+
+// appendShare writes a known share.
+func appendShare(dst []byte, s share) []byte {
 	p := s.v * 100
 	switch {
 	case p >= 99.95:
-		return "100%"
+		return append(dst, "100%"...)
 	case p >= 10:
-		return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+		return append(strconv.AppendFloat(dst, p, 'f', 0, 64), '%')
 	default:
-		return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+		return append(strconv.AppendFloat(dst, p, 'f', 1, 64), '%')
 	}
 }
 
 // fmtWait writes a wait: milliseconds below a second, then seconds, then
 // minutes.
-func fmtWait(d time.Duration) string {
+func fmtWait(d time.Duration) string { return string(appendWait(nil, d)) }
+
+func appendWait(dst []byte, d time.Duration) []byte {
 	switch {
 	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+		return append(strconv.AppendInt(dst, d.Milliseconds(), 10), "ms"...)
 	case d < 10*time.Second:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+		return append(strconv.AppendFloat(dst, d.Seconds(), 'f', 1, 64), 's')
 	case d < 100*time.Second:
-		return strconv.FormatFloat(d.Seconds(), 'f', 0, 64) + "s"
+		return append(strconv.AppendFloat(dst, d.Seconds(), 'f', 0, 64), 's')
 	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	return fmt.Appendf(dst, "%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // fmtClock writes a time since the session's start as m:ss or h:mm:ss.
@@ -97,19 +114,79 @@ func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	n := lipgloss.Width(s)
+	n := width(s)
 	if n == w {
 		return s
 	}
 	if n < w {
-		return s + strings.Repeat(" ", w-n)
+		return s + spaces(w-n)
 	}
+	return cut(s, w)
+}
+
+// cut cuts s, wider than w cells, to w cells.
+func cut(s string, w int) string {
 	if cutHook != nil {
 		if cut, next, ok := cutAt(stripANSI(s), w); ok && isWordRune(cut) && isWordRune(next) {
 			cutHook(stripANSI(s), w)
 		}
 	}
-	return lipgloss.NewStyle().MaxWidth(w).Render(s)
+	if strings.ContainsAny(s, "\t\n\r") {
+		return lipgloss.NewStyle().MaxWidth(w).Render(s)
+	}
+	// What lipgloss's MaxWidth does to one line without tabs, without its
+	// style machinery around it.
+	return ansi.Truncate(s, w, "")
+}
+
+// writeFit writes s onto b exactly w cells wide, as fit does.
+func writeFit(b *strings.Builder, s string, w int) {
+	if w <= 0 {
+		return
+	}
+	n := width(s)
+	switch {
+	case n == w:
+		b.WriteString(s)
+	case n < w:
+		b.WriteString(s)
+		writeSpaces(b, w-n)
+	default:
+		b.WriteString(cut(s, w))
+	}
+}
+
+// width is the cells s takes on screen (lipgloss.Width, without splitting
+// a single line into a slice of one).
+func width(s string) int {
+	if strings.IndexByte(s, '\n') >= 0 {
+		return lipgloss.Width(s)
+	}
+	return ansi.StringWidth(s)
+}
+
+// blanks are spaces to slice padding from instead of building it.
+var blanks = strings.Repeat(" ", 512)
+
+// spaces is n spaces.
+func spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if n <= len(blanks) {
+		return blanks[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
+func writeSpaces(b *strings.Builder, n int) {
+	for n > len(blanks) {
+		b.WriteString(blanks)
+		n -= len(blanks)
+	}
+	if n > 0 {
+		b.WriteString(blanks[:n])
+	}
 }
 
 // cutHook, when set (by tests), hears of every text fit cuts in the middle
@@ -135,24 +212,25 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // padLeft right-aligns plain text in w cells.
 func padLeft(s string, w int) string {
-	n := lipgloss.Width(s)
+	n := width(s)
 	if n >= w {
 		return fit(s, w)
 	}
-	return strings.Repeat(" ", w-n) + s
+	return spaces(w-n) + s
 }
 
 // block makes lines exactly w wide and h high.
 func block(lines []string, w, h int) string {
 	var b strings.Builder
+	b.Grow(h * (w + 1))
 	for i := 0; i < h; i++ {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		if i < len(lines) {
-			b.WriteString(fit(lines[i], w))
+			writeFit(&b, lines[i], w)
 		} else {
-			b.WriteString(strings.Repeat(" ", w))
+			writeSpaces(&b, w)
 		}
 	}
 	return b.String()
@@ -161,20 +239,45 @@ func block(lines []string, w, h int) string {
 // blockString is block over a multi-line string.
 func blockString(s string, w, h int) string { return block(strings.Split(s, "\n"), w, h) }
 
-// rule is a pane title on a horizontal line: "── Title ─────".
-func (m *Model) rule(title string, w int) string {
-	st := &m.st
-	head := st.border.Render("──") + " " + title + " "
-	n := lipgloss.Width(head)
-	if n >= w {
-		return fit(head, w)
-	}
-	return head + st.border.Render(strings.Repeat("─", w-n))
-}
-
-// sideBySide joins equal-height blocks left to right.
+// sideBySide joins blocks left to right, top-aligned, as
+// lipgloss.JoinHorizontal does: a shorter block is padded with empty lines
+// and every line of a block with spaces to the block's widest line.
 func sideBySide(blocks ...string) string {
-	return lipgloss.JoinHorizontal(lipgloss.Top, blocks...)
+	switch len(blocks) {
+	case 0:
+		return ""
+	case 1:
+		return blocks[0]
+	}
+	var lines [8][]string // a few blocks without a slice of slices on the heap
+	split := lines[:0]
+	widest := make([]int, len(blocks))
+	height, size := 0, 0
+	for i, bl := range blocks {
+		ls := strings.Split(bl, "\n")
+		for _, l := range ls {
+			widest[i] = max(widest[i], ansi.StringWidth(l))
+		}
+		split = append(split, ls)
+		height = max(height, len(ls))
+		size += len(bl)
+	}
+	var b strings.Builder
+	b.Grow(size + height*8)
+	for y := 0; y < height; y++ {
+		for i, ls := range split {
+			l := ""
+			if y < len(ls) {
+				l = ls[y]
+			}
+			b.WriteString(l)
+			writeSpaces(&b, widest[i]-ansi.StringWidth(l))
+		}
+		if y < height-1 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 func lipglossWidth(s string) int { return lipgloss.Width(s) }

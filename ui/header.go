@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -36,11 +35,7 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	// the tabs and the session's clock stay whole.
 	var tabs strings.Builder
 	for i, sc := range screens {
-		t := st.tabOff.Render(sc.name)
-		if i == hs.screen {
-			t = st.tabOn.Render(sc.name)
-		}
-		tabs.WriteString(t)
+		tabs.WriteString(st.tab(sc.name, i == hs.screen))
 	}
 	var right []string
 	switch {
@@ -64,7 +59,7 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	}
 	fits := func(name, clock string) bool {
 		r := append(right[:len(right):len(right)], clock)
-		return lipgloss.Width(name)+lipgloss.Width(tabs.String())+1+lipgloss.Width(strings.Join(r, "  ")) <= w
+		return width(name)+width(tabs.String())+1+width(strings.Join(r, "  ")) <= w
 	}
 	switch {
 	case fits(name, clock):
@@ -74,10 +69,10 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		clock, name = hs.clock, ""
 	}
 	right = append(right, st.text.Render(clock))
-	x := lipgloss.Width(name)
+	x := width(name)
 	p.hits.tabs = p.hits.tabs[:0]
 	for _, sc := range screens {
-		n := lipgloss.Width(st.tabOff.Render(sc.name))
+		n := width(st.tab(sc.name, false))
 		p.hits.tabs = append(p.hits.tabs, span{x, x + n})
 		x += n
 	}
@@ -125,9 +120,9 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		if v.Target.Valid() && v.Target != v.InForce {
 			timing += st.muted.Render(" → ") + st.tierStyle(v.Target.Tier()).Render(v.Target.String())
 		}
-		badge := st.badgeStyle(v.InForce.Tier()).Render(strings.ToUpper(v.InForce.Tier().String()))
+		badge := st.badgeWord(v.InForce.Tier())
 		if v.Target.Valid() && v.Target.Tier() != v.InForce.Tier() {
-			badge += st.muted.Render("→") + st.badgeStyle(v.Target.Tier()).Render(strings.ToUpper(v.Target.Tier().String()))
+			badge += st.muted.Render("→") + st.badgeWord(v.Target.Tier())
 		}
 		timing += " " + badge
 	}
@@ -152,7 +147,7 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		return strings.Join(b, sep)
 	}
 	line2 := join()
-	for lipgloss.Width(line2) > w {
+	for width(line2) > w {
 		worst := -1
 		for i, p := range parts {
 			if p.drop > 0 && (worst < 0 || p.drop > parts[worst].drop) {
@@ -191,7 +186,7 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 // spread puts left and right on one line of width w, right-aligned; when
 // both do not fit the right part wins.
 func spread(left, right string, w int) string {
-	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
+	lw, rw := width(left), width(right)
 	if rw >= w {
 		return fit(right, w)
 	}

@@ -287,7 +287,7 @@ func (p *matrixPane) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, t
 }
 
 // styleNamed maps the cell painter's style names to styles.
-func styleNamed(st *styles, name string) lipgloss.Style {
+func styleNamed(st *styles, name string) paint {
 	switch name {
 	case "border":
 		return st.border

@@ -403,7 +403,7 @@ func (m *Model) render() string {
 	// The hit map is not cleared: a part drawn from its cache keeps (or
 	// restores) its own entries, and every view sets hasTable.
 	hs := m.headerStatus()
-	head := m.parts.header.get(headerKey{s, s.gen, hs, w, m.st.theme.Name}, func() []string {
+	head := m.parts.header.get(headerKey{s, headerInputsOf(s), hs, w, m.st.theme.Name}, func() []string {
 		return m.header.view(s, hs, w)
 	})
 	foot := m.parts.footer.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name}, func() string {

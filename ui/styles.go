@@ -1,9 +1,14 @@
 package ui
 
 import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/themes"
+	"github.com/muesli/termenv"
 )
 
 // styles are a theme's inks made into lipgloss styles on the program's
@@ -11,16 +16,176 @@ import (
 type styles struct {
 	theme themes.Theme
 
-	text, muted, title, border, accent lipgloss.Style
-	selected, worst                    lipgloss.Style
-	good, warn, err                    lipgloss.Style
-	tier                               [5]lipgloss.Style // by rungs.Tier; 0 unused
+	text, muted, title, border, accent paint
+	selected, worst                    paint
+	good, warn, err                    paint
+	tier                               [5]paint          // by rungs.Tier; 0 unused
 	badge                              [5]lipgloss.Style // the header's tier badge
-	srtt, rto                          lipgloss.Style
-	resend, in, out                    lipgloss.Style
+	srtt, rto                          paint
+	resend, in, out                    paint
 	tabOn, tabOff                      lipgloss.Style
 	dialog                             lipgloss.Style
+
+	// drawn keeps words drawn in the padded styles (tabs, badges): lipgloss
+	// pads them at some cost, and they are the same few words every frame.
+	r     *lipgloss.Renderer
+	drawn *drawnWords
 }
+
+// drawnWords are words drawn in a style, for one colour profile.
+type drawnWords struct {
+	prof termenv.Profile
+	m    map[drawnKey]string
+}
+
+type drawnKey struct {
+	style string // which style, by its field name
+	tier  rungs.Tier
+	text  string
+}
+
+// word is text drawn in style (named by k.style), drawn once per theme and
+// profile.
+func (s *styles) word(k drawnKey, style lipgloss.Style) string {
+	if p := s.r.ColorProfile(); s.drawn.m == nil || s.drawn.prof != p || len(s.drawn.m) > 256 {
+		*s.drawn = drawnWords{prof: p, m: map[drawnKey]string{}}
+	}
+	if out, ok := s.drawn.m[k]; ok {
+		return out
+	}
+	out := style.Render(k.text)
+	s.drawn.m[k] = out
+	return out
+}
+
+// tab is a view's name as its header tab, open or not.
+func (s *styles) tab(name string, open bool) string {
+	if open {
+		return s.word(drawnKey{style: "tabOn", text: name}, s.tabOn)
+	}
+	return s.word(drawnKey{style: "tabOff", text: name}, s.tabOff)
+}
+
+// badgeWord is a tier's badge: its name in capitals on the tier's colour.
+func (s *styles) badgeWord(t rungs.Tier) string {
+	return s.word(drawnKey{style: "badge", tier: t, text: strings.ToUpper(t.String())}, s.badgeStyle(t))
+}
+
+// paint is an ink ready to draw with: the escape sequences a lipgloss style
+// puts around text, worked out once per theme, so that painting a table
+// cell or a chart line is a few appends instead of a pass through lipgloss
+// (which builds the sequences again, splits lines and formats with fmt on
+// every call: most of a frame's cost, issue 16). An underlined style paints
+// each rune on its own, spaces in their own sequence, and so does paint.
+// What the shortcut cannot reproduce — text with tabs, line breaks or
+// carriage returns — goes through lipgloss as before, and a style whose
+// output the shortcut does not match on trial text never uses it: the bytes
+// on screen are the same either way.
+type paint struct {
+	st lipgloss.Style
+	// The sequences are the profile's the renderer had when they were
+	// worked out; should it change, lipgloss paints again.
+	r        *lipgloss.Renderer
+	prof     termenv.Profile
+	pre, suf string // around the whole text
+	perRune  bool   // each rune painted on its own instead
+	// around each space and each other rune, when perRune
+	spPre, spSuf string
+	fast         bool
+	// lipgloss paints an underlined style rune by rune whatever the
+	// profile, turning bytes that are not UTF-8 into U+FFFD on the way.
+	runeWise bool
+}
+
+// probeText is what a style is tried on to find its sequences: letters,
+// digits, spaces and wide runes, none of which occur in an escape
+// sequence's parameters.
+const probeText = "Xy 1·█ z"
+
+func newPaint(r *lipgloss.Renderer, st lipgloss.Style) paint {
+	p := paint{st: st, r: r, prof: r.ColorProfile(), runeWise: st.GetUnderline() || st.GetStrikethrough()}
+	out := st.Render(probeText)
+	if i := strings.Index(out, probeText); i >= 0 {
+		p.pre, p.suf = out[:i], out[i+len(probeText):]
+	} else {
+		// Rune by rune: the sequences around one letter and one space.
+		x, sp := st.Render("X"), st.Render(" ")
+		i, j := strings.Index(x, "X"), strings.Index(sp, " ")
+		if i < 0 || j < 0 {
+			return p
+		}
+		p.perRune = true
+		p.pre, p.suf = x[:i], x[i+1:]
+		p.spPre, p.spSuf = sp[:j], sp[j+1:]
+	}
+	// The shortcut is used only where it agrees with lipgloss on trial
+	// text, the empty string included.
+	p.fast = true
+	for _, s := range []string{"", probeText, "a  b", " ", "—"} {
+		if p.Render(s) != st.Render(s) {
+			p.fast = false
+			break
+		}
+	}
+	return p
+}
+
+// ok reports whether the shortcut paints s as lipgloss would.
+func (p *paint) ok(s string) bool {
+	return p.fast && p.r.ColorProfile() == p.prof && !strings.ContainsAny(s, "\t\n\r") &&
+		(!p.runeWise || utf8.ValidString(s))
+}
+
+// plainRun reports whether pre+text+suf paints any one line of plain text
+// (no tabs or line breaks, valid UTF-8) as lipgloss would: the caller then
+// writes the three itself.
+func (p *paint) plainRun() bool {
+	return p.fast && !p.perRune && p.r.ColorProfile() == p.prof
+}
+
+// Render paints s as its lipgloss style would.
+func (p paint) Render(s string) string {
+	if !p.ok(s) {
+		return p.st.Render(s)
+	}
+	if p.perRune {
+		var b strings.Builder
+		p.put(&b, s)
+		return b.String()
+	}
+	if p.pre == "" && p.suf == "" {
+		return s
+	}
+	return p.pre + s + p.suf
+}
+
+// put writes s painted onto b, without building the painted string.
+func (p paint) put(b *strings.Builder, s string) {
+	if !p.ok(s) {
+		b.WriteString(p.st.Render(s))
+		return
+	}
+	if !p.perRune {
+		b.WriteString(p.pre)
+		b.WriteString(s)
+		b.WriteString(p.suf)
+		return
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			b.WriteString(p.spPre)
+			b.WriteRune(r)
+			b.WriteString(p.spSuf)
+			continue
+		}
+		b.WriteString(p.pre)
+		b.WriteRune(r)
+		b.WriteString(p.suf)
+	}
+}
+
+// Style is the lipgloss style, for the libraries that take one.
+func (p paint) Style() lipgloss.Style { return p.st }
 
 func ink(r *lipgloss.Renderer, i themes.Ink) lipgloss.Style {
 	s := r.NewStyle()
@@ -48,16 +213,17 @@ func ink(r *lipgloss.Renderer, i themes.Ink) lipgloss.Style {
 }
 
 func newStyles(r *lipgloss.Renderer, t themes.Theme) styles {
-	s := styles{theme: t,
-		text: ink(r, t.Text), muted: ink(r, t.Muted), title: ink(r, t.Title), border: ink(r, t.Border),
-		accent: ink(r, t.Accent), selected: ink(r, t.Selected), worst: ink(r, t.Worst),
-		good: ink(r, t.Good), warn: ink(r, t.Warn), err: ink(r, t.Err),
-		srtt: ink(r, t.SRTT), rto: ink(r, t.RTO),
-		resend: ink(r, t.Resend), in: ink(r, t.Inbound), out: ink(r, t.Outbound),
+	in := func(i themes.Ink) paint { return newPaint(r, ink(r, i)) }
+	s := styles{theme: t, r: r, drawn: &drawnWords{},
+		text: in(t.Text), muted: in(t.Muted), title: in(t.Title), border: in(t.Border),
+		accent: in(t.Accent), selected: in(t.Selected), worst: in(t.Worst),
+		good: in(t.Good), warn: in(t.Warn), err: in(t.Err),
+		srtt: in(t.SRTT), rto: in(t.RTO),
+		resend: in(t.Resend), in: in(t.Inbound), out: in(t.Outbound),
 	}
 	tiers := [5]themes.Ink{{}, t.Fast, t.Normal, t.Poor, t.Bad}
 	for i := 1; i < 5; i++ {
-		s.tier[i] = ink(r, tiers[i])
+		s.tier[i] = in(tiers[i])
 		// The badge is the tier ink reversed (a coloured block with the
 		// word in it); where the ink is already reversed, it is plain bold.
 		b := ink(r, tiers[i]).Bold(true).Padding(0, 1)
@@ -82,7 +248,7 @@ func borderColour(t themes.Theme) lipgloss.TerminalColor {
 }
 
 // tierStyle is the style of a tier; an out-of-range tier is plain text.
-func (s *styles) tierStyle(t rungs.Tier) lipgloss.Style {
+func (s *styles) tierStyle(t rungs.Tier) paint {
 	if t >= rungs.Fast && t <= rungs.Bad {
 		return s.tier[t]
 	}
@@ -93,7 +259,7 @@ func (s *styles) badgeStyle(t rungs.Tier) lipgloss.Style {
 	if t >= rungs.Fast && t <= rungs.Bad {
 		return s.badge[t]
 	}
-	return s.text
+	return s.text.Style()
 }
 
 // tierByName maps a tier word from an event back to the tier.

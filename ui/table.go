@@ -18,6 +18,8 @@ import (
 // sort order and how far it is scrolled.
 type tablePane struct {
 	*ctx
+	numBuf   []byte // scratch for a row's numbers
+	heading  memo[headingKey, tableHeading]
 	selected string // the link under the cursor, by peer
 	sortBy   sortKey
 	sortDesc bool
@@ -269,46 +271,15 @@ func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
 	}
 	sparkW := max(0, w-fixed)
 
-	// Heading, with the sort column marked.
+	// Heading, with the sort column marked: the same until the width,
+	// the order or the theme change.
 	p.hits.hasTable, p.hits.tableY = true, y
-	p.hits.cols, p.hits.colKeys = p.hits.cols[:0], p.hits.colKeys[:0]
-	var hb strings.Builder
-	hb.WriteString("  ")
-	x := 2
-	for i, c := range tableCols {
-		h := c.short
-		if wide {
-			h = c.head
-		}
-		if p.sortBy == c.key {
-			if lipgloss.Width(h)+1 > widths[i] {
-				h = c.short // the arrow goes after a whole heading
-			}
-			if p.sortDesc {
-				h += "▼"
-			} else {
-				h += "▲"
-			}
-		}
-		cell := fit(h, widths[i])
-		if c.right {
-			cell = padLeft(h, widths[i])
-		}
-		hb.WriteString(cell + " ")
-		p.hits.cols = append(p.hits.cols, span{x, x + widths[i]})
-		p.hits.colKeys = append(p.hits.colKeys, c.key)
-		x += widths[i] + 1
-	}
-	if sparkW >= 4 {
-		// The longest heading that fits whole.
-		for _, h := range []string{"round trip history", "history", ""} {
-			if len(h) <= sparkW {
-				hb.WriteString(fit(h, sparkW))
-				break
-			}
-		}
-	}
-	out := []string{st.muted.Render(fit(hb.String(), w))}
+	head := p.heading.get(headingKey{w, p.sortBy, p.sortDesc, st.theme.Name}, func() tableHeading {
+		return p.drawHeading(widths, sparkW, wide, w)
+	})
+	p.hits.cols = append(p.hits.cols[:0], head.cols...)
+	p.hits.colKeys = append(p.hits.colKeys[:0], head.keys...)
+	out := []string{head.line}
 
 	if len(links) == 0 {
 		out = append(out, st.muted.Render("  no links yet"))
@@ -369,39 +340,142 @@ func tail(s []sample, n int) []sample {
 	return s
 }
 
+type headingKey struct {
+	w     int
+	by    sortKey
+	desc  bool
+	theme string
+}
+
+// tableHeading is the table's heading line and where its columns are.
+type tableHeading struct {
+	line string
+	cols []span
+	keys []sortKey
+}
+
+func (p *tablePane) drawHeading(widths []int, sparkW int, wide bool, w int) tableHeading {
+	var th tableHeading
+	var hb strings.Builder
+	hb.WriteString("  ")
+	x := 2
+	for i, c := range tableCols {
+		h := c.short
+		if wide {
+			h = c.head
+		}
+		if p.sortBy == c.key {
+			if width(h)+1 > widths[i] {
+				h = c.short // the arrow goes after a whole heading
+			}
+			if p.sortDesc {
+				h += "▼"
+			} else {
+				h += "▲"
+			}
+		}
+		cell := fit(h, widths[i])
+		if c.right {
+			cell = padLeft(h, widths[i])
+		}
+		hb.WriteString(cell + " ")
+		th.cols = append(th.cols, span{x, x + widths[i]})
+		th.keys = append(th.keys, c.key)
+		x += widths[i] + 1
+	}
+	if sparkW >= 4 {
+		// The longest heading that fits whole.
+		for _, h := range []string{"round trip history", "history", ""} {
+			if len(h) <= sparkW {
+				hb.WriteString(fit(h, sparkW))
+				break
+			}
+		}
+	}
+	th.line = p.st.muted.Render(fit(hb.String(), w))
+	return th
+}
+
 // linkRow draws one link. The selected row is drawn plain and then reversed
-// as a whole, so inner colours cannot break the highlight.
+// as a whole, so inner colours cannot break the highlight. The row is built
+// in one buffer, its numbers formatted into a scratch buffer, so that a new
+// picture costs a few allocations per row rather than dozens (issue 16).
 func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps int, wide, selected, isWorst bool, w int) string {
 	st := &p.st
 	lv := &h.last
-	paint := func(s string, style lipgloss.Style) string {
-		if selected {
-			return s
-		}
-		return style.Render(s)
+	var b strings.Builder
+	b.Grow(w*3 + 256)
+	// Column 0 is the cursor, column 1 the worst link's mark.
+	gutter := "  "
+	switch {
+	case selected && isWorst:
+		gutter = ">!"
+	case selected:
+		gutter = "> "
+	case isWorst:
+		gutter = " !"
 	}
-	sh := h.windowShares()
-	cells := make([]string, len(tableCols))
+	if isWorst && !selected {
+		st.worst.put(&b, gutter)
+	} else {
+		b.WriteString(gutter)
+	}
+	// cell writes text fitted to its column in style (plain when the row
+	// is selected), padded on the left for a number.
+	cell := func(i int, text string, style paint, right bool) {
+		if right && text == unknown {
+			style = st.muted
+		}
+		cw := widths[i]
+		n := width(text)
+		switch {
+		case selected && (!right || n >= cw):
+			writeFit(&b, text, cw)
+		case selected:
+			writeSpaces(&b, cw-n)
+			b.WriteString(text)
+		case !right && n < cw && style.plainRun() && style.ok(text):
+			b.WriteString(style.pre)
+			b.WriteString(text)
+			writeSpaces(&b, cw-n)
+			b.WriteString(style.suf)
+		case !right || n >= cw:
+			style.put(&b, fit(text, cw))
+		case style.plainRun():
+			b.WriteString(style.pre)
+			writeSpaces(&b, cw-n)
+			b.WriteString(text)
+			b.WriteString(style.suf)
+		default:
+			style.put(&b, padLeft(text, cw))
+		}
+		b.WriteByte(' ')
+	}
+	// num is a formatted number (ASCII) from the scratch buffer.
+	num := func(i int, txt []byte, style paint) {
+		cw := widths[i]
+		if len(txt) < cw && style.plainRun() {
+			if !selected {
+				b.WriteString(style.pre)
+			}
+			writeSpaces(&b, cw-len(txt))
+			b.Write(txt)
+			if !selected {
+				b.WriteString(style.suf)
+			}
+			b.WriteByte(' ')
+			return
+		}
+		cell(i, string(txt), style, true)
+	}
 	peer := h.peer
-	if lv.Observer {
-		// An observer's mark, in words where they fit (glossary in ?).
-		peer += " (obs)"
-		if lipgloss.Width(peer) > widths[0] {
-			peer = h.peer + "°"
-		}
+	if lv.Observer || lv.Relayed {
+		peer = peerLabel(h, widths[0])
 	}
-	if lv.Relayed {
-		// Relayed through the host (issue 12): the mark, spaced where it
-		// fits (glossary in ?; the word is in the Link view).
-		if lipgloss.Width(peer+" "+markRelayed) <= widths[0] {
-			peer += " " + markRelayed
-		} else {
-			peer += markRelayed
-		}
-	}
-	cells[0] = paint(fit(peer, widths[0]), st.text)
 	if isWorst {
-		cells[0] = paint(fit(peer, widths[0]), st.worst)
+		cell(0, peer, st.worst, false)
+	} else {
+		cell(0, peer, st.text, false)
 	}
 	state := lv.State.String()
 	if !wide {
@@ -421,58 +495,97 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 	case probe.LinkBad:
 		stStyle = st.err
 	}
-	cells[1] = paint(fit(state, widths[1]), stStyle)
+	cell(1, state, stStyle, false)
 	srttStyle := st.text
 	if lv.RTTKnown && fps > 0 {
 		srttStyle = st.tierStyle(rungs.Need(lv.SRTT, fps).Tier())
 	}
-	num := func(i int, s string, style lipgloss.Style) {
-		if s == unknown {
-			style = st.muted
-		}
-		cells[i] = paint(padLeft(s, widths[i]), style)
-	}
-	num(2, fmtMs(lv.SRTT, lv.RTTKnown), srttStyle)
-	num(3, fmtMs(lv.RTTVAR, lv.RTTKnown), st.text)
-	num(4, fmtMs(lv.RTO, true), st.text)
-	num(5, fmtSec(lv.ConnTimeout), st.text)
-	num(6, fmtShare(sh.resend), st.resend)
-	num(7, fmtShare(sh.in), st.in)
-	num(8, fmtShare(sh.out), st.out)
-	num(9, fmtWait(lv.Caused), st.text)
-
-	var b strings.Builder
-	// Column 0 is the cursor, column 1 the worst link's mark.
-	gutter := []byte("  ")
-	if selected {
-		gutter[0] = '>'
-	}
-	if isWorst {
-		gutter[1] = '!'
-	}
-	if isWorst && !selected {
-		b.WriteString(st.worst.Render(string(gutter)))
+	sh := h.windowShares()
+	nb := p.numBuf[:0]
+	if lv.RTTKnown {
+		nb = appendMs(nb[:0], lv.SRTT)
+		num(2, nb, srttStyle)
+		nb = appendMs(nb[:0], lv.RTTVAR)
+		num(3, nb, st.text)
 	} else {
-		b.Write(gutter)
+		cell(2, unknown, srttStyle, true)
+		cell(3, unknown, st.text, true)
 	}
-	for _, c := range cells {
-		b.WriteString(c)
-		b.WriteByte(' ')
+	nb = appendMs(nb[:0], lv.RTO)
+	num(4, nb, st.text)
+	nb = appendSec(nb[:0], lv.ConnTimeout)
+	num(5, nb, st.text)
+	for i, c := range []struct {
+		s     share
+		style paint
+	}{{sh.resend, st.resend}, {sh.in, st.in}, {sh.out, st.out}} {
+		if !c.s.ok {
+			cell(6+i, unknown, c.style, true)
+			continue
+		}
+		nb = appendShare(nb[:0], c.s)
+		num(6+i, nb, c.style)
 	}
+	nb = appendWait(nb[:0], lv.Caused)
+	num(9, nb, st.text)
+	p.numBuf = nb[:0]
+
 	if sparkW >= 4 {
-		b.WriteString(paint(sparkline(tail(h.samples, sparkW), top, sparkW), st.srtt))
+		sp := tail(h.samples, sparkW)
+		if selected || st.srtt.plainRun() {
+			if !selected {
+				b.WriteString(st.srtt.pre)
+			}
+			writeSparkline(&b, sp, top, sparkW)
+			if !selected {
+				b.WriteString(st.srtt.suf)
+			}
+		} else {
+			st.srtt.put(&b, sparkline(sp, top, sparkW))
+		}
 	}
-	line := fit(b.String(), w)
+	line := b.String()
+	if width(line) != w {
+		line = fit(line, w)
+	}
 	if selected {
 		return st.selected.Render(line)
 	}
 	return line
 }
 
+// peerLabel is a peer's name with its observer's and relay's marks, in
+// words where they fit (glossary in ?).
+func peerLabel(h *linkHist, w int) string {
+	lv := &h.last
+	peer := h.peer
+	if lv.Observer {
+		peer += " (obs)"
+		if width(peer) > w {
+			peer = h.peer + "°"
+		}
+	}
+	if lv.Relayed {
+		// Relayed through the host (issue 12): the mark, spaced where it
+		// fits (the word is in the Link view).
+		if width(peer+" "+markRelayed) <= w {
+			peer += " " + markRelayed
+		} else {
+			peer += markRelayed
+		}
+	}
+	return peer
+}
+
 // sparkline draws SRTT samples right-aligned in w cells on a scale from 0
 // to top; intervals with no round trip yet are blank.
 func sparkline(samples []sample, top float64, w int) string {
 	var b strings.Builder
+	writeSparkline(&b, samples, top, w)
+	return b.String()
+}
+
+func writeSparkline(b *strings.Builder, samples []sample, top float64, w int) {
 	for i := len(samples); i < w; i++ {
 		b.WriteByte(' ')
 	}
@@ -485,5 +598,4 @@ func sparkline(samples []sample, top float64, w int) string {
 		lvl = max(0, min(len(sparkRunes)-1, lvl))
 		b.WriteRune(sparkRunes[lvl])
 	}
-	return b.String()
 }
