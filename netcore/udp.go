@@ -113,6 +113,9 @@ type UDPTransport struct {
 	wg    sync.WaitGroup
 	once  sync.Once
 
+	// epoch is the driver's zero (SetEpoch): Now is time since it.
+	epoch atomic.Pointer[time.Time]
+
 	// SendBatch's state, made on first use.
 	wmu   sync.Mutex
 	w     *batchWriter
@@ -178,6 +181,20 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 	}
 	t.sent.Add(1)
 	return nil
+}
+
+// SetEpoch sets the zero of Now: the driver's start, so that Now reads
+// the same clock as the now the driver passes the Endpoint.
+func (t *UDPTransport) SetEpoch(start time.Time) { t.epoch.Store(&start) }
+
+// Now is the time since SetEpoch's start (netcore.Clock): the Endpoint
+// reads it just before a write that opens a round trip. Before SetEpoch it
+// is 0, and the Endpoint keeps the now it was called with.
+func (t *UDPTransport) Now() time.Duration {
+	if e := t.epoch.Load(); e != nil {
+		return time.Since(*e)
+	}
+	return 0
 }
 
 // Inbox delivers received datagrams to the owning goroutine. It is closed

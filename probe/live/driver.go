@@ -127,6 +127,10 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 		done:     make(chan struct{}),
 	}
 	r.pacer, _ = sock.(Pacer)
+	// Send times read at the write, on this driver's clock (netcore.Clock).
+	if c, ok := sock.(interface{ SetEpoch(time.Time) }); ok {
+		c.SetEpoch(r.start)
+	}
 	s.SetSink(probe.SinkFunc(r.collect))
 	go r.loop()
 	return r
