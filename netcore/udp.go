@@ -296,6 +296,11 @@ func (t *UDPTransport) read() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// A Wake meant for ReadUntil: the reader has no deadline.
+				t.conn.SetReadDeadline(time.Time{})
+				continue
+			}
 			// Transient (e.g. an ICMP error surfaced by the OS): the
 			// datagram is lost like any other and the link's retries
 			// cover it.
@@ -432,6 +437,9 @@ func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram,
 // none is waiting: how another goroutine gets the owner's attention (a
 // control, a stop). Safe from any goroutine.
 func (t *UDPTransport) Wake() {
+	if t.mode.Load() == modeReader {
+		return // nobody waits in ReadUntil
+	}
 	t.woken.Store(true)
 	t.conn.SetReadDeadline(aLongTimeAgo)
 }

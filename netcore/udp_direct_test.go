@@ -127,3 +127,16 @@ func BenchmarkUDPReadUntil(b *testing.B) {
 		ds = ds[:0]
 	}
 }
+
+// A Wake on a socket read through Inbox changes nothing: the reader keeps
+// delivering.
+func TestWakeLeavesTheReaderAlone(t *testing.T) {
+	a, b := listenLoopback(t), listenLoopback(t)
+	a.Wake() // before the reader starts: its deadline in the past is on the socket
+	a.Inbox()
+	a.Wake()
+	b.Send(a.LocalAddr(), []byte("still"))
+	if _, got := receive(t, a, 1); string(got[0]) != "still" {
+		t.Fatalf("got %q", got[0])
+	}
+}
