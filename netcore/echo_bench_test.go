@@ -16,8 +16,9 @@ import (
 // The echo harness of issue 16: N messages of 32 bytes, each sent when the
 // echo of the one before came back, on loopback — once over bare UDP
 // sockets and once between two Endpoints on the reliable channel, each
-// driven as the live peer drives it (a goroutine that owns it, fed by the
-// UDP reader). Both report
+// driven as the live peer drives it (a goroutine that owns it and reads
+// its socket itself, ReadUntil, with send times read at the write). Both
+// report
 //
 //   - rtt-med-µs, rtt-p90-µs: the round trip as the sender sees it, from
 //     just before its send to just after the echo is in its hands;

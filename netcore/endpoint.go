@@ -102,6 +102,7 @@ type DeliverFunc func(now time.Duration, from PeerID, ch Channel, msg []byte)
 type Endpoint struct {
 	cfg     Config
 	tr      Transport
+	clock   Clock // tr's clock, if it has one: send times at the write
 	deliver DeliverFunc
 	log     *slog.Logger
 
@@ -177,6 +178,7 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 		bodyOff: HeaderLen,
 		budget:  budget{limit: ReassemblyBudget},
 	}
+	e.clock, _ = tr.(Clock)
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -58,7 +58,10 @@ func (e *Endpoint) SendUnnumbered(now time.Duration, peer PeerID, msg []byte, wa
 		e.touch(l) // a new moment the link may go bad
 	}
 	b := AppendKeepAlive(e.tx[e.bodyOff:e.bodyOff], KeepAlive{ID: id, WantReply: wantReply, Payload: msg})
-	e.transmit(l, ChannelControl, 0, len(b))
+	sent := e.transmit(l, ChannelControl, 0, len(b))
+	if k.waiting && k.first == id {
+		k.since = max(k.since, sent) // a sample runs from the write (Clock)
+	}
 	return nil
 }
 

@@ -113,7 +113,8 @@ func (e *Endpoint) sendNewPiece(now time.Duration, l *link, q *outQueue, ch Chan
 	}
 	p.wait = p.firstRTO
 	p.nextRetry = now + p.wait
-	e.transmitBody(l, ch, p.packet, p.body)
+	// The round trip runs from the write, not from the call (Clock).
+	p.firstSent = max(now, e.transmitBody(l, ch, p.packet, p.body))
 	return off, done
 }
 
@@ -136,17 +137,20 @@ func (e *Endpoint) pump(now time.Duration, l *link, q *outQueue, ch Channel) {
 	}
 }
 
-// transmitBody copies body into the datagram buffer and sends it.
-func (e *Endpoint) transmitBody(l *link, ch Channel, packet uint32, body []byte) {
+// transmitBody copies body into the datagram buffer and sends it. It
+// returns transmit's send time.
+func (e *Endpoint) transmitBody(l *link, ch Channel, packet uint32, body []byte) time.Duration {
 	n := copy(e.tx[e.bodyOff:], body)
-	e.transmit(l, ch, packet, n)
+	return e.transmit(l, ch, packet, n)
 }
 
 // transmit sends the datagram whose body (n bytes) is already in
 // e.tx[e.bodyOff:], with the ack Receive owes the peer if one is owed and
 // fits (coalescing, receive.go). Every datagram on a numbered channel,
-// resends included, takes the channel's next datagram number (L2).
-func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) {
+// resends included, takes the channel's next datagram number (L2). It
+// returns the send time read just before the write when the transport has
+// a Clock, else 0 (the caller's now stands).
+func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) (sent time.Duration) {
 	h := Header{Token: e.cfg.Session, Sender: e.cfg.Self, Channel: ch, Packet: packet}
 	if ch != ChannelControl {
 		h.Seq = l.txSeq[ch]
@@ -161,7 +165,11 @@ func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) {
 	if e.sealer != nil {
 		d = e.sealer.seal(e.sealer.aead, d)
 	}
+	if e.clock != nil {
+		sent = e.clock.Now()
+	}
 	if err := e.tr.Send(l.addr, d); err != nil {
 		e.sendErrs++
 	}
+	return sent
 }

@@ -1,6 +1,9 @@
 package netcore
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // Transport carries an Endpoint's datagrams out. Receiving is the world's job:
 // the live driver's UDP reader and the simulated network both push datagrams
@@ -15,6 +18,18 @@ type Transport interface {
 	Send(to netip.AddrPort, p []byte) error
 	// LocalAddr is the address peers reach this transport at.
 	LocalAddr() netip.AddrPort
+}
+
+// Clock is a Transport that reads the driver's clock (time since the
+// world started, the now every Endpoint method takes). The Endpoint then
+// stamps a datagram that opens a round trip just before it is written,
+// rather than with the now of the call: a wake-up's reading is taken
+// before the frame loop's work, and on a LAN that work is as long as the
+// wire (issue 16: "send time taken as late as possible", T2). Without it
+// (the simulator: virtual time has no work) the call's now is the send
+// time.
+type Clock interface {
+	Now() time.Duration
 }
 
 // MaxDatagram is the largest datagram lagscope puts on the wire, headers

@@ -5,18 +5,30 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// The live transport: one *net.UDPConn, one reader goroutine, and pooled
-// fixed-size buffers handed to the goroutine that owns the Endpoint over a
-// channel. In steady state neither direction allocates per datagram (the
-// hot-path rule of SPEC L6 applied to the socket).
+// The live transport: one *net.UDPConn and pooled fixed-size buffers. In
+// steady state neither direction allocates per datagram (the hot-path rule
+// of SPEC L6 applied to the socket). It is read one of two ways, whichever
+// the owner asks for first:
+//
+//   - ReadUntil: the goroutine that owns the Endpoint reads the socket
+//     itself, waiting in it until a datagram arrives, its next deadline
+//     passes or Wake is called (the live driver). A datagram then goes
+//     from the kernel to Endpoint.Receive in one wake-up of one goroutine:
+//     no hand-over, so no second thread woken per datagram (issue 16: the
+//     hand-over cost ~20 µs of turnaround on a LAN and most of the echo's
+//     CPU above bare UDP);
+//   - Inbox: a reader goroutine, started by the first call, hands
+//     datagrams over a channel (drivers that wait on several things in a
+//     select).
 //
 // The path of a received datagram, in order:
-//  1. the reader reads into pooled Datagram buffers — every datagram
+//  1. the reader (the reader goroutine, or ReadUntil) reads into pooled Datagram buffers — every datagram
 //     waiting, up to 32, in one recvmmsg on 64-bit Linux
 //     (udp_batch_linux.go), one per read elsewhere — each larger than
 //     MaxDatagram so that an oversize datagram is seen whole (or truncated
@@ -113,10 +125,22 @@ type UDPTransport struct {
 	wg    sync.WaitGroup
 	once  sync.Once
 
+	// How the socket is read: readerOnce starts the reader goroutine (the
+	// first Inbox); direct is ReadUntil's state, made on its first call.
+	// Only one of them may be used.
+	readerOnce sync.Once
+	mode       atomic.Int32 // 0 unread, modeReader, modeDirect
+	direct     *directReader
+
+	// epoch is the driver's zero (SetEpoch): Now is time since it.
+	epoch atomic.Pointer[time.Time]
+
 	// SendBatch's state, made on first use.
 	wmu   sync.Mutex
 	w     *batchWriter
 	wNone bool // the platform or socket has no batch writer
+
+	woken atomic.Bool // Wake was called since ReadUntil last looked
 
 	sent, sendErrors, received, oversize, readErrors, kernelStamped, reads, batches atomic.Uint64
 }
@@ -150,8 +174,6 @@ func ListenUDP(addr string) (*UDPTransport, error) {
 	if t.local.Addr().IsUnspecified() && enablePktinfo(conn) {
 		t.from = &replyFrom{m: map[netip.AddrPort]netip.Addr{}}
 	}
-	t.wg.Add(1)
-	go t.read()
 	return t, nil
 }
 
@@ -180,9 +202,34 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 	return nil
 }
 
-// Inbox delivers received datagrams to the owning goroutine. It is closed
-// once the transport is closed and the reader has stopped.
-func (t *UDPTransport) Inbox() <-chan *Datagram { return t.inbox }
+// SetEpoch sets the zero of Now: the driver's start, so that Now reads
+// the same clock as the now the driver passes the Endpoint.
+func (t *UDPTransport) SetEpoch(start time.Time) { t.epoch.Store(&start) }
+
+// Now is the time since SetEpoch's start (netcore.Clock): the Endpoint
+// reads it just before a write that opens a round trip. Before SetEpoch it
+// is 0, and the Endpoint keeps the now it was called with.
+func (t *UDPTransport) Now() time.Duration {
+	if e := t.epoch.Load(); e != nil {
+		return time.Since(*e)
+	}
+	return 0
+}
+
+// Inbox delivers received datagrams to the owning goroutine; the first
+// call starts the reader goroutine. It is closed once the transport is
+// closed and the reader has stopped. A socket read with ReadUntil has no
+// reader: its Inbox stays empty.
+func (t *UDPTransport) Inbox() <-chan *Datagram {
+	t.readerOnce.Do(func() {
+		if !t.mode.CompareAndSwap(0, modeReader) {
+			return
+		}
+		t.wg.Add(1)
+		go t.read()
+	})
+	return t.inbox
+}
 
 // Close closes the socket and waits for the reader goroutine to exit.
 // Datagrams already in the inbox can still be drained.
@@ -249,6 +296,11 @@ func (t *UDPTransport) read() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// A Wake meant for ReadUntil: the reader has no deadline.
+				t.conn.SetReadDeadline(time.Time{})
+				continue
+			}
 			// Transient (e.g. an ICMP error surfaced by the OS): the
 			// datagram is lost like any other and the link's retries
 			// cover it.
@@ -256,26 +308,9 @@ func (t *UDPTransport) read() {
 			continue
 		}
 		for i := range n {
-			d := r.datagram(i)
-			if d.n > MaxDatagram {
-				t.oversize.Add(1)
+			if !t.accept(r, i, read) {
 				continue
 			}
-			// A dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d; peers
-			// are known by their plain IPv4 address everywhere else.
-			from := r.from(i)
-			d.From = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-			d.At = read
-			if k, ok := kernelStamp(r.oob(i)); ok && t.stamped {
-				d.At = arrivedAt(read, k)
-				t.kernelStamped.Add(1)
-			}
-			if t.from != nil {
-				if local, ok := arrivedTo(r.oob(i)); ok {
-					t.from.note(d.From, local)
-				}
-			}
-			t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
 			select {
 			case t.inbox <- r.take(i):
 			case <-t.done:
@@ -283,6 +318,130 @@ func (t *UDPTransport) read() {
 			}
 		}
 	}
+}
+
+// accept fills in the i-th datagram of a read: its source, its own
+// arrival time, the address it came to. It is false for an oversize
+// datagram, dropped and counted (Q5).
+func (t *UDPTransport) accept(r *batchReader, i int, read time.Time) bool {
+	d := r.datagram(i)
+	if d.n > MaxDatagram {
+		t.oversize.Add(1)
+		return false
+	}
+	// A dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d; peers
+	// are known by their plain IPv4 address everywhere else.
+	from := r.from(i)
+	d.From = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	d.At = read
+	if k, ok := kernelStamp(r.oob(i)); ok && t.stamped {
+		d.At = arrivedAt(read, k)
+		t.kernelStamped.Add(1)
+	}
+	if t.from != nil {
+		if local, ok := arrivedTo(r.oob(i)); ok {
+			t.from.note(d.From, local)
+		}
+	}
+	t.received.Add(1) // before the hand-over, so the owner never sees a datagram it has not counted
+	return true
+}
+
+// MaxReadBatch is the most datagrams one read takes: a ReadUntil dst
+// with this much room never grows.
+const MaxReadBatch = 32
+
+const (
+	modeReader = 1 + iota
+	modeDirect
+)
+
+// ErrReaderRunning: ReadUntil on a socket whose Inbox has been asked for.
+var ErrReaderRunning = errors.New("netcore: the socket has a reader goroutine (Inbox); ReadUntil cannot read it too")
+
+// directReader is ReadUntil's state, touched only by the owner (and
+// woken, from anywhere).
+type directReader struct {
+	r     *batchReader
+	err   error     // newBatchReader's, for good
+	until time.Time // the read deadline set on the socket
+	set   bool      // until is the socket's deadline (a Wake or timeout clears it)
+}
+
+// aLongTimeAgo is a deadline in the past: setting it makes a waiting read
+// return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// ReadUntil reads the datagrams waiting on the socket into dst and returns
+// it, waiting until at least one arrives, until passes, or Wake is called;
+// then dst may be empty. Each datagram has its own arrival time (as
+// Inbox's do) and the caller Releases each. The error is net.ErrClosed
+// once the socket is closed, ErrReaderRunning after Inbox; a transient
+// read error (an ICMP error the OS surfaced) is counted and returns an
+// empty dst. Only the owning goroutine may call it; the first call
+// decides that the socket has no reader goroutine.
+func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram, error) {
+	if t.direct == nil {
+		if !t.mode.CompareAndSwap(0, modeDirect) && t.mode.Load() != modeDirect {
+			return dst, ErrReaderRunning
+		}
+		t.readerOnce.Do(func() {}) // a later Inbox starts no reader
+		t.direct = &directReader{}
+		t.direct.r, t.direct.err = newBatchReader(t.conn, t.stamped)
+	}
+	dr := t.direct
+	if dr.err != nil {
+		return dst, net.ErrClosed
+	}
+	if t.woken.Swap(false) {
+		// A Wake since the last read: its deadline in the past may
+		// still be on the socket, or land in a moment.
+		dr.set = false
+		return dst, nil
+	}
+	if !dr.set || !until.Equal(dr.until) {
+		if err := t.conn.SetReadDeadline(until); err != nil {
+			return dst, net.ErrClosed
+		}
+		dr.until, dr.set = until, true
+	}
+	if t.woken.Load() {
+		// Woken between the check above and the deadline just set,
+		// which may have replaced Wake's: return, the next call takes it.
+		dr.set = false
+		return dst, nil
+	}
+	n, err := dr.r.read()
+	read := time.Now() // one per batch; a batch is >1 only with kernel stamps
+	t.reads.Add(1)
+	if err != nil {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			dr.set = false // until passed, or Wake moved it
+			return dst, nil
+		case errors.Is(err, net.ErrClosed):
+			return dst, err
+		}
+		t.readErrors.Add(1)
+		return dst, nil
+	}
+	for i := range n {
+		if t.accept(dr.r, i, read) {
+			dst = append(dst, dr.r.take(i))
+		}
+	}
+	return dst, nil
+}
+
+// Wake makes a ReadUntil waiting now return at once, or the next one if
+// none is waiting: how another goroutine gets the owner's attention (a
+// control, a stop). Safe from any goroutine.
+func (t *UDPTransport) Wake() {
+	if t.mode.Load() == modeReader {
+		return // nobody waits in ReadUntil
+	}
+	t.woken.Store(true)
+	t.conn.SetReadDeadline(aLongTimeAgo)
 }
 
 // replyAddr is the local address to answer to from, when this socket

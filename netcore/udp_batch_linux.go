@@ -25,7 +25,7 @@ import (
 // allocations (L6).
 
 // readBatch is how many datagrams one recvmmsg may take.
-const readBatch = 32
+const readBatch = MaxReadBatch
 
 // mmsghdr is struct mmsghdr on a 64-bit kernel: a msghdr and the length
 // the kernel received, padded to 8 bytes.

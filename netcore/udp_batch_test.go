@@ -16,8 +16,10 @@ func TestUDPReadsTakeBatches(t *testing.T) {
 	if !b.stamped {
 		t.Skip("the kernel refused SO_TIMESTAMPNS: reads stay one datagram each, by design")
 	}
-	// More than the inbox holds, with nobody draining it: the reader
-	// blocks on a full inbox and the rest wait in the socket buffer.
+	// More than the inbox holds, with nobody draining it: the reader (the
+	// first Inbox starts it) blocks on a full inbox and the rest wait in
+	// the socket buffer.
+	b.Inbox()
 	const n = 3 * inboxDepth
 	for i := range n {
 		src := a

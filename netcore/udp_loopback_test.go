@@ -10,9 +10,10 @@ import (
 )
 
 // liveEndpoint is the live driver in miniature: one goroutine owns the
-// Endpoint, feeds it datagrams from the UDP reader, wakes it at its next
-// deadline with a timer, and runs calls from elsewhere on its own goroutine.
-// now is wall-clock time since start; a datagram's is when it arrived.
+// Endpoint and reads its socket itself (ReadUntil) until the Endpoint's
+// next deadline, and runs calls from elsewhere on its own goroutine (they
+// Wake the read). now is wall-clock time since start; a datagram's is when
+// it arrived; send times are read at the write (SetEpoch).
 type liveEndpoint struct {
 	ep    *netcore.Endpoint
 	tr    *netcore.UDPTransport
@@ -33,7 +34,8 @@ func startLive(t testing.TB, self netcore.PeerID, deliver netcore.DeliverFunc) *
 		t.Fatal(err)
 	}
 	l := &liveEndpoint{ep: ep, tr: tr, start: time.Now(),
-		calls: make(chan func(time.Duration)), stop: make(chan struct{}), done: make(chan struct{})}
+		calls: make(chan func(time.Duration), 1), stop: make(chan struct{}), done: make(chan struct{})}
+	tr.SetEpoch(l.start)
 	go l.run()
 	t.Cleanup(l.close)
 	return l
@@ -43,33 +45,37 @@ func (l *liveEndpoint) now() time.Duration { return time.Since(l.start) }
 
 func (l *liveEndpoint) run() {
 	defer close(l.done)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var last time.Duration // the endpoint's now never goes back
+	ds := make([]*netcore.Datagram, 0, netcore.MaxReadBatch)
 	for {
-		if at, ok := l.ep.NextDeadline(); ok {
-			timer.Reset(max(at-l.now(), 0))
-		} else {
-			timer.Stop()
-		}
 		select {
-		case d, ok := <-l.tr.Inbox():
-			if !ok {
-				return
-			}
+		case f := <-l.calls:
+			last = max(last, l.now())
+			f(last)
+			continue
+		case <-l.stop:
+			return
+		default:
+		}
+		at, ok := l.ep.NextDeadline()
+		if !ok {
+			at = l.now() + time.Hour
+		}
+		var err error
+		ds, err = l.tr.ReadUntil(l.start.Add(at), ds[:0])
+		for _, d := range ds {
 			// Its own arrival time (issue 16), never behind what the
 			// endpoint has already been told.
 			last = max(last, d.Arrival(l.start))
 			l.ep.Receive(last, d.From, d.Bytes())
 			d.Release()
-		case <-timer.C:
-			last = max(last, l.now())
-			l.ep.Tick(last)
-		case f := <-l.calls:
-			last = max(last, l.now())
-			f(last)
-		case <-l.stop:
+		}
+		if err != nil {
 			return
+		}
+		if now := l.now(); now >= at {
+			last = max(last, now)
+			l.ep.Tick(last)
 		}
 	}
 }
@@ -78,6 +84,7 @@ func (l *liveEndpoint) run() {
 func (l *liveEndpoint) do(f func(now time.Duration)) {
 	ran := make(chan struct{})
 	l.calls <- func(now time.Duration) { f(now); close(ran) }
+	l.tr.Wake()
 	<-ran
 }
 
@@ -88,6 +95,7 @@ func (l *liveEndpoint) close() {
 	default:
 	}
 	close(l.stop)
+	l.tr.Wake()
 	<-l.done
 	l.tr.Close()
 }

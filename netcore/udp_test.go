@@ -141,6 +141,7 @@ func TestUDPTransportCloseStopsTheReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.Inbox() // the first Inbox starts the reader
 	// Fill a's inbox past its depth so its reader is blocked handing over a
 	// datagram when Close comes: Close must still stop it.
 	// Sent in small batches: a burst of hundreds can overflow the kernel's

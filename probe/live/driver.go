@@ -15,11 +15,16 @@ import (
 // The wall-clock driver. One goroutine owns a Session (and so its Peer and
 // Endpoint); everything else talks to it through channels:
 //
-//  1. the socket's reader goroutine hands datagrams over its inbox;
-//  2. a single time.Timer wakes the owner at the earliest of the session's
-//     NextDeadline, the next publish, the next link lines and, for a socket
-//     that holds datagrams back (the demo's impaired links), its next due
-//     datagram;
+//  1. a socket the owner can read itself (a DirectSocket: the UDP
+//     transport) it waits in, until a datagram arrives or the next
+//     deadline passes, and the other goroutines Wake it when they put
+//     something in a channel — one goroutine from the kernel to the ack,
+//     no hand-over (issue 16); any other socket's reader goroutine hands
+//     datagrams over its inbox, and the owner waits in a select;
+//  2. it wakes at the earliest of the session's NextDeadline, the next
+//     publish, the next link lines and, for a socket that holds datagrams
+//     back (the demo's impaired links), its next due datagram — a
+//     time.Timer in the select, the read deadline on a DirectSocket;
 //  3. now is always time.Since(start), taken when the owner wakes;
 //  4. front ends get probe.Updates (at most PublishEvery apart, plus a last
 //     one) and send probe.Controls back.
@@ -32,6 +37,14 @@ import (
 type Socket interface {
 	netcore.Transport
 	Inbox() <-chan *netcore.Datagram
+}
+
+// DirectSocket is a socket its owner reads itself (*netcore.UDPTransport):
+// ReadUntil waits for datagrams until a time or a Wake from another
+// goroutine. The driver then never asks for its Inbox.
+type DirectSocket interface {
+	ReadUntil(until time.Time, dst []*netcore.Datagram) ([]*netcore.Datagram, error)
+	Wake()
 }
 
 // Pacer is a socket that holds datagrams back until they are due (the
@@ -86,6 +99,10 @@ type Runner struct {
 	s     *session.Session
 	sock  Socket
 	pacer Pacer
+	// waker is the DirectSocket the owner waits in, if the socket is
+	// one: Control, Stop and Abort wake it.
+	waker DirectSocket
+	batch []*netcore.Datagram // ReadUntil's, reused
 	opt   Options
 	start time.Time
 
@@ -127,6 +144,13 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 		done:     make(chan struct{}),
 	}
 	r.pacer, _ = sock.(Pacer)
+	if w, ok := sock.(DirectSocket); ok {
+		r.waker, r.batch = w, make([]*netcore.Datagram, 0, netcore.MaxReadBatch)
+	}
+	// Send times read at the write, on this driver's clock (netcore.Clock).
+	if c, ok := sock.(interface{ SetEpoch(time.Time) }); ok {
+		c.SetEpoch(r.start)
+	}
 	s.SetSink(probe.SinkFunc(r.collect))
 	go r.loop()
 	return r
@@ -144,14 +168,28 @@ func (r *Runner) Control(c probe.Control) {
 	case <-r.done:
 	default:
 	}
+	r.wake()
 }
 
 // Stop asks the session to leave cleanly (Ctrl-C, --duration).
-func (r *Runner) Stop() { r.stopOnce.Do(func() { close(r.stop) }) }
+func (r *Runner) Stop() {
+	r.stopOnce.Do(func() { close(r.stop) })
+	r.wake()
+}
 
 // Abort ends the session at once, without a leave: for the demo's other
 // machines once yours has left, when nobody else is there to tell.
-func (r *Runner) Abort() { r.abortOne.Do(func() { close(r.abort) }) }
+func (r *Runner) Abort() {
+	r.abortOne.Do(func() { close(r.abort) })
+	r.wake()
+}
+
+// wake gets the attention of an owner waiting in its socket.
+func (r *Runner) wake() {
+	if r.waker != nil {
+		r.waker.Wake()
+	}
+}
 
 // Wait waits for the driver to finish and returns why the session ended
 // (nil for a clean end). The update channel is closed by then only if
@@ -195,7 +233,11 @@ func (r *Runner) loop() {
 	defer timer.Stop()
 	var deadline time.Duration
 	var armed bool
-	inbox := r.sock.Inbox()
+	direct := r.waker
+	var inbox <-chan *netcore.Datagram
+	if direct == nil {
+		inbox = r.sock.Inbox()
+	}
 	stop, abort := r.stop, r.abort
 	nextPublish := time.Duration(0)
 	nextLinks := r.opt.LinkEvery
@@ -222,6 +264,13 @@ func (r *Runner) loop() {
 		}
 		if !ok {
 			next = r.now + time.Hour
+		}
+		if direct != nil {
+			if !r.waitDirect(direct, next, &stop, &abort) {
+				direct = nil // closed: from here the select, on timers alone
+			}
+			r.after(&nextPublish, &nextLinks)
+			continue
 		}
 		if !armed || next != deadline {
 			deadline, armed = next, true
@@ -263,26 +312,7 @@ func (r *Runner) loop() {
 			r.now = r.clock()
 			s.End(nil)
 		}
-		if r.pacer != nil {
-			r.pacer.Flush(r.now)
-		}
-		if r.opt.Publish {
-			for len(r.opt.Timeline) > 0 && r.now >= r.opt.Timeline[0].At {
-				n := r.opt.Timeline[0]
-				r.opt.Timeline = r.opt.Timeline[1:]
-				r.collect(s.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
-			}
-			if r.now >= nextLinks {
-				r.linkLines()
-				for nextLinks <= r.now {
-					nextLinks += r.opt.LinkEvery
-				}
-			}
-			if r.now >= nextPublish {
-				r.publish(false)
-				nextPublish = r.now + r.opt.PublishEvery
-			}
-		}
+		r.after(&nextPublish, &nextLinks)
 	}
 	r.now = r.clock()
 	if r.err == nil {
@@ -305,6 +335,84 @@ func (r *Runner) loop() {
 		r.collect(s.Name(), sum)
 		r.publish(true)
 	}
+}
+
+// after is what every wake-up ends with: the paced socket's due datagrams
+// out, the timeline's notes, the link lines and the update when due.
+func (r *Runner) after(nextPublish, nextLinks *time.Duration) {
+	s := r.s
+	if r.pacer != nil {
+		r.pacer.Flush(r.now)
+	}
+	if !r.opt.Publish {
+		return
+	}
+	for len(r.opt.Timeline) > 0 && r.now >= r.opt.Timeline[0].At {
+		n := r.opt.Timeline[0]
+		r.opt.Timeline = r.opt.Timeline[1:]
+		r.collect(s.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
+	}
+	if r.now >= *nextLinks {
+		r.linkLines()
+		for *nextLinks <= r.now {
+			*nextLinks += r.opt.LinkEvery
+		}
+	}
+	if r.now >= *nextPublish {
+		r.publish(false)
+		*nextPublish = r.now + r.opt.PublishEvery
+	}
+}
+
+// waitDirect is one wake-up on a DirectSocket: what another goroutine put
+// in a channel first (it Woke the read), else the datagrams that arrive
+// before deadline — each at its own arrival time, received in this same
+// wake-up, so its ack leaves at once — and then the deadline's work if it
+// is due. False: the socket closed (the session ends).
+func (r *Runner) waitDirect(sock DirectSocket, deadline time.Duration, stop, abort *chan struct{}) bool {
+	s := r.s
+	select {
+	case c := <-r.controls:
+		r.now = r.clock()
+		r.control(c)
+		return true
+	case <-*stop:
+		*stop = nil
+		r.now = r.clock()
+		s.Quit(r.now)
+		return true
+	case <-*abort:
+		*abort = nil
+		r.now = r.clock()
+		s.End(nil)
+		return true
+	default:
+	}
+	ds, err := sock.ReadUntil(r.start.Add(deadline), r.batch[:0])
+	for i, d := range ds {
+		if !s.Done() {
+			r.now = max(r.now, d.Arrival(r.start))
+			s.Receive(r.now, d.From, d.Bytes())
+			r.stats.Received++
+		}
+		d.Release()
+		ds[i] = nil
+	}
+	r.batch = ds[:0]
+	if err != nil {
+		r.socketClosed()
+		return false
+	}
+	if now := r.clock(); now >= deadline && !s.Done() {
+		r.now = max(r.now, now)
+		r.stats.Wakeups++
+		if late := r.now - deadline; late > r.stats.MaxLate {
+			r.stats.MaxLate = late
+			r.maxLate.Store(int64(late))
+		}
+		s.Tick(r.now)
+	}
+	return true
 }
 
 // drain takes whatever else is already waiting in the inbox, up to a

@@ -88,6 +88,15 @@ func (t pathTransport) Send(to netip.AddrPort, p []byte) error {
 
 func (t pathTransport) LocalAddr() netip.AddrPort { return t.s.tr.LocalAddr() }
 
+// Now passes on the socket's clock (netcore.Clock), so the endpoint reads
+// send times at the write; 0 (the endpoint keeps its now) without one.
+func (t pathTransport) Now() time.Duration {
+	if c, ok := t.s.tr.(netcore.Clock); ok {
+		return c.Now()
+	}
+	return 0
+}
+
 func (s *Session) sendRelayed(to netcore.PeerID, p []byte) error {
 	if len(p) < netcore.HeaderLen || len(p) > len(s.nat.frame) {
 		return netcore.ErrOversize

@@ -1,0 +1,142 @@
+package netcore
+
+import (
+	"errors"
+	"net"
+	"testing"
+	"time"
+)
+
+// ReadUntil (issue 16): the owner reads its socket itself. A datagram
+// comes with its source and its own arrival time; with nothing waiting the
+// call returns empty once until passes; Wake from another goroutine makes
+// a waiting call return at once; Close ends it with net.ErrClosed.
+func TestReadUntilTakesDatagramsAndWakes(t *testing.T) {
+	a, b := listenLoopback(t), listenLoopback(t)
+	before := time.Now()
+	if err := b.Send(a.LocalAddr(), []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	var ds []*Datagram
+	for end := time.Now().Add(udpBound); len(ds) == 0 && time.Now().Before(end); {
+		var err error
+		if ds, err = a.ReadUntil(end, ds[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ds) != 1 || string(ds[0].Bytes()) != "hello" || ds[0].From != b.LocalAddr() {
+		t.Fatalf("ReadUntil gave %d datagrams %v", len(ds), ds)
+	}
+	if at := ds[0].At; at.Before(before.Add(-maxKernelWait)) || at.After(time.Now()) {
+		t.Errorf("arrival %v outside the send (%v) and now", at, before)
+	}
+	ds[0].Release()
+
+	// Nothing waiting: empty, once until has passed.
+	until := time.Now().Add(20 * time.Millisecond)
+	ds, err := a.ReadUntil(until, ds[:0])
+	if err != nil || len(ds) != 0 {
+		t.Fatalf("idle ReadUntil: %d datagrams, %v", len(ds), err)
+	}
+	if time.Now().Before(until) {
+		t.Errorf("idle ReadUntil returned before its time")
+	}
+
+	// A Wake before the call: it returns at once, and only once.
+	a.Wake()
+	if ds, err = a.ReadUntil(time.Now().Add(udpBound), ds[:0]); err != nil || len(ds) != 0 {
+		t.Fatalf("ReadUntil after Wake: %d, %v", len(ds), err)
+	}
+	// A Wake during the call, from another goroutine.
+	ret := make(chan error, 1)
+	go func() {
+		ds, err := a.ReadUntil(time.Now().Add(udpBound), nil)
+		if err == nil && len(ds) != 0 {
+			err = errors.New("a datagram nobody sent")
+		}
+		ret <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // let it wait (a woken call that never waited passes too)
+	a.Wake()
+	select {
+	case err := <-ret:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(udpBound):
+		t.Fatal("Wake did not end a waiting ReadUntil")
+	}
+	// The deadline is set again after a Wake: a datagram still arrives.
+	b.Send(a.LocalAddr(), []byte("again"))
+	for end := time.Now().Add(udpBound); len(ds) == 0 && time.Now().Before(end); {
+		if ds, err = a.ReadUntil(end, ds[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ds) != 1 || string(ds[0].Bytes()) != "again" {
+		t.Fatalf("after Wake: %d datagrams", len(ds))
+	}
+	ds[0].Release()
+
+	// Read by its owner, the socket has no reader goroutine.
+	if _, err := a.ReadUntil(time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Send(a.LocalAddr(), []byte("x"))
+	select {
+	case d := <-a.Inbox():
+		t.Fatalf("Inbox delivered %q from a socket read by ReadUntil", d.Bytes())
+	case <-time.After(20 * time.Millisecond):
+	}
+	a.Close()
+	if _, err := a.ReadUntil(time.Now().Add(udpBound), nil); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("ReadUntil after Close: %v", err)
+	}
+}
+
+func TestReadUntilRefusesASocketWithAReader(t *testing.T) {
+	a := listenLoopback(t)
+	a.Inbox()
+	if _, err := a.ReadUntil(time.Now(), nil); !errors.Is(err, ErrReaderRunning) {
+		t.Fatalf("ReadUntil after Inbox: %v, want ErrReaderRunning", err)
+	}
+}
+
+// BenchmarkUDPReadUntil is BenchmarkUDPSendReceive read by the owner
+// itself: no reader goroutine, no inbox. Nothing allocates per datagram.
+func BenchmarkUDPReadUntil(b *testing.B) {
+	src, dst := listenLoopback(b), listenLoopback(b)
+	p := make([]byte, 64)
+	to := dst.LocalAddr()
+	ds := make([]*Datagram, 0, MaxReadBatch)
+	until := time.Now().Add(time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := src.Send(to, p); err != nil {
+			b.Fatal(err)
+		}
+		for len(ds) == 0 {
+			var err error
+			if ds, err = dst.ReadUntil(until, ds); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, d := range ds {
+			d.Release()
+		}
+		ds = ds[:0]
+	}
+}
+
+// A Wake on a socket read through Inbox changes nothing: the reader keeps
+// delivering.
+func TestWakeLeavesTheReaderAlone(t *testing.T) {
+	a, b := listenLoopback(t), listenLoopback(t)
+	a.Wake() // before the reader starts: its deadline in the past is on the socket
+	a.Inbox()
+	a.Wake()
+	b.Send(a.LocalAddr(), []byte("still"))
+	if _, got := receive(t, a, 1); string(got[0]) != "still" {
+		t.Fatalf("got %q", got[0])
+	}
+}
