@@ -129,6 +129,7 @@ type Peer struct {
 	self    *player
 	players []*player // house order
 	byID    map[netcore.PeerID]*player
+	ids     playerIndex // byID as a slice, for the per-datagram lookups (packets.go)
 	rng     *rand.Rand
 
 	started    bool
@@ -138,6 +139,7 @@ type Peer struct {
 	frame      int // next frame to execute
 	nextDue    time.Duration
 	stallFrom  time.Duration
+	dropAt     time.Duration // checkDrops has nothing to do before this
 	stalled    bool
 	lastCause  *player // the player this machine waited for last
 	lastStatus time.Duration

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,6 +72,21 @@ func TestScaleDemo(t *testing.T) {
 		err  error
 	}
 	done := make(chan result, 1)
+	// Two thirds in, the game is in full swing: the heap then (and, with
+	// LAGSCOPE_HEAPPROFILE=FILE, a heap profile for go tool pprof).
+	var midHeap atomic.Uint64
+	mid := time.AfterFunc(length*2/3, func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		midHeap.Store(ms.HeapInuse)
+		if path := os.Getenv("LAGSCOPE_HEAPPROFILE"); path != "" {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	})
+	defer mid.Stop()
 	go func() {
 		cpu0, _ := ProcessCPU()
 		start := time.Now()
@@ -151,8 +167,6 @@ func TestScaleDemo(t *testing.T) {
 		}
 		return float64(b.frame-a.frame) / ((b.t - a.t) / 1000)
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
 	end := float64(length / time.Millisecond)
 	calm := float64((CalmAt + 5*time.Second) / time.Millisecond)
 	frames := 0
@@ -165,9 +179,9 @@ func TestScaleDemo(t *testing.T) {
 	if frames > 0 {
 		perFrame = res.cpu / time.Duration(frames*players)
 	}
-	t.Logf("demo --players %d for %v: %.1f fps over the game, %.1f fps after %v; %d stalls, largest wait %.0f ms (%.0f ms outside %v…%v), driver late by up to %.0f ms; %.2f cores, %v CPU per machine-frame (%d frames); peak RSS %d MiB, heap in use %d MiB; %d events (%d link lines)",
+	t.Logf("demo --players %d for %v: %.1f fps over the game, %.1f fps after %v; %d stalls, largest wait %.0f ms (%.0f ms outside %v…%v), driver late by up to %.0f ms; %.2f cores, %v CPU per machine-frame (%d frames); peak RSS %d MiB, heap in use %d MiB at %v; %d events (%d link lines)",
 		players, length, fps(0, end), fps(calm, end), CalmAt+5*time.Second, stalls, maxWait, calmWait, SpikeStart, CalmAt+5*time.Second, maxLate,
-		float64(res.cpu)/float64(res.wall), perFrame.Round(time.Microsecond), frames, procStatus("VmHWM")/1024, ms.HeapInuse>>20, evs, links)
+		float64(res.cpu)/float64(res.wall), perFrame.Round(time.Microsecond), frames, procStatus("VmHWM")/1024, midHeap.Load()>>20, length*2/3, evs, links)
 }
 
 // TestScaleSockets runs 64 machines (LAGSCOPE_PLAYERS), each a live session
