@@ -270,3 +270,22 @@ func TestScaleSockets(t *testing.T) {
 	t.Logf("%d machines on their own sockets, running at rung 1 after %.1f s; over %v: %.1f fps, %.2f cores in all, %.2f %% of a core per machine; RSS %d MiB in all, %.2f MiB per machine (heap in use %d MiB); %d datagrams sent, %d received since the start",
 		players, joined.Seconds(), length, fps, cores, 100*cores/float64(players), rss/1024, float64(rss)/1024/float64(players), ms.HeapInuse>>20, sent, recv)
 }
+
+// BenchmarkPlayDemo64 plays the 64-player demo for 20 s in virtual time
+// (PlayDemo: the same sessions and plan on the simulated network, no
+// sockets): the engine's own CPU per machine and frame, free of the
+// kernel's loopback and of whatever else the machine runs.
+func BenchmarkPlayDemo64(b *testing.B) {
+	const players, length = 64, 20 * time.Second
+	b.ReportAllocs()
+	var frames int
+	for b.Loop() {
+		ups, err := PlayDemo(DemoConfig{Players: players, Profile: "mix", Seed: 1, Spike: true}, length, 100*time.Millisecond)
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames = ups[len(ups)-1].View.Frame
+	}
+	b.ReportMetric(float64(frames), "frames")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(frames*players), "ns/machine-frame")
+}
