@@ -263,6 +263,12 @@ func TestScaleSockets(t *testing.T) {
 	cpu1, _ := ProcessCPU()
 	fps := float64(frame.Load()-f0) / length.Seconds()
 	rss := procStatus("VmRSS")
+	if path := os.Getenv("LAGSCOPE_HEAPPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	var sent, recv uint64
