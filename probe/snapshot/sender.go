@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // Ring is how many snapshots a sender keeps per receiver and a receiver
@@ -27,25 +28,39 @@ type Sender[S any] struct {
 	zero      []uint32 // the all-zero baseline
 	cur, base []uint32 // Encode's scratch: the state and its base, full length
 	rings     map[int]*sendRing
+	// hist holds the states sent, once each, whichever receivers they
+	// went to: a machine sends the same state to every receiver at once,
+	// so 63 receivers' rings held 63 copies of each (issue 16). Version
+	// v is in slot v % histLen while histVer says so.
+	hist    slots
+	histVer [histLen]uint32
+	ver     uint32 // newest version, 0 for none
 }
 
-// sendRing is what one receiver has been sent.
+// histLen is how many distinct states the sender keeps: twice a
+// receiver's ring, so that a receiver sent every other state still finds
+// every base its ring names.
+const histLen = 2 * Ring
+
+// sendRing is what one receiver has been sent: the version of the state
+// each of its sequences carried.
 type sendRing struct {
-	seq [Ring]uint32 // sequence held in each slot, 0 for none
-	slots
-	last  uint32 // newest sequence sent
-	acked uint32 // newest sequence the receiver said it holds
+	seq   [Ring]uint32 // sequence held in each slot, 0 for none
+	ver   [Ring]uint32 // the state's version (Sender.hist) in each slot
+	last  uint32       // newest sequence sent
+	acked uint32       // newest sequence the receiver said it holds
 }
 
-// slots are Ring value vectors kept only as wide as they need to be.
+// slots are value vectors kept only as wide as they need to be.
 // Fields come in table order and a telemetry state's unused links are
 // zero at the end of it, so a vector is held to its used prefix and read
 // back zero-extended: a ring sized for MaxLinks links whatever the session
-// held 98 KB per sender and receiver pair, 800 MB for 64 machines that all
-// stream to all (issue 16). The bytes on the wire do not change.
+// held 132 KB per sender and receiver pair, a gigabyte for 64 machines
+// that all stream to all (issue 16). The bytes on the wire do not change.
 type slots struct {
+	count int      // vectors held; 0 for Ring
 	width int      // fields held per vector; the rest are zero
-	vals  []uint32 // Ring vectors of width back to back
+	vals  []uint32 // count vectors of width back to back
 }
 
 // put stores v (full length) in slot i, widening every slot when v has a
@@ -55,15 +70,35 @@ func (s *slots) put(i int, v []uint32) {
 	for used > 0 && v[used-1] == 0 {
 		used--
 	}
-	if used > s.width {
+	if used > s.width || s.vals == nil {
+		if s.count == 0 {
+			s.count = Ring
+		}
 		w := min(len(v), max(used, 2*s.width, 16))
-		vals := make([]uint32, Ring*w)
-		for k := range Ring {
+		vals := make([]uint32, s.count*w)
+		for k := range s.count {
 			copy(vals[k*w:], s.vals[k*s.width:(k+1)*s.width])
 		}
 		s.vals, s.width = vals, w
 	}
 	copy(s.vals[i*s.width:(i+1)*s.width], v)
+}
+
+// equal reports whether slot i holds v (full length).
+func (s *slots) equal(i int, v []uint32) bool {
+	if s.width == 0 {
+		return false
+	}
+	held := s.vals[i*s.width : (i+1)*s.width]
+	if !slices.Equal(held, v[:s.width]) {
+		return false
+	}
+	for _, x := range v[s.width:] {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // get writes slot i into v (full length) and returns v.
@@ -76,7 +111,8 @@ func (s *slots) get(i int, v []uint32) []uint32 {
 // NewSender returns a sender for states described by table.
 func NewSender[S any](table *Table[S]) *Sender[S] {
 	n := table.Fields()
-	return &Sender[S]{table: table, zero: make([]uint32, n), cur: make([]uint32, n), base: make([]uint32, n), rings: make(map[int]*sendRing)}
+	return &Sender[S]{table: table, zero: make([]uint32, n), cur: make([]uint32, n), base: make([]uint32, n),
+		rings: make(map[int]*sendRing), hist: slots{count: histLen}}
 }
 
 func (s *Sender[S]) ring(receiver int) *sendRing {
@@ -100,11 +136,18 @@ func (s *Sender[S]) Encode(dst []byte, receiver int, state *S) []byte {
 	seq := r.last + 1
 	base, back := s.zero, uint32(0)
 	if r.acked != 0 && seq-r.acked < Ring && r.seq[r.acked%Ring] == r.acked {
-		base, back = r.get(int(r.acked%Ring), s.base), seq-r.acked
+		if v := r.ver[r.acked%Ring]; s.histVer[v%histLen] == v {
+			base, back = s.hist.get(int(v%histLen), s.base), seq-r.acked
+		}
 	}
 	cur := s.cur
 	s.table.load(state, cur)
-	r.put(int(seq%Ring), cur)
+	if s.ver == 0 || !s.hist.equal(int(s.ver%histLen), cur) {
+		s.ver++
+		s.hist.put(int(s.ver%histLen), cur)
+		s.histVer[s.ver%histLen] = s.ver
+	}
+	r.ver[seq%Ring] = s.ver
 	r.seq[seq%Ring] = seq
 	r.last = seq
 

@@ -23,7 +23,8 @@ func widthTelemetry(n, step int) Telemetry {
 	return t
 }
 
-// The rings hold a state only as wide as its links need (issue 16): a
+// The rings hold a state only as wide as its links need, and the sender
+// each state once whatever its receivers (issue 16): a
 // stream of 3 links keeps a fraction of the table's width, and when the
 // links grow to MaxLinks mid-stream every delta still applies against the
 // narrower snapshots held before, on both sides, and the state arrives
@@ -47,7 +48,7 @@ func TestRingsSizedByNeed_Q2(t *testing.T) {
 	for range 5 {
 		send(3)
 	}
-	if w := s.rings[0].width; w >= n/8 {
+	if w := s.hist.width; w >= n/8 {
 		t.Fatalf("sender holds %d of %d fields for 3 links", w, n)
 	}
 	if w := r.width; w >= n/8 {
@@ -56,10 +57,17 @@ func TestRingsSizedByNeed_Q2(t *testing.T) {
 	for range 3 {
 		send(MaxLinks)
 	}
-	if s.rings[0].width < n*9/10 || r.width < n*9/10 {
-		t.Fatalf("widths %d and %d of %d fields for %d links", s.rings[0].width, r.width, n, MaxLinks)
+	if s.hist.width < n*9/10 || r.width < n*9/10 {
+		t.Fatalf("widths %d and %d of %d fields for %d links", s.hist.width, r.width, n, MaxLinks)
 	}
 	for range 3 {
 		send(2)
+	}
+	// A second receiver sent the same states shares them: no new version.
+	st := widthTelemetry(2, step)
+	v := s.ver
+	s.Encode(nil, 1, &st)
+	if s.ver != v {
+		t.Fatalf("the same state for another receiver made version %d after %d", s.ver, v)
 	}
 }
