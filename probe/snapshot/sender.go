@@ -37,10 +37,11 @@ type Sender[S any] struct {
 	ver     uint32 // newest version, 0 for none
 }
 
-// histLen is how many distinct states the sender keeps: twice a
-// receiver's ring, so that a receiver sent every other state still finds
-// every base its ring names.
-const histLen = 2 * Ring
+// histLen is how many distinct states the sender keeps: a receiver's
+// ring, so a sender with one receiver (the demo's machines) holds no more
+// than before. A receiver that was not sent every state may find its base
+// gone a little sooner, and gets a full update then (Q2).
+const histLen = Ring
 
 // sendRing is what one receiver has been sent: the version of the state
 // each of its sequences carried.
