@@ -69,16 +69,23 @@ func (p *Peer) watchLinks(now time.Duration) {
 // other seated player in house order) removes a seated player that has been
 // silent longer than the drop timeout.
 func (p *Peer) checkDrops(now time.Duration) {
-	if p.self.Observer || p.quitting {
+	if p.self.Observer || p.quitting || now < p.dropAt {
 		return
 	}
+	// dropAt is the earliest a player can fall silent past the timeout:
+	// lastHeard only moves on, so until then nobody can. A stalled machine
+	// comes here on every datagram; with 64 players the loop was a
+	// measurable share of the demo (issue 16).
+	p.dropAt = now + p.cfg.DropTimeout
 	for _, pl := range p.players {
 		if pl == p.self || !pl.seated || pl.removed || pl.removing {
 			continue
 		}
-		if now-pl.lastHeard < p.cfg.DropTimeout {
+		if at := pl.lastHeard + p.cfg.DropTimeout; now < at {
+			p.dropAt = min(p.dropAt, at)
 			continue
 		}
+		p.dropAt = now // silent now: look again next time
 		remover := p.masterP
 		if remover == pl || remover == nil {
 			remover = p.firstSeated(pl)

@@ -87,11 +87,13 @@ func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, forc
 func (p *Peer) sendStatus(now time.Duration) {
 	pk := framePacket{Kind: kindStatus, Frame: int32(p.frame), Through: int32(p.lastThrough), RelCount: p.relSent,
 		CkFrame: int32(max(p.lastExec, 0)), Ck: p.ck}
+	p.holds = p.holds[:0]
 	for _, pl := range p.players {
 		if pl.seated && !pl.removed && pl != p.self {
-			pk.Holds = append(pk.Holds, hold{Player: uint16(pl.ID), Through: int32(pl.through)})
+			p.holds = append(p.holds, hold{Player: uint16(pl.ID), Through: int32(pl.through)})
 		}
 	}
+	pk.Holds = p.holds
 	p.buf = pk.appendTo(p.buf[:0])
 	tel := p.tm.due(now, p)
 	for _, pl := range p.players {
@@ -99,12 +101,24 @@ func (p *Peer) sendStatus(now time.Duration) {
 			continue
 		}
 		msg := p.buf
-		if tel && p.tm.wants(p, pl) {
+		withTel := tel && p.tm.wants(p, pl)
+		if withTel {
 			msg = p.tm.wrap(pl, p.buf)
+		} else if p.cfg.SparseStatus && pl.known >= p.lastThrough && now-pl.lastStatus < sparseStatusGap {
+			// It holds every command we promised: our state tells it
+			// nothing it waits for. It still hears from us now and then
+			// (our holds for removals, and long before its drop timeout).
+			continue
 		}
+		pl.lastStatus = now
 		_ = p.ep.Send(now, pl.ID, netcore.ChannelUnreliable, msg)
 	}
 }
+
+// sparseStatusGap is how often SparseStatus repeats a stalled machine's
+// state to a machine known to hold all its commands: far inside the drop
+// timeout, and often enough that the holds a removal reads stay fresh.
+const sparseStatusGap = time.Second
 
 func (p *Peer) anyUnmeasured() bool {
 	for _, pl := range p.players {
@@ -120,7 +134,7 @@ func (p *Peer) anyUnmeasured() bool {
 
 // deliver is the endpoint's callback for every message that arrives.
 func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
-	pl := p.byID[from]
+	pl := p.ids.get(p, from)
 	if pl == nil || pl == p.self {
 		return
 	}
@@ -146,7 +160,10 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		// never comes: a stall for good.
 		pl.relDelivered++
 	}
-	pk, err := decodeFramePacket(msg)
+	pk, err := decodeFramePacketInto(msg, p.rxHolds)
+	if cap(pk.Holds) > cap(p.rxHolds) {
+		p.rxHolds = pk.Holds[:0] // grown: keep the larger array
+	}
 	if err != nil {
 		p.badPackets++
 		p.log.Debug("bad frame packet", "from", pl.Name, "err", err)
@@ -173,10 +190,14 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 	}
 	for _, h := range pk.Holds {
-		if o := p.byID[netcore.PeerID(h.Player)]; o != nil {
+		if o := p.ids.get(p, netcore.PeerID(h.Player)); o != nil {
 			pl.holds[o.idx] = max(pl.holds[o.idx], int(h.Through))
 		}
 	}
+	// What pl holds of ours, at least: a packet names a frame it has
+	// reached, and every frame before it executed with our commands; a
+	// status packet's holds say the rest.
+	pl.known = max(pl.known, int(pk.Frame)-1, pl.holds[p.self.idx])
 	if pk.RelCount <= pl.relDelivered {
 		pl.through = max(pl.through, int(pk.Through))
 	} else {
@@ -197,4 +218,33 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		}
 	}
 	p.compareChecksum(pl, int(pk.CkFrame), pk.Ck)
+}
+
+// playerIndex finds a roster member by PeerID in a slice indexed by the ID.
+// deliver looks up the sender of every message and, in a status packet,
+// every player it holds: with 64 players the map lookups were 9 % of a
+// demo's CPU (issue 16). The IDs a host hands out count up from 1, so the
+// slice stays small; byID remains the roster's truth, and an ID is copied
+// here the first time it is found there (a member is never taken out of
+// byID, so an entry never goes stale).
+type playerIndex []*player
+
+// maxIndexedID bounds the slice: a larger ID (none a host gives out in a
+// session of MaxPlayers) is looked up in the map.
+const maxIndexedID = 1024
+
+func (ix *playerIndex) get(p *Peer, id netcore.PeerID) *player {
+	if int(id) < len(*ix) {
+		if pl := (*ix)[id]; pl != nil {
+			return pl
+		}
+	}
+	pl := p.byID[id]
+	if pl != nil && int(id) < maxIndexedID {
+		if int(id) >= len(*ix) {
+			*ix = append(*ix, make([]*player, int(id)+1-len(*ix))...)
+		}
+		(*ix)[id] = pl
+	}
+	return pl
 }

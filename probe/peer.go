@@ -52,6 +52,14 @@ type Config struct {
 	// on; the simulator leaves it off, so its output stays what it was.
 	// Every peer takes in the telemetry that reaches it either way.
 	Telemetry bool
+	// SparseStatus makes a stalled machine repeat its frame state at the
+	// usual pace only to the machines that may lack some of its commands
+	// (they may be waiting on it), and to the rest once every
+	// sparseStatusGap (packets.go). In a session of 64 where everyone
+	// waits for one machine, every other machine sent its state to all 63
+	// every 50 ms: 78 % of a demo's datagrams. Live sessions turn it on;
+	// the simulator leaves it off, so its output stays what it was.
+	SparseStatus bool
 	// TelemetryTo, when set, names the machines this one streams its
 	// telemetry to (the demo, whose machines share one process and only
 	// yours draws the matrix); nil streams to every machine.
@@ -115,6 +123,13 @@ type player struct {
 	desynced  bool
 	bad       bool // the link to it has gone bad (T11)
 
+	// known is a lower bound of its completeness of this machine's
+	// commands: the frames it has executed (frame packets), its holds
+	// (status packets). SparseStatus spares it our status once known
+	// reaches what we promised. lastStatus is when it last got one.
+	known      int
+	lastStatus time.Duration
+
 	// waits this machine spent on this player's commands
 	caused time.Duration
 }
@@ -129,6 +144,7 @@ type Peer struct {
 	self    *player
 	players []*player // house order
 	byID    map[netcore.PeerID]*player
+	ids     playerIndex // byID as a slice, for the per-datagram lookups (packets.go)
 	rng     *rand.Rand
 
 	started    bool
@@ -138,6 +154,7 @@ type Peer struct {
 	frame      int // next frame to execute
 	nextDue    time.Duration
 	stallFrom  time.Duration
+	dropAt     time.Duration // checkDrops has nothing to do before this
 	stalled    bool
 	lastCause  *player // the player this machine waited for last
 	lastStatus time.Duration
@@ -174,9 +191,11 @@ type Peer struct {
 	waitMax   time.Duration
 	frames    int
 
-	buf    []byte
-	exec   []execCmd
-	events []Event
+	buf     []byte
+	holds   []hold // sendStatus's scratch
+	rxHolds []hold // deliver's scratch for a status packet's holds
+	exec    []execCmd
+	events  []Event
 
 	nextWatch  time.Duration
 	watched    bool
@@ -262,7 +281,7 @@ func newPeer(cfg Config) (*Peer, error) {
 		if _, dup := p.byID[m.ID]; dup {
 			return nil, fmt.Errorf("probe: peer id %d twice in the roster", m.ID)
 		}
-		pl := &player{Member: m, idx: i, seated: !m.Observer, through: cfg.Timing.LookAhead - 1}
+		pl := &player{Member: m, idx: i, seated: !m.Observer, through: cfg.Timing.LookAhead - 1, known: cfg.Timing.LookAhead - 1}
 		p.players = append(p.players, pl)
 		p.byID[m.ID] = pl
 		if m.ID == cfg.Self {

@@ -18,8 +18,7 @@ type Socket struct {
 	script     Script
 	paths      map[netip.AddrPort]*socketPath
 	line       delayLine
-	free       []*[]byte // buffers of BufferSize
-	small      []*[]byte // buffers of smallBuffer
+	pools      [][]*[]byte // free buffers by size class (buffer)
 	dst        []time.Duration
 	sendErrors uint64
 	// A flush's due datagrams, for a BatchSender.
@@ -119,34 +118,50 @@ func (s *Socket) SendAt(now time.Duration, to netip.AddrPort, p []byte) {
 	}
 }
 
-// smallBuffer is the capacity of the pool for small datagrams. A busy
-// session's datagrams are mostly frame packets and acks of well under it;
-// holding each in a buffer of BufferSize (1400) made the delay lines of a
-// 64-player demo hold 19.5 MB (issue 16).
-const smallBuffer = 256
+// Buffers come in size classes: powers of two from minClass below
+// BufferSize, then BufferSize. A busy session's datagrams are mostly frame
+// packets and acks of well under 128 bytes, and a stalled machine's status
+// packets a few hundred; holding each in a buffer of BufferSize (1400)
+// made the delay lines of a 64-player demo hold 19.5 MB, and one small
+// class of 256 still 13 MB (issue 16).
+const minClass = 64
+
+// class is the index and capacity of the smallest class that holds n
+// bytes; above BufferSize, the BufferSize class (append grows the buffer,
+// which then goes back to no pool).
+func (s *Socket) class(n int) (int, int) {
+	i, size := 0, minClass
+	for size < n && size < s.script.BufferSize {
+		i, size = i+1, size*2
+	}
+	return i, min(size, max(s.script.BufferSize, minClass))
+}
 
 // buffer takes a pooled buffer for a datagram of n bytes.
 func (s *Socket) buffer(n int) *[]byte {
-	pool, size := &s.free, s.script.BufferSize
-	if n <= smallBuffer && size > smallBuffer {
-		pool, size = &s.small, smallBuffer
-	}
-	if k := len(*pool); k > 0 {
-		b := (*pool)[k-1]
-		*pool = (*pool)[:k-1]
-		return b
+	i, size := s.class(n)
+	if i < len(s.pools) {
+		if pool := s.pools[i]; len(pool) > 0 {
+			b := pool[len(pool)-1]
+			s.pools[i] = pool[:len(pool)-1]
+			return b
+		}
 	}
 	b := make([]byte, 0, size)
 	return &b
 }
 
-// release returns a buffer to the pool of its size.
+// release returns a buffer to the pool of its class; one that grew past
+// its class (a datagram above BufferSize) is left to the collector.
 func (s *Socket) release(b *[]byte) {
-	if cap(*b) == smallBuffer && s.script.BufferSize > smallBuffer {
-		s.small = append(s.small, b)
+	i, size := s.class(cap(*b))
+	if size != cap(*b) {
 		return
 	}
-	s.free = append(s.free, b)
+	for len(s.pools) <= i {
+		s.pools = append(s.pools, nil)
+	}
+	s.pools[i] = append(s.pools[i], b)
 }
 
 // Flush sends every datagram due by now (the script's time): in one batch

@@ -180,10 +180,11 @@ func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
 	}
 }
 
-// TestSocketHoldsSmallDatagramsInSmallBuffers (issue 16): a datagram of at
-// most smallBuffer bytes is held in a buffer of that size, a bigger one in
-// one of BufferSize; both come out whole and their buffers are reused.
-func TestSocketHoldsSmallDatagramsInSmallBuffers(t *testing.T) {
+// TestSocketHoldsDatagramsInBuffersOfTheirSize (issue 16): a datagram is
+// held in the smallest buffer class that fits it (powers of two from
+// minClass, then BufferSize); each comes out whole and its buffer is
+// reused.
+func TestSocketHoldsDatagramsInBuffersOfTheirSize(t *testing.T) {
 	a := netip.MustParseAddrPort("127.0.0.1:1")
 	out := &sink{}
 	s := NewSocket(out, Script{
@@ -191,28 +192,35 @@ func TestSocketHoldsSmallDatagramsInSmallBuffers(t *testing.T) {
 		Seed:       func(netip.AddrPort) uint64 { return 1 },
 		BufferSize: 1400,
 	})
-	small, big := string(make([]byte, smallBuffer)), string(make([]byte, smallBuffer+1))
+	sizes := []struct{ n, held int }{{1, 64}, {64, 64}, {65, 128}, {256, 256}, {420, 512}, {1024, 1024}, {1025, 1400}, {1400, 1400}}
+	var want []string
 	for round := range 3 {
 		now := time.Duration(round) * time.Second
-		s.SendAt(now, a, []byte(small))
-		s.SendAt(now, a, []byte(big))
+		for _, sz := range sizes {
+			d := make([]byte, sz.n)
+			d[0] = byte(round)
+			s.SendAt(now, a, d)
+			want = append(want, "127.0.0.1:1 "+string(d))
+		}
 		for _, it := range s.line.heap {
-			want := 1400
-			if len(*it.buf) <= smallBuffer {
-				want = smallBuffer
-			}
-			if cap(*it.buf) != want {
-				t.Fatalf("a %d-byte datagram held in a buffer of %d, want %d", len(*it.buf), cap(*it.buf), want)
+			for _, sz := range sizes {
+				if len(*it.buf) == sz.n && cap(*it.buf) != sz.held {
+					t.Fatalf("a %d-byte datagram held in a buffer of %d, want %d", sz.n, cap(*it.buf), sz.held)
+				}
 			}
 		}
 		s.Flush(now + time.Second/2)
 	}
-	if len(out.got) != 6 || len(s.small) != 1 || len(s.free) != 1 {
-		t.Fatalf("sent %d, pools small %d large %d; want 6 sent and one buffer of each kind reused", len(out.got), len(s.small), len(s.free))
+	pooled := 0
+	for _, p := range s.pools {
+		pooled += len(p)
+	}
+	if len(out.got) != len(want) || pooled != len(sizes) {
+		t.Fatalf("sent %d, %d buffers pooled; want %d sent and the first round's %d buffers reused", len(out.got), pooled, len(want), len(sizes))
 	}
 	for i, g := range out.got {
-		if want := "127.0.0.1:1 " + []string{small, big}[i%2]; g != want {
-			t.Fatalf("datagram %d came out %d bytes, want %d", i, len(g), len(want))
+		if g != want[i] {
+			t.Fatalf("datagram %d came out %d bytes, want %d", i, len(g), len(want[i]))
 		}
 	}
 }

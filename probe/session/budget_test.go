@@ -211,6 +211,42 @@ func TestReplyBudgetPerSource(t *testing.T) {
 	}
 }
 
+// Loopback sources skip the per-source bucket (nobody off this machine can
+// forge one): 64 machines on 127.0.0.1 that Hello and Respond at once are
+// all answered, as a demo of 64 needs (issue 16); the global buckets still
+// bound them.
+func TestReplyBudgetLoopback_Q7(t *testing.T) {
+	var b replyBudget
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		b = replyBudget{}
+		n := 0
+		for i := range 64 {
+			from := netip.AddrPortFrom(netip.MustParseAddr(host), uint16(40000+i))
+			for _, response := range []bool{false, true} {
+				b.datagram(100)
+				if b.admit(0, from, response) {
+					n++
+				}
+			}
+		}
+		if n != 128 {
+			t.Fatalf("%s: %d of 128 records from 64 loopback sockets admitted at once", host, n)
+		}
+		b.datagram(100)
+		from := netip.AddrPortFrom(netip.MustParseAddr(host), 40000)
+		m := 0
+		for range 2 * helloBurst {
+			b.datagram(100)
+			if b.admit(0, from, false) {
+				m++
+			}
+		}
+		if want := helloBurst - 64; m != want {
+			t.Fatalf("%s: %d more Hellos admitted past the global bucket, want %d", host, m, want)
+		}
+	}
+}
+
 // BenchmarkSpoofedHello is what one forged Hello costs a host past its
 // budget: the work a flood buys (issue 15 finding 3). Sources rotate over
 // 4096 addresses, so the per-source table fills and starts over.

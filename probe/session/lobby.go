@@ -231,7 +231,12 @@ func (s *Session) startGame(now time.Duration) {
 		// Every player streams its links to everyone: anyone can draw
 		// the admin's matrix and print every pair's link lines (issue 7).
 		Telemetry: !s.cfg.NoTelemetry, ProcessTime: s.cfg.ProcessTime, LinkEvery: s.cfg.LinkEvery,
-		FillMatrix: s.cfg.FillMatrix,
+		// Live sessions spare a stalled machine's state to machines that
+		// hold all its commands (issue 16); the simulator, which turns
+		// telemetry off to print the game's traffic as before, keeps
+		// the old status traffic too.
+		SparseStatus: !s.cfg.NoTelemetry,
+		FillMatrix:   s.cfg.FillMatrix,
 	}
 	if to := s.cfg.TelemetryTo; to != nil {
 		cfg.TelemetryTo = func(m probe.Member) bool { return slices.Contains(to, m.Name) }

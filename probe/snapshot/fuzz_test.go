@@ -57,6 +57,7 @@ func cloneReceiver[S any](r *Receiver[S]) *Receiver[S] {
 	c := *r
 	c.vals = slices.Clone(r.vals)
 	c.scratch = make([]uint32, len(r.scratch))
+	c.base = make([]uint32, len(r.base))
 	return &c
 }
 

@@ -14,27 +14,26 @@ import (
 // starts over (Sender.Forget, a restarted peer), make a new Receiver.
 // Not safe for concurrent use.
 type Receiver[S any] struct {
-	table   *Table[S]
-	zero    []uint32
-	seq     [Ring]uint32
-	vals    []uint32
-	scratch []uint32
-	newest  uint32
-	state   S
+	table *Table[S]
+	zero  []uint32
+	seq   [Ring]uint32
+	slots // what it got, each as wide as it needs (sender.go)
+	// scratch is the update being decoded, base the snapshot it is
+	// against: full length.
+	scratch, base []uint32
+	newest        uint32
+	state         S
 }
 
 // NewReceiver returns a receiver for states described by table, holding
 // nothing yet.
 func NewReceiver[S any](table *Table[S]) *Receiver[S] {
 	n := table.Fields()
-	return &Receiver[S]{table: table, zero: make([]uint32, n), vals: make([]uint32, Ring*n), scratch: make([]uint32, n)}
+	return &Receiver[S]{table: table, zero: make([]uint32, n), scratch: make([]uint32, n), base: make([]uint32, n)}
 }
 
-func (r *Receiver[S]) slot(seq uint32) []uint32 {
-	n := r.table.Fields()
-	i := int(seq % Ring)
-	return r.vals[i*n : (i+1)*n]
-}
+// slot is the snapshot held for seq, full length (in the base scratch).
+func (r *Receiver[S]) slot(seq uint32) []uint32 { return r.get(int(seq%Ring), r.base) }
 
 // Decode applies one update. It returns the receiver's current state (the
 // newest snapshot held; the pointer stays valid and is overwritten by
@@ -78,8 +77,7 @@ func (r *Receiver[S]) Decode(b []byte) (*S, bool, error) {
 	// Keep it. The slot's previous snapshot is Ring or more updates older
 	// than this one, so no base the sender may still use is lost.
 	i := int(seq % Ring)
-	n := r.table.Fields()
-	copy(r.vals[i*n:(i+1)*n], r.scratch)
+	r.put(i, r.scratch)
 	r.seq[i] = seq
 	r.newest = seq
 	r.table.store(r.scratch, &r.state)

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // Ring is how many snapshots a sender keeps per receiver and a receiver
@@ -23,36 +24,105 @@ const HeaderLen = 5
 // The zero value is not usable; build one with NewSender. Not safe for
 // concurrent use.
 type Sender[S any] struct {
-	table *Table[S]
-	zero  []uint32 // the all-zero baseline
-	rings map[int]*sendRing
+	table     *Table[S]
+	zero      []uint32 // the all-zero baseline
+	cur, base []uint32 // Encode's scratch: the state and its base, full length
+	rings     map[int]*sendRing
+	// hist holds the states sent, once each, whichever receivers they
+	// went to: a machine sends the same state to every receiver at once,
+	// so 63 receivers' rings held 63 copies of each (issue 16). Version
+	// v is in slot v % histLen while histVer says so.
+	hist    slots
+	histVer [histLen]uint32
+	ver     uint32 // newest version, 0 for none
 }
 
-// sendRing is what one receiver has been sent.
+// histLen is how many distinct states the sender keeps: a receiver's
+// ring, so a sender with one receiver (the demo's machines) holds no more
+// than before. A receiver that was not sent every state may find its base
+// gone a little sooner, and gets a full update then (Q2).
+const histLen = Ring
+
+// sendRing is what one receiver has been sent: the version of the state
+// each of its sequences carried.
 type sendRing struct {
 	seq   [Ring]uint32 // sequence held in each slot, 0 for none
-	vals  []uint32     // Ring value vectors back to back
+	ver   [Ring]uint32 // the state's version (Sender.hist) in each slot
 	last  uint32       // newest sequence sent
 	acked uint32       // newest sequence the receiver said it holds
 }
 
+// slots are value vectors kept only as wide as they need to be.
+// Fields come in table order and a telemetry state's unused links are
+// zero at the end of it, so a vector is held to its used prefix and read
+// back zero-extended: a ring sized for MaxLinks links whatever the session
+// held 132 KB per sender and receiver pair, a gigabyte for 64 machines
+// that all stream to all (issue 16). The bytes on the wire do not change.
+type slots struct {
+	count int      // vectors held; 0 for Ring
+	width int      // fields held per vector; the rest are zero
+	vals  []uint32 // count vectors of width back to back
+}
+
+// put stores v (full length) in slot i, widening every slot when v has a
+// non-zero field past the width.
+func (s *slots) put(i int, v []uint32) {
+	used := len(v)
+	for used > 0 && v[used-1] == 0 {
+		used--
+	}
+	if used > s.width || s.vals == nil {
+		if s.count == 0 {
+			s.count = Ring
+		}
+		w := min(len(v), max(used, 2*s.width, 16))
+		vals := make([]uint32, s.count*w)
+		for k := range s.count {
+			copy(vals[k*w:], s.vals[k*s.width:(k+1)*s.width])
+		}
+		s.vals, s.width = vals, w
+	}
+	copy(s.vals[i*s.width:(i+1)*s.width], v)
+}
+
+// equal reports whether slot i holds v (full length).
+func (s *slots) equal(i int, v []uint32) bool {
+	if s.width == 0 {
+		return false
+	}
+	held := s.vals[i*s.width : (i+1)*s.width]
+	if !slices.Equal(held, v[:s.width]) {
+		return false
+	}
+	for _, x := range v[s.width:] {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// get writes slot i into v (full length) and returns v.
+func (s *slots) get(i int, v []uint32) []uint32 {
+	copy(v, s.vals[i*s.width:(i+1)*s.width])
+	clear(v[s.width:])
+	return v
+}
+
 // NewSender returns a sender for states described by table.
 func NewSender[S any](table *Table[S]) *Sender[S] {
-	return &Sender[S]{table: table, zero: make([]uint32, table.Fields()), rings: make(map[int]*sendRing)}
+	n := table.Fields()
+	return &Sender[S]{table: table, zero: make([]uint32, n), cur: make([]uint32, n), base: make([]uint32, n),
+		rings: make(map[int]*sendRing), hist: slots{count: histLen}}
 }
 
 func (s *Sender[S]) ring(receiver int) *sendRing {
 	r := s.rings[receiver]
 	if r == nil {
-		r = &sendRing{vals: make([]uint32, Ring*s.table.Fields())}
+		r = &sendRing{}
 		s.rings[receiver] = r
 	}
 	return r
-}
-
-func (r *sendRing) slot(seq uint32, n int) []uint32 {
-	i := int(seq % Ring)
-	return r.vals[i*n : (i+1)*n]
 }
 
 // Encode appends to dst the next update of state for receiver and returns
@@ -64,14 +134,21 @@ func (r *sendRing) slot(seq uint32, n int) []uint32 {
 // inside this one (Q4). Values above a field's Max are sent as Max.
 func (s *Sender[S]) Encode(dst []byte, receiver int, state *S) []byte {
 	r := s.ring(receiver)
-	n := s.table.Fields()
 	seq := r.last + 1
 	base, back := s.zero, uint32(0)
 	if r.acked != 0 && seq-r.acked < Ring && r.seq[r.acked%Ring] == r.acked {
-		base, back = r.slot(r.acked, n), seq-r.acked
+		if v := r.ver[r.acked%Ring]; s.histVer[v%histLen] == v {
+			base, back = s.hist.get(int(v%histLen), s.base), seq-r.acked
+		}
 	}
-	cur := r.slot(seq, n)
+	cur := s.cur
 	s.table.load(state, cur)
+	if s.ver == 0 || !s.hist.equal(int(s.ver%histLen), cur) {
+		s.ver++
+		s.hist.put(int(s.ver%histLen), cur)
+		s.histVer[s.ver%histLen] = s.ver
+	}
+	r.ver[seq%Ring] = s.ver
 	r.seq[seq%Ring] = seq
 	r.last = seq
 

@@ -1,0 +1,302 @@
+package live
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/session"
+)
+
+// Scale measurements (issue 16's targets: a demo of 64 at ≥ 29 fps, largest
+// wait < 200 ms, < 1 core, < 200 MiB; 64 machines on their own sockets at
+// < 30 MiB and < 3 % of a core each at rung 1). They are measurements, not
+// pass/fail tests: they run for tens of seconds of wall time, so they run
+// only with LAGSCOPE_LONG=1 and log their numbers (go test -v). Profile
+// them with go test's -cpuprofile and -memprofile.
+//
+//	LAGSCOPE_LONG=1 go test ./probe/live/ -run TestScaleDemo -v -cpuprofile cpu.out
+//	LAGSCOPE_LONG=1 LAGSCOPE_PLAYERS=8 LAGSCOPE_SECONDS=20 go test ./probe/live/ -run TestScaleDemo -v
+//	LAGSCOPE_LONG=1 go test ./probe/live/ -run TestScaleSockets -v
+
+func longScale(t *testing.T) (players int, length time.Duration) {
+	t.Helper()
+	if os.Getenv("LAGSCOPE_LONG") == "" {
+		t.Skip("a wall-clock measurement of tens of seconds: set LAGSCOPE_LONG=1 to run it")
+	}
+	players, length = 64, 60*time.Second
+	if v, err := strconv.Atoi(os.Getenv("LAGSCOPE_PLAYERS")); err == nil && v > 0 {
+		players = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("LAGSCOPE_SECONDS")); err == nil && v > 0 {
+		length = time.Duration(v) * time.Second
+	}
+	return players, length
+}
+
+// procStatus reads a field of /proc/self/status in KiB (VmRSS, VmHWM).
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return -1
+}
+
+// TestScaleDemo runs `lagscope demo --json` (RunDemo) and reports its frame
+// rate once the game runs, its largest wait, CPU in cores and peak RSS.
+func TestScaleDemo(t *testing.T) {
+	players, length := longScale(t)
+	// The NDJSON is read as it comes (a 64-player run writes ~100 MB of
+	// link lines), so that the peak RSS is the demo's own.
+	pr, pw := io.Pipe()
+	type result struct {
+		cpu  time.Duration
+		wall time.Duration
+		err  error
+	}
+	done := make(chan result, 1)
+	// Two thirds in, the game is in full swing: the heap then (and, with
+	// LAGSCOPE_HEAPPROFILE=FILE, a heap profile for go tool pprof).
+	var midHeap atomic.Uint64
+	mid := time.AfterFunc(length*2/3, func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		midHeap.Store(ms.HeapInuse)
+		if path := os.Getenv("LAGSCOPE_HEAPPROFILE"); path != "" {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	})
+	defer mid.Stop()
+	go func() {
+		cpu0, _ := ProcessCPU()
+		start := time.Now()
+		err := RunDemo(RunConfig{Cmd: "demo", Name: "you", Duration: length, Stdout: pw},
+			DemoConfig{Players: players, Profile: "mix", Seed: 1, Spike: true})
+		wall := time.Since(start)
+		cpu1, _ := ProcessCPU()
+		pw.Close()
+		done <- result{cpu1 - cpu0, wall, err}
+	}()
+	type point struct {
+		t     float64
+		frame int
+	}
+	var (
+		points             []point
+		maxWait, calmWait  float64
+		maxLate            float64
+		stalls, links, evs int
+	)
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var e struct {
+			Type    string   `json:"type"`
+			Frame   int      `json:"frame"`
+			TMs     *float64 `json:"t_ms"`
+			WaitMs  float64  `json:"wait_ms"`
+			Process *struct {
+				MaxLateMs float64 `json:"max_late_ms"`
+			} `json:"process"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		evs++
+		switch e.Type {
+		case "stall":
+			stalls++
+			maxWait = max(maxWait, e.WaitMs)
+			// Outside the scripted spike and the Wi-Fi interference
+			// (SpikeStart…CalmAt): the waits the process causes itself.
+			if at := time.Duration(*e.TMs * float64(time.Millisecond)); at < SpikeStart || at > CalmAt+5*time.Second {
+				calmWait = max(calmWait, e.WaitMs)
+			}
+		case "link":
+			links++
+		case "summary":
+			if e.Process != nil {
+				maxLate = e.Process.MaxLateMs
+			}
+		}
+		if e.TMs != nil && e.Frame > 0 && e.Type != "summary" {
+			points = append(points, point{*e.TMs, e.Frame})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	// fps between two times: frames executed over the time between the
+	// first and last events seen in the window.
+	fps := func(from, to float64) float64 {
+		var a, b *point
+		for i := range points {
+			if pt := &points[i]; pt.t >= from && pt.t <= to {
+				if a == nil {
+					a = pt
+				}
+				b = pt
+			}
+		}
+		if a == nil || b.t <= a.t {
+			return 0
+		}
+		return float64(b.frame-a.frame) / ((b.t - a.t) / 1000)
+	}
+	end := float64(length / time.Millisecond)
+	calm := float64((CalmAt + 5*time.Second) / time.Millisecond)
+	frames := 0
+	if len(points) > 0 {
+		frames = points[len(points)-1].frame
+	}
+	// CPU per machine and frame: what the process spends to run one
+	// frame on one machine, whatever else the box is doing.
+	perFrame := time.Duration(0)
+	if frames > 0 {
+		perFrame = res.cpu / time.Duration(frames*players)
+	}
+	t.Logf("demo --players %d for %v: %.1f fps over the game, %.1f fps after %v; %d stalls, largest wait %.0f ms (%.0f ms outside %v…%v), driver late by up to %.0f ms; %.2f cores, %v CPU per machine-frame (%d frames); peak RSS %d MiB, heap in use %d MiB at %v; %d events (%d link lines)",
+		players, length, fps(0, end), fps(calm, end), CalmAt+5*time.Second, stalls, maxWait, calmWait, SpikeStart, CalmAt+5*time.Second, maxLate,
+		float64(res.cpu)/float64(res.wall), perFrame.Round(time.Microsecond), frames, procStatus("VmHWM")/1024, midHeap.Load()>>20, length*2/3, evs, links)
+}
+
+// TestScaleSockets runs 64 machines (LAGSCOPE_PLAYERS), each a live session
+// with its own UDP socket on 127.0.0.1 and its own driver, as 64
+// `lagscope join` processes would, minus the process: no impairment, so the
+// master settles at the lowest rung it can (rung 1 up to 16 machines; at 64
+// the first decision keeps 2/6). Once the game runs, it measures
+// LAGSCOPE_SECONDS (default 30) and reports RSS and CPU per machine.
+func TestScaleSockets(t *testing.T) {
+	players, length := longScale(t)
+	if os.Getenv("LAGSCOPE_SECONDS") == "" {
+		length = 30 * time.Second
+	}
+	var socks []*netcore.UDPTransport
+	var runners []*Runner
+	defer func() {
+		for _, r := range runners {
+			r.Abort()
+		}
+		for _, r := range runners {
+			_ = r.Wait()
+		}
+		for _, s := range socks {
+			s.Close()
+		}
+	}()
+	start := time.Now()
+	for i := range players {
+		udp, err := netcore.ListenUDP("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		socks = append(socks, udp)
+		c := session.Config{Name: fmt.Sprintf("m%d", i), Players: players, CommandsPerMinute: liveCommandsPerMinute,
+			Seed: uint64(i), FrameClock: frameClock()}
+		var s *session.Session
+		if i == 0 {
+			s, err = session.NewHost(c, udp)
+		} else {
+			s, err = session.NewJoiner(c, session.RolePlayer, udp, socks[0].LocalAddr())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		runners = append(runners, Run(s, udp, Options{Start: start, Publish: i == 0}))
+	}
+	// Your machine publishes: wait until its game runs at rung 1.
+	you := runners[0]
+	deadline := time.After(60 * time.Second)
+	running := false
+	var last probe.View
+	for !running {
+		select {
+		case u, ok := <-you.Updates():
+			if !ok {
+				t.Fatal("the host ended before the game ran")
+			}
+			last = u.View
+			// Past the master's first decisions (frame 128 on, S10).
+			running = u.View.Started && u.View.Frame > 400
+		case <-deadline:
+			t.Fatalf("no game past frame 400 within 60 s: started %v, frame %d, timing %+v, %d players seated", last.Started, last.Frame, last.InForce, len(last.Players))
+		}
+	}
+	joined, timing := time.Since(start), last.InForce
+	var frame atomic.Int64
+	go func() {
+		for u := range you.Updates() {
+			frame.Store(int64(u.View.Frame))
+		}
+	}()
+	cpu0, _ := ProcessCPU()
+	t0 := time.Now()
+	time.Sleep(200 * time.Millisecond)
+	f0 := frame.Load()
+	time.Sleep(length)
+	wall := time.Since(t0)
+	cpu1, _ := ProcessCPU()
+	fps := float64(frame.Load()-f0) / length.Seconds()
+	rss := procStatus("VmRSS")
+	if path := os.Getenv("LAGSCOPE_HEAPPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var sent, recv uint64
+	for _, s := range socks {
+		st := s.Stats()
+		sent += st.Sent
+		recv += st.Received
+	}
+	cores := float64(cpu1-cpu0) / float64(wall)
+	t.Logf("%d machines on their own sockets, running after %.1f s at %d/%d (rung %d); over %v: %.1f fps, %.2f cores in all, %.2f %% of a core per machine; RSS %d MiB in all, %.2f MiB per machine (heap in use %d MiB); %d datagrams sent, %d received since the start",
+		players, joined.Seconds(), timing.SendPeriod, timing.LookAhead, timing.Rung(), length, fps, cores, 100*cores/float64(players), rss/1024, float64(rss)/1024/float64(players), ms.HeapInuse>>20, sent, recv)
+}
+
+// BenchmarkPlayDemo64 plays the 64-player demo for 20 s in virtual time
+// (PlayDemo: the same sessions and plan on the simulated network, no
+// sockets): the engine's own CPU per machine and frame, free of the
+// kernel's loopback and of whatever else the machine runs.
+func BenchmarkPlayDemo64(b *testing.B) {
+	const players, length = 64, 20 * time.Second
+	b.ReportAllocs()
+	var frames int
+	for b.Loop() {
+		ups, err := PlayDemo(DemoConfig{Players: players, Profile: "mix", Seed: 1, Spike: true}, length, 100*time.Millisecond)
+		if err != nil {
+			b.Fatal(err)
+		}
+		frames = ups[len(ups)-1].View.Frame
+	}
+	b.ReportMetric(float64(frames), "frames")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(frames*players), "ns/machine-frame")
+}
