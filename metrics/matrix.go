@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"errors"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
@@ -190,44 +188,25 @@ func (mx *matrixInstruments) all() []metric.Observable {
 // registerMatrix creates the matrix families. Names follow the per-link
 // ones with matrix_ after lagscope_ (the exporter's naming rules are in
 // register).
-func (e *Exporter) registerMatrix(m metric.Meter) (*matrixInstruments, error) {
-	var errs []error
-	icounter := func(name, desc string) metric.Int64ObservableCounter {
-		c, err := m.Int64ObservableCounter(name, metric.WithDescription(desc), metric.WithUnit("{datagram}"))
-		errs = append(errs, err)
-		return c
-	}
-	fgauge := func(name, desc string) metric.Float64ObservableGauge {
-		g, err := m.Float64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit("s"))
-		errs = append(errs, err)
-		return g
-	}
-	igauge := func(name, unit, desc string) metric.Int64ObservableGauge {
-		g, err := m.Int64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
-		errs = append(errs, err)
-		return g
-	}
+func registerMatrix(in *instruments) *matrixInstruments {
 	const of = " Every pair this machine knows: player measures, peer is the other end (issue 12)."
 	mx := &matrixInstruments{
-		sent:     icounter("lagscope.matrix.datagrams.sent", "Reliable datagrams player sent to peer, resends included (L1)."+of),
-		retx:     icounter("lagscope.matrix.datagrams.retransmitted", "Reliable datagrams player resent to peer (L1, L8)."+of),
-		expected: icounter("lagscope.matrix.datagrams.expected", "Numbered datagrams from peer judged by player's loss window (L2)."+of),
-		lost:     icounter("lagscope.matrix.datagrams.lost", "Numbered datagrams from peer that never reached player (L2)."+of),
-		peerExp:  icounter("lagscope.matrix.datagrams.peer_expected", "Peer's expected total for the link, from its LinkReports (L4)."+of),
-		peerLost: icounter("lagscope.matrix.datagrams.peer_lost", "Peer's lost total for the link, from its LinkReports (L4)."+of),
-		srtt:     fgauge("lagscope.matrix.srtt", "Smoothed round trip of the link (T3)."+of),
-		rttvar:   fgauge("lagscope.matrix.rttvar", "Round-trip variation of the link (T3)."+of),
-		rto:      fgauge("lagscope.matrix.rto", "Retry timeout of the link (T7, T12)."+of),
-		connTO:   fgauge("lagscope.matrix.connection_timeout", "Connection timeout of the link (T9, T10)."+of),
-		age:      fgauge("lagscope.matrix.age", "How long ago player's newest telemetry reached this machine (0: its own row)."),
-		state:    igauge("lagscope.matrix.link_state", "{state}", "State of the link: 0 unmeasured, 1 provisional, 2 measured, 3 bad (T4, T11)."+of),
-		relayed:  igauge("lagscope.matrix.relayed", "{bool}", "1 while the pair's datagrams go through the host, 0 on a direct path (issue 12)."+of),
+		sent:     in.datagrams("lagscope.matrix.datagrams.sent", "Reliable datagrams player sent to peer, resends included (L1)."+of),
+		retx:     in.datagrams("lagscope.matrix.datagrams.retransmitted", "Reliable datagrams player resent to peer (L1, L8)."+of),
+		expected: in.datagrams("lagscope.matrix.datagrams.expected", "Numbered datagrams from peer judged by player's loss window (L2)."+of),
+		lost:     in.datagrams("lagscope.matrix.datagrams.lost", "Numbered datagrams from peer that never reached player (L2)."+of),
+		peerExp:  in.datagrams("lagscope.matrix.datagrams.peer_expected", "Peer's expected total for the link, from its LinkReports (L4)."+of),
+		peerLost: in.datagrams("lagscope.matrix.datagrams.peer_lost", "Peer's lost total for the link, from its LinkReports (L4)."+of),
+		srtt:     in.fgauge("lagscope.matrix.srtt", "s", "Smoothed round trip of the link (T3)."+of),
+		rttvar:   in.fgauge("lagscope.matrix.rttvar", "s", "Round-trip variation of the link (T3)."+of),
+		rto:      in.fgauge("lagscope.matrix.rto", "s", "Retry timeout of the link (T7, T12)."+of),
+		connTO:   in.fgauge("lagscope.matrix.connection_timeout", "s", "Connection timeout of the link (T9, T10)."+of),
+		age:      in.fgauge("lagscope.matrix.age", "s", "How long ago player's newest telemetry reached this machine (0: its own row)."),
+		state:    in.igauge("lagscope.matrix.link_state", "{state}", "State of the link: 0 unmeasured, 1 provisional, 2 measured, 3 bad (T4, T11)."+of),
+		relayed:  in.igauge("lagscope.matrix.relayed", "{bool}", "1 while the pair's datagrams go through the host, 0 on a direct path (issue 12)."+of),
 	}
-	w, err := m.Float64ObservableCounter("lagscope.matrix.caused_wait", metric.WithUnit("s"),
-		metric.WithDescription("Time player waited before executing frames, last for peer's commands."+of))
-	mx.waited = w
-	errs = append(errs, err)
-	return mx, errors.Join(errs...)
+	mx.waited = in.seconds("lagscope.matrix.caused_wait", "Time player waited before executing frames, last for peer's commands."+of)
+	return mx
 }
 
 // observeMatrixInstruments reports the matrix at scrape time; e.mu is

@@ -113,51 +113,33 @@ func New(session string) (*Exporter, error) {
 // and appends _total to counters; units in braces ({datagram}) add nothing.
 // The test TestNamesMatchContract reads the scrape back.
 func (e *Exporter) register(m metric.Meter) error {
-	var errs []error
-	icounter := func(name, desc string) metric.Int64ObservableCounter {
-		c, err := m.Int64ObservableCounter(name, metric.WithDescription(desc), metric.WithUnit("{datagram}"))
-		errs = append(errs, err)
-		return c
-	}
-	sent := icounter("lagscope.datagrams.sent", "Reliable datagrams this machine sent to the peer, first sends and resends (L1).")
-	retx := icounter("lagscope.datagrams.retransmitted", "Reliable datagrams this machine resent to the peer (L1): inferred loss, reads high (L8).")
-	expected := icounter("lagscope.datagrams.expected", "Numbered datagrams from the peer judged by this machine's loss window (L1, L2).")
-	lost := icounter("lagscope.datagrams.lost", "Numbered datagrams from the peer that never arrived (L1, L2): observed inbound loss.")
-	peerExp := icounter("lagscope.datagrams.peer_expected", "The peer's expected total for this link, from its LinkReports (L4); zero until it reports.")
-	peerLost := icounter("lagscope.datagrams.peer_lost", "The peer's lost total for this link, from its LinkReports (L4): observed outbound loss.")
-	relayed := icounter("lagscope.relayed_datagrams", "Datagrams the host forwarded between the pair (player, peer), which found no direct path (issue 12).")
-	waited, err := m.Float64ObservableCounter("lagscope.caused_wait", metric.WithUnit("s"),
-		metric.WithDescription("Time this machine waited before executing frames, last for the peer's commands (who causes lag)."))
-	errs = append(errs, err)
+	in := &instruments{m: m}
+	sent := in.datagrams("lagscope.datagrams.sent", "Reliable datagrams this machine sent to the peer, first sends and resends (L1).")
+	retx := in.datagrams("lagscope.datagrams.retransmitted", "Reliable datagrams this machine resent to the peer (L1): inferred loss, reads high (L8).")
+	expected := in.datagrams("lagscope.datagrams.expected", "Numbered datagrams from the peer judged by this machine's loss window (L1, L2).")
+	lost := in.datagrams("lagscope.datagrams.lost", "Numbered datagrams from the peer that never arrived (L1, L2): observed inbound loss.")
+	peerExp := in.datagrams("lagscope.datagrams.peer_expected", "The peer's expected total for this link, from its LinkReports (L4); zero until it reports.")
+	peerLost := in.datagrams("lagscope.datagrams.peer_lost", "The peer's lost total for this link, from its LinkReports (L4): observed outbound loss.")
+	relayed := in.datagrams("lagscope.relayed_datagrams", "Datagrams the host forwarded between the pair (player, peer), which found no direct path (issue 12).")
+	waited := in.seconds("lagscope.caused_wait", "Time this machine waited before executing frames, last for the peer's commands (who causes lag).")
 
-	fgauge := func(name, unit, desc string) metric.Float64ObservableGauge {
-		g, err := m.Float64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
-		errs = append(errs, err)
-		return g
-	}
-	igauge := func(name, unit, desc string) metric.Int64ObservableGauge {
-		g, err := m.Int64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
-		errs = append(errs, err)
-		return g
-	}
-	srtt := fgauge("lagscope.srtt", "s", "Smoothed round trip of the link (T3); absent until measured.")
-	rttvar := fgauge("lagscope.rttvar", "s", "Round-trip variation of the link (T3); absent until measured.")
-	rto := fgauge("lagscope.rto", "s", "Retry timeout of the link (T7, T12).")
-	connTO := fgauge("lagscope.connection_timeout", "s", "Connection timeout of the link (T9, T10).")
-	wait := fgauge("lagscope.wait", "s", "Longest wait the player reported over its last two report intervals (S5).")
-	rung := igauge("lagscope.rung", "{rung}", "Rung of the timing in force on this machine, 1 to 10 (S2, S17).")
-	sendPeriod := igauge("lagscope.send_period_frames", "{frame}", "Send period in force, frames (S1).")
-	lookAhead := igauge("lagscope.look_ahead_frames", "{frame}", "Look-ahead in force, frames (S1, S4).")
-	fps := igauge("lagscope.frame_rate", "{fps}", "Frame rate in force (S15).")
-	mx, err := e.registerMatrix(m)
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
+	srtt := in.fgauge("lagscope.srtt", "s", "Smoothed round trip of the link (T3); absent until measured.")
+	rttvar := in.fgauge("lagscope.rttvar", "s", "Round-trip variation of the link (T3); absent until measured.")
+	rto := in.fgauge("lagscope.rto", "s", "Retry timeout of the link (T7, T12).")
+	connTO := in.fgauge("lagscope.connection_timeout", "s", "Connection timeout of the link (T9, T10).")
+	wait := in.fgauge("lagscope.wait", "s", "Longest wait the player reported over its last two report intervals (S5).")
+	rung := in.igauge("lagscope.rung", "{rung}", "Rung of the timing in force on this machine, 1 to 10 (S2, S17).")
+	sendPeriod := in.igauge("lagscope.send_period_frames", "{frame}", "Send period in force, frames (S1).")
+	lookAhead := in.igauge("lagscope.look_ahead_frames", "{frame}", "Look-ahead in force, frames (S1, S4).")
+	fps := in.igauge("lagscope.frame_rate", "{fps}", "Frame rate in force (S15).")
+	mx := registerMatrix(in)
+	if err := in.err(); err != nil {
 		return err
 	}
 	// Units in braces are annotations the exporter leaves out of the name,
 	// so the frame gauges carry "frames" in theirs, and the frame rate's unit
 	// is {fps} (frame/s would become _per_second, which the contract lacks).
-	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		for _, k := range e.order {

@@ -1,0 +1,43 @@
+package metrics
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/otel/metric"
+)
+
+// instruments creates observable instruments on one meter and keeps the
+// first errors, so register and registerMatrix build their families in a
+// list and check once (errs).
+type instruments struct {
+	m    metric.Meter
+	errs []error
+}
+
+// datagrams is a counter of datagrams.
+func (in *instruments) datagrams(name, desc string) metric.Int64ObservableCounter {
+	c, err := in.m.Int64ObservableCounter(name, metric.WithDescription(desc), metric.WithUnit("{datagram}"))
+	in.errs = append(in.errs, err)
+	return c
+}
+
+// seconds is a counter of seconds.
+func (in *instruments) seconds(name, desc string) metric.Float64ObservableCounter {
+	c, err := in.m.Float64ObservableCounter(name, metric.WithDescription(desc), metric.WithUnit("s"))
+	in.errs = append(in.errs, err)
+	return c
+}
+
+func (in *instruments) fgauge(name, unit, desc string) metric.Float64ObservableGauge {
+	g, err := in.m.Float64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+	in.errs = append(in.errs, err)
+	return g
+}
+
+func (in *instruments) igauge(name, unit, desc string) metric.Int64ObservableGauge {
+	g, err := in.m.Int64ObservableGauge(name, metric.WithDescription(desc), metric.WithUnit(unit))
+	in.errs = append(in.errs, err)
+	return g
+}
+
+func (in *instruments) err() error { return errors.Join(in.errs...) }
