@@ -4,6 +4,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -54,8 +55,16 @@ func TestLiveThroughImpairRelay_T3_L2(t *testing.T) {
 		}
 		ln := ndjson(links[0].(map[string]any))
 		srtt := ln.num("srtt_ms")
-		if math.Abs(srtt-80) > 5 {
-			t.Errorf("%s → %s: SRTT %.1f ms, want 80 ± 5", ln.str("from"), ln.str("to"), srtt)
+		// T3's SRTT is an average of the last samples (gain 1/8), so its
+		// reading at one instant moves by a few ms with ±5 ms of jitter
+		// each way, and a wall-clock run on a shared machine adds its own
+		// late wake-ups now and then: the final reading alone once read
+		// 85.6 ms in a run whose other end read 80.6. What the link
+		// settles on is the median of every reading the link lines gave
+		// once it had 10 s of samples.
+		med, n := medianSRTT(p.of("link"), ln.str("from"), ln.str("to"), 10_000)
+		if n < 10 || math.Abs(med-80) > 5 {
+			t.Errorf("%s → %s: median SRTT %.1f ms over %d link lines (final %.1f), want 80 ± 5", ln.str("from"), ln.str("to"), med, n, srtt)
 		}
 		exp, miss := ln.num("expected"), ln.num("missing")
 		share := miss / exp
@@ -66,7 +75,26 @@ func TestLiveThroughImpairRelay_T3_L2(t *testing.T) {
 		if exp < 500 || math.Abs(share-0.02) > tol {
 			t.Errorf("%s: inbound loss %.0f of %.0f = %.2f %%, want 2 ± %.2f %%", p.name, miss, exp, 100*share, 100*tol)
 		}
-		t.Logf("%s → %s: SRTT %.2f ms, RTTVAR %.2f ms, inbound loss %.0f/%.0f = %.2f %%, resent %v of %v",
-			ln.str("from"), ln.str("to"), srtt, ln.num("rttvar_ms"), miss, exp, 100*share, ln["retransmitted"], ln["sent"])
+		t.Logf("%s → %s: median SRTT %.2f ms over %d link lines, final %.2f ms, RTTVAR %.2f ms, inbound loss %.0f/%.0f = %.2f %%, resent %v of %v",
+			ln.str("from"), ln.str("to"), med, n, srtt, ln.num("rttvar_ms"), miss, exp, 100*share, ln["retransmitted"], ln["sent"])
 	}
+}
+
+// medianSRTT is the median srtt_ms of the link lines from → to at or after
+// fromMs (t_ms), and how many there were.
+func medianSRTT(lines []ndjson, from, to string, fromMs float64) (float64, int) {
+	var v []float64
+	for _, l := range lines {
+		if l.str("from") != from || l.str("to") != to || l.num("t_ms") < fromMs {
+			continue
+		}
+		if x, ok := l["srtt_ms"].(float64); ok {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return math.NaN(), 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2], len(v)
 }
