@@ -142,21 +142,30 @@ type Demo struct {
 	leaving sync.WaitGroup // the scripted leaves' timers
 }
 
-// StartDemo opens every player's socket, forms the session (you host, the
-// others join) and starts every driver. opt applies to your driver; the
-// others only publish with PublishAll.
-func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
+// settle fills in cfg's defaults (four players, "you", the mix profile)
+// and checks the player count: the one rule for a live and a virtual demo.
+func (cfg *DemoConfig) settle() error {
 	if cfg.Players == 0 {
 		cfg.Players = 4
 	}
 	if cfg.Players < 1 || cfg.Players > MaxDemoPlayers {
-		return nil, fmt.Errorf("live: a demo has 1 to %d players", MaxDemoPlayers)
+		return fmt.Errorf("live: a demo has 1 to %d players", MaxDemoPlayers)
 	}
 	if cfg.Name == "" {
 		cfg.Name = "you"
 	}
 	if cfg.Profile == "" {
 		cfg.Profile = "mix"
+	}
+	return nil
+}
+
+// StartDemo opens every player's socket, forms the session (you host, the
+// others join) and starts every driver. opt applies to your driver; the
+// others only publish with PublishAll.
+func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
+	if err := cfg.settle(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

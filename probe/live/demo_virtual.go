@@ -25,17 +25,8 @@ import (
 // Logger, PublishAll and OnCommand are not (there is no wall clock and only
 // your machine publishes).
 func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]probe.Update, error) {
-	if cfg.Players == 0 {
-		cfg.Players = 4
-	}
-	if cfg.Players < 1 || cfg.Players > MaxDemoPlayers {
-		return nil, fmt.Errorf("live: a demo has 1 to %d players", MaxDemoPlayers)
-	}
-	if cfg.Name == "" {
-		cfg.Name = "you"
-	}
-	if cfg.Profile == "" {
-		cfg.Profile = "mix"
+	if err := cfg.settle(); err != nil {
+		return nil, err
 	}
 	if every <= 0 {
 		every = 100 * time.Millisecond
