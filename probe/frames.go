@@ -142,10 +142,24 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 	}
 	p.frames++
 	p.frame++
-	step := max(p.framePeriod(), p.cfg.ProcessTime)
-	p.nextDue = max(p.nextDue, now) + step
+	p.nextDue = nextFrameDue(p.nextDue, now, max(p.framePeriod(), p.cfg.ProcessTime), wait)
 	p.flushEvents()
 	if p.self.removed {
 		p.done = true
 	}
+}
+
+// nextFrameDue is when the frame after one due at due, executed at now
+// after waiting wait, is due (S15: machines pace frames to the rate). A
+// frame that ran on time or a little late keeps the schedule, so the
+// wake-up's own lateness does not pile up frame after frame: a machine
+// woken 1 ms late every frame would otherwise play 29 fps at a rate of
+// 30. After a wait (a stall), or when it fell a whole step behind, the
+// schedule starts again from now: a lockstep game does not race to make
+// up frames it lost.
+func nextFrameDue(due, now, step, wait time.Duration) time.Duration {
+	if wait == 0 && now >= due && now-due < step {
+		return due + step
+	}
+	return max(due, now) + step
 }
