@@ -171,6 +171,9 @@ func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv("LAGSCOPE_TEST_CHILD"); ok {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
 	}
+	if addr, ok := os.LookupEnv(echoChildEnv); ok {
+		os.Exit(serveEcho(addr)) // echo_child_test.go
+	}
 	cleanup := isolateUserConfig() // cmd_settings_test.go
 	code := m.Run()
 	cleanup()

@@ -1,7 +1,10 @@
+//go:build linux
+
 package main
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"regexp"
@@ -75,6 +78,10 @@ func TestVethSRTTAgainstPing_T2_T3(t *testing.T) {
 	// 10 ms apart, about two seconds.
 	time.Sleep(6 * time.Second)
 	ping := pingAvg(t, b, "10.77.0.1", 200, "0.01")
+	// And a bare UDP echo on the same path, timed as a link times its
+	// samples: what any user-space answer costs here, lagscope or not.
+	echo := bareEcho(t, a, netip.MustParseAddrPort("10.77.0.1:0"), b, netip.MustParseAddr("10.77.0.2"), 200, 10*time.Millisecond)
+	echoAt := func(q float64) float64 { return echo[int(q*float64(len(echo)-1))] }
 	for _, p := range []*proc{bob, host} {
 		if code := p.exit(40 * time.Second); code != 0 {
 			t.Fatalf("%s exited %d: %s\n%v", p.name, code, p.stderr.String(), p.of("message"))
@@ -101,8 +108,9 @@ func TestVethSRTTAgainstPing_T2_T3(t *testing.T) {
 		to string
 	}{{bob, "ada"}, {host, "bob"}} {
 		got := srtt(l.p, l.to)
-		t.Logf("%s→%s SRTT %.3f ms; ping average %.3f ms; target ≤ %.3f ms (%s)",
-			l.p.name, l.to, got, ping, target, map[bool]string{true: "met", false: "missed"}[got <= target])
+		t.Logf("%s→%s SRTT %.3f ms; ping average %.3f ms; target ≤ %.3f ms (%s); bare UDP echo median %.3f ms (p10 %.3f, p90 %.3f): SRTT %+.0f µs from it",
+			l.p.name, l.to, got, ping, target, map[bool]string{true: "met", false: "missed"}[got <= target],
+			echoAt(0.5), echoAt(0.1), echoAt(0.9), 1000*(got-echoAt(0.5)))
 		if gross := 10*ping + 1; got > gross {
 			t.Errorf("%s→%s SRTT %.3f ms is over 10× ping's %.3f ms + 1 ms: the peer's turnaround, not the wire", l.p.name, l.to, got, ping)
 		}
