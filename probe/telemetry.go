@@ -186,6 +186,7 @@ func (t *telemetry) due(now time.Duration, p *Peer) bool {
 	}
 	t.armed, t.next = true, now+telemetryMinGap-telemetrySlack
 	t.fill(p)
+	t.snd.Set(&t.own) // once for every recipient (issue 16)
 	return true
 }
 
@@ -193,7 +194,7 @@ func (t *telemetry) due(now time.Duration, p *Peer) bool {
 // with this machine's ack of pl's own stream — with inner after it.
 func (t *telemetry) encode(pl *player, inner []byte) []byte {
 	t.buf = beginTelemetry(t.buf[:0], t.ackFor(pl.ID))
-	t.buf = t.snd.Encode(t.buf, int(pl.ID), &t.own)
+	t.buf = t.snd.Next(t.buf, int(pl.ID))
 	t.buf = endTelemetry(t.buf, 0, inner)
 	t.sent++
 	if t.onSend != nil {
@@ -289,7 +290,8 @@ func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) 
 		in = &telemetryIn{rcv: snapshot.NewTelemetryReceiver()}
 		t.in[pl.ID] = in
 	}
-	_, fresh, err := in.rcv.Decode(update)
+	// Apply: the state is built only when the matrix is drawn (State).
+	fresh, err := in.rcv.Apply(update)
 	switch {
 	case errors.Is(err, snapshot.ErrNoBase):
 		// Its base was lost on the way; the ack we carry still names an

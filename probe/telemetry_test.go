@@ -517,6 +517,7 @@ func TestTelemetryLongUpdatesTravelInFragments_Q5(t *testing.T) {
 	}
 	big.SetLinks(links)
 	p1.tm.own = big
+	p1.tm.snd.Set(&p1.tm.own) // as due does once it has filled own
 	msg := p1.tm.encode(p1.players[1], nil)
 	if len(msg) <= 2*netcore.MaxDataPayload {
 		t.Fatalf("the largest update is %d bytes, want more than two datagrams' worth", len(msg))

@@ -192,3 +192,49 @@ func BenchmarkFlate_Q7(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFanOut64 is one update interval of a 64-player LAN session's
+// telemetry, the issue 16 shape: every machine sends its one state (63
+// links) to its 63 receivers, each as a delta against what that receiver
+// acked, and every machine takes in the 63 updates it gets. One op is the
+// whole session's interval; ns/machine is one machine's share of it.
+func BenchmarkFanOut64(b *testing.B) {
+	sc := scenarios[0]
+	sc.players = 64
+	s := newSession(sc, 1)
+	m := newMesh(TelemetryTable(), sc.players, true)
+	for range warmTicks {
+		s.step()
+		if !m.send(s) {
+			b.Fatal("a receiver does not hold the sender's state")
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		s.step()
+		b.StartTimer()
+		m.fanOut(s)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sc.players), "ns/machine")
+}
+
+// fanOut is send as the live peer runs it: the state set once for all
+// receivers, each update taken in without building the state.
+func (m *mesh) fanOut(s *session) {
+	for p := range s.players {
+		m.senders[p].Set(&s.players[p].tel)
+		for q := range s.players {
+			if q == p {
+				continue
+			}
+			m.buf = m.senders[p].Next(m.buf[:0], q)
+			r := m.receivers[q][p]
+			if _, err := r.Apply(m.buf); err != nil {
+				panic(err)
+			}
+			m.senders[p].Acked(q, r.Ack())
+		}
+	}
+}

@@ -23,6 +23,10 @@ type Receiver[S any] struct {
 	scratch, base []uint32
 	newest        uint32
 	state         S
+	// stale: the newest snapshot is not in state yet. Apply leaves it
+	// to State, so a machine that takes in 63 updates between two looks
+	// at its matrix builds each state once, not 63 times (issue 16).
+	stale bool
 }
 
 // NewReceiver returns a receiver for states described by table, holding
@@ -42,37 +46,51 @@ func (r *Receiver[S]) slot(seq uint32) []uint32 { return r.get(int(seq%Ring), r.
 // state as it is and reports false. An update whose base is not held
 // returns ErrNoBase; malformed bytes return another error. On any error
 // nothing changes.
+//
+// Decode is Apply followed by State; Apply alone takes an update in
+// without building the state.
 func (r *Receiver[S]) Decode(b []byte) (*S, bool, error) {
+	fresh, err := r.Apply(b)
+	if err != nil {
+		return nil, false, err
+	}
+	st, _ := r.State()
+	return st, fresh, nil
+}
+
+// Apply takes one update in as Decode does, and reports whether it made
+// the state newer; the state itself is built when State asks for it.
+func (r *Receiver[S]) Apply(b []byte) (bool, error) {
 	if len(b) < HeaderLen {
-		return nil, false, errors.New("snapshot: update shorter than its header")
+		return false, errors.New("snapshot: update shorter than its header")
 	}
 	seq := binary.LittleEndian.Uint32(b)
 	back := uint32(b[4])
 	switch {
 	case seq == 0:
-		return nil, false, errors.New("snapshot: sequence 0")
+		return false, errors.New("snapshot: sequence 0")
 	case back >= Ring:
-		return nil, false, fmt.Errorf("snapshot: base %d updates back, ring holds %d", back, Ring)
+		return false, fmt.Errorf("snapshot: base %d updates back, ring holds %d", back, Ring)
 	case back > seq-1:
-		return nil, false, errors.New("snapshot: base before the first update")
+		return false, errors.New("snapshot: base before the first update")
 	}
 	base := r.zero
 	if back != 0 {
 		bseq := seq - back
 		if r.seq[bseq%Ring] != bseq {
-			return nil, false, ErrNoBase
+			return false, ErrNoBase
 		}
 		base = r.slot(bseq)
 	}
 	rd := bitReader{b: b[HeaderLen:]}
 	if err := r.table.decode(&rd, base, r.scratch); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	if err := rd.done(); err != nil {
-		return nil, false, err
+		return false, err
 	}
 	if seq <= r.newest {
-		return &r.state, false, nil
+		return false, nil
 	}
 	// Keep it. The slot's previous snapshot is Ring or more updates older
 	// than this one, so no base the sender may still use is lost.
@@ -80,8 +98,8 @@ func (r *Receiver[S]) Decode(b []byte) (*S, bool, error) {
 	r.put(i, r.scratch)
 	r.seq[i] = seq
 	r.newest = seq
-	r.table.store(r.scratch, &r.state)
-	return &r.state, true, nil
+	r.stale = true
+	return true, nil
 }
 
 // Ack is the newest sequence held, 0 for none: the value to piggyback on
@@ -89,4 +107,11 @@ func (r *Receiver[S]) Decode(b []byte) (*S, bool, error) {
 func (r *Receiver[S]) Ack() uint32 { return r.newest }
 
 // State returns the current state and whether any update has arrived.
-func (r *Receiver[S]) State() (*S, bool) { return &r.state, r.newest != 0 }
+// The pointer stays valid and is overwritten by later updates.
+func (r *Receiver[S]) State() (*S, bool) {
+	if r.stale {
+		r.table.store(r.slot(r.newest), &r.state)
+		r.stale = false
+	}
+	return &r.state, r.newest != 0
+}

@@ -35,6 +35,22 @@ type Sender[S any] struct {
 	hist    slots
 	histVer [histLen]uint32
 	ver     uint32 // newest version, 0 for none
+
+	// The payloads of the newest version, one per base it was written
+	// against: receivers that acked the same snapshot — most of them, on
+	// a steady LAN — get the same bytes, so a state goes to 63 receivers
+	// in a handful of encodes, not 63 (issue 16). Only the header (the
+	// receiver's own sequence and how far back its base is) differs.
+	memoVer uint32
+	memo    []memoPayload
+	memoBuf []byte
+}
+
+// memoPayload is the newest version's payload against base version base
+// (0: the all-zero baseline), at memoBuf[from:to].
+type memoPayload struct {
+	base     uint32
+	from, to int
 }
 
 // histLen is how many distinct states the sender keeps: a receiver's
@@ -132,15 +148,17 @@ func (s *Sender[S]) ring(receiver int) *sendRing {
 // acked none or that snapshot has left the ring (Q2). Because the base is
 // the last acked snapshot, whatever earlier updates were lost travels again
 // inside this one (Q4). Values above a field's Max are sent as Max.
+//
+// Encode is Set followed by Next; a machine that sends one state to many
+// receivers calls Set once and Next for each.
 func (s *Sender[S]) Encode(dst []byte, receiver int, state *S) []byte {
-	r := s.ring(receiver)
-	seq := r.last + 1
-	base, back := s.zero, uint32(0)
-	if r.acked != 0 && seq-r.acked < Ring && r.seq[r.acked%Ring] == r.acked {
-		if v := r.ver[r.acked%Ring]; s.histVer[v%histLen] == v {
-			base, back = s.hist.get(int(v%histLen), s.base), seq-r.acked
-		}
-	}
+	s.Set(state)
+	return s.Next(dst, receiver)
+}
+
+// Set makes state the one the following Next calls send, until the next
+// Set. The state is read at once; changing it afterwards changes nothing.
+func (s *Sender[S]) Set(state *S) {
 	cur := s.cur
 	s.table.load(state, cur)
 	if s.ver == 0 || !s.hist.equal(int(s.ver%histLen), cur) {
@@ -148,15 +166,53 @@ func (s *Sender[S]) Encode(dst []byte, receiver int, state *S) []byte {
 		s.hist.put(int(s.ver%histLen), cur)
 		s.histVer[s.ver%histLen] = s.ver
 	}
+}
+
+// Next appends to dst the next update for receiver of the state given to
+// the last Set, as Encode describes, and returns the extended slice. Next
+// before any Set is a mistake and panics.
+func (s *Sender[S]) Next(dst []byte, receiver int) []byte {
+	if s.ver == 0 {
+		panic("snapshot: Sender.Next before Set")
+	}
+	r := s.ring(receiver)
+	seq := r.last + 1
+	baseVer, back := uint32(0), uint32(0)
+	if r.acked != 0 && seq-r.acked < Ring && r.seq[r.acked%Ring] == r.acked {
+		if v := r.ver[r.acked%Ring]; s.histVer[v%histLen] == v {
+			baseVer, back = v, seq-r.acked
+		}
+	}
 	r.ver[seq%Ring] = s.ver
 	r.seq[seq%Ring] = seq
 	r.last = seq
 
 	dst = binary.LittleEndian.AppendUint32(dst, seq)
 	dst = append(dst, byte(back))
-	w := bitWriter{buf: dst}
-	s.table.encode(&w, base, cur)
-	return w.flush()
+	return append(dst, s.payload(baseVer)...)
+}
+
+// payload is the newest version written against base version base (0:
+// the all-zero baseline), encoded once per base and version.
+func (s *Sender[S]) payload(base uint32) []byte {
+	if s.memoVer != s.ver {
+		s.memoVer, s.memo, s.memoBuf = s.ver, s.memo[:0], s.memoBuf[:0]
+	}
+	for _, m := range s.memo {
+		if m.base == base {
+			return s.memoBuf[m.from:m.to]
+		}
+	}
+	bv := s.zero
+	if base != 0 {
+		bv = s.hist.get(int(base%histLen), s.base)
+	}
+	from := len(s.memoBuf)
+	w := bitWriter{buf: s.memoBuf}
+	s.table.encode(&w, bv, s.cur) // Set left the newest version in cur
+	s.memoBuf = w.flush()
+	s.memo = append(s.memo, memoPayload{base: base, from: from, to: len(s.memoBuf)})
+	return s.memoBuf[from:]
 }
 
 // Acked records that receiver holds snapshot seq — the value of its
