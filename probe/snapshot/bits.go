@@ -66,9 +66,14 @@ func (r *bitReader) read(n uint) (uint32, error) {
 	return uint32(v), nil
 }
 
+// bit reads one bit: the changed-bits are most of what a decoder reads.
 func (r *bitReader) bit() (bool, error) {
-	v, err := r.read(1)
-	return v == 1, err
+	if r.pos >= len(r.b)*8 {
+		return false, errShort
+	}
+	v := r.b[r.pos>>3] >> (7 - uint(r.pos&7)) & 1
+	r.pos++
+	return v == 1, nil
 }
 
 // done checks that only the zero padding of the last byte is left, so one

@@ -39,6 +39,13 @@ func NewReceiver[S any](table *Table[S]) *Receiver[S] {
 // slot is the snapshot held for seq, full length (in the base scratch).
 func (r *Receiver[S]) slot(seq uint32) []uint32 { return r.get(int(seq%Ring), r.base) }
 
+// held is the snapshot held for seq as kept: its used prefix, zero past
+// the end, read in place (decode takes it so).
+func (r *Receiver[S]) held(seq uint32) []uint32 {
+	i := int(seq % Ring)
+	return r.vals[i*r.width : (i+1)*r.width]
+}
+
 // Decode applies one update. It returns the receiver's current state (the
 // newest snapshot held; the pointer stays valid and is overwritten by
 // later updates) and whether this update made it newer. A late, duplicated
@@ -80,7 +87,7 @@ func (r *Receiver[S]) Apply(b []byte) (bool, error) {
 		if r.seq[bseq%Ring] != bseq {
 			return false, ErrNoBase
 		}
-		base = r.slot(bseq)
+		base = r.held(bseq)
 	}
 	rd := bitReader{b: b[HeaderLen:]}
 	if err := r.table.decode(&rd, base, r.scratch); err != nil {

@@ -201,21 +201,31 @@ func (t *Table[S]) encode(w *bitWriter, base, cur []uint32) {
 }
 
 // decode reads a delta written by encode and applies it to base, leaving
-// the result in out. It accepts only what encode writes — a set
-// changed-bit with an unchanged value, a full value that would have fit
-// the near form, a value above Max, or a changed group with no change in
-// it is an error — so every update has exactly one encoding.
+// the result in out (full length). base may be shorter: a held slot's used
+// prefix, read as zero past its end (slots), so it needs no copy of its
+// own. decode accepts only what encode writes — a set changed-bit with an
+// unchanged value, a full value that would have fit the near form, a
+// value above Max, or a changed group with no change in it is an error —
+// so every update has exactly one encoding.
 func (t *Table[S]) decode(r *bitReader, base, out []uint32) error {
 	copy(out, base)
-	var groups [maxDepth]int32 // open groups whose change is still to be seen
-	open := 0
+	clear(out[min(len(base), len(out)):])
+	// out now holds the whole base, and each field is read before it is
+	// written. A set changed-bit always changes its field (the checks
+	// below), so a group changed nothing exactly when no field inside it
+	// was marked: counting marks is the group check.
+	type openGroup struct {
+		op      int32
+		changes int // marked fields when the group opened
+	}
+	var groups [maxDepth]openGroup // open groups whose change is still to be seen
+	open, changes := 0, 0
 	for i := 0; i < len(t.ops); {
 		o := &t.ops[i]
 		// Close any group whose range ends here.
-		for open > 0 && int32(i) == t.ops[groups[open-1]].next {
-			g := &t.ops[groups[open-1]]
-			if slices.Equal(base[g.lo:g.hi], out[g.lo:g.hi]) {
-				return fmt.Errorf("snapshot: group at field %d marked changed but nothing changed", g.lo)
+		for open > 0 && int32(i) == t.ops[groups[open-1].op].next {
+			if g := groups[open-1]; g.changes == changes {
+				return fmt.Errorf("snapshot: group at field %d marked changed but nothing changed", t.ops[g.op].lo)
 			}
 			open--
 		}
@@ -228,7 +238,7 @@ func (t *Table[S]) decode(r *bitReader, base, out []uint32) error {
 				i = int(o.next)
 				continue
 			}
-			groups[open] = int32(i)
+			groups[open] = openGroup{int32(i), changes}
 			open++
 			i++
 			continue
@@ -237,7 +247,8 @@ func (t *Table[S]) decode(r *bitReader, base, out []uint32) error {
 		if !changed {
 			continue
 		}
-		b := base[o.field]
+		changes++
+		b := out[o.field]
 		var v uint32
 		near := false
 		if o.near > 0 {
@@ -272,9 +283,8 @@ func (t *Table[S]) decode(r *bitReader, base, out []uint32) error {
 		out[o.field] = v
 	}
 	for ; open > 0; open-- {
-		g := &t.ops[groups[open-1]]
-		if slices.Equal(base[g.lo:g.hi], out[g.lo:g.hi]) {
-			return fmt.Errorf("snapshot: group at field %d marked changed but nothing changed", g.lo)
+		if g := groups[open-1]; g.changes == changes {
+			return fmt.Errorf("snapshot: group at field %d marked changed but nothing changed", t.ops[g.op].lo)
 		}
 	}
 	return nil
