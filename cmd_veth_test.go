@@ -36,7 +36,9 @@ func pingAvg(t *testing.T, ns, addr string, count int, interval string) float64 
 
 // A live host and join in two network namespaces joined by one veth pair,
 // ICMP ping on the same path in the same run (issue 16, T2/T3): the link's
-// final SRTT against ping's average.
+// final SRTT against ping's average, and against a bare UDP echo of the
+// same run (veth_echo_linux_test.go) — what any answer from user space
+// costs on this path.
 //
 // The issue's acceptance is SRTT ≤ ping average + 50 µs. That is a timing
 // target, and timing is not a pass/fail test on a shared 2-core machine
