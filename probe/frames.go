@@ -158,7 +158,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 // schedule starts again from now: a lockstep game does not race to make
 // up frames it lost.
 func nextFrameDue(due, now, step, wait time.Duration) time.Duration {
-	if wait == 0 && now >= due && now-due < step {
+	if wait == 0 && now-due < step {
 		return due + step
 	}
 	return max(due, now) + step

@@ -7,15 +7,20 @@ import (
 )
 
 // TestSetNextMatchesEncode: a state set once and sent to many receivers
-// with Next (each payload written once per base, issue 16) is, byte for
-// byte, what Encode writes for each receiver on its own — across receivers
-// that ack every update, some, or none (Q2, Q4), and states that change
-// or stay.
+// with Next (each payload written once per base and shared by receivers
+// on that base, issue 16) is, byte for byte, what a sender of its own for
+// each receiver writes with Encode — where no payload is ever shared —
+// across receivers that ack every update, some, or none (Q2, Q4), and
+// states that change or stay.
 func TestSetNextMatchesEncode(t *testing.T) {
 	tb := TelemetryTable()
 	rng := rand.New(rand.NewPCG(16, 64))
 	const receivers = 9
-	alone, shared := NewSender(tb), NewSender(tb)
+	shared := NewSender(tb)
+	alone := make([]*Sender[Telemetry], receivers)
+	for q := range alone {
+		alone[q] = NewSender(tb)
+	}
 	rcvA := make([]*Receiver[Telemetry], receivers)
 	rcvS := make([]*Receiver[Telemetry], receivers)
 	for q := range receivers {
@@ -34,7 +39,7 @@ func TestSetNextMatchesEncode(t *testing.T) {
 		}
 		shared.Set(&st)
 		for q := range receivers {
-			a = alone.Encode(a[:0], q, &st)
+			a = alone[q].Encode(a[:0], q, &st)
 			s = shared.Next(s[:0], q)
 			if !bytes.Equal(a, s) {
 				t.Fatalf("tick %d, receiver %d: Next wrote %x, Encode %x", tick, q, s, a)
@@ -50,7 +55,7 @@ func TestSetNextMatchesEncode(t *testing.T) {
 				t.Fatalf("tick %d, receiver %d: decoded state is not the one set", tick, q)
 			}
 			if rng.IntN(receivers) < q {
-				alone.Acked(q, rcvA[q].Ack())
+				alone[q].Acked(q, rcvA[q].Ack())
 				shared.Acked(q, rcvS[q].Ack())
 			}
 		}
