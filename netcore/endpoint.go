@@ -87,6 +87,12 @@ type Config struct {
 	// own links would never be measured; a player's links are measured by
 	// its frame packets alone, as the seed has it (T2, S8).
 	KeepAliveSamples bool
+	// NewSource hears of a datagram that carries the session's token and
+	// a linked peer's ID, authenticates (with a key) and decodes, but
+	// came from another address than the link's. The datagram itself is
+	// dropped and counted as Sender; n is its size. nil: dropped alone.
+	// It may send on the transport, but not call Receive or Tick.
+	NewSource func(now time.Duration, peer PeerID, from netip.AddrPort, n int)
 }
 
 // DeliverFunc receives one whole message: ch is the channel it came on,

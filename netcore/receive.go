@@ -40,8 +40,19 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 		return
 	}
 	l := e.links[h.Sender]
-	if l == nil || l.addr != from {
+	if l == nil {
 		e.rejected.Sender++
+		return
+	}
+	if l.addr != from {
+		// Never delivered: a link moves only after its new address
+		// answers a check (the session's path verification). An authentic
+		// datagram from elsewhere is only news that the peer's address may
+		// have changed (a NAT rebinding).
+		e.rejected.Sender++
+		if e.cfg.NewSource != nil && e.authentic(l, h, datagram) {
+			e.cfg.NewSource(now, h.Sender, from, len(datagram))
+		}
 		return
 	}
 	body, ok := e.open(l, h, datagram)
@@ -121,6 +132,47 @@ func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
 	o.window.mark(ctr)
 	l.open = o // lock onto the first instance that authenticated
 	return body, true
+}
+
+// authentic reports whether d would pass open and validateBody on link l,
+// without marking its counter as seen or locking the link onto a sealing
+// instance: the datagram is not taken, so it must leave no trace on the
+// link (the same datagram from the link's own address is still fresh).
+func (e *Endpoint) authentic(l *link, h Header, d []byte) bool {
+	sealed := h.Flags&FlagSealed != 0
+	var body []byte
+	if e.sealer == nil {
+		if sealed {
+			return false
+		}
+		body = d[HeaderLen:]
+	} else {
+		if !sealed {
+			return false
+		}
+		inst, ctr, _, err := sealedParts(d)
+		if err != nil {
+			return false
+		}
+		o := l.open
+		if o != nil && o.instance != inst {
+			return false
+		}
+		if o == nil {
+			aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
+			if err != nil {
+				return false
+			}
+			o = &opener{aead: aead, instance: inst}
+		}
+		if !o.window.fresh(ctr) {
+			return false
+		}
+		if body, err = o.open(e.rx[:], d, ctr); err != nil {
+			return false
+		}
+	}
+	return validateBody(h.Channel, body) == nil
 }
 
 // validateBody decodes every known record so that a malformed datagram is

@@ -211,6 +211,9 @@ type RejectedCounts struct {
 	Handshake uint64 `json:"handshake"`
 	Lobby     uint64 `json:"lobby"`
 	Frame     uint64 `json:"frame"`
+	// Path: checks and relay frames that would have moved a link to an
+	// address that never answered a check of this machine's.
+	Path uint64 `json:"path"`
 	// Implausible: a link report claiming more than was sent (netcore), a
 	// frame packet or command out of bounds, a timing event or removal
 	// from a machine that may not issue it (Peer.Implausible).
@@ -219,7 +222,7 @@ type RejectedCounts struct {
 
 // Sum sets Total from the other counts.
 func (r *RejectedCounts) Sum() {
-	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame + r.Implausible
+	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame + r.Path + r.Implausible
 }
 
 // ProcessStats is what a live process spent: CPU time against wall time,

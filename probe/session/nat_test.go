@@ -32,6 +32,17 @@ type natKey struct {
 type natMap struct {
 	node    *simnet.Node
 	allowed map[netip.AddrPort]bool
+	dead    bool // the router forgot it (rebind)
+}
+
+// rebind forgets every mapping, as a router does when its conntrack
+// table is flushed or it restarts: the inside machines' next datagrams
+// leave from new public ports, and nothing reaches them at the old ones.
+func (n *testNAT) rebind() {
+	for _, mp := range n.maps {
+		mp.dead = true
+	}
+	n.maps = map[natKey]*natMap{}
 }
 
 func (w *world) nat(pub string, random bool) *testNAT {
@@ -57,7 +68,7 @@ func (s natSide) Send(to netip.AddrPort, p []byte) error {
 		mp = &natMap{allowed: map[netip.AddrPort]bool{}}
 		m := s.m
 		mp.node = s.n.w.net.Attach(netip.AddrPortFrom(s.n.pub, s.n.nextPort), func(now time.Duration, from netip.AddrPort, p []byte) {
-			if !mp.allowed[from] || m.h.Stopped() || m.s == nil {
+			if mp.dead || !mp.allowed[from] || m.h.Stopped() || m.s == nil {
 				return // conntrack: no flow from this address
 			}
 			m.s.Receive(now, from, p)

@@ -124,7 +124,13 @@ func (s *Session) onRelayFrame(now time.Duration, from netip.AddrPort, p []byte)
 		s.rejected.Lobby++
 		return
 	}
-	if m.path.state != PathRelayed && !s.controlling(m) {
+	switch {
+	case m.path.state == PathDirect:
+		// A pair with a direct path never falls back on a relay frame: it
+		// moves only through a verified check.
+		s.rejected.Path++
+		return
+	case m.path.state != PathRelayed && !s.controlling(m):
 		// The controlling side gave up on a direct path: follow it.
 		s.usePath(now, m, PathRelayed, relayAddr(m.ID))
 	}

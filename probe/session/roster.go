@@ -81,10 +81,20 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		if m == nil {
 			m = &member{lastHeard: now}
 		}
-		if m.path.state == PathDirect || m.path.state == PathRelayed {
+		m.path.hostSeen = addr
+		var moved netip.AddrPort
+		switch {
+		case m.path.state == PathDirect || m.path.state == PathRelayed:
 			addr = m.Addr // the pair found its own path (punch.go)
+		case m.linked && m.Addr.IsValid() && addr != m.Addr:
+			// A live link moves only to an address that answered a check
+			// of this machine's (punch.go): check the new one first.
+			moved, addr = addr, m.Addr
 		}
 		m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
+		if moved.IsValid() {
+			s.probePath(now, m, moved)
+		}
 		m.late = e.Late
 		keep[e.ID] = true
 		list = append(list, m)

@@ -300,6 +300,7 @@ type held struct {
 type Rejected struct {
 	Handshake uint64 // handshake records out of place, too small to answer, or with a bad cookie
 	Lobby     uint64 // lobby messages that did not decode or came from the wrong machine
+	Path      uint64 // checks and relay frames that would move a link without a verified path
 }
 
 // NewHost starts a session on tr: the host is seated first and is the master
@@ -416,6 +417,7 @@ func (s *Session) newEndpoint(self netcore.PeerID, token uint64) error {
 	nc.Key = s.cfg.Key
 	nc.Logger = s.log
 	nc.Handshake = s.handshake
+	nc.NewSource = s.onNewSource
 	// An observer sends no game commands: its keep-alives' replies are
 	// what measures its links (an observer's keep-alive is unnumbered, L2).
 	nc.KeepAliveSamples = s.role == RoleObserver
