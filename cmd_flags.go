@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lagscope/lagscope/config"
+	"github.com/lagscope/lagscope/metrics"
 	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
@@ -133,13 +134,16 @@ func (lf *liveFlags) keyBytes() []byte {
 	return []byte(lf.key)
 }
 
+// newMetrics is the exporter behind --metrics.
+func newMetrics(session string) (live.MetricsExporter, error) { return metrics.New(session) }
+
 // runConfig is the live run the shared flags ask for. The TUI shows the
 // updates when stdout is a terminal and --json is not set; NDJSON goes to
 // stdout otherwise.
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
-		Alerts: lf.alerts}
+		Alerts: lf.alerts, NewMetrics: newMetrics}
 	if !lf.asJSON && stdoutIsTerminal(stdout) {
 		theme, bell := lf.theme, lf.bell
 		// q restores the terminal at once (issue 16): the UI waits for the

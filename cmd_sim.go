@@ -45,7 +45,8 @@ func init() {
 					if err != nil {
 						return fail(stderr, "sim", usagef("--record: %v", err))
 					}
-					opt = record.SimOptions(rec)
+					r := record.NewSimRecorder(rec)
+					opt = sim.Options{OnLine: r.Line, OnView: r.View, OnCommand: r.Command}
 				}
 				_, err = sim.RunWith(sc, stdout, opt)
 				if rec != nil {

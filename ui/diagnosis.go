@@ -8,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/units"
 )
 
 // diagnosisPane is the Diagnosis view (issue 13): the verdict, each
@@ -227,7 +227,7 @@ func fmtWaitNaN(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		return unknown
 	}
-	return fmtWait(netcore.FromMillis(v))
+	return fmtWait(units.FromMillis(v))
 }
 
 // fmtMsNaN writes milliseconds, NaN as unknown.

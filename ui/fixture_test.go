@@ -4,10 +4,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // The fixture is a scripted session seen from alice, built by hand so the
@@ -25,7 +25,7 @@ const fixtureSeconds = 100
 func ptr[T any](v T) *T { return &v }
 
 // msd is a fixture's milliseconds as the View's duration.
-func msd(v float64) time.Duration { return netcore.FromMillis(v) }
+func msd(v float64) time.Duration { return units.FromMillis(v) }
 
 func fixtureLink(peer string, t int) probe.LinkView {
 	ts := float64(t)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/textsafe"
+	"github.com/lagscope/lagscope/units"
 )
 
 // unknown is how every value that is not known is written (L3): never 0.
@@ -22,7 +22,7 @@ func fmtMs(d time.Duration, known bool) string {
 	if !known {
 		return unknown
 	}
-	return fmtMsVal(netcore.Millis(d))
+	return fmtMsVal(units.Millis(d))
 }
 
 func fmtMsVal(v float64) string { return string(appendMsVal(nil, v)) }
@@ -30,7 +30,7 @@ func fmtMsVal(v float64) string { return string(appendMsVal(nil, v)) }
 // The append forms write into a buffer the caller keeps, so the link
 // table's numbers cost no allocation (issue 16); the fmt forms are them.
 
-func appendMs(dst []byte, d time.Duration) []byte { return appendMsVal(dst, netcore.Millis(d)) }
+func appendMs(dst []byte, d time.Duration) []byte { return appendMsVal(dst, units.Millis(d)) }
 
 func appendMsVal(dst []byte, v float64) []byte {
 	switch {
@@ -46,7 +46,7 @@ func appendMsVal(dst []byte, v float64) []byte {
 func fmtSec(d time.Duration) string { return string(appendSec(nil, d)) }
 
 func appendSec(dst []byte, d time.Duration) []byte {
-	v := netcore.Millis(d)
+	v := units.Millis(d)
 	if v < 10000 {
 		return append(strconv.AppendFloat(dst, v/1000, 'f', 1, 64), 's')
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // The admin's matrix (issue 7): every player to every player, each cell
@@ -141,7 +141,7 @@ func worstPair(mv *probe.MatrixView, fps int) (string, string) {
 			if l.Observer {
 				continue
 			}
-			v, ok := netcore.Millis(l.SRTT), l.RTTKnown
+			v, ok := units.Millis(l.SRTT), l.RTTKnown
 			if !ok {
 				v = 0
 			}

@@ -3,8 +3,8 @@ package ui
 import (
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/units"
 )
 
 // interval is the width of one column of the charts and lanes, and of one
@@ -68,13 +68,13 @@ func msOf(d time.Duration, known bool) (float64, bool) {
 	if !known {
 		return 0, false
 	}
-	return netcore.Millis(d), true
+	return units.Millis(d), true
 }
 
 func (h *linkHist) observe(at time.Duration, lv probe.LinkView) {
 	s := sample{bucket: int64(at / interval)}
 	s.srtt, s.hasSRTT = msOf(lv.SRTT, lv.RTTKnown)
-	s.rto, s.hasRTO = netcore.Millis(lv.RTO), true
+	s.rto, s.hasRTO = units.Millis(lv.RTO), true
 	s.sent, s.retx, s.exp, s.miss, s.hasOwn = lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing, lv.LossKnown
 	s.peerExp, s.peerMiss, s.hasPeer = lv.PeerExpected, lv.PeerMissing, lv.PeerKnown
 	s.bad = lv.Bad || lv.State == probe.LinkBad
@@ -260,7 +260,7 @@ func (s *session) take(v probe.View) {
 func (s *session) event(at time.Duration, self string, e probe.Event) {
 	h := probe.Head(e)
 	if h.TMs != nil {
-		at = netcore.FromMillis(*h.TMs)
+		at = units.FromMillis(*h.TMs)
 	}
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 	"strconv"
 	"strings"
 
@@ -117,9 +117,9 @@ func sortValue(h *linkHist, k sortKey) (float64, bool) {
 	case sortRTTVAR:
 		return msOf(h.last.RTTVAR, h.last.RTTKnown)
 	case sortRTO:
-		return netcore.Millis(h.last.RTO), true
+		return units.Millis(h.last.RTO), true
 	case sortConn:
-		return netcore.Millis(h.last.ConnTimeout), true
+		return units.Millis(h.last.ConnTimeout), true
 	case sortResend:
 		s := h.windowShares().resend
 		return s.v, s.ok

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lagscope/lagscope/metrics"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/record"
@@ -34,7 +33,7 @@ type outputs struct {
 	recTemp bool
 	report  *os.File
 	mlisten net.Listener
-	exp     atomic.Pointer[metrics.Exporter]
+	exp     atomic.Pointer[MetricsExporter]
 	expMu   sync.Mutex // one goroutine makes the exporter
 	started time.Time
 }
@@ -328,16 +327,21 @@ func (out *outputs) observeMetrics(u probe.Update) error {
 		}
 		out.expMu.Lock()
 		if e = out.exp.Load(); e == nil {
-			var err error
-			if e, err = metrics.New(u.View.Session); err != nil {
+			if out.cfg.NewMetrics == nil {
+				out.expMu.Unlock()
+				return fmt.Errorf("--metrics: no exporter")
+			}
+			x, err := out.cfg.NewMetrics(u.View.Session)
+			if err != nil {
 				out.expMu.Unlock()
 				return fmt.Errorf("--metrics: %w", err)
 			}
+			e = &x
 			out.exp.Store(e)
 		}
 		out.expMu.Unlock()
 	}
-	e.Observe(u)
+	(*e).Observe(u)
 	return nil
 }
 
@@ -352,7 +356,7 @@ func (out *outputs) metricsHandler() http.Handler {
 			http.Error(w, "lagscope: not in a session yet", http.StatusServiceUnavailable)
 			return
 		}
-		e.Handler().ServeHTTP(w, r)
+		(*e).Handler().ServeHTTP(w, r)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"syscall"
 	"time"
@@ -32,7 +33,11 @@ type RunConfig struct {
 	Record   string        // recording path, "" for none
 	Report   string        // report path, "" for none
 	Metrics  string        // metrics listen address, "" for none
-	LogFile  string        // debug log path, "" for none
+	// NewMetrics makes the exporter the metrics listener serves, once the
+	// session's name is known. The command wires it, so the live driver
+	// does not depend on the exporter; with Metrics set it is required.
+	NewMetrics func(session string) (MetricsExporter, error)
+	LogFile    string // debug log path, "" for none
 	// Stdout gets NDJSON when Front is nil.
 	Stdout io.Writer
 	// Front, when set, shows the updates instead of NDJSON (the TUI); an
@@ -45,6 +50,13 @@ type RunConfig struct {
 	// machine is in a session (hosting, or welcomed by the host): the
 	// command remembers the host then (the config file's last_host).
 	Joined func()
+}
+
+// MetricsExporter is what the metrics listener needs of an exporter: it
+// takes every update and serves the scrape endpoint.
+type MetricsExporter interface {
+	Observe(u probe.Update)
+	Handler() http.Handler
 }
 
 // FlagError is a flag whose file, address or value cannot be used: the

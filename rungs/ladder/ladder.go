@@ -15,8 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // ParseRTT reads a round trip. A number without a unit is milliseconds,
@@ -60,7 +60,7 @@ func parseRTTUnbounded(s string) (time.Duration, error) {
 }
 
 // msText writes a duration as milliseconds, with as many decimals as it has.
-func msText(d time.Duration) string { return strconv.FormatFloat(netcore.Millis(d), 'f', -1, 64) }
+func msText(d time.Duration) string { return strconv.FormatFloat(units.Millis(d), 'f', -1, 64) }
 
 // describe is "rung 2 (2/6), Fast", with the extended look-ahead named.
 func describe(t rungs.Timing) string {
@@ -123,10 +123,10 @@ func WriteJSON(w io.Writer, rtt time.Duration, fps int) error {
 	h := rungs.WithHeadroom(rtt)
 	th := rungs.Need(h, fps)
 	return writeJSON(w, answer{
-		RTTMS: netcore.Millis(rtt), FPS: fps, OneWayFrames: rungs.OneWayFrames(rtt, fps),
+		RTTMS: units.Millis(rtt), FPS: fps, OneWayFrames: rungs.OneWayFrames(rtt, fps),
 		Rung: t.Rung(), SendPeriod: t.SendPeriod, LookAhead: t.LookAhead, Tier: t.Tier().String(), Extended: t.Extended(),
 		Headroom: &headroomJSON{
-			RTTMS: netcore.Millis(h), OneWayFrames: rungs.OneWayFrames(h, fps),
+			RTTMS: units.Millis(h), OneWayFrames: rungs.OneWayFrames(h, fps),
 			Rung: th.Rung(), SendPeriod: th.SendPeriod, LookAhead: th.LookAhead, Tier: th.Tier().String(), Extended: th.Extended(),
 		},
 	})
@@ -168,7 +168,7 @@ func WriteTableJSON(w io.Writer, fps int) error {
 	for _, t := range timings() {
 		rows = append(rows, row{
 			Rung: t.Rung(), SendPeriod: t.SendPeriod, LookAhead: t.LookAhead, Tier: t.Tier().String(),
-			Extended: t.Extended(), FPS: fps, MaxOneWayFrames: t.Covers(), MaxRTTMS: netcore.Millis(t.MaxRTT(fps)),
+			Extended: t.Extended(), FPS: fps, MaxOneWayFrames: t.Covers(), MaxRTTMS: units.Millis(t.MaxRTT(fps)),
 		})
 	}
 	return writeJSON(w, rows)
@@ -205,7 +205,7 @@ func WriteTable(w io.Writer, fps int, rtt time.Duration, hasRTT bool) error {
 		if t.Extended() {
 			rung += " ext"
 		}
-		covered := math.Floor(netcore.Millis(t.MaxRTT(fps))*10) / 10
+		covered := math.Floor(units.Millis(t.MaxRTT(fps))*10) / 10
 		line := fmt.Sprintf("%s\t%v\t%v\t%d frames\t%s ms", rung, t, t.Tier(), t.Covers(), strconv.FormatFloat(covered, 'f', -1, 64))
 		if m := marks[t]; len(m) > 0 {
 			line += "\t← " + strings.Join(m, "; ")

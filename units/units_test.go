@@ -1,4 +1,4 @@
-package netcore
+package units
 
 import (
 	"testing"

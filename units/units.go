@@ -1,0 +1,24 @@
+// Package units converts between durations and the milliseconds people
+// read link timings in: the unit the NDJSON output, the scenarios, the
+// reports and the screens write times in. It imports nothing of ours, so
+// every layer may use it.
+package units
+
+import (
+	"math"
+	"time"
+)
+
+// Millis is d in milliseconds, fractions kept: the unit the NDJSON output,
+// the scenarios and the reports write times in, because people read link
+// timings in ms. It is the one conversion from a Duration to ms in the
+// tree; FromMillis is its inverse.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// FromMillis is the Duration of ms milliseconds, rounded to the nanosecond:
+// for any duration under a few days FromMillis(Millis(d)) == d, so a View
+// read back from a recording is the View that was written, and a scenario's
+// 1.001 ms is 1001000 ns, not the 1000999 ns a truncated float product gives.
+func FromMillis(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}
