@@ -1,0 +1,108 @@
+package housetest
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// history matches what narrates the project's history or points at files
+// a reader of the repository does not have: issue and session numbers,
+// the planning documents, the seeds. Requirement numbers (T/S/L/Q, defined
+// in docs/requirements.md) are the project's vocabulary and do not match.
+var history = regexp.MustCompile(`(?i)issue #?[0-9]|session [0-9]+\b|(CONTRACTS|SPEC|DESIGN|STYLE)\.md|seed 0{2}`)
+
+// root is the module's root: the nearest directory above the test's with
+// a go.mod.
+func root(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test")
+		}
+		dir = up
+	}
+}
+
+// proseAndCode lists the files the rule holds for: every Go file, the
+// README and docs/, outside testdata (goldens carry what programs print,
+// a session's id among it) and hidden directories.
+func proseAndCode(t *testing.T, top string) []string {
+	var out []string
+	err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(top, path)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(rel, ".go") || rel == "README.md" || strings.HasPrefix(rel, "docs"+string(filepath.Separator)) {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCommentsExplainNotNarrate fails on every line of code, test or doc
+// that names an issue or a session, or a planning file that is not in the
+// repository.
+func TestCommentsExplainNotNarrate(t *testing.T) {
+	top := root(t)
+	files := proseAndCode(t, top)
+	if len(files) < 50 {
+		t.Fatalf("found %d files under %s: the walk is not where the code is", len(files), top)
+	}
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(top, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := history.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q narrates history or names a file outside the repository: %s", rel, i+1, m, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// mdLink is a relative Markdown link's target, without its #anchor.
+var mdLink = regexp.MustCompile(`\]\(([^)#:\s]+)(#[^)]*)?\)`)
+
+// TestDocLinksResolve fails on a link in the README or docs/ to a file
+// the repository does not have.
+func TestDocLinksResolve(t *testing.T) {
+	top := root(t)
+	for _, rel := range proseAndCode(t, top) {
+		if !strings.HasSuffix(rel, ".md") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(top, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target := filepath.Join(top, filepath.Dir(rel), m[1])
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links to %s, which the repository does not have", rel, m[1])
+			}
+		}
+	}
+}
