@@ -216,7 +216,8 @@ type RejectedCounts struct {
 	Path uint64 `json:"path"`
 	// Implausible: a link report claiming more than was sent (netcore), a
 	// frame packet or command out of bounds, a timing event or removal
-	// from a machine that may not issue it (Peer.Implausible).
+	// from a machine that may not issue it, a timing event whose target
+	// is not a valid timing (Peer.Implausible).
 	Implausible uint64 `json:"implausible"`
 }
 

@@ -31,12 +31,12 @@ const maxLead = rungs.MaxLookAhead + rungs.Rungs
 // cap, S17): no machine's frame count grows faster.
 const maxFPS = 1000
 
-// Implausible counts what this machine refused from its peers as
-// impossible for a conforming peer: frame packets whose frame or
-// completeness lies beyond reach, commands on the wrong channel or with
-// out-of-range fields, timing events from a machine that is not the
-// master and removals from a machine that may not issue them. None of it
-// took effect.
+// Implausible counts what this machine refused as impossible for a
+// conforming peer: frame packets whose frame or completeness lies beyond
+// reach, commands on the wrong channel or with out-of-range fields, timing
+// events from a machine that is not the master or with a target that is
+// not a valid timing (the master counts its own such event too), and
+// removals from a machine that may not issue them. None of it took effect.
 func (p *Peer) Implausible() uint64 { return p.implausible }
 
 // frameCeiling is the highest frame a peer's packet can say its sender is
@@ -76,14 +76,19 @@ func (p *Peer) plausiblePacket(now time.Duration, ch netcore.Channel, pk *frameP
 // removal's last frame is the frame it executes on (a player quitting) or
 // what the remover holds of the silent player (checkDrops), which is at
 // most maxLead past a frame the remover promised — and the removal's own
-// frame is past its promise.
+// frame is past its promise. A timing event is checked for its size only:
+// its values are judged where it executes (mayExecute), because the master
+// executes its own events without this check, and a packet refused here on
+// the other machines alone would leave them out of step with it.
 func plausiblePayload(c Command) bool {
 	var err error
 	switch c.Type {
 	case CmdNetworkReport:
 		_, err = decodeReport(c.Payload)
 	case CmdTiming:
-		_, err = decodeTiming(c.Payload)
+		if len(c.Payload) != timingLen {
+			return false
+		}
 	case CmdGameSpeed:
 		_, err = decodeSpeed(c.Payload)
 	case CmdRemove:
@@ -120,15 +125,19 @@ func (p *Peer) mayHoldRemoval(from, target *player) bool {
 }
 
 // mayExecute is judged on execution, in the same state on every machine:
-// a timing event executes only from the master (S12, S16); a removal only
-// from the player itself, the master, or — the master being the one
-// removed — the first other seated player, which the drop-timeout rule
-// names. A refused command is left out of the checksum, so a forgery that
-// reached one machine leaves it in step with the rest.
+// a timing event executes only from the master (S12, S16) and only with a
+// valid target and frame rate (decodeTiming: rungs.Timing.Valid, 1..1000
+// fps), so an invalid one — 3/7, 1/1, 0/0 — is refused on every machine on
+// the frame it was due, the master's own included; a removal only from the
+// player itself, the master, or — the master being the one removed — the
+// first other seated player, which the drop-timeout rule names. A refused
+// command is left out of the checksum, so a forgery that reached one
+// machine leaves it in step with the rest.
 func (p *Peer) mayExecute(from *player, c Command) bool {
 	switch c.Type {
 	case CmdTiming:
-		return from == p.masterP
+		_, err := decodeTiming(c.Payload)
+		return from == p.masterP && err == nil
 	case CmdRemove:
 		r, err := decodeRemove(c.Payload)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/lagscope/lagscope/rungs"
 )
 
 // Command types. These are the network event IDs of S19: they travel inside
@@ -197,6 +199,9 @@ func decodeReport(b []byte) (reportPayload, error) {
 	}, nil
 }
 
+// timingLen is the size of a timing event's payload.
+const timingLen = 11
+
 // timingPayload is a timing event (S12, S15).
 type timingPayload struct {
 	Decided    int32 // the evaluation frame
@@ -206,8 +211,13 @@ type timingPayload struct {
 	Reason     uint8
 }
 
+// target is the timing the event asks for.
+func (t timingPayload) target() rungs.Timing {
+	return rungs.Timing{SendPeriod: int(t.SendPeriod), LookAhead: int(t.LookAhead)}
+}
+
 func (t timingPayload) bytes() []byte {
-	b := make([]byte, 0, 11)
+	b := make([]byte, 0, timingLen)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t.Decided))
 	b = binary.LittleEndian.AppendUint16(b, t.SendPeriod)
 	b = binary.LittleEndian.AppendUint16(b, t.LookAhead)
@@ -215,8 +225,12 @@ func (t timingPayload) bytes() []byte {
 	return append(b, t.Reason)
 }
 
+// decodeTiming reads a timing event and refuses one that no conforming
+// master sends: a target that is not a valid timing (rungs.Timing.Valid: a
+// send period of 1..10 and a look-ahead of whole send periods from its
+// rung's up to 250) or a frame rate outside 1..1000.
 func decodeTiming(b []byte) (timingPayload, error) {
-	if len(b) != 11 {
+	if len(b) != timingLen {
 		return timingPayload{}, errors.New("probe: timing payload must be 11 bytes")
 	}
 	t := timingPayload{
@@ -226,7 +240,7 @@ func decodeTiming(b []byte) (timingPayload, error) {
 		FPS:        binary.LittleEndian.Uint16(b[8:]),
 		Reason:     b[10],
 	}
-	if t.SendPeriod < 1 || t.SendPeriod > 10 || t.LookAhead < 1 || t.LookAhead > 250 || t.FPS < 1 || t.FPS > 1000 {
+	if !t.target().Valid() || t.FPS < 1 || t.FPS > maxFPS {
 		return t, errors.New("probe: timing out of range")
 	}
 	return t, nil

@@ -11,7 +11,9 @@
 //     rung N = N/3N (rung 1 = 1/4), one-way frames rounded up with integer
 //     arithmetic, the extended look-ahead past rung 10 up to 10/250, headroom
 //     (×1.25), tiers and "a look-ahead longer than its rung normally uses reads
-//     as Bad".
+//     as Bad"; which timings are valid (Valid for an event's target,
+//     ValidInForce for what a Schedule holds), and TierUnknown, "—", for any
+//     other.
 //   - Record (S5–S8): every player's latest report, expiry after 512 frames,
 //     the players seated at game start, removal, and the forced 10/250 rule.
 //   - Master (S9–S11, S15, S16): the evaluator. Initial target or the 3/9

@@ -49,12 +49,48 @@ func RungTiming(n int) Timing {
 
 func clampRung(n int) int { return min(max(n, 1), Rungs) }
 
-// Valid reports whether t is a timing a session can run at: a send period of
-// 1 to 10 frames and a look-ahead of at least one send period and at most
-// 250 frames. Decoders of timing events should reject anything else.
+// Valid reports whether t is a timing a timing event may carry (S1–S4): a
+// send period of 1 to 10 frames and a look-ahead that is a whole number of
+// send periods, at least its rung's (4 for rung 1, 3N for rung N) and at
+// most 250 frames. For send period 10 that is 10/30 and the extended
+// look-aheads in steps of 10 up to 10/250. A staged decrease's steps (9/63
+// on the way from 10/70 to 9/27) are valid too. Decoders and the execution
+// of timing events refuse anything else.
 func (t Timing) Valid() bool {
-	return t.SendPeriod >= 1 && t.SendPeriod <= Rungs && t.LookAhead >= t.SendPeriod && t.LookAhead <= MaxLookAhead
+	return t.shaped() && t.LookAhead <= MaxLookAhead
 }
+
+// ValidInForce reports whether t is a timing a Schedule can hold in force:
+// a Valid timing, or one whose look-ahead passes 250 only by the rounding up
+// to whole new send periods that a change to a longer send period makes
+// (Schedule.Change). From 10/250 a decrease to 7/21 holds 7/245, and a
+// change to 9/27 that executes before its first step holds 9/252: the
+// look-ahead never shortens before the commands scheduled under it have
+// come due. Such a timing is never the target of an event.
+func (t Timing) ValidInForce() bool {
+	return t.shaped() && t.LookAhead <= maxInForce[t.SendPeriod]
+}
+
+// shaped reports whether t has a send period of 1 to 10 and a look-ahead
+// that is a whole number of send periods, at least its rung's.
+func (t Timing) shaped() bool {
+	return t.SendPeriod >= 1 && t.SendPeriod <= Rungs && t.LookAhead%t.SendPeriod == 0 &&
+		t.LookAhead >= RungTiming(t.SendPeriod).LookAhead
+}
+
+// maxInForce is, by send period, the longest look-ahead a Schedule can hold
+// in force: the longest valid one, or the longest of a shorter send period
+// rounded up to whole periods of this one, whichever is longer (270 for
+// send periods 9 and 10, reached from 1/250 through every longer period).
+var maxInForce = func() (m [Rungs + 1]int) {
+	for p := 1; p <= Rungs; p++ {
+		m[p] = MaxLookAhead / p * p
+		for q := 1; q < p; q++ {
+			m[p] = max(m[p], roundUp(m[q], p))
+		}
+	}
+	return m
+}()
 
 // sane holds a send period to at least one frame, so that arithmetic on
 // send frames never divides by zero, whatever a caller passes in.
@@ -109,8 +145,13 @@ func cmpInt(a, b int) int {
 	return 0
 }
 
-// Tier is the connection quality a timing reads as (S17).
+// Tier is the connection quality a timing reads as (S17). A timing no
+// Schedule can hold in force (!ValidInForce: 0/0, 3/7, 1/1, …) reads as no
+// tier at all, TierUnknown, never as the tier its clamped rung has.
 func (t Timing) Tier() Tier {
+	if !t.ValidInForce() {
+		return TierUnknown
+	}
 	if t.Extended() {
 		return Bad
 	}
@@ -118,8 +159,12 @@ func (t Timing) Tier() Tier {
 }
 
 // Label is the text beside the options dialog's Connection slider, e.g.
-// "Fast (rung 2)" (S17).
+// "Fast (rung 2)" (S17). A timing with no tier is labelled "—" alone: it has
+// no rung either.
 func (t Timing) Label() string {
+	if t.Tier() == TierUnknown {
+		return TierUnknown.String()
+	}
 	return t.Tier().String() + " (rung " + strconv.Itoa(t.Rung()) + ")"
 }
 
@@ -136,12 +181,16 @@ func (t Timing) String() string {
 // Tier is a band of rungs shown to players (S17).
 type Tier int
 
-// The tiers, best first. The zero Tier is not a tier.
+// The tiers, best first. The zero Tier, TierUnknown, is not a tier: it is
+// what a timing that is not valid reads as, and it is written "—", the mark
+// the UIs show for a value they do not know.
 const (
-	Fast   Tier = iota + 1 // rungs 1 and 2
-	Normal                 // rungs 3 to 5
-	Poor                   // rungs 6 to 8
-	Bad                    // rungs 9 and 10, and any extended look-ahead
+	TierUnknown Tier = 0
+
+	Fast   Tier = iota // rungs 1 and 2
+	Normal             // rungs 3 to 5
+	Poor               // rungs 6 to 8
+	Bad                // rungs 9 and 10, and any extended look-ahead
 )
 
 // RungTier is the tier of rung n (S17), n held to 1..10.
@@ -167,6 +216,8 @@ func (t Tier) String() string {
 		return "Poor"
 	case Bad:
 		return "Bad"
+	case TierUnknown:
+		return "—"
 	}
 	return fmt.Sprintf("Tier(%d)", int(t))
 }

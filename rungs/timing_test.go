@@ -52,17 +52,71 @@ func TestLadder_S2(t *testing.T) {
 	}
 }
 
+// Valid: a send period of 1..10 and a look-ahead that is a whole number of
+// send periods, at least its rung's and at most 250. Each invalid shape here
+// is one a timing event could carry; none reads as a tier.
 func TestTimingValid_S2(t *testing.T) {
 	for _, tc := range []struct {
 		t    Timing
 		want bool
 	}{
-		{Timing{1, 4}, true}, {Timing{10, 250}, true}, {Timing{9, 63}, true},
-		{Timing{0, 4}, false}, {Timing{11, 33}, false}, {Timing{3, 2}, false},
-		{Timing{10, 260}, false}, {Timing{-1, 5}, false},
+		// The ladder's ends, an extended rung 10, staged steps and
+		// non-ladder look-ahead multiples.
+		{Timing{1, 4}, true}, {Timing{1, 5}, true}, {Timing{2, 6}, true}, {Timing{2, 8}, true},
+		{Timing{3, 9}, true}, {Timing{9, 63}, true}, {Timing{10, 30}, true}, {Timing{10, 40}, true},
+		{Timing{10, 250}, true},
+		// No send period; look-aheads that are not whole send periods;
+		// look-aheads below their rung's; past 250; send periods outside
+		// 1..10.
+		{Timing{0, 0}, false}, {Timing{0, 4}, false}, {Timing{3, 7}, false}, {Timing{3, 10}, false},
+		{Timing{10, 35}, false}, {Timing{3, 3}, false}, {Timing{1, 1}, false}, {Timing{1, 3}, false},
+		{Timing{5, 10}, false}, {Timing{10, 20}, false}, {Timing{3, 2}, false}, {Timing{10, 260}, false},
+		{Timing{11, 33}, false}, {Timing{-1, 4}, false}, {Timing{-1, 5}, false}, {Timing{-3, -9}, false},
 	} {
 		if got := tc.t.Valid(); got != tc.want {
 			t.Errorf("%v.Valid() = %v, want %v", tc.t, got, tc.want)
+		}
+		// 10/260 is no event's target, but a Schedule can hold it in force
+		// (TestTimingValidInForce_S12), where it reads as Bad.
+		inForce := tc.want || tc.t == Timing{10, 260}
+		if got := tc.t.ValidInForce(); got != inForce {
+			t.Errorf("%v.ValidInForce() = %v, want %v", tc.t, got, inForce)
+		}
+		switch tier := tc.t.Tier(); {
+		case inForce && tier == TierUnknown:
+			t.Errorf("%v.Tier() = %v, want a tier", tc.t, tier)
+		case !inForce && (tier != TierUnknown || tier.String() != "—" || tc.t.Label() != "—"):
+			t.Errorf("%v: Tier() = %v (%q), Label() = %q; want TierUnknown, \"—\"", tc.t, int(tier), tier, tc.t.Label())
+		}
+	}
+}
+
+// ValidInForce takes the look-aheads past 250 that rounding up to a longer
+// send period gives, as far as any chain of changes reaches, and no further.
+func TestTimingValidInForce_S12(t *testing.T) {
+	for _, tc := range []struct {
+		t           Timing
+		inForce     bool
+		description string
+	}{
+		{Timing{9, 252}, true, "7/245 rounded up to send period 9"},
+		{Timing{10, 260}, true, "9/252 rounded up to send period 10"},
+		{Timing{3, 252}, true, "1/250 rounded up to send period 3"},
+		{Timing{9, 270}, true, "the longest at send period 9"},
+		{Timing{10, 270}, true, "the longest at send period 10"},
+		{Timing{2, 252}, false, "send period 2 holds at most 250"},
+		{Timing{9, 279}, false, "past the longest"},
+		{Timing{10, 280}, false, "past the longest"},
+		{Timing{9, 253}, false, "not whole send periods"},
+	} {
+		if got := tc.t.ValidInForce(); got != tc.inForce {
+			t.Errorf("%v (%s): ValidInForce() = %v, want %v", tc.t, tc.description, got, tc.inForce)
+		}
+		if tc.t.Valid() {
+			t.Errorf("%v (%s): Valid, but no event may carry a look-ahead past 250", tc.t, tc.description)
+		}
+		if tc.inForce && tc.t.Tier() != Bad {
+			t.Errorf("%v: Tier() = %v, want Bad (extended)", tc.t, tc.t.Tier())
 		}
 	}
 }
@@ -293,7 +347,7 @@ func TestTiers_S17(t *testing.T) {
 	for _, tc := range []struct {
 		tier Tier
 		s    string
-	}{{Fast, "Fast"}, {Normal, "Normal"}, {Poor, "Poor"}, {Bad, "Bad"}, {0, "Tier(0)"}} {
+	}{{Fast, "Fast"}, {Normal, "Normal"}, {Poor, "Poor"}, {Bad, "Bad"}, {TierUnknown, "—"}, {0, "—"}, {9, "Tier(9)"}} {
 		if got := tc.tier.String(); got != tc.s {
 			t.Errorf("Tier(%d).String() = %q, want %q", int(tc.tier), got, tc.s)
 		}

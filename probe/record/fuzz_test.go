@@ -89,7 +89,7 @@ func assertPlausible(t *testing.T, r Record) {
 			t.Fatalf("timing %+v returned", e)
 		}
 	case *probe.TimingActiveEvent:
-		if tm := (rungs.Timing{SendPeriod: e.SendPeriod, LookAhead: e.LookAhead}); !tm.Valid() || e.Rung != tm.Rung() || e.FPS < 1 {
+		if tm := (rungs.Timing{SendPeriod: e.SendPeriod, LookAhead: e.LookAhead}); !tm.ValidInForce() || e.Rung != tm.Rung() || e.FPS < 1 {
 			t.Fatalf("timing_active %+v returned", e)
 		}
 	case *probe.MessageEvent:

@@ -124,14 +124,20 @@ func checkFPS(fps int) error {
 	return nil
 }
 
-// checkTiming: a timing a session can run at (rungs.Timing.Valid: send
-// period 1..10, look-ahead from one send period to 250) with the rung and
-// tier that timing has.
-func checkTiming(sp, la, rung int, tier string, fps int) error {
+// checkTiming: a timing event's target (rungs.Timing.Valid: send period
+// 1..10, look-ahead a whole number of send periods from its rung's up to
+// 250; every machine refuses an event with any other), or with inForce a
+// timing in force (rungs.Timing.ValidInForce: also the look-aheads past 250
+// a staged change can round up to), with the rung and tier that timing has.
+// A timing that is neither reads as no tier and is damage, never a Fast or
+// Bad row.
+func checkTiming(sp, la, rung int, tier string, fps int, inForce bool) error {
 	t := rungs.Timing{SendPeriod: sp, LookAhead: la}
 	switch {
-	case !t.Valid():
-		return fmt.Errorf("timing %v is not one a session runs at (send period 1..%d, look-ahead up to %d)", t, rungs.Rungs, rungs.MaxLookAhead)
+	case inForce && !t.ValidInForce():
+		return fmt.Errorf("timing %v is not one a session holds in force (%s)", t, timingRule)
+	case !inForce && !t.Valid():
+		return fmt.Errorf("timing %v is not one a timing event may carry (%s)", t, timingRule)
 	case rung != t.Rung():
 		return fmt.Errorf("rung %d for timing %v, which is rung %d", rung, t, t.Rung())
 	case tier != t.Tier().String():
@@ -140,8 +146,14 @@ func checkTiming(sp, la, rung int, tier string, fps int) error {
 	return checkFPS(fps)
 }
 
-func checkValid(key string, t rungs.Timing) error {
-	if !t.Valid() {
+// timingRule is the rule of rungs.Timing.Valid in a few words, for damage
+// details.
+var timingRule = fmt.Sprintf("send period 1..%d, look-ahead whole send periods from its rung's up to %d", rungs.Rungs, rungs.MaxLookAhead)
+
+// checkValid: a view's target, which a timing event set (Valid), or with
+// inForce its timing in force (ValidInForce).
+func checkValid(key string, t rungs.Timing, inForce bool) error {
+	if (inForce && !t.ValidInForce()) || (!inForce && !t.Valid()) {
 		return fmt.Errorf("%s %v is not one a session runs at", key, t)
 	}
 	return nil
@@ -166,9 +178,9 @@ func checkEvent(e probe.Event) error {
 			checkMs("wait_ms", e.WaitMs), checkMs("process_ms", e.ProcessMs))
 	case *probe.TimingEvent:
 		err = errors.Join(checkFrame("decided", e.Decided),
-			checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS), checkText("reason", e.Reason))
+			checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS, false), checkText("reason", e.Reason))
 	case *probe.TimingActiveEvent:
-		err = checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS)
+		err = checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS, true)
 	case *probe.MessageEvent:
 		err = errors.Join(checkText("text", e.Text), checkOptName("player", e.Player))
 	case *probe.StallEvent:
@@ -256,7 +268,7 @@ func checkView(v *probe.View) error {
 	err := errors.Join(checkText("session", v.Session), checkOptName("self", v.Self), checkOptName("master", v.Master),
 		checkOptName("waited on", v.WaitedOn), checkFrame("frame", v.Frame))
 	if v.Started { // a lobby's view holds the configured timing, not one in force
-		err = errors.Join(err, checkFPS(v.FPS), checkValid("timing in force", v.InForce), checkValid("target", v.Target))
+		err = errors.Join(err, checkFPS(v.FPS), checkValid("timing in force", v.InForce, true), checkValid("target", v.Target, false))
 	}
 	for i := range v.Links {
 		l := &v.Links[i]

@@ -69,6 +69,14 @@ func TestImpossibleValuesAreDamage_S19(t *testing.T) {
 		{"send period 11", KindEvent, timing(11, 33, 10, "Bad", 30), "timing 11/33"},
 		{"look-ahead 251", KindEvent, timing(10, 251, 10, "Bad", 30), "timing 10/251"},
 		{"look-ahead below send period", KindEvent, timing(10, 5, 10, "Bad", 30), "timing 10/5"},
+		{"look-ahead not whole send periods", KindEvent, timing(3, 7, 3, "Normal", 30), "timing 3/7"},
+		{"extended look-ahead not whole send periods", KindEvent, timing(3, 10, 3, "Bad", 30), "timing 3/10"},
+		{"look-ahead below the rung's", KindEvent, timing(1, 1, 1, "Fast", 30), "timing 1/1"},
+		{"look-ahead below the rung's, no tier", KindEvent, timing(5, 10, 5, "—", 30), "timing 5/10"},
+		{"timing 0/0", KindEvent, timing(0, 0, 1, "Fast", 30), "timing 0/0"},
+		{"in force past 250 as a target", KindEvent, timing(9, 252, 9, "Bad", 30), "timing 9/252"},
+		{"active not whole send periods", KindEvent, `{"at_ns":1,"event":{"type":"timing_active","frame":0,"send_period":3,"look_ahead":7,"rung":3,"tier":"Normal","fps":30}}`, "timing 3/7"},
+		{"active past any staging", KindEvent, `{"at_ns":1,"event":{"type":"timing_active","frame":0,"send_period":10,"look_ahead":280,"rung":10,"tier":"Bad","fps":30}}`, "timing 10/280"},
 		{"rung 99", KindEvent, timing(2, 6, 99, "Fast", 30), "rung 99"},
 		{"rung 0", KindEvent, timing(2, 6, 0, "Fast", 30), "rung 0"},
 		{"wrong tier", KindEvent, timing(2, 6, 2, "Bad", 30), `tier "Bad"`},
@@ -84,6 +92,8 @@ func TestImpossibleValuesAreDamage_S19(t *testing.T) {
 		{"absurd rtt", KindEvent, `{"at_ns":1,"event":{"type":"report","frame":32,"player":"bob","rtt_ms":1e300,"wait_ms":0,"process_ms":0}}`, "rtt_ms 1e+300"},
 		{"missing beyond expected", KindEvent, `{"at_ns":1,"from":"alice","event":{"type":"link","frame":90,"from":"alice","to":"bob","state":"measured","expected":3,"missing":1601}}`, "missing 1601 of 3"},
 		{"summary name", KindEvent, `{"at_ns":1,"event":{"type":"summary","frame":9,"links":[],"players":[{"player":"","frames":1}]}}`, "empty"},
+		{"view target 3/7 started", KindView, `{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":true,"FPS":30,"InForce":{"SendPeriod":2,"LookAhead":6},"Target":{"SendPeriod":3,"LookAhead":7}}}`, "target 3/7"},
+		{"view target past 250 started", KindView, `{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":true,"FPS":30,"InForce":{"SendPeriod":9,"LookAhead":252},"Target":{"SendPeriod":9,"LookAhead":252}}}`, "target 9/252"},
 		{"view timing 0/0 started", KindView, `{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":true,"FPS":30,"InForce":{"SendPeriod":0,"LookAhead":0},"Target":{"SendPeriod":2,"LookAhead":6}}}`, "timing in force 0/0"},
 		{"view fps 0 started", KindView, `{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":true,"FPS":0,"InForce":{"SendPeriod":2,"LookAhead":6},"Target":{"SendPeriod":2,"LookAhead":6}}}`, "fps 0"},
 		{"view player name", KindView, `{"at_ns":1,"from":"alice","view":{"Self":"alice","Players":[{"Name":"\u001b]8;;http://x\u0007"}]}}`, "player"},
@@ -129,6 +139,10 @@ func TestPlausibleEdgesRead(t *testing.T) {
 	edges := []string{
 		`{"at_ns":0,"event":{"type":"timing","frame":0,"decided":0,"send_period":10,"look_ahead":250,"rung":10,"tier":"Bad","fps":1,"reason":"worse"}}`,
 		`{"at_ns":1,"event":{"type":"timing_active","frame":0,"send_period":1,"look_ahead":4,"rung":1,"tier":"Fast","fps":1000}}`,
+		// A staged change can hold a look-ahead past 250 in force (7/245
+		// rounded up to send period 9), never as an event's target.
+		`{"at_ns":1,"event":{"type":"timing_active","frame":0,"send_period":9,"look_ahead":252,"rung":9,"tier":"Bad","fps":30}}`,
+		`{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":true,"FPS":30,"InForce":{"SendPeriod":9,"LookAhead":252},"Target":{"SendPeriod":9,"LookAhead":27}}}`,
 		fmt.Sprintf(`{"at_ns":%d,"event":{"type":"master","frame":0,"player":"Bob Smith"}}`, int64(MaxAt)),
 		`{"at_ns":1,"event":{"type":"message","frame":0,"text":"Desync with Zoë <&> | ok"}}`,
 		`{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":false,"FPS":0}}`, // a lobby's view

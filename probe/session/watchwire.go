@@ -191,9 +191,20 @@ func (r *watchReader) fail(err error) {
 	}
 }
 
+// timing is a timing event's target: valid as an event (rungs.Valid).
 func (r *watchReader) timing() rungs.Timing {
 	t := rungs.Timing{SendPeriod: int(r.u16()), LookAhead: int(r.u16())}
 	if r.err == nil && !t.Valid() {
+		r.fail(errLobbyField)
+	}
+	return t
+}
+
+// inForce is a timing in force, which a staged decrease may hold past
+// what an event may ask for (rungs.ValidInForce).
+func (r *watchReader) inForce() rungs.Timing {
+	t := rungs.Timing{SendPeriod: int(r.u16()), LookAhead: int(r.u16())}
+	if r.err == nil && !t.ValidInForce() {
 		r.fail(errLobbyField)
 	}
 	return t
@@ -243,7 +254,7 @@ func decodeWatch(p []byte) (watchMsg, error) {
 	st.Frame = r.frame()
 	st.Speed = r.fps()
 	st.FPS = r.fps()
-	st.InForce = r.timing()
+	st.InForce = r.inForce()
 	st.Target = r.timing()
 	st.Master = netcore.PeerID(r.u16())
 	n := int(r.u16())
@@ -305,7 +316,7 @@ func decodeWatch(p []byte) (watchMsg, error) {
 				r.fail(errLobbyField)
 			}
 		case probe.WatchActive:
-			e.Timing = r.timing()
+			e.Timing = r.inForce()
 			e.FPS = r.fps()
 		case probe.WatchMaster, probe.WatchRemoved:
 			e.Player = netcore.PeerID(r.u16())
