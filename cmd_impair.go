@@ -88,7 +88,7 @@ func setupImpair(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 			return fail(stderr, "impair", usagef("--duration %v is negative", *duration))
 		}
 
-		err = impair.Serve(impair.RelayConfig{
+		err = impair.Serve(impair.ProxyConfig{
 			Listen: *listen, Target: *to, Upstream: prof, Downstream: prof, Seed: *seed,
 		}, *duration, stdout)
 		if err != nil {

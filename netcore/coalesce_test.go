@@ -50,7 +50,7 @@ func TestAckRidesOnTheReplyOfTheSameWakeUp_T1(t *testing.T) {
 			if h.Channel != ch || len(typs) != 2 || typs[1] != RecCarriedAck {
 				t.Fatalf("B's datagram: channel %v records %x, want %v with a message and a CarriedAck", h.Channel, typs, ch)
 			}
-			ack, err := DecodeAck(recs[1].payload)
+			ack, err := decodeAck(recs[1].payload)
 			if err != nil || ack.Channel != ChannelReliable || ack.Len() != 1 || ack.Packet(0) != 0 || ack.Cumulative != 1 {
 				t.Fatalf("coalesced ack %+v err %v", ack, err)
 			}

@@ -72,7 +72,7 @@ func TestNextDeadlineFollowsEveryTimer_T8(t *testing.T) {
 		t.Errorf("deadline still %v after the connection timeout changed", d)
 	}
 	drop(a)
-	a.ep.Receive(start+ms(50), addrB, raw(Header{Token: token, Sender: peerB}, AppendAck(nil, ChannelReliable, 0, 1)))
+	a.ep.Receive(start+ms(50), addrB, raw(Header{Token: token, Sender: peerB}, appendAck(nil, ChannelReliable, 0, 1)))
 	expect(a, far, "acked")
 
 	// A link that goes takes its timers with it.
@@ -164,7 +164,7 @@ func TestNextDeadlineWithManyLinks_T1(t *testing.T) {
 		case x < 80:
 			if ps := sent[p]; len(ps) > 0 {
 				i := r.IntN(len(ps))
-				e.Receive(now, addr(p), raw(Header{Token: token, Sender: p}, AppendAck(nil, ChannelReliable, 0, ps[i])))
+				e.Receive(now, addr(p), raw(Header{Token: token, Sender: p}, appendAck(nil, ChannelReliable, 0, ps[i])))
 				sent[p] = append(ps[:i], ps[i+1:]...)
 			}
 		case x < 85:

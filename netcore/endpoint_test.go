@@ -26,7 +26,7 @@ func TestAcksGoOutOnArrival_T1(t *testing.T) {
 		if h.Channel != ChannelControl || len(recs) != 1 || recs[0].typ != RecAck {
 			t.Fatalf("arrival %d: answer is %v %v, want one control Ack", i, h.Channel, recs)
 		}
-		ack, err := DecodeAck(recs[0].payload)
+		ack, err := decodeAck(recs[0].payload)
 		if err != nil || ack.Len() != 1 || ack.Packet(0) != uint32(i) || ack.Cumulative != uint32(i+1) {
 			t.Fatalf("arrival %d: ack %+v len %d err %v", i, ack, ack.Len(), err)
 		}
@@ -39,7 +39,7 @@ func TestAcksGoOutOnArrival_T1(t *testing.T) {
 	for i := range 3 {
 		c.ep.Send(0, peerB, ChannelReliable, fmt.Appendf(nil, "m%d", i))
 	}
-	c.ep.Receive(ms(80), addrB, raw(Header{Token: token, Sender: peerB}, AppendAck(nil, ChannelReliable, 0, 2, 0, 1)))
+	c.ep.Receive(ms(80), addrB, raw(Header{Token: token, Sender: peerB}, appendAck(nil, ChannelReliable, 0, 2, 0, 1)))
 	st, _ := c.ep.Stats(peerB)
 	if st.InFlight != 0 || st.Estimate != Measured || st.SRTT != ms(80) {
 		t.Errorf("after one datagram acking three: in flight %d, %v, SRTT %v", st.InFlight, st.Estimate, st.SRTT)

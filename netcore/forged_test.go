@@ -19,7 +19,7 @@ import (
 // number 0 and datagram number 0, the numbers of A's first real datagram.
 func forgeries() map[string][]byte {
 	hdr := func(ch Channel) Header { return Header{Token: token, Sender: peerA, Channel: ch} }
-	ack := AppendAck(nil, ChannelReliable, 0, 0)
+	ack := appendAck(nil, ChannelReliable, 0, 0)
 	carried := appendAckRecord(nil, RecCarriedAck, ChannelReliable, 0, 0)
 	report := AppendLinkReport(nil, LinkReport{Expected: 5})
 	hello := must(AppendHello(nil, Hello{Nonce: 1, Role: RolePlayer, Name: "x"}))
@@ -33,7 +33,7 @@ func forgeries() map[string][]byte {
 		"report on the reliable channel": raw(hdr(ChannelReliable), report),
 		"hello on the reliable channel":  raw(hdr(ChannelReliable), hello),
 		"report on the unreliable one":   raw(hdr(ChannelUnreliable), report),
-		"ack on the global channel":      raw(hdr(ChannelGlobal), AppendAck(nil, ChannelGlobal, 0, 0)),
+		"ack on the global channel":      raw(hdr(ChannelGlobal), appendAck(nil, ChannelGlobal, 0, 0)),
 		"carried ack alone, reliable":    raw(hdr(ChannelReliable), carried),
 		"carried ack alone, unreliable":  raw(hdr(ChannelUnreliable), carried),
 		"carried ack on control":         raw(hdr(ChannelControl), carried),

@@ -44,7 +44,7 @@ type budget struct{ used, limit int }
 
 // add stores fragment f. When it completes its message, add returns the
 // whole message (valid until the next call) and true.
-func (r *reassembler) add(now time.Duration, f Fragment, b *budget) ([]byte, bool) {
+func (r *reassembler) add(now time.Duration, f fragment, b *budget) ([]byte, bool) {
 	p := r.find(f.MsgID)
 	if p == nil {
 		p = r.claim(now, f, b)
@@ -86,7 +86,7 @@ func (r *reassembler) find(id uint32) *partial {
 }
 
 // claim takes a free slot (or evicts the oldest) for a new message.
-func (r *reassembler) claim(now time.Duration, f Fragment, b *budget) *partial {
+func (r *reassembler) claim(now time.Duration, f fragment, b *budget) *partial {
 	var p *partial
 	for i := range r.parts {
 		q := &r.parts[i]

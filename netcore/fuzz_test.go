@@ -39,7 +39,7 @@ func FuzzDecodeHeader(f *testing.F) {
 }
 
 func FuzzNextRecord(f *testing.F) {
-	f.Add(AppendData(AppendAck(nil, ChannelReliable, 1, 2), Data{MsgID: 1, Payload: []byte("x")}))
+	f.Add(AppendData(appendAck(nil, ChannelReliable, 1, 2), Data{MsgID: 1, Payload: []byte("x")}))
 	f.Add([]byte{0x7F, 0, 0})
 	f.Add([]byte{RecData, 0xFF, 0xFF, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -89,64 +89,64 @@ func FuzzDecodeData(f *testing.F) {
 func FuzzDecodeFragment(f *testing.F) {
 	full := bytes.Repeat([]byte{1}, FragmentPayload)
 	fuzzRecord(f, [][]byte{
-		AppendFragment(nil, Fragment{MsgID: 1, Index: 0, Count: 2, Payload: full}),
-		AppendFragment(nil, Fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("end")}),
-	}, DecodeFragment, func(m Fragment) []byte { return AppendFragment(nil, m) })
+		appendFragment(nil, fragment{MsgID: 1, Index: 0, Count: 2, Payload: full}),
+		appendFragment(nil, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("end")}),
+	}, decodeFragment, func(m fragment) []byte { return appendFragment(nil, m) })
 }
 
 func FuzzDecodeAck(f *testing.F) {
 	fuzzRecord(f, [][]byte{
-		AppendAck(nil, ChannelReliable, 5, 4),
-		AppendAck(nil, ChannelGlobal, 0, 1, 2, 3),
-	}, DecodeAck, func(a Ack) []byte {
+		appendAck(nil, ChannelReliable, 5, 4),
+		appendAck(nil, ChannelGlobal, 0, 1, 2, 3),
+	}, decodeAck, func(a ack) []byte {
 		ps := make([]uint32, a.Len())
 		for i := range ps {
 			ps[i] = a.Packet(i)
 		}
-		return AppendAck(nil, a.Channel, a.Cumulative, ps...)
+		return appendAck(nil, a.Channel, a.Cumulative, ps...)
 	})
 }
 
 func FuzzDecodeLinkReport(f *testing.F) {
 	fuzzRecord(f, [][]byte{AppendLinkReport(nil, LinkReport{Expected: 100, Missing: 5})},
-		DecodeLinkReport, func(r LinkReport) []byte { return AppendLinkReport(nil, r) })
+		decodeLinkReport, func(r LinkReport) []byte { return AppendLinkReport(nil, r) })
 }
 
 func FuzzDecodeKeepAlive(f *testing.F) {
 	fuzzRecord(f, [][]byte{
-		AppendKeepAlive(nil, KeepAlive{ID: 7, WantReply: true, Payload: []byte{0x24}}),
-		AppendKeepAlive(nil, KeepAlive{ID: 1 << 31}),
-	}, DecodeKeepAlive, func(k KeepAlive) []byte { return AppendKeepAlive(nil, k) })
+		appendKeepAlive(nil, keepAlive{ID: 7, WantReply: true, Payload: []byte{0x24}}),
+		appendKeepAlive(nil, keepAlive{ID: 1 << 31}),
+	}, decodeKeepAlive, func(k keepAlive) []byte { return appendKeepAlive(nil, k) })
 }
 
 func FuzzDecodeKeepAliveReply(f *testing.F) {
-	fuzzRecord(f, [][]byte{AppendKeepAliveReply(nil, KeepAliveReply{ID: 7})},
-		DecodeKeepAliveReply, func(r KeepAliveReply) []byte { return AppendKeepAliveReply(nil, r) })
+	fuzzRecord(f, [][]byte{appendKeepAliveReply(nil, keepAliveReply{ID: 7})},
+		decodeKeepAliveReply, func(r keepAliveReply) []byte { return appendKeepAliveReply(nil, r) })
 }
 
 func FuzzDecodeHello(f *testing.F) {
 	fuzzRecord(f, [][]byte{must(AppendHello(nil, Hello{Nonce: 1, Role: RolePlayer, Name: "alice"}))},
-		DecodeHello, func(m Hello) []byte { return must(AppendHello(nil, m)) })
+		decodeHello, func(m Hello) []byte { return must(AppendHello(nil, m)) })
 }
 
 func FuzzDecodeChallenge(f *testing.F) {
-	fuzzRecord(f, [][]byte{AppendChallenge(nil, Challenge{Nonce: 1, Cookie: [CookieLen]byte{1, 2}})},
-		DecodeChallenge, func(m Challenge) []byte { return AppendChallenge(nil, m) })
+	fuzzRecord(f, [][]byte{appendChallenge(nil, Challenge{Nonce: 1, Cookie: [CookieLen]byte{1, 2}})},
+		decodeChallenge, func(m Challenge) []byte { return appendChallenge(nil, m) })
 }
 
 func FuzzDecodeResponse(f *testing.F) {
 	fuzzRecord(f, [][]byte{must(AppendResponse(nil, Response{Nonce: 1, Role: RoleObserver, Name: "watcher"}))},
-		DecodeResponse, func(m Response) []byte { return must(AppendResponse(nil, m)) })
+		decodeResponse, func(m Response) []byte { return must(AppendResponse(nil, m)) })
 }
 
 func FuzzDecodeWelcome(f *testing.F) {
-	fuzzRecord(f, [][]byte{AppendWelcome(nil, Welcome{Nonce: 1, Peer: 2, Token: 3})},
-		DecodeWelcome, func(m Welcome) []byte { return AppendWelcome(nil, m) })
+	fuzzRecord(f, [][]byte{appendWelcome(nil, Welcome{Nonce: 1, Peer: 2, Token: 3})},
+		decodeWelcome, func(m Welcome) []byte { return appendWelcome(nil, m) })
 }
 
 func FuzzDecodeRefuse(f *testing.F) {
 	fuzzRecord(f, [][]byte{AppendRefuse(nil, Refuse{Nonce: 1, Reason: RefuseStarted})},
-		DecodeRefuse, func(m Refuse) []byte { return AppendRefuse(nil, m) })
+		decodeRefuse, func(m Refuse) []byte { return AppendRefuse(nil, m) })
 }
 
 // splitDatagrams cuts fuzz input into datagrams, each prefixed by a

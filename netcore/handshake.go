@@ -21,9 +21,9 @@ type HandshakeMsg interface {
 }
 
 func (m Hello) appendRecord(b []byte) ([]byte, error)     { return AppendHello(b, m) }
-func (m Challenge) appendRecord(b []byte) ([]byte, error) { return AppendChallenge(b, m), nil }
+func (m Challenge) appendRecord(b []byte) ([]byte, error) { return appendChallenge(b, m), nil }
 func (m Response) appendRecord(b []byte) ([]byte, error)  { return AppendResponse(b, m) }
-func (m Welcome) appendRecord(b []byte) ([]byte, error)   { return AppendWelcome(b, m), nil }
+func (m Welcome) appendRecord(b []byte) ([]byte, error)   { return appendWelcome(b, m), nil }
 func (m Refuse) appendRecord(b []byte) ([]byte, error)    { return AppendRefuse(b, m), nil }
 
 // HandshakeFunc receives one handshake record; sender is the header's
@@ -101,15 +101,15 @@ func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h He
 		var m HandshakeMsg
 		switch typ {
 		case RecHello:
-			m, err = DecodeHello(p)
+			m, err = decodeHello(p)
 		case RecChallenge:
-			m, err = DecodeChallenge(p)
+			m, err = decodeChallenge(p)
 		case RecResponse:
-			m, err = DecodeResponse(p)
+			m, err = decodeResponse(p)
 		case RecWelcome:
-			m, err = DecodeWelcome(p)
+			m, err = decodeWelcome(p)
 		case RecRefuse:
-			m, err = DecodeRefuse(p)
+			m, err = decodeRefuse(p)
 		default:
 			continue // unknown or not a handshake record: skipped
 		}

@@ -57,7 +57,7 @@ func (e *Endpoint) SendUnnumbered(now time.Duration, peer PeerID, msg []byte, wa
 		k.waiting, k.first, k.since, k.epoch = true, id, now, e.epoch
 		e.touch(l) // a new moment the link may go bad
 	}
-	b := AppendKeepAlive(e.tx[e.bodyOff:e.bodyOff], KeepAlive{ID: id, WantReply: wantReply, Payload: msg})
+	b := appendKeepAlive(e.tx[e.bodyOff:e.bodyOff], keepAlive{ID: id, WantReply: wantReply, Payload: msg})
 	sent := e.transmit(l, ChannelControl, 0, len(b))
 	if k.waiting && k.first == id {
 		k.since = max(k.since, sent) // a sample runs from the write (Clock)
@@ -76,18 +76,18 @@ func (e *Endpoint) receiveKeepAlives(now time.Duration, l *link, b []byte) {
 		b = rest
 		switch typ {
 		case RecKeepAlive:
-			k, _ := DecodeKeepAlive(p)
+			k, _ := decodeKeepAlive(p)
 			if k.WantReply {
 				reply, replyID = true, k.ID
 			}
 			e.deliver(now, l.peer, ChannelControl, k.Payload)
 		case RecKeepAliveReply:
-			r, _ := DecodeKeepAliveReply(p)
+			r, _ := decodeKeepAliveReply(p)
 			e.onKeepAliveReply(now, l, r.ID)
 		}
 	}
 	if reply && !l.closed {
-		b := AppendKeepAliveReply(e.tx[e.bodyOff:e.bodyOff], KeepAliveReply{ID: replyID})
+		b := appendKeepAliveReply(e.tx[e.bodyOff:e.bodyOff], keepAliveReply{ID: replyID})
 		e.transmit(l, ChannelControl, 0, len(b))
 	}
 }
@@ -129,9 +129,9 @@ func (l *link) silentSince() (time.Duration, bool) {
 func validKeepAlive(typ uint8, p []byte) error {
 	var err error
 	if typ == RecKeepAlive {
-		_, err = DecodeKeepAlive(p)
+		_, err = decodeKeepAlive(p)
 	} else {
-		_, err = DecodeKeepAliveReply(p)
+		_, err = decodeKeepAliveReply(p)
 	}
 	return err
 }

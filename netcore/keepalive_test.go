@@ -146,7 +146,7 @@ func TestKeepAliveReplyNeedsAnIDInFlight_T11(t *testing.T) {
 	a.ep.SendUnnumbered(0, peerB, nil, true) // id 0
 	a.ep.SendUnnumbered(ms(1), peerB, nil, true)
 	reply := func(id uint32) []byte {
-		return raw(Header{Token: token, Sender: peerB}, AppendKeepAliveReply(nil, KeepAliveReply{ID: id}))
+		return raw(Header{Token: token, Sender: peerB}, appendKeepAliveReply(nil, keepAliveReply{ID: id}))
 	}
 	a.ep.Receive(ms(2), addrB, reply(7)) // never sent
 	a.ep.Tick(2 * time.Second)
@@ -171,12 +171,12 @@ func TestKeepAliveReplyIsNeverLarger(t *testing.T) {
 	_, b := newPair(t, nil)
 	var body []byte
 	for i := range 4 {
-		body = AppendKeepAlive(body, KeepAlive{ID: uint32(i), WantReply: true})
+		body = appendKeepAlive(body, keepAlive{ID: uint32(i), WantReply: true})
 	}
 	for _, c := range []struct {
 		body []byte
 		id   uint32
-	}{{body, 3}, {AppendKeepAlive(nil, KeepAlive{ID: 9, WantReply: true}), 9}} {
+	}{{body, 3}, {appendKeepAlive(nil, keepAlive{ID: 9, WantReply: true}), 9}} {
 		d := raw(Header{Token: token, Sender: peerA}, c.body)
 		b.ep.Receive(0, addrA, d)
 		out := b.tr.take()
@@ -187,13 +187,13 @@ func TestKeepAliveReplyIsNeverLarger(t *testing.T) {
 			t.Errorf("%d bytes in, %d out", len(d), len(out[0].data))
 		}
 		_, recs := parse(t, out[0].data)
-		r, err := DecodeKeepAliveReply(recs[0].payload)
+		r, err := decodeKeepAliveReply(recs[0].payload)
 		if err != nil || len(recs) != 1 || recs[0].typ != RecKeepAliveReply || r.ID != c.id {
 			t.Errorf("reply %+v %v, want one echoing id %d", r, err, c.id)
 		}
 	}
 	// Without wanting a reply: none.
-	b.ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA}, AppendKeepAlive(nil, KeepAlive{ID: 1})))
+	b.ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA}, appendKeepAlive(nil, keepAlive{ID: 1})))
 	if n := len(b.tr.take()); n != 0 {
 		t.Errorf("%d replies to a keep-alive that wanted none", n)
 	}
@@ -203,7 +203,7 @@ func TestKeepAliveReplyIsNeverLarger(t *testing.T) {
 // would take a real datagram's number: the datagram is malformed.
 func TestKeepAliveOnlyOnControl_L2(t *testing.T) {
 	_, b := newPair(t, nil)
-	for _, rec := range [][]byte{AppendKeepAlive(nil, KeepAlive{ID: 1}), AppendKeepAliveReply(nil, KeepAliveReply{ID: 1})} {
+	for _, rec := range [][]byte{appendKeepAlive(nil, keepAlive{ID: 1}), appendKeepAliveReply(nil, keepAliveReply{ID: 1})} {
 		b.ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelUnreliable}, rec))
 	}
 	if r := b.ep.Rejected(); r.Malformed != 2 || len(b.got) != 0 {
@@ -244,7 +244,7 @@ func TestDeliverMayRemoveLinkDuringKeepAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep.AddLink(0, peerA, addrA)
-	body := AppendKeepAlive(AppendKeepAlive(nil, KeepAlive{ID: 1, WantReply: true}), KeepAlive{ID: 2, WantReply: true})
+	body := appendKeepAlive(appendKeepAlive(nil, keepAlive{ID: 1, WantReply: true}), keepAlive{ID: 2, WantReply: true})
 	ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA}, body))
 	if calls != 1 || len(tr.sent) != 0 {
 		t.Errorf("%d deliveries, %d sent after the link ended", calls, len(tr.sent))
@@ -254,11 +254,11 @@ func TestDeliverMayRemoveLinkDuringKeepAlive(t *testing.T) {
 // TestKeepAliveBytes_S19 pins the records byte by byte, as
 // docs/protocol.md shows them: record IDs never change meaning.
 func TestKeepAliveBytes_S19(t *testing.T) {
-	got := AppendKeepAlive(nil, KeepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}})
+	got := appendKeepAlive(nil, keepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}})
 	if want := []byte{0x22, 6, 0, 1, 2, 3, 4, 1, 0x24}; !bytes.Equal(got, want) {
 		t.Errorf("KeepAlive % x, want % x", got, want)
 	}
-	got = AppendKeepAliveReply(nil, KeepAliveReply{ID: 0x04030201})
+	got = appendKeepAliveReply(nil, keepAliveReply{ID: 0x04030201})
 	if want := []byte{0x23, 4, 0, 1, 2, 3, 4}; !bytes.Equal(got, want) {
 		t.Errorf("KeepAliveReply % x, want % x", got, want)
 	}

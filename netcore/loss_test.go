@@ -249,7 +249,7 @@ func TestLinkReportEveryPingIntervalAndHighWaterMark_L4(t *testing.T) {
 			h, recs := parse(t, d.data)
 			if h.Channel == ChannelControl && recs[0].typ == RecLinkReport {
 				at = append(at, now)
-				r, _ := DecodeLinkReport(recs[0].payload)
+				r, _ := decodeLinkReport(recs[0].payload)
 				if own, _ := a.ep.Stats(peerB); r.Expected != own.Loss.Expected || r.Missing != own.Loss.Missing {
 					t.Errorf("report %+v, own totals %+v", r, own.Loss)
 				}

@@ -209,12 +209,12 @@ func validateBody(ch Channel, b []byte) error {
 				return ErrChannel
 			}
 			message = true
-			_, err = DecodeFragment(p)
+			_, err = decodeFragment(p)
 		case RecAck:
 			if numbered {
 				return ErrChannel
 			}
-			_, err = DecodeAck(p)
+			_, err = decodeAck(p)
 		case RecCarriedAck:
 			// Only beside a message (checked below): alone it would be
 			// a datagram that carries nothing.
@@ -222,12 +222,12 @@ func validateBody(ch Channel, b []byte) error {
 				return ErrChannel
 			}
 			carried = true
-			_, err = DecodeAck(p)
+			_, err = decodeAck(p)
 		case RecLinkReport:
 			if numbered {
 				return ErrChannel
 			}
-			_, err = DecodeLinkReport(p)
+			_, err = decodeLinkReport(p)
 		case RecKeepAlive, RecKeepAliveReply:
 			if numbered {
 				return ErrChannel
@@ -257,11 +257,11 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 		b = rest
 		switch typ {
 		case RecAck, RecCarriedAck:
-			a, _ := DecodeAck(p)
+			a, _ := decodeAck(p)
 			e.onAck(now, l, a)
 			acked = true
 		case RecLinkReport:
-			r, _ := DecodeLinkReport(p)
+			r, _ := decodeLinkReport(p)
 			if r.Expected > l.numberedSent()+reportMargin {
 				e.rejected.Implausible++ // more than we ever sent (issue 15)
 				continue
@@ -295,7 +295,7 @@ func (l *link) numberedSent() uint64 {
 // sent once (T2); on an unmeasured link any first ack sets the provisional
 // estimate (T4). Samples from before a ResetMeasurement are ignored (T5).
 // The global channel is never measured (T14).
-func (e *Endpoint) onAck(now time.Duration, l *link, a Ack) {
+func (e *Endpoint) onAck(now time.Duration, l *link, a ack) {
 	e.touch(l) // retry timers go, the estimate moves
 	q := &l.rel
 	if a.Channel == ChannelGlobal {
@@ -446,7 +446,7 @@ func (e *Endpoint) deliverReliable(now time.Duration, l *link, b []byte) {
 			in.asmNext = 0
 			e.deliver(now, l.peer, ChannelReliable, d.Payload)
 		case RecFragment:
-			f, _ := DecodeFragment(p)
+			f, _ := decodeFragment(p)
 			switch {
 			case f.Index == 0:
 				in.asmID, in.asmCount, in.asm = f.MsgID, f.Count, in.asm[:0]
@@ -492,7 +492,7 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 			d, _ := DecodeData(p)
 			msg, id = d.Payload, d.MsgID
 		case RecFragment:
-			f, _ := DecodeFragment(p)
+			f, _ := decodeFragment(p)
 			if !u.newer(f.MsgID) {
 				continue
 			}
@@ -532,7 +532,7 @@ func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte)
 			d, _ := DecodeData(p)
 			e.deliver(now, l.peer, ChannelGlobal, d.Payload)
 		case RecFragment:
-			f, _ := DecodeFragment(p)
+			f, _ := decodeFragment(p)
 			e.touch(l) // a reassembly timeout starts or ends
 			if m, ok := l.globAsm.add(now, f, &e.budget); ok {
 				e.deliver(now, l.peer, ChannelGlobal, m)

@@ -31,7 +31,7 @@ func TestForgedLinkReportRefused_L4(t *testing.T) {
 		t.Fatalf("rejected %+v, want the two forged reports as implausible", r)
 	}
 	// A report at the margin is still taken (a window a forger moved), and
-	// missing never passes expected: DecodeLinkReport refuses that.
+	// missing never passes expected: decodeLinkReport refuses that.
 	a.ep.Receive(ms(14), addrB, report(LinkReport{Expected: 10 + reportMargin, Missing: 5}))
 	a.ep.Receive(ms(15), addrB, report(LinkReport{Expected: 3, Missing: 4}))
 	st, _ = a.ep.Stats(peerB)

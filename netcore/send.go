@@ -64,7 +64,7 @@ func appendPiece(b []byte, id uint32, msg []byte, off int) ([]byte, int, bool) {
 	}
 	end := min(off+FragmentPayload, len(msg))
 	count := (len(msg) + FragmentPayload - 1) / FragmentPayload
-	b = AppendFragment(b, Fragment{MsgID: id, Index: uint16(off / FragmentPayload), Count: uint16(count), Payload: msg[off:end]})
+	b = appendFragment(b, fragment{MsgID: id, Index: uint16(off / FragmentPayload), Count: uint16(count), Payload: msg[off:end]})
 	return b, end, end == len(msg)
 }
 

@@ -113,9 +113,9 @@ func cleanLowerBound(st netcore.LinkStats) int {
 	return first - st.InFlight - int(st.Loss.Retransmitted)
 }
 
-// Two endpoints over real UDP on loopback, through the impairment relay
+// Two endpoints over real UDP on loopback, through the impairment proxy
 // adding 40 ms ± 5 ms each way: after 200 clean samples each side's SRTT
-// is within 3 ms of 80 ms (SPEC T3 on a live link; issue 3's acceptance).
+// is within 3 ms of 80 ms (SPEC T3 on a live link).
 //
 // The SRTT that 200 samples leave behind is mostly the last ~16 of them
 // (RFC 6298's 1/8 gain): with two uniform ±5 ms delays per round trip its
@@ -125,10 +125,10 @@ func cleanLowerBound(st netcore.LinkStats) int {
 // on a real bias rather than on a draw at the edge of the tolerance.
 //
 // This is the one wall-clock test in netcore. Another process hogging the
-// CPU stalls the relay's timers and shows up as lateness in its stats; an
-// attempt during which the relay ran more than disturbedLate behind is
+// CPU stalls the proxy's timers and shows up as lateness in its stats; an
+// attempt during which the proxy ran more than disturbedLate behind is
 // repeated (at most three attempts) instead of being judged.
-func TestLoopbackThroughRelaySRTT_T3(t *testing.T) {
+func TestLoopbackThroughProxySRTT_T3(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const (
 		attempts      = 3
@@ -137,13 +137,13 @@ func TestLoopbackThroughRelaySRTT_T3(t *testing.T) {
 		tolerance     = 3 * time.Millisecond
 	)
 	for attempt := 1; ; attempt++ {
-		m := measureThroughRelay(t, oneWay, 5*time.Millisecond, 200, 5)
+		m := measureThroughProxy(t, oneWay, 5*time.Millisecond, 200, 5)
 		if m.late > disturbedLate {
 			if attempt < attempts {
-				t.Logf("attempt %d disturbed: the relay ran up to %v late (SRTT %v / %v); measuring again", attempt, m.late, m.a.SRTT, m.b.SRTT)
+				t.Logf("attempt %d disturbed: the proxy ran up to %v late (SRTT %v / %v); measuring again", attempt, m.late, m.a.SRTT, m.b.SRTT)
 				continue
 			}
-			t.Fatalf("every attempt disturbed: the relay ran up to %v late; the machine is too busy to measure", m.late)
+			t.Fatalf("every attempt disturbed: the proxy ran up to %v late; the machine is too busy to measure", m.late)
 		}
 		for name, st := range map[string]netcore.LinkStats{"A→B": m.a, "B→A": m.b} {
 			if st.Estimate != netcore.Measured {
@@ -154,20 +154,20 @@ func TestLoopbackThroughRelaySRTT_T3(t *testing.T) {
 					name, st.SRTT, 2*oneWay, tolerance, st.RTTVAR, st.Loss.Retransmitted, st.Loss.Sent)
 			}
 		}
-		t.Logf("SRTT A→B %v, B→A %v; relay at most %v late", m.a.SRTT, m.b.SRTT, m.late)
+		t.Logf("SRTT A→B %v, B→A %v; proxy at most %v late", m.a.SRTT, m.b.SRTT, m.late)
 		return
 	}
 }
 
-type relayMeasurement struct {
+type proxyMeasurement struct {
 	a, b netcore.LinkStats // A's link to B, B's link to A
-	late time.Duration     // the relay's worst lateness, both directions
+	late time.Duration     // the proxy's worst lateness, both directions
 }
 
-// measureThroughRelay links two live endpoints through a relay applying
+// measureThroughProxy links two live endpoints through a proxy applying
 // delay ± jitter each way, and has both send a reliable message every 10 ms
 // until each link has taken at least samples clean samples.
-func measureThroughRelay(t *testing.T, delay, jitter time.Duration, samples int, seed uint64) relayMeasurement {
+func measureThroughProxy(t *testing.T, delay, jitter time.Duration, samples int, seed uint64) proxyMeasurement {
 	t.Helper()
 	const (
 		peerA, peerB = netcore.PeerID(1), netcore.PeerID(2)
@@ -179,16 +179,16 @@ func measureThroughRelay(t *testing.T, delay, jitter time.Duration, samples int,
 	b := startLive(t, peerB, ignore)
 	defer b.close()
 	prof := impair.Profile{Delay: delay, Jitter: jitter}
-	relay, err := impair.ListenRelay(impair.RelayConfig{Listen: "127.0.0.1:0", Target: b.tr.LocalAddr().String(),
+	proxy, err := impair.ListenProxy(impair.ProxyConfig{Listen: "127.0.0.1:0", Target: b.tr.LocalAddr().String(),
 		Upstream: prof, Downstream: prof, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer relay.Close()
-	// A reaches B through the relay; B knows A by the relay's forward
+	defer proxy.Close()
+	// A reaches B through the proxy; B knows A by the proxy's forward
 	// address and answers through it.
-	a.do(func(now time.Duration) { mustOK(t, a.ep.AddLink(now, peerB, relay.Addr())) })
-	b.do(func(now time.Duration) { mustOK(t, b.ep.AddLink(now, peerA, relay.ForwardAddr())) })
+	a.do(func(now time.Duration) { mustOK(t, a.ep.AddLink(now, peerB, proxy.Addr())) })
+	b.do(func(now time.Duration) { mustOK(t, b.ep.AddLink(now, peerA, proxy.ForwardAddr())) })
 
 	// Sending every 10 ms keeps 8 samples in flight at a time rather than
 	// one per round trip.
@@ -196,7 +196,7 @@ func measureThroughRelay(t *testing.T, delay, jitter time.Duration, samples int,
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(bound)
-	var m relayMeasurement
+	var m proxyMeasurement
 	for cleanLowerBound(m.a) < samples || cleanLowerBound(m.b) < samples {
 		select {
 		case <-tick.C:
@@ -212,7 +212,7 @@ func measureThroughRelay(t *testing.T, delay, jitter time.Duration, samples int,
 			m.b, _ = b.ep.Stats(peerA)
 		})
 	}
-	st := relay.Stats()
+	st := proxy.Stats()
 	m.late = max(st.Upstream.MaxLate, st.Downstream.MaxLate)
 	return m
 }

@@ -115,8 +115,6 @@ const (
 	MaxMessage = 1 << 20
 	// MaxFragments is the most fragments a message of MaxMessage bytes needs.
 	MaxFragments = (MaxMessage + FragmentPayload - 1) / FragmentPayload
-	// MaxAckPackets bounds the explicit packets in one Ack record.
-	MaxAckPackets = 255
 	// MaxNameLen bounds a player name in the handshake.
 	MaxNameLen = 32
 	// CookieLen is the size of a handshake challenge cookie.
@@ -242,18 +240,18 @@ func DecodeData(p []byte) (Data, error) {
 	return Data{MsgID: le.Uint32(p), Payload: p[dataFixedLen:]}, nil
 }
 
-// Fragment is one piece of a message longer than MaxDataPayload (Q5).
+// fragment is one piece of a message longer than MaxDataPayload (Q5).
 // Every fragment but the last carries exactly FragmentPayload bytes, so a
 // fragment's place in the message is Index·FragmentPayload.
-type Fragment struct {
+type fragment struct {
 	MsgID   uint32
 	Index   uint16
 	Count   uint16
 	Payload []byte // aliases the datagram
 }
 
-// AppendFragment appends a Fragment record.
-func AppendFragment(b []byte, f Fragment) []byte {
+// appendFragment appends a Fragment record.
+func appendFragment(b []byte, f fragment) []byte {
 	b = appendRecordHeader(b, RecFragment, fragFixedLen+len(f.Payload))
 	b = le.AppendUint32(b, f.MsgID)
 	b = le.AppendUint16(b, f.Index)
@@ -261,13 +259,13 @@ func AppendFragment(b []byte, f Fragment) []byte {
 	return append(b, f.Payload...)
 }
 
-// DecodeFragment decodes a Fragment record's payload and checks that it
+// decodeFragment decodes a Fragment record's payload and checks that it
 // can belong to a message of at most MaxMessage bytes.
-func DecodeFragment(p []byte) (Fragment, error) {
+func decodeFragment(p []byte) (fragment, error) {
 	if len(p) < fragFixedLen {
-		return Fragment{}, ErrShort
+		return fragment{}, ErrShort
 	}
-	f := Fragment{
+	f := fragment{
 		MsgID:   le.Uint32(p),
 		Index:   le.Uint16(p[4:]),
 		Count:   le.Uint16(p[6:]),
@@ -275,40 +273,40 @@ func DecodeFragment(p []byte) (Fragment, error) {
 	}
 	switch {
 	case f.Count > MaxFragments:
-		return Fragment{}, ErrOversize
+		return fragment{}, ErrOversize
 	case f.Count < 2 || f.Index >= f.Count:
-		return Fragment{}, ErrField
+		return fragment{}, ErrField
 	case len(f.Payload) > FragmentPayload:
-		return Fragment{}, ErrOversize
+		return fragment{}, ErrOversize
 	case f.Index < f.Count-1 && len(f.Payload) != FragmentPayload:
-		return Fragment{}, ErrLength
+		return fragment{}, ErrLength
 	case f.Index == f.Count-1 && int(f.Index)*FragmentPayload+len(f.Payload) > MaxMessage:
-		return Fragment{}, ErrOversize
+		return fragment{}, ErrOversize
 	}
 	return f, nil
 }
 
-// Ack acknowledges packets of one acked channel (reliable or global) by
+// ack acknowledges packets of one acked channel (reliable or global) by
 // their packet numbers (Header.Packet). The explicit packets are those that
 // just arrived: each may give a round-trip sample. Cumulative (reliable
 // channel only; 0 on global) says every packet before it has arrived: it
 // frees retries after a lost ack but gives no sample. One datagram may carry
 // several Ack records (T1).
-type Ack struct {
+type ack struct {
 	Channel    Channel
 	Cumulative uint32
 	packets    []byte // count × u32, aliases the datagram
 }
 
 // Len is the number of explicit packets.
-func (a Ack) Len() int { return len(a.packets) / 4 }
+func (a ack) Len() int { return len(a.packets) / 4 }
 
 // Packet returns the i-th explicit packet number.
-func (a Ack) Packet(i int) uint32 { return le.Uint32(a.packets[4*i:]) }
+func (a ack) Packet(i int) uint32 { return le.Uint32(a.packets[4*i:]) }
 
-// AppendAck appends an Ack record for the given packets (at most
-// MaxAckPackets of them).
-func AppendAck(b []byte, ch Channel, cumulative uint32, packets ...uint32) []byte {
+// appendAck appends an Ack record for the given packets (at most 255 of
+// them: the record counts them in one byte).
+func appendAck(b []byte, ch Channel, cumulative uint32, packets ...uint32) []byte {
 	b = appendRecordHeader(b, RecAck, ackFixedLen+4*len(packets))
 	b = append(b, byte(ch), byte(len(packets)))
 	b = le.AppendUint32(b, cumulative)
@@ -318,7 +316,7 @@ func AppendAck(b []byte, ch Channel, cumulative uint32, packets ...uint32) []byt
 	return b
 }
 
-// appendAck1 is AppendAck for one packet without a variadic slice.
+// appendAck1 is appendAck for one packet without a variadic slice.
 func appendAck1(b []byte, ch Channel, cumulative, packet uint32) []byte {
 	return appendAckRecord(b, RecAck, ch, cumulative, packet)
 }
@@ -331,18 +329,18 @@ func appendAckRecord(b []byte, typ uint8, ch Channel, cumulative, packet uint32)
 	return le.AppendUint32(b, packet)
 }
 
-// DecodeAck decodes an Ack record's payload.
-func DecodeAck(p []byte) (Ack, error) {
+// decodeAck decodes an Ack record's payload.
+func decodeAck(p []byte) (ack, error) {
 	if len(p) < ackFixedLen {
-		return Ack{}, ErrShort
+		return ack{}, ErrShort
 	}
-	a := Ack{Channel: Channel(p[0]), Cumulative: le.Uint32(p[2:])}
+	a := ack{Channel: Channel(p[0]), Cumulative: le.Uint32(p[2:])}
 	if a.Channel != ChannelReliable && a.Channel != ChannelGlobal {
-		return Ack{}, ErrChannel
+		return ack{}, ErrChannel
 	}
 	n := int(p[1])
 	if len(p) != ackFixedLen+4*n {
-		return Ack{}, ErrLength
+		return ack{}, ErrLength
 	}
 	a.packets = p[ackFixedLen:]
 	return a, nil
@@ -361,8 +359,8 @@ func AppendLinkReport(b []byte, r LinkReport) []byte {
 	return le.AppendUint64(b, r.Missing)
 }
 
-// DecodeLinkReport decodes a LinkReport record's payload.
-func DecodeLinkReport(p []byte) (LinkReport, error) {
+// decodeLinkReport decodes a LinkReport record's payload.
+func decodeLinkReport(p []byte) (LinkReport, error) {
 	if len(p) != linkReportLen {
 		return LinkReport{}, ErrLength
 	}
@@ -373,12 +371,12 @@ func DecodeLinkReport(p []byte) (LinkReport, error) {
 	return r, nil
 }
 
-// KeepAlive is a message carried unnumbered on the control channel: a
+// keepAlive is a message carried unnumbered on the control channel: a
 // keep-alive or a lobby ping, which L2 keeps out of every loss total. When
 // WantReply is set the peer answers with a KeepAliveReply echoing ID, and
 // until it does the sender counts the peer as silent from the moment it
 // sent it (T11).
-type KeepAlive struct {
+type keepAlive struct {
 	ID        uint32
 	WantReply bool
 	Payload   []byte // aliases the datagram
@@ -388,9 +386,9 @@ type KeepAlive struct {
 // reserved and must be zero.
 const keepAliveWantReply = 0x01
 
-// AppendKeepAlive appends a KeepAlive record. The payload must be at most
+// appendKeepAlive appends a KeepAlive record. The payload must be at most
 // MaxKeepAlivePayload bytes (the caller checks).
-func AppendKeepAlive(b []byte, k KeepAlive) []byte {
+func appendKeepAlive(b []byte, k keepAlive) []byte {
 	b = appendRecordHeader(b, RecKeepAlive, keepAliveFixed+len(k.Payload))
 	b = le.AppendUint32(b, k.ID)
 	var flags byte
@@ -401,37 +399,37 @@ func AppendKeepAlive(b []byte, k KeepAlive) []byte {
 	return append(b, k.Payload...)
 }
 
-// DecodeKeepAlive decodes a KeepAlive record's payload.
-func DecodeKeepAlive(p []byte) (KeepAlive, error) {
+// decodeKeepAlive decodes a KeepAlive record's payload.
+func decodeKeepAlive(p []byte) (keepAlive, error) {
 	if len(p) < keepAliveFixed {
-		return KeepAlive{}, ErrShort
+		return keepAlive{}, ErrShort
 	}
 	if len(p)-keepAliveFixed > MaxKeepAlivePayload {
-		return KeepAlive{}, ErrOversize
+		return keepAlive{}, ErrOversize
 	}
 	if p[4]&^keepAliveWantReply != 0 {
-		return KeepAlive{}, ErrReserved
+		return keepAlive{}, ErrReserved
 	}
-	return KeepAlive{ID: le.Uint32(p), WantReply: p[4]&keepAliveWantReply != 0, Payload: p[keepAliveFixed:]}, nil
+	return keepAlive{ID: le.Uint32(p), WantReply: p[4]&keepAliveWantReply != 0, Payload: p[keepAliveFixed:]}, nil
 }
 
-// KeepAliveReply answers a KeepAlive that wanted one: its ID echoed.
-type KeepAliveReply struct {
+// keepAliveReply answers a KeepAlive that wanted one: its ID echoed.
+type keepAliveReply struct {
 	ID uint32
 }
 
-// AppendKeepAliveReply appends a KeepAliveReply record.
-func AppendKeepAliveReply(b []byte, r KeepAliveReply) []byte {
+// appendKeepAliveReply appends a KeepAliveReply record.
+func appendKeepAliveReply(b []byte, r keepAliveReply) []byte {
 	b = appendRecordHeader(b, RecKeepAliveReply, keepReplyLen)
 	return le.AppendUint32(b, r.ID)
 }
 
-// DecodeKeepAliveReply decodes a KeepAliveReply record's payload.
-func DecodeKeepAliveReply(p []byte) (KeepAliveReply, error) {
+// decodeKeepAliveReply decodes a KeepAliveReply record's payload.
+func decodeKeepAliveReply(p []byte) (keepAliveReply, error) {
 	if len(p) != keepReplyLen {
-		return KeepAliveReply{}, ErrLength
+		return keepAliveReply{}, ErrLength
 	}
-	return KeepAliveReply{ID: le.Uint32(p)}, nil
+	return keepAliveReply{ID: le.Uint32(p)}, nil
 }
 
 // Role is what a joining machine asks to be.
@@ -477,8 +475,8 @@ type (
 
 // RefuseReason says why a host refused a joiner. The numbers are stable on
 // the wire (S19 applies to the wire too): a reason never changes meaning,
-// and a new one takes the next number. DecodeRefuse keeps numbers it does
-// not know.
+// and a new one takes the next number. A decoded Refuse keeps numbers it
+// does not know.
 type RefuseReason uint8
 
 const (
@@ -527,8 +525,8 @@ func AppendHello(b []byte, m Hello) ([]byte, error) {
 	return appendName(b, m.Name), nil
 }
 
-// DecodeHello decodes a Hello record's payload.
-func DecodeHello(p []byte) (Hello, error) {
+// decodeHello decodes a Hello record's payload.
+func decodeHello(p []byte) (Hello, error) {
 	if len(p) < 10 {
 		return Hello{}, ErrShort
 	}
@@ -543,15 +541,15 @@ func DecodeHello(p []byte) (Hello, error) {
 	return m, nil
 }
 
-// AppendChallenge appends a Challenge record.
-func AppendChallenge(b []byte, m Challenge) []byte {
+// appendChallenge appends a Challenge record.
+func appendChallenge(b []byte, m Challenge) []byte {
 	b = appendRecordHeader(b, RecChallenge, 8+CookieLen)
 	b = le.AppendUint64(b, m.Nonce)
 	return append(b, m.Cookie[:]...)
 }
 
-// DecodeChallenge decodes a Challenge record's payload.
-func DecodeChallenge(p []byte) (Challenge, error) {
+// decodeChallenge decodes a Challenge record's payload.
+func decodeChallenge(p []byte) (Challenge, error) {
 	if len(p) != 8+CookieLen {
 		return Challenge{}, ErrLength
 	}
@@ -572,8 +570,8 @@ func AppendResponse(b []byte, m Response) ([]byte, error) {
 	return appendName(b, m.Name), nil
 }
 
-// DecodeResponse decodes a Response record's payload.
-func DecodeResponse(p []byte) (Response, error) {
+// decodeResponse decodes a Response record's payload.
+func decodeResponse(p []byte) (Response, error) {
 	if len(p) < 8+CookieLen+2 {
 		return Response{}, ErrShort
 	}
@@ -589,16 +587,16 @@ func DecodeResponse(p []byte) (Response, error) {
 	return m, nil
 }
 
-// AppendWelcome appends a Welcome record.
-func AppendWelcome(b []byte, m Welcome) []byte {
+// appendWelcome appends a Welcome record.
+func appendWelcome(b []byte, m Welcome) []byte {
 	b = appendRecordHeader(b, RecWelcome, 18)
 	b = le.AppendUint64(b, m.Nonce)
 	b = le.AppendUint16(b, uint16(m.Peer))
 	return le.AppendUint64(b, m.Token)
 }
 
-// DecodeWelcome decodes a Welcome record's payload.
-func DecodeWelcome(p []byte) (Welcome, error) {
+// decodeWelcome decodes a Welcome record's payload.
+func decodeWelcome(p []byte) (Welcome, error) {
 	if len(p) != 18 {
 		return Welcome{}, ErrLength
 	}
@@ -616,9 +614,9 @@ func AppendRefuse(b []byte, m Refuse) []byte {
 	return append(b, byte(m.Reason))
 }
 
-// DecodeRefuse decodes a Refuse record's payload. An unknown reason is kept
+// decodeRefuse decodes a Refuse record's payload. An unknown reason is kept
 // as is: a newer host may know more reasons than we do.
-func DecodeRefuse(p []byte) (Refuse, error) {
+func decodeRefuse(p []byte) (Refuse, error) {
 	if len(p) != 9 {
 		return Refuse{}, ErrLength
 	}

@@ -66,59 +66,59 @@ func TestDecodersRejectMalformedInput(t *testing.T) {
 		{"record longer than body", func() error { _, _, _, err := NextRecord([]byte{RecData, 5, 0, 1}); return err }},
 		{"data short", func() error { _, err := DecodeData([]byte{1, 2, 3}); return err }},
 		{"data oversize", func() error { _, err := DecodeData(make([]byte, 4+MaxDataPayload+1)); return err }},
-		{"fragment short", func() error { _, err := DecodeFragment(make([]byte, 7)); return err }},
-		{"fragment count 1", func() error { _, err := DecodeFragment(fragPayload(1, 0, 1, nil)); return err }},
-		{"fragment index ≥ count", func() error { _, err := DecodeFragment(fragPayload(1, 3, 3, nil)); return err }},
-		{"fragment count too large", func() error { _, err := DecodeFragment(fragPayload(1, 0, MaxFragments+1, full)); return err }},
-		{"fragment not full", func() error { _, err := DecodeFragment(fragPayload(1, 0, 2, full[1:])); return err }},
-		{"fragment too long", func() error { _, err := DecodeFragment(fragPayload(1, 1, 2, append(full, 1))); return err }},
+		{"fragment short", func() error { _, err := decodeFragment(make([]byte, 7)); return err }},
+		{"fragment count 1", func() error { _, err := decodeFragment(fragPayload(1, 0, 1, nil)); return err }},
+		{"fragment index ≥ count", func() error { _, err := decodeFragment(fragPayload(1, 3, 3, nil)); return err }},
+		{"fragment count too large", func() error { _, err := decodeFragment(fragPayload(1, 0, MaxFragments+1, full)); return err }},
+		{"fragment not full", func() error { _, err := decodeFragment(fragPayload(1, 0, 2, full[1:])); return err }},
+		{"fragment too long", func() error { _, err := decodeFragment(fragPayload(1, 1, 2, append(full, 1))); return err }},
 		{"fragment message too long", func() error {
-			_, err := DecodeFragment(fragPayload(1, MaxFragments-1, MaxFragments, full))
+			_, err := decodeFragment(fragPayload(1, MaxFragments-1, MaxFragments, full))
 			return err
 		}},
-		{"ack short", func() error { _, err := DecodeAck([]byte{1, 0, 0}); return err }},
-		{"ack channel", func() error { _, err := DecodeAck(payloadOf(AppendAck(nil, ChannelUnreliable, 0, 1))); return err }},
+		{"ack short", func() error { _, err := decodeAck([]byte{1, 0, 0}); return err }},
+		{"ack channel", func() error { _, err := decodeAck(payloadOf(appendAck(nil, ChannelUnreliable, 0, 1))); return err }},
 		{"ack count", func() error {
-			p := payloadOf(AppendAck(nil, ChannelReliable, 0, 1, 2))
+			p := payloadOf(appendAck(nil, ChannelReliable, 0, 1, 2))
 			p[1] = 3
-			_, err := DecodeAck(p)
+			_, err := decodeAck(p)
 			return err
 		}},
-		{"link report length", func() error { _, err := DecodeLinkReport(make([]byte, 15)); return err }},
+		{"link report length", func() error { _, err := decodeLinkReport(make([]byte, 15)); return err }},
 		{"link report missing > expected", func() error {
-			_, err := DecodeLinkReport(payloadOf(AppendLinkReport(nil, LinkReport{Expected: 1, Missing: 2})))
+			_, err := decodeLinkReport(payloadOf(AppendLinkReport(nil, LinkReport{Expected: 1, Missing: 2})))
 			return err
 		}},
-		{"keep-alive short", func() error { _, err := DecodeKeepAlive([]byte{1, 0, 0, 0}); return err }},
-		{"keep-alive flags", func() error { _, err := DecodeKeepAlive([]byte{1, 0, 0, 0, 2}); return err }},
-		{"keep-alive oversize", func() error { _, err := DecodeKeepAlive(make([]byte, 5+MaxKeepAlivePayload+1)); return err }},
-		{"keep-alive reply length", func() error { _, err := DecodeKeepAliveReply(make([]byte, 5)); return err }},
-		{"hello role", func() error { _, err := DecodeHello([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 0}); return err }},
+		{"keep-alive short", func() error { _, err := decodeKeepAlive([]byte{1, 0, 0, 0}); return err }},
+		{"keep-alive flags", func() error { _, err := decodeKeepAlive([]byte{1, 0, 0, 0, 2}); return err }},
+		{"keep-alive oversize", func() error { _, err := decodeKeepAlive(make([]byte, 5+MaxKeepAlivePayload+1)); return err }},
+		{"keep-alive reply length", func() error { _, err := decodeKeepAliveReply(make([]byte, 5)); return err }},
+		{"hello role", func() error { _, err := decodeHello([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 0}); return err }},
 		{"hello name length", func() error {
 			p := payloadOf(must(AppendHello(nil, Hello{Role: RolePlayer, Name: "ab"})))
 			p[9] = 3
-			_, err := DecodeHello(p)
+			_, err := decodeHello(p)
 			return err
 		}},
 		{"hello name not UTF-8", func() error {
 			p := payloadOf(must(AppendHello(nil, Hello{Role: RolePlayer, Name: "ab"})))
 			p[10] = 0xFF
-			_, err := DecodeHello(p)
+			_, err := decodeHello(p)
 			return err
 		}},
 		{"hello name too long", func() error {
 			p := append([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1, MaxNameLen + 1}, bytes.Repeat([]byte("a"), MaxNameLen+1)...)
-			_, err := DecodeHello(p)
+			_, err := decodeHello(p)
 			return err
 		}},
-		{"challenge length", func() error { _, err := DecodeChallenge(make([]byte, 23)); return err }},
-		{"response short", func() error { _, err := DecodeResponse(make([]byte, 25)); return err }},
+		{"challenge length", func() error { _, err := decodeChallenge(make([]byte, 23)); return err }},
+		{"response short", func() error { _, err := decodeResponse(make([]byte, 25)); return err }},
 		{"welcome unassigned", func() error {
-			_, err := DecodeWelcome(payloadOf(AppendWelcome(nil, Welcome{Peer: PeerUnassigned, Token: 1})))
+			_, err := decodeWelcome(payloadOf(appendWelcome(nil, Welcome{Peer: PeerUnassigned, Token: 1})))
 			return err
 		}},
-		{"welcome token 0", func() error { _, err := DecodeWelcome(payloadOf(AppendWelcome(nil, Welcome{Peer: 1}))); return err }},
-		{"refuse length", func() error { _, err := DecodeRefuse(make([]byte, 10)); return err }},
+		{"welcome token 0", func() error { _, err := decodeWelcome(payloadOf(appendWelcome(nil, Welcome{Peer: 1}))); return err }},
+		{"refuse length", func() error { _, err := decodeRefuse(make([]byte, 10)); return err }},
 	} {
 		if err := c.f(); err == nil {
 			t.Errorf("%s: decoded without error", c.name)
@@ -145,7 +145,7 @@ func payloadOf(rec []byte) []byte {
 }
 
 func fragPayload(id uint32, index, count uint16, data []byte) []byte {
-	return payloadOf(AppendFragment(nil, Fragment{MsgID: id, Index: index, Count: count, Payload: data}))
+	return payloadOf(appendFragment(nil, fragment{MsgID: id, Index: index, Count: count, Payload: data}))
 }
 
 func TestRecordsRoundTrip(t *testing.T) {
@@ -158,24 +158,24 @@ func TestRecordsRoundTrip(t *testing.T) {
 	}{
 		{AppendData(nil, Data{MsgID: 9, Payload: []byte("hi")}), RecData,
 			func(p []byte) (any, error) { return DecodeData(p) }, Data{MsgID: 9, Payload: []byte("hi")}},
-		{AppendFragment(nil, Fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}), RecFragment,
-			func(p []byte) (any, error) { return DecodeFragment(p) }, Fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}},
+		{appendFragment(nil, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}), RecFragment,
+			func(p []byte) (any, error) { return decodeFragment(p) }, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}},
 		{AppendLinkReport(nil, LinkReport{Expected: 1 << 40, Missing: 3}), RecLinkReport,
-			func(p []byte) (any, error) { return DecodeLinkReport(p) }, LinkReport{Expected: 1 << 40, Missing: 3}},
-		{AppendKeepAlive(nil, KeepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}), RecKeepAlive,
-			func(p []byte) (any, error) { return DecodeKeepAlive(p) }, KeepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}},
-		{AppendKeepAliveReply(nil, KeepAliveReply{ID: 0x04030201}), RecKeepAliveReply,
-			func(p []byte) (any, error) { return DecodeKeepAliveReply(p) }, KeepAliveReply{ID: 0x04030201}},
+			func(p []byte) (any, error) { return decodeLinkReport(p) }, LinkReport{Expected: 1 << 40, Missing: 3}},
+		{appendKeepAlive(nil, keepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}), RecKeepAlive,
+			func(p []byte) (any, error) { return decodeKeepAlive(p) }, keepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}},
+		{appendKeepAliveReply(nil, keepAliveReply{ID: 0x04030201}), RecKeepAliveReply,
+			func(p []byte) (any, error) { return decodeKeepAliveReply(p) }, keepAliveReply{ID: 0x04030201}},
 		{must(AppendHello(nil, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"})), RecHello,
-			func(p []byte) (any, error) { return DecodeHello(p) }, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"}},
-		{AppendChallenge(nil, Challenge{Nonce: 6, Cookie: cookie}), RecChallenge,
-			func(p []byte) (any, error) { return DecodeChallenge(p) }, Challenge{Nonce: 6, Cookie: cookie}},
+			func(p []byte) (any, error) { return decodeHello(p) }, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"}},
+		{appendChallenge(nil, Challenge{Nonce: 6, Cookie: cookie}), RecChallenge,
+			func(p []byte) (any, error) { return decodeChallenge(p) }, Challenge{Nonce: 6, Cookie: cookie}},
 		{must(AppendResponse(nil, Response{Nonce: 7, Cookie: cookie, Role: RolePlayer, Name: ""})), RecResponse,
-			func(p []byte) (any, error) { return DecodeResponse(p) }, Response{Nonce: 7, Cookie: cookie, Role: RolePlayer}},
-		{AppendWelcome(nil, Welcome{Nonce: 8, Peer: 4, Token: 99}), RecWelcome,
-			func(p []byte) (any, error) { return DecodeWelcome(p) }, Welcome{Nonce: 8, Peer: 4, Token: 99}},
+			func(p []byte) (any, error) { return decodeResponse(p) }, Response{Nonce: 7, Cookie: cookie, Role: RolePlayer}},
+		{appendWelcome(nil, Welcome{Nonce: 8, Peer: 4, Token: 99}), RecWelcome,
+			func(p []byte) (any, error) { return decodeWelcome(p) }, Welcome{Nonce: 8, Peer: 4, Token: 99}},
 		{AppendRefuse(nil, Refuse{Nonce: 9, Reason: RefuseFull}), RecRefuse,
-			func(p []byte) (any, error) { return DecodeRefuse(p) }, Refuse{Nonce: 9, Reason: RefuseFull}},
+			func(p []byte) (any, error) { return decodeRefuse(p) }, Refuse{Nonce: 9, Reason: RefuseFull}},
 	} {
 		typ, p, rest, err := NextRecord(c.rec)
 		if err != nil || typ != c.typ || len(rest) != 0 {
@@ -186,7 +186,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 			t.Errorf("type %#x: got %+v, %v; want %+v", c.typ, got, err, c.want)
 		}
 	}
-	a, err := DecodeAck(payloadOf(AppendAck(nil, ChannelReliable, 77, 1, 2, 3)))
+	a, err := decodeAck(payloadOf(appendAck(nil, ChannelReliable, 77, 1, 2, 3)))
 	if err != nil || a.Channel != ChannelReliable || a.Cumulative != 77 || a.Len() != 3 || a.Packet(2) != 3 {
 		t.Errorf("ack %+v, %v", a, err)
 	}
@@ -269,7 +269,7 @@ func TestReassemblyIsBoundedInMemoryAndTime_Q5(t *testing.T) {
 			h.Packet = seq
 		}
 		seq++
-		b.ep.Receive(time.Duration(seq)*time.Millisecond, addrA, raw(h, AppendFragment(nil, Fragment{MsgID: id, Index: index, Count: count, Payload: full})))
+		b.ep.Receive(time.Duration(seq)*time.Millisecond, addrA, raw(h, appendFragment(nil, fragment{MsgID: id, Index: index, Count: count, Payload: full})))
 	}
 	// A flood of first halves of the largest messages.
 	for id := range uint32(1000) {
@@ -367,12 +367,12 @@ func TestRefuseReasonsAreStable_S19(t *testing.T) {
 			t.Errorf("%s = %d, the wire says %d", c.name, c.got, c.want)
 		}
 		rec := AppendRefuse(nil, Refuse{Nonce: 3, Reason: c.got})
-		if m, err := DecodeRefuse(payloadOf(rec)); err != nil || m.Reason != c.got || rec[len(rec)-1] != c.want {
+		if m, err := decodeRefuse(payloadOf(rec)); err != nil || m.Reason != c.got || rec[len(rec)-1] != c.want {
 			t.Errorf("%s: %x decodes to %+v, %v", c.name, rec, m, err)
 		}
 	}
 	// A reason from a newer host is kept, not refused.
-	if m, err := DecodeRefuse(payloadOf(AppendRefuse(nil, Refuse{Nonce: 3, Reason: 200}))); err != nil || m.Reason != 200 {
+	if m, err := decodeRefuse(payloadOf(AppendRefuse(nil, Refuse{Nonce: 3, Reason: 200}))); err != nil || m.Reason != 200 {
 		t.Errorf("unknown reason: %+v, %v", m, err)
 	}
 }

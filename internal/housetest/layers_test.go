@@ -65,6 +65,8 @@ var layers = map[string][]string{
 	"probe/sim":    join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
 	"probe/live":   join(engine, []string{"probe/session", "probe/record", "rungs"}, netfam, leaves),
 	"probe/record": join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
+	// The simulated world the session's and the live driver's tests share.
+	"internal/simworld": join(engine, netfam),
 	// A load generator of the live driver's tests.
 	"probe/live/internal/hsflood": join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
 

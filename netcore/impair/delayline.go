@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// delayLine holds datagrams until they are due, for the live relay. It is
+// delayLine holds datagrams until they are due, for the live proxy. It is
 // pure — times come in as arguments — so its ordering is tested on virtual
-// time; the relay supplies the wall clock.
+// time; the proxy supplies the wall clock.
 //
 // Datagrams leave in order of due time, and in arrival order among equal
 // due times, so a path with no jitter and no reordering keeps order.

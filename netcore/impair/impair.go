@@ -4,8 +4,8 @@
 // random stream.
 //
 // The model (Path) is pure: it reads no clock and no global random source,
-// so the simulated network (netcore/simnet) and the live relay make the same
-// decisions from the same seed. Relay is the package's one live part: a UDP
+// so the simulated network (netcore/simnet) and the live proxy make the same
+// decisions from the same seed. Proxy is the package's one live part: a UDP
 // proxy on the wall clock that applies a Path to each direction (`lagscope
 // impair`). It applies its loss to
 // datagrams that the sender has already numbered, so a receiver observes a

@@ -10,12 +10,12 @@ import (
 	"time"
 )
 
-// Serve is `lagscope impair`'s run: it relays with cfg until Ctrl-C (or
-// SIGTERM) or, when positive, duration, then writes what each direction
-// did to out. The first line of out says where it relays, as soon as it
-// listens.
-func Serve(cfg RelayConfig, duration time.Duration, out io.Writer) error {
-	relay, err := ListenRelay(cfg)
+// Serve is `lagscope impair`'s run: it runs a Proxy with cfg until Ctrl-C
+// (or SIGTERM) or, when positive, duration, then writes what each
+// direction did to out. The first line of out says where the proxy
+// forwards, as soon as it listens.
+func Serve(cfg ProxyConfig, duration time.Duration, out io.Writer) error {
+	proxy, err := ListenProxy(cfg)
 	if err != nil {
 		return err
 	}
@@ -27,15 +27,15 @@ func Serve(cfg RelayConfig, duration time.Duration, out io.Writer) error {
 		defer cancel()
 	}
 	fmt.Fprintf(out, "lagscope impair: relaying %v -> %v, each way: %v (seed %d)\n",
-		relay.Addr(), relay.Target(), cfg.Upstream, cfg.Seed)
+		proxy.Addr(), proxy.Target(), cfg.Upstream, cfg.Seed)
 	if d := cfg.Upstream.Delay; d > 0 {
 		// People read --delay as "the ping goes up by this much"; it is
 		// added in each direction, so the round trip grows by twice it.
 		fmt.Fprintf(out, "lagscope impair: the delay is added each way, so every round trip through this relay grows by %v (2 × %v)\n", 2*d, d)
 	}
 	<-ctx.Done()
-	relay.Close()
-	st := relay.Stats()
+	proxy.Close()
+	st := proxy.Stats()
 	writeDirection(out, "client -> target", st.Upstream)
 	writeDirection(out, "target -> client", st.Downstream)
 	fmt.Fprintln(out, "(dropped counts the impairment asked for, not loss anyone measured)")

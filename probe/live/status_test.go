@@ -30,14 +30,14 @@ func TestSparseStatus_S7(t *testing.T) {
 	gone, watched := ms[n-1], ms[2]
 	gone.vanish()
 	w.runFor(time.Second) // everyone is stalled on gone by now
-	watched.tr.keep = true
+	watched.tr.Keep = true
 	from := w.now()
 	const window = 4 * time.Second
 	w.runFor(window)
-	watched.tr.keep = false
+	watched.tr.Keep = false
 	sent := map[netip.AddrPort]int{}
-	for _, d := range watched.tr.sent {
-		sent[d.to]++
+	for _, d := range watched.tr.Sent {
+		sent[d.To]++
 	}
 	perSecond := func(m *machine) float64 { return float64(sent[m.addr]) / window.Seconds() }
 	if r := perSecond(gone); r < 15 {

@@ -2,32 +2,28 @@ package live
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
-// world runs sessions on netcore's simulated network in virtual time, on
+// world runs sessions in internal/simworld's virtual-time world, on
 // simnet.Driver (the twin of this package's wall-clock Runner): the same
-// Session code the live driver runs. It is a copy of probe/session's test
-// world: that one is an in-package test (it reaches into the Session), and
-// a shared test package would import session from session's own tests, a
-// cycle Go forbids.
+// Session code the live driver runs. It is this package's thin wrapper
+// over simworld, as probe/session's tests have theirs: simworld cannot
+// hold the session type, since probe/session's in-package tests import it.
 type world struct {
+	sim      *simworld.World
 	t        testing.TB
-	sched    *simnet.Scheduler
-	net      *simnet.Network
-	d        *simnet.Driver
+	net      *simnet.Network // sim's network
 	machines []*machine
-	nextIP   byte
-	seed     uint64
+	nextIP   byte // the last byte of the next attached machine's address
 }
 
 type machine struct {
@@ -36,72 +32,45 @@ type machine struct {
 	addr   netip.AddrPort
 	s      *session.Session
 	h      *simnet.Host // the machine's node and wake-up on the one virtual driver
-	tr     *recordingTransport
+	tr     *simworld.Recorder
 	events []probe.Event
 	cks    map[int]uint32
 }
 
-// recordingTransport remembers what a machine sent, for the amplification
-// and flood tests.
-type recordingTransport struct {
-	inner netcore.Transport
-	keep  bool
-	sent  []sentDatagram
-}
-
-type sentDatagram struct {
-	at   time.Duration
-	to   netip.AddrPort
-	data []byte
-}
-
-func (r *recordingTransport) Send(to netip.AddrPort, p []byte) error {
-	if r.keep {
-		r.sent = append(r.sent, sentDatagram{to: to, data: append([]byte(nil), p...)})
-	}
-	return r.inner.Send(to, p)
-}
-
-func (r *recordingTransport) LocalAddr() netip.AddrPort { return r.inner.LocalAddr() }
-
 func newWorld(t testing.TB, seed uint64, link impair.Profile) *world {
-	sched := simnet.NewScheduler()
-	w := &world{t: t, sched: sched, net: simnet.NewNetwork(sched, seed), nextIP: 1, seed: seed}
-	w.d = simnet.NewDriver(w.net)
-	w.net.SetDefault(link)
-	return w
+	sim := simworld.New(seed, link)
+	return &world{sim: sim, t: t, net: sim.Net, nextIP: 1}
 }
 
-func (w *world) now() time.Duration { return w.sched.Now() }
-
-// testRand is a deterministic source for tokens, nonces and secrets.
-func testRand(seed uint64) *rand.ChaCha8 {
-	var s [32]byte
-	for i := range 8 {
-		s[i] = byte(seed >> (8 * i))
-	}
-	return rand.NewChaCha8(s)
-}
+func (w *world) now() time.Duration { return w.sim.Now() }
 
 func (w *world) attach(name string) *machine {
 	m := &machine{w: w, name: name, cks: map[int]uint32{}}
-	m.addr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, w.nextIP}), 7373)
+	m.addr, m.h = w.sim.Attach(w.nextIP)
 	w.nextIP++
-	m.h = w.d.Attach(m.addr)
-	m.tr = &recordingTransport{inner: m.h.Node()}
+	m.tr = &simworld.Recorder{Inner: m.h.Node()}
 	return m
 }
 
+// config fills in what every machine of the world gets: its name, its
+// seeds, and the hooks that collect its events and frame checksums.
 func (w *world) config(m *machine, cfg session.Config) session.Config {
 	cfg.Name = m.name
 	if cfg.CommandsPerMinute == 0 {
-		cfg.CommandsPerMinute = 60
+		cfg.CommandsPerMinute = simworld.CommandsPerMinute
 	}
-	cfg.Seed = w.seed + uint64(len(w.machines))
-	cfg.Rand = testRand(w.seed*7919 + uint64(len(w.machines)))
-	cfg.Sink = probe.SinkFunc(func(from string, e probe.Event) { m.events = append(m.events, e) })
-	cfg.OnFrame = func(f int, ck uint32) { m.cks[f] = ck }
+	cfg.Seed = w.sim.MachineSeed(len(w.machines))
+	cfg.Rand = w.sim.MachineRand(len(w.machines))
+	cfg.Sink, cfg.OnFrame = simworld.Record(&m.events, &m.cks)
 	return cfg
+}
+
+// start records s as m's session and has the driver run it.
+func (w *world) start(m *machine, s *session.Session) *machine {
+	m.s = s
+	w.machines = append(w.machines, m)
+	simworld.Start(m.h, s)
+	return m
 }
 
 func (w *world) host(name string, cfg session.Config) *machine {
@@ -111,12 +80,7 @@ func (w *world) host(name string, cfg session.Config) *machine {
 	if err != nil {
 		w.t.Fatalf("host: %v", err)
 	}
-	m.s = s
-	w.machines = append(w.machines, m)
-	m.h.Drive(s)
-	s.Flush()
-	m.h.Wake()
-	return m
+	return w.start(m, s)
 }
 
 func (w *world) join(name string, role session.Role, host *machine, cfg session.Config) *machine {
@@ -126,66 +90,29 @@ func (w *world) join(name string, role session.Role, host *machine, cfg session.
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}
-	m.s = s
-	w.machines = append(w.machines, m)
-	m.h.Drive(s)
-	s.Flush()
-	m.h.Wake()
-	return m
+	return w.start(m, s)
 }
-
-// after re-arms m's wake-up after a call the test made itself (a
-// Receive, a Quit): the driver does this after its own calls.
-func (w *world) after(m *machine) { m.h.Wake() }
 
 // vanish: the machine stops dead (SIGKILL): no removal, no leave.
 func (m *machine) vanish() { m.h.Stop() }
 
 // at runs fn at virtual time t.
-func (w *world) at(t time.Duration, fn func()) { w.sched.At(t, fn) }
+func (w *world) at(t time.Duration, fn func()) { w.sim.At(t, fn) }
 
 // runFor advances virtual time by d.
-func (w *world) runFor(d time.Duration) { w.sched.RunUntil(w.sched.Now() + d) }
+func (w *world) runFor(d time.Duration) { w.sim.RunFor(d) }
 
 // runUntil advances until cond holds or limit passes; it reports cond.
 func (w *world) runUntil(limit time.Duration, cond func() bool) bool {
-	end := w.sched.Now() + limit
-	for !cond() {
-		next, ok := w.sched.Next()
-		if !ok || next > end {
-			w.sched.RunUntil(end)
-			return cond()
-		}
-		w.sched.Step()
-	}
-	return true
+	return w.sim.RunUntil(limit, cond)
 }
 
-func (m *machine) quit() {
-	m.s.Quit(m.w.now())
-	m.w.after(m)
-}
+func (m *machine) quit() { m.w.sim.Quit(m.h, m.s) }
 
 // of returns m's events of one type, in order.
-func of[E probe.Event](m *machine) []E {
-	var out []E
-	for _, e := range m.events {
-		if x, ok := e.(E); ok {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func of[E probe.Event](m *machine) []E { return simworld.Of[E](m.events) }
 
-func (m *machine) messages() []string {
-	var out []string
-	for _, e := range of[*probe.MessageEvent](m) {
-		out = append(out, e.Text)
-	}
-	return out
-}
-
-func (m *machine) linkPeers() []netcore.PeerID { return m.s.Endpoint().Peers(nil) }
+func (m *machine) messages() []string { return simworld.Messages(m.events) }
 
 // timingKeys is what every machine must agree on about a timing event.
 func timingKeys(m *machine) []string {

@@ -7,10 +7,10 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 )
 
-// The handshake reply budget (issue 15 findings 2 and 3). A Hello or a
-// Response arrives from a source nobody has verified yet: its address may
-// be spoofed, and whatever the host answers goes to a victim. So, before
-// any work that costs (the cookie's HMAC) and before any reply:
+// The handshake reply budget. A Hello or a Response arrives from a source
+// nobody has verified yet: its address may be spoofed, and whatever the
+// host answers goes to a victim. So, before any work that costs (the
+// cookie's HMAC) and before any reply:
 //
 //   - at most one reply per datagram, however many records it holds, and
 //     never more bytes than that datagram (no amplification);
@@ -44,27 +44,31 @@ const (
 	maxSources = 1024
 )
 
-// bucket is a token bucket on virtual time.
+// bucket is a token bucket on the session's clock: it holds up to burst
+// tokens, refills at rate tokens a second, and starts full at its first
+// take. The handshake budget counts replies in it, the relay a pair's
+// bytes.
 type bucket struct {
-	tokens float64
-	at     time.Duration
-	set    bool
+	rate, burst float64
+	tokens      float64
+	at          time.Duration // when tokens was last refilled
+	set         bool          // the first take has filled the bucket
 }
 
-// take spends one token if there is one, refilling at rate per second up
-// to burst since the last call.
-func (b *bucket) take(now time.Duration, rate, burst float64) bool {
+// take spends n tokens if the bucket holds them, after refilling it for
+// the time since the last refill. A now before that refill adds nothing.
+func (b *bucket) take(now time.Duration, n float64) bool {
 	if !b.set {
-		b.tokens, b.at, b.set = burst, now, true
+		b.tokens, b.at, b.set = b.burst, now, true
 	}
 	if now > b.at {
-		b.tokens = min(burst, b.tokens+rate*(now-b.at).Seconds())
+		b.tokens = min(b.burst, b.tokens+b.rate*(now-b.at).Seconds())
 		b.at = now
 	}
-	if b.tokens < 1 {
+	if b.tokens < n {
 		return false
 	}
-	b.tokens--
+	b.tokens -= n
 	return true
 }
 
@@ -90,24 +94,30 @@ func (b *replyBudget) admit(now time.Duration, from netip.AddrPort, response boo
 		b.Silenced++
 		return false
 	}
+	if b.sources == nil {
+		// The zero replyBudget is ready: its buckets get their rates here.
+		b.sources = make(map[netip.Addr]bucket)
+		b.hello = bucket{rate: helloRate, burst: helloBurst}
+		b.response = bucket{rate: responseRate, burst: responseBurst}
+	}
 	a := from.Addr().Unmap()
 	if a.IsLoopback() {
 		// A loopback source is a process on this machine: the kernel drops
 		// loopback sources arriving from any other interface, so nobody
 		// else can forge one, and a reply to it reaches no third party.
 		// Every machine of a demo, or of a LAN party rehearsed on one box,
-		// shares 127.0.0.1: at 8 a second, 64 joiners took 16 s and most
-		// gave up (issue 16). The global buckets still hold.
+		// shares 127.0.0.1: at 8 a second, 64 joiners would take 16 s and
+		// most would give up. The global buckets still hold.
 		return b.global(now, response)
 	}
 	src, ok := b.sources[a]
-	if !ok && len(b.sources) >= maxSources {
-		clear(b.sources)
+	if !ok {
+		if len(b.sources) >= maxSources {
+			clear(b.sources)
+		}
+		src = bucket{rate: sourceRate, burst: sourceBurst}
 	}
-	if b.sources == nil {
-		b.sources = make(map[netip.Addr]bucket)
-	}
-	allowed := src.take(now, sourceRate, sourceBurst)
+	allowed := src.take(now, 1)
 	b.sources[a] = src
 	if !allowed {
 		b.Silenced++
@@ -120,11 +130,10 @@ func (b *replyBudget) admit(now time.Duration, from netip.AddrPort, response boo
 // kind; a record it admits claims the datagram's one reply.
 func (b *replyBudget) global(now time.Duration, response bool) bool {
 	g := &b.hello
-	rate, burst := float64(helloRate), float64(helloBurst)
 	if response {
-		g, rate, burst = &b.response, responseRate, responseBurst
+		g = &b.response
 	}
-	if !g.take(now, rate, burst) {
+	if !g.take(now, 1) {
 		b.Silenced++
 		return false
 	}

@@ -44,8 +44,8 @@ func sentTo(m *machine, addr netip.AddrPort) (n, bytes int) {
 }
 
 // Several handshake records in one datagram get one reply at most, never
-// larger than the datagram (issue 15 finding 2: four empty-name Hellos, 76
-// bytes in, were 204 bytes out; four bad-cookie Responses 140 in, 144 out).
+// larger than the datagram: four empty-name Hellos (76 bytes) would
+// otherwise draw 204 bytes, four bad-cookie Responses (140) 144.
 func TestOneReplyPerDatagram_Q7(t *testing.T) {
 	w := newWorld(t, 23, lan30)
 	host := w.host("alice", Config{Players: 2})
@@ -73,7 +73,7 @@ func TestOneReplyPerDatagram_Q7(t *testing.T) {
 
 // FuzzUnverifiedAmplification: whatever datagram a source nobody verified
 // sends a host, keyed or not, it gets at most one datagram back and never
-// more bytes than it sent (issue 15: amplification ≤ 1×).
+// more bytes than it sent (amplification ≤ 1×).
 func FuzzUnverifiedAmplification(f *testing.F) {
 	hello := netcore.Hello{Nonce: 3, Role: netcore.RolePlayer, Name: paddedHello("z")}
 	resp := netcore.Response{Nonce: 3, Role: netcore.RolePlayer, Name: "z"}
@@ -159,8 +159,7 @@ func helloFloodRun(t *testing.T, rate int) (events [3]string, replies, thrown in
 
 // A flood of spoofed Hellos (20 000 a second for 4 s, from 80 000
 // addresses) leaves every player's event stream byte-identical to a quiet
-// run, and the host's Challenges stay within the global budget (issue 15
-// finding 3).
+// run, and the host's Challenges stay within the global budget.
 func TestSpoofedHelloFloodWithinBudget_Q7(t *testing.T) {
 	quiet, none, _ := helloFloodRun(t, 0)
 	flooded, replies, thrown := helloFloodRun(t, 20000)
@@ -213,8 +212,8 @@ func TestReplyBudgetPerSource(t *testing.T) {
 
 // Loopback sources skip the per-source bucket (nobody off this machine can
 // forge one): 64 machines on 127.0.0.1 that Hello and Respond at once are
-// all answered, as a demo of 64 needs (issue 16); the global buckets still
-// bound them.
+// all answered, as a demo of 64 needs; the global buckets still bound
+// them.
 func TestReplyBudgetLoopback_Q7(t *testing.T) {
 	var b replyBudget
 	for _, host := range []string{"127.0.0.1", "::1"} {
@@ -248,7 +247,7 @@ func TestReplyBudgetLoopback_Q7(t *testing.T) {
 }
 
 // BenchmarkSpoofedHello is what one forged Hello costs a host past its
-// budget: the work a flood buys (issue 15 finding 3). Sources rotate over
+// budget: the work a flood buys. Sources rotate over
 // 4096 addresses, so the per-source table fills and starts over.
 func BenchmarkSpoofedHello(b *testing.B) {
 	w := newWorld(b, 25, lan30)

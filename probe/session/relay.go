@@ -40,8 +40,7 @@ func keyOf(x, y netcore.PeerID) pairKey {
 // relayCount is what the host did for one pair.
 type relayCount struct {
 	key                       pairKey
-	tokens                    float64
-	last                      time.Duration
+	budget                    bucket // the pair's bytes, relayRate and relayBurst
 	forwarded, forwardedBytes uint64
 	refused, refusedBytes     uint64
 	aName, bName              string
@@ -52,26 +51,15 @@ type relayTable struct {
 	total uint64        // datagrams forwarded, every pair
 }
 
-func (t *relayTable) get(k pairKey, now time.Duration) *relayCount {
+func (t *relayTable) get(k pairKey) *relayCount {
 	for _, c := range t.pairs {
 		if c.key == k {
 			return c
 		}
 	}
-	c := &relayCount{key: k, tokens: relayBurst, last: now}
+	c := &relayCount{key: k, budget: bucket{rate: relayRate, burst: relayBurst}}
 	t.pairs = append(t.pairs, c)
 	return c
-}
-
-// take spends n bytes of the pair's budget, if it holds them.
-func (c *relayCount) take(now time.Duration, n int) bool {
-	c.tokens = min(relayBurst, c.tokens+float64(now-c.last)/float64(time.Second)*relayRate)
-	c.last = now
-	if c.tokens < float64(n) {
-		return false
-	}
-	c.tokens -= float64(n)
-	return true
 }
 
 // pathTransport is the transport the session's endpoint sends through: a
@@ -157,7 +145,7 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 		s.rejected.Lobby++
 		return
 	}
-	c := s.nat.relay.get(keyOf(sender, to), now)
+	c := s.nat.relay.get(keyOf(sender, to))
 	if c.aName == "" {
 		a, b := src, dst
 		if a.ID > b.ID {
@@ -167,7 +155,7 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 		s.message("relaying " + a.Name + " ↔ " + b.Name + " (no direct path between them)")
 		s.nat.relayedPairs = append(s.nat.relayedPairs, c.key)
 	}
-	if !c.take(now, len(p)) {
+	if !c.budget.take(now, float64(len(p))) {
 		c.refused++
 		c.refusedBytes += uint64(len(p))
 		return

@@ -1,29 +1,29 @@
 package session
 
 import (
-	"math/rand/v2"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
 )
 
-// world runs sessions on netcore's simulated network in virtual time, on
-// simnet.Driver (the twin of probe/live's wall-clock Runner): the same
-// Session code the live driver runs. probe/live's tests keep a copy (this
-// file reaches into the Session, so it cannot be a package both import).
+// world runs sessions in internal/simworld's virtual-time world. It is the
+// session tests' thin wrapper over it: the machine holds a *Session, whose
+// internals these tests read, and the fields keep the short names the
+// tests (and their own attach variants, such as behind) use.
 type world struct {
+	sim      *simworld.World
 	t        testing.TB
-	sched    *simnet.Scheduler
+	sched    *simnet.Scheduler // sim's scheduler, network and driver
 	net      *simnet.Network
 	d        *simnet.Driver
 	machines []*machine
-	nextIP   byte
-	seed     uint64
+	nextIP   byte // the last byte of the next attached machine's address
 }
 
 type machine struct {
@@ -38,7 +38,8 @@ type machine struct {
 }
 
 // recordingTransport remembers what a machine sent, for the amplification
-// and flood tests.
+// and flood tests. It is simworld.Recorder with the field names the tests
+// here build and read.
 type recordingTransport struct {
 	inner netcore.Transport
 	keep  bool
@@ -46,7 +47,6 @@ type recordingTransport struct {
 }
 
 type sentDatagram struct {
-	at   time.Duration
 	to   netip.AddrPort
 	data []byte
 }
@@ -61,43 +61,39 @@ func (r *recordingTransport) Send(to netip.AddrPort, p []byte) error {
 func (r *recordingTransport) LocalAddr() netip.AddrPort { return r.inner.LocalAddr() }
 
 func newWorld(t testing.TB, seed uint64, link impair.Profile) *world {
-	sched := simnet.NewScheduler()
-	w := &world{t: t, sched: sched, net: simnet.NewNetwork(sched, seed), nextIP: 1, seed: seed}
-	w.d = simnet.NewDriver(w.net)
-	w.net.SetDefault(link)
-	return w
+	sim := simworld.New(seed, link)
+	return &world{sim: sim, t: t, sched: sim.Sched, net: sim.Net, d: sim.D, nextIP: 1}
 }
 
-func (w *world) now() time.Duration { return w.sched.Now() }
-
-// testRand is a deterministic source for tokens, nonces and secrets.
-func testRand(seed uint64) *rand.ChaCha8 {
-	var s [32]byte
-	for i := range 8 {
-		s[i] = byte(seed >> (8 * i))
-	}
-	return rand.NewChaCha8(s)
-}
+func (w *world) now() time.Duration { return w.sim.Now() }
 
 func (w *world) attach(name string) *machine {
 	m := &machine{w: w, name: name, cks: map[int]uint32{}}
-	m.addr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, w.nextIP}), 7373)
+	m.addr, m.h = w.sim.Attach(w.nextIP)
 	w.nextIP++
-	m.h = w.d.Attach(m.addr)
 	m.tr = &recordingTransport{inner: m.h.Node()}
 	return m
 }
 
+// config fills in what every machine of the world gets: its name, its
+// seeds, and the hooks that collect its events and frame checksums.
 func (w *world) config(m *machine, cfg Config) Config {
 	cfg.Name = m.name
 	if cfg.CommandsPerMinute == 0 {
-		cfg.CommandsPerMinute = 60
+		cfg.CommandsPerMinute = simworld.CommandsPerMinute
 	}
-	cfg.Seed = w.seed + uint64(len(w.machines))
-	cfg.Rand = testRand(w.seed*7919 + uint64(len(w.machines)))
-	cfg.Sink = probe.SinkFunc(func(from string, e probe.Event) { m.events = append(m.events, e) })
-	cfg.OnFrame = func(f int, ck uint32) { m.cks[f] = ck }
+	cfg.Seed = w.sim.MachineSeed(len(w.machines))
+	cfg.Rand = w.sim.MachineRand(len(w.machines))
+	cfg.Sink, cfg.OnFrame = simworld.Record(&m.events, &m.cks)
 	return cfg
+}
+
+// start records s as m's session and has the driver run it.
+func (w *world) start(m *machine, s *Session) *machine {
+	m.s = s
+	w.machines = append(w.machines, m)
+	simworld.Start(m.h, s)
+	return m
 }
 
 func (w *world) host(name string, cfg Config) *machine {
@@ -107,12 +103,7 @@ func (w *world) host(name string, cfg Config) *machine {
 	if err != nil {
 		w.t.Fatalf("host: %v", err)
 	}
-	m.s = s
-	w.machines = append(w.machines, m)
-	m.h.Drive(s)
-	s.flush()
-	m.h.Wake()
-	return m
+	return w.start(m, s)
 }
 
 func (w *world) join(name string, role Role, host *machine, cfg Config) *machine {
@@ -122,12 +113,7 @@ func (w *world) join(name string, role Role, host *machine, cfg Config) *machine
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}
-	m.s = s
-	w.machines = append(w.machines, m)
-	m.h.Drive(s)
-	s.flush()
-	m.h.Wake()
-	return m
+	return w.start(m, s)
 }
 
 // after re-arms m's wake-up after a call the test made itself (a
@@ -138,47 +124,21 @@ func (w *world) after(m *machine) { m.h.Wake() }
 func (m *machine) vanish() { m.h.Stop() }
 
 // at runs fn at virtual time t.
-func (w *world) at(t time.Duration, fn func()) { w.sched.At(t, fn) }
+func (w *world) at(t time.Duration, fn func()) { w.sim.At(t, fn) }
 
 // runFor advances virtual time by d.
-func (w *world) runFor(d time.Duration) { w.sched.RunUntil(w.sched.Now() + d) }
+func (w *world) runFor(d time.Duration) { w.sim.RunFor(d) }
 
 // runUntil advances until cond holds or limit passes; it reports cond.
 func (w *world) runUntil(limit time.Duration, cond func() bool) bool {
-	end := w.sched.Now() + limit
-	for !cond() {
-		next, ok := w.sched.Next()
-		if !ok || next > end {
-			w.sched.RunUntil(end)
-			return cond()
-		}
-		w.sched.Step()
-	}
-	return true
+	return w.sim.RunUntil(limit, cond)
 }
 
-func (m *machine) quit() {
-	m.s.Quit(m.w.now())
-	m.w.after(m)
-}
+func (m *machine) quit() { m.w.sim.Quit(m.h, m.s) }
 
 // of returns m's events of one type, in order.
-func of[E probe.Event](m *machine) []E {
-	var out []E
-	for _, e := range m.events {
-		if x, ok := e.(E); ok {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func of[E probe.Event](m *machine) []E { return simworld.Of[E](m.events) }
 
-func (m *machine) messages() []string {
-	var out []string
-	for _, e := range of[*probe.MessageEvent](m) {
-		out = append(out, e.Text)
-	}
-	return out
-}
+func (m *machine) messages() []string { return simworld.Messages(m.events) }
 
 func (m *machine) linkPeers() []netcore.PeerID { return m.s.Endpoint().Peers(nil) }

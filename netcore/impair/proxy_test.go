@@ -13,9 +13,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// relayBound caps every wait on loopback. Reaching it fails the test; no
+// proxyBound caps every wait on loopback. Reaching it fails the test; no
 // assertion here is about how long anything took.
-const relayBound = 5 * time.Second
+const proxyBound = 5 * time.Second
 
 func udpSocket(t testing.TB) *net.UDPConn {
 	t.Helper()
@@ -56,9 +56,9 @@ func startEcho(t testing.TB) *echoServer {
 	return e
 }
 
-func startRelay(t testing.TB, target netip.AddrPort, up, down Profile, seed uint64) *Relay {
+func startProxy(t testing.TB, target netip.AddrPort, up, down Profile, seed uint64) *Proxy {
 	t.Helper()
-	r, err := ListenRelay(RelayConfig{Listen: "127.0.0.1:0", Target: target.String(), Upstream: up, Downstream: down, Seed: seed})
+	r, err := ListenProxy(ProxyConfig{Listen: "127.0.0.1:0", Target: target.String(), Upstream: up, Downstream: down, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func startRelay(t testing.TB, target netip.AddrPort, up, down Profile, seed uint
 // readSeqs reads n numbered datagrams from c.
 func readSeqs(t *testing.T, c *net.UDPConn, n int) []uint32 {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(relayBound))
+	c.SetReadDeadline(time.Now().Add(proxyBound))
 	buf := make([]byte, 2048)
 	var seqs []uint32
 	for len(seqs) < n {
@@ -91,21 +91,21 @@ func sendSeqs(t *testing.T, c *net.UDPConn, to netip.AddrPort, n int) {
 	}
 }
 
-// eventually polls cond until it holds, failing at relayBound.
+// eventually polls cond until it holds, failing at proxyBound.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(relayBound)
+	deadline := time.Now().Add(proxyBound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, relayBound)
+			t.Fatalf("%s: not within %v", what, proxyBound)
 		}
 		time.Sleep(time.Millisecond) // polling the other goroutines, not measuring
 	}
 }
 
-func TestRelayForwardsBothWaysInOrder(t *testing.T) {
+func TestProxyForwardsBothWaysInOrder(t *testing.T) {
 	echo := startEcho(t)
-	r := startRelay(t, addrOf(echo.conn), Profile{}, Profile{Delay: time.Millisecond}, 1)
+	r := startProxy(t, addrOf(echo.conn), Profile{}, Profile{Delay: time.Millisecond}, 1)
 	client := udpSocket(t)
 	sendSeqs(t, client, r.Addr(), 200)
 	got := readSeqs(t, client, 200)
@@ -125,11 +125,11 @@ func TestRelayForwardsBothWaysInOrder(t *testing.T) {
 	}
 }
 
-// What the relay drops is counted as asked-for loss, and the target really
+// What the proxy drops is counted as asked-for loss, and the target really
 // never sees it (SPEC L7).
-func TestRelayDropsWhatWasAskedFor_L7(t *testing.T) {
+func TestProxyDropsWhatWasAskedFor_L7(t *testing.T) {
 	echo := startEcho(t)
-	r := startRelay(t, addrOf(echo.conn), Profile{Loss: 1}, Profile{}, 1)
+	r := startProxy(t, addrOf(echo.conn), Profile{Loss: 1}, Profile{}, 1)
 	client := udpSocket(t)
 	sendSeqs(t, client, r.Addr(), 50)
 	eventually(t, "all 50 offered", func() bool { return r.Stats().Upstream.Offered == 50 })
@@ -138,13 +138,13 @@ func TestRelayDropsWhatWasAskedFor_L7(t *testing.T) {
 		t.Fatalf("upstream %+v, want all 50 dropped and nothing queued", st)
 	}
 	if n := echo.got.Load(); n != 0 {
-		t.Fatalf("target received %d datagrams through a relay losing all", n)
+		t.Fatalf("target received %d datagrams through a proxy losing all", n)
 	}
 }
 
-func TestRelayDuplicatesEachWay(t *testing.T) {
+func TestProxyDuplicatesEachWay(t *testing.T) {
 	echo := startEcho(t)
-	r := startRelay(t, addrOf(echo.conn), Profile{Dup: 1}, Profile{Dup: 1}, 2)
+	r := startProxy(t, addrOf(echo.conn), Profile{Dup: 1}, Profile{Dup: 1}, 2)
 	client := udpSocket(t)
 	sendSeqs(t, client, r.Addr(), 30)
 	got := readSeqs(t, client, 120) // ×2 on the way there, ×2 on the way back
@@ -164,10 +164,10 @@ func TestRelayDuplicatesEachWay(t *testing.T) {
 	}
 }
 
-// The relay's decisions are the Path's, from the same seed: the datagrams it
+// The proxy's decisions are the Path's, from the same seed: the datagrams it
 // holds back are exactly the ones a Path with that seed picks, and every
 // datagram sent after them overtakes them.
-func TestRelayReorderIsTheSeededPathsDecision(t *testing.T) {
+func TestProxyReorderIsTheSeededPathsDecision(t *testing.T) {
 	const n, seed = 60, 7
 	up := Profile{Reorder: 0.3, ReorderDelay: time.Second}
 	model := NewPath(up, seed)
@@ -184,7 +184,7 @@ func TestRelayReorderIsTheSeededPathsDecision(t *testing.T) {
 		t.Fatal("seed picks no datagram to hold back; choose another")
 	}
 	echo := startEcho(t)
-	r := startRelay(t, addrOf(echo.conn), up, Profile{}, seed)
+	r := startProxy(t, addrOf(echo.conn), up, Profile{}, seed)
 	client := udpSocket(t)
 	sendSeqs(t, client, r.Addr(), n)
 	got := readSeqs(t, client, n)
@@ -198,23 +198,23 @@ func TestRelayReorderIsTheSeededPathsDecision(t *testing.T) {
 	}
 }
 
-// The target knows the client by the relay's forward address, and only the
+// The target knows the client by the proxy's forward address, and only the
 // target's own datagrams travel back to the client.
-func TestRelayForwardAddrAndStrangers(t *testing.T) {
+func TestProxyForwardAddrAndStrangers(t *testing.T) {
 	target := udpSocket(t)
-	r := startRelay(t, addrOf(target), Profile{}, Profile{}, 1)
+	r := startProxy(t, addrOf(target), Profile{}, Profile{}, 1)
 	client, stranger := udpSocket(t), udpSocket(t)
 	sendSeqs(t, client, r.Addr(), 1)
-	target.SetReadDeadline(time.Now().Add(relayBound))
+	target.SetReadDeadline(time.Now().Add(proxyBound))
 	buf := make([]byte, 64)
 	_, from, err := target.ReadFromUDPAddrPort(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if from != r.ForwardAddr() {
-		t.Fatalf("target saw the relay at %v, ForwardAddr says %v", from, r.ForwardAddr())
+		t.Fatalf("target saw the proxy at %v, ForwardAddr says %v", from, r.ForwardAddr())
 	}
-	// The stranger writes first; a relay that forwarded it would hand it to
+	// The stranger writes first; a proxy that forwarded it would hand it to
 	// the client before the target's reply.
 	stranger.WriteToUDPAddrPort(binary.LittleEndian.AppendUint32(nil, 666), r.ForwardAddr())
 	target.WriteToUDPAddrPort(binary.LittleEndian.AppendUint32(nil, 7), from)
@@ -223,9 +223,9 @@ func TestRelayForwardAddrAndStrangers(t *testing.T) {
 	}
 }
 
-func TestRelayAnswersTheLatestClient(t *testing.T) {
+func TestProxyAnswersTheLatestClient(t *testing.T) {
 	echo := startEcho(t)
-	r := startRelay(t, addrOf(echo.conn), Profile{}, Profile{}, 1)
+	r := startProxy(t, addrOf(echo.conn), Profile{}, Profile{}, 1)
 	a, b := udpSocket(t), udpSocket(t)
 	sendSeqs(t, a, r.Addr(), 1)
 	readSeqs(t, a, 1)
@@ -233,10 +233,10 @@ func TestRelayAnswersTheLatestClient(t *testing.T) {
 	readSeqs(t, b, 1)
 }
 
-func TestRelayCloseStopsEverything(t *testing.T) {
+func TestProxyCloseStopsEverything(t *testing.T) {
 	echo := startEcho(t) // started first: its goroutine outlives the check
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	r, err := ListenRelay(RelayConfig{Listen: "127.0.0.1:0", Target: addrOf(echo.conn).String(),
+	r, err := ListenProxy(ProxyConfig{Listen: "127.0.0.1:0", Target: addrOf(echo.conn).String(),
 		Upstream: Profile{Delay: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
@@ -255,47 +255,47 @@ func TestRelayCloseStopsEverything(t *testing.T) {
 	}
 }
 
-func TestListenRelayRejectsBadConfig(t *testing.T) {
-	for name, cfg := range map[string]RelayConfig{
+func TestListenProxyRejectsBadConfig(t *testing.T) {
+	for name, cfg := range map[string]ProxyConfig{
 		"bad profile":     {Listen: "127.0.0.1:0", Target: "127.0.0.1:9", Upstream: Profile{Loss: 2}},
 		"target unknown":  {Listen: "127.0.0.1:0", Target: "no such host:9"},
 		"target no port":  {Listen: "127.0.0.1:0", Target: "127.0.0.1"},
 		"target port 0":   {Listen: "127.0.0.1:0", Target: "127.0.0.1:0"},
 		"listen unusable": {Listen: "256.0.0.1:0", Target: "127.0.0.1:9"},
 	} {
-		if r, err := ListenRelay(cfg); err == nil {
+		if r, err := ListenProxy(cfg); err == nil {
 			r.Close()
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	r := startRelay(t, netip.MustParseAddrPort("127.0.0.1:9"), Profile{}, Profile{}, 1)
+	r := startProxy(t, netip.MustParseAddrPort("127.0.0.1:9"), Profile{}, Profile{}, 1)
 	if err := r.SetProfiles(Profile{}, Profile{Dup: -1}); err == nil {
 		t.Error("SetProfiles accepted an invalid profile")
 	}
 }
 
-// BenchmarkRelayRoundTrip measures one datagram's round trip on loopback,
-// directly to an echo server and through a relay adding nothing and adding
-// 10 ms each way: the first two show the relay's own cost, the third how
+// BenchmarkProxyRoundTrip measures one datagram's round trip on loopback,
+// directly to an echo server and through a proxy adding nothing and adding
+// 10 ms each way: the first two show the proxy's own cost, the third how
 // closely the wall clock keeps the asked-for delay (max-late-µs is the worst
 // lateness of any copy).
-func BenchmarkRelayRoundTrip(b *testing.B) {
+func BenchmarkProxyRoundTrip(b *testing.B) {
 	for _, c := range []struct {
 		name  string
-		relay bool
+		proxy bool
 		delay time.Duration
 	}{
 		{"direct", false, 0},
-		{"relay-0ms", true, 0},
-		{"relay-10ms-each-way", true, 10 * time.Millisecond},
+		{"proxy-0ms", true, 0},
+		{"proxy-10ms-each-way", true, 10 * time.Millisecond},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			echo := startEcho(b)
 			to := addrOf(echo.conn)
-			var relay *Relay
-			if c.relay {
-				relay = startRelay(b, to, Profile{Delay: c.delay}, Profile{Delay: c.delay}, 1)
-				to = relay.Addr()
+			var proxy *Proxy
+			if c.proxy {
+				proxy = startProxy(b, to, Profile{Delay: c.delay}, Profile{Delay: c.delay}, 1)
+				to = proxy.Addr()
 			}
 			client := udpSocket(b)
 			buf := make([]byte, 64)
@@ -309,8 +309,8 @@ func BenchmarkRelayRoundTrip(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "rtt-µs")
-			if relay != nil {
-				st := relay.Stats()
+			if proxy != nil {
+				st := proxy.Stats()
 				b.ReportMetric(float64(max(st.Upstream.MaxLate, st.Downstream.MaxLate).Microseconds()), "max-late-µs")
 			}
 		})

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// Relay is the live impairment proxy behind `lagscope impair`: it listens on
+// Proxy is the live impairment proxy behind `lagscope impair`: it listens on
 // one UDP address, forwards what a client sends there to a target, forwards
 // the target's replies back to the client, and applies a Path to each
 // direction on the wall clock.
 //
-// The client is whoever last sent to the listening address; a relay serves
+// The client is whoever last sent to the listening address; a proxy serves
 // one client at a time (a client that restarts on a new port takes over).
 //
 // A datagram's journey, in order:
@@ -23,7 +23,7 @@ import (
 //     plus its delay;
 //  3. the direction's writer goroutine sends each copy when it is due, to the
 //     target (upstream) or to the client known at arrival time (downstream).
-type Relay struct {
+type Proxy struct {
 	client *net.UDPConn // the listening socket; talks to the client
 	target *net.UDPConn // talks to the target
 	to     netip.AddrPort
@@ -40,9 +40,9 @@ type Relay struct {
 	once sync.Once
 }
 
-// RelayConfig says where a relay listens, where it forwards, and what it does
+// ProxyConfig says where a proxy listens, where it forwards, and what it does
 // to each direction.
-type RelayConfig struct {
+type ProxyConfig struct {
 	Listen     string  // address the client sends to, "host:port"
 	Target     string  // address datagrams are forwarded to
 	Upstream   Profile // client → target
@@ -52,42 +52,42 @@ type RelayConfig struct {
 	Seed uint64
 }
 
-// DirectionStats is what one direction of a relay did. The impairment
+// DirectionStats is what one direction of a proxy did. The impairment
 // counts are asked-for, not measured, loss (SPEC L7).
 type DirectionStats struct {
 	Stats            // offered, dropped, duplicated, reordered
 	Forwarded uint64 // copies written to the far side
 	// MaxLate is the most any copy left after its due time: how faithfully
 	// the wall clock and the scheduler kept the asked-for delay. A large
-	// value means the machine was too busy for the relay's timing to hold.
+	// value means the machine was too busy for the proxy's timing to hold.
 	MaxLate     time.Duration
 	Pending     uint64 // copies still waiting in the delay line
 	WriteErrors uint64
 	Ignored     uint64 // datagrams from a stranger (downstream) or before any client was known
 }
 
-// RelayStats is both directions' counts.
-type RelayStats struct {
+// ProxyStats is both directions' counts.
+type ProxyStats struct {
 	Upstream, Downstream DirectionStats // client → target, target → client
 }
 
-// socketBuffer is the receive buffer the relay asks for: a second of a busy
+// socketBuffer is the receive buffer the proxy asks for: a second of a busy
 // session's datagrams rather than the system default of a few hundred.
 const socketBuffer = 1 << 20
 
-// maxUDP is the largest UDP payload; the relay carries whatever it is given
+// maxUDP is the largest UDP payload; the proxy carries whatever it is given
 // (pooled buffers hold a typical datagram and grow for the rare larger one).
 const maxUDP = 65535
 
-var relayBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+var proxyBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // downstreamSeed derives the second direction's seed; any fixed odd
 // constant keeps the two streams apart.
 const downstreamSeed = 0x9e3779b97f4a7c15
 
-// ListenRelay binds the relay's two sockets and starts forwarding. It fails
+// ListenProxy binds the proxy's two sockets and starts forwarding. It fails
 // on an invalid profile or an address that cannot be resolved or bound.
-func ListenRelay(cfg RelayConfig) (*Relay, error) {
+func ListenProxy(cfg ProxyConfig) (*Proxy, error) {
 	for _, p := range []Profile{cfg.Upstream, cfg.Downstream} {
 		if err := p.Validate(); err != nil {
 			return nil, err
@@ -122,7 +122,7 @@ func ListenRelay(cfg RelayConfig) (*Relay, error) {
 	// kernel rather than be dropped there; best effort, as the system caps it.
 	client.SetReadBuffer(socketBuffer)
 	target.SetReadBuffer(socketBuffer)
-	r := &Relay{
+	r := &Proxy{
 		client: client,
 		target: target,
 		to:     to,
@@ -140,24 +140,24 @@ func ListenRelay(cfg RelayConfig) (*Relay, error) {
 }
 
 // Addr is the address clients send to.
-func (r *Relay) Addr() netip.AddrPort {
+func (r *Proxy) Addr() netip.AddrPort {
 	a := r.client.LocalAddr().(*net.UDPAddr).AddrPort()
 	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
 }
 
-// Target is where the relay forwards.
-func (r *Relay) Target() netip.AddrPort { return r.to }
+// Target is where the proxy forwards.
+func (r *Proxy) Target() netip.AddrPort { return r.to }
 
 // ForwardAddr is the address the target sees the client's datagrams come
-// from: a peer behind the relay is known to the target by this address.
-func (r *Relay) ForwardAddr() netip.AddrPort {
+// from: a peer behind the proxy is known to the target by this address.
+func (r *Proxy) ForwardAddr() netip.AddrPort {
 	a := r.target.LocalAddr().(*net.UDPAddr).AddrPort()
 	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
 }
 
 // SetProfiles changes both directions' profiles from the next datagram on,
 // keeping their random streams (a scripted spike, say).
-func (r *Relay) SetProfiles(upstream, downstream Profile) error {
+func (r *Proxy) SetProfiles(upstream, downstream Profile) error {
 	for _, p := range []Profile{upstream, downstream} {
 		if err := p.Validate(); err != nil {
 			return err
@@ -169,14 +169,14 @@ func (r *Relay) SetProfiles(upstream, downstream Profile) error {
 }
 
 // Stats reads both directions' counts; safe from any goroutine.
-func (r *Relay) Stats() RelayStats {
-	return RelayStats{Upstream: r.up.stats(), Downstream: r.down.stats()}
+func (r *Proxy) Stats() ProxyStats {
+	return ProxyStats{Upstream: r.up.stats(), Downstream: r.down.stats()}
 }
 
-// Close stops forwarding, closes both sockets and waits for the relay's
+// Close stops forwarding, closes both sockets and waits for the proxy's
 // goroutines to exit. Copies still in a delay line are discarded (Stats
 // counts them as Pending).
-func (r *Relay) Close() error {
+func (r *Proxy) Close() error {
 	err := net.ErrClosed
 	r.once.Do(func() {
 		close(r.done)
@@ -186,10 +186,10 @@ func (r *Relay) Close() error {
 	return err
 }
 
-// now is the relay's clock: monotonic time since it started.
-func (r *Relay) now() time.Duration { return time.Since(r.start) }
+// now is the proxy's clock: monotonic time since it started.
+func (r *Proxy) now() time.Duration { return time.Since(r.start) }
 
-func (r *Relay) readUpstream() {
+func (r *Proxy) readUpstream() {
 	defer r.wg.Done()
 	buf := make([]byte, maxUDP)
 	for {
@@ -208,7 +208,7 @@ func (r *Relay) readUpstream() {
 	}
 }
 
-func (r *Relay) readDownstream() {
+func (r *Proxy) readDownstream() {
 	defer r.wg.Done()
 	buf := make([]byte, maxUDP)
 	for {
@@ -233,7 +233,7 @@ func (r *Relay) readDownstream() {
 
 // write is a direction's writer goroutine: it sleeps until the earliest copy
 // is due (or a new one arrives), then sends everything due.
-func (r *Relay) write(d *direction, send func(b []byte, to netip.AddrPort) error) {
+func (r *Proxy) write(d *direction, send func(b []byte, to netip.AddrPort) error) {
 	defer r.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -260,7 +260,7 @@ func (r *Relay) write(d *direction, send func(b []byte, to netip.AddrPort) error
 			} else {
 				forwarded++
 			}
-			relayBufPool.Put(batch[i].buf)
+			proxyBufPool.Put(batch[i].buf)
 			batch[i] = lineItem{}
 		}
 		if forwarded+failed > 0 {
@@ -288,7 +288,7 @@ func (r *Relay) write(d *direction, send func(b []byte, to netip.AddrPort) error
 	}
 }
 
-// direction is one way through the relay: its Path and delay line, shared
+// direction is one way through the proxy: its Path and delay line, shared
 // by its reader and writer goroutines under mu.
 type direction struct {
 	mu          sync.Mutex
@@ -311,7 +311,7 @@ func (d *direction) offer(now time.Duration, to netip.AddrPort, p []byte) {
 	d.mu.Lock()
 	d.delays = d.path.Decide(d.delays)
 	for _, delay := range d.delays {
-		b := relayBufPool.Get().(*[]byte)
+		b := proxyBufPool.Get().(*[]byte)
 		*b = append((*b)[:0], p...)
 		d.line.push(now+delay, to, b)
 	}
