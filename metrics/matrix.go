@@ -7,7 +7,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// The session's matrix on /metrics (issue 12 item 4): every pair a machine
+// The session's matrix on /metrics: every pair a machine
 // knows, as its Matrix view holds it — its own row first-hand, every other
 // seated player's row from that player's telemetry — under families of
 // their own, lagscope_matrix_*, labelled session, player (the machine that
@@ -189,7 +189,7 @@ func (mx *matrixInstruments) all() []metric.Observable {
 // ones with matrix_ after lagscope_ (the exporter's naming rules are in
 // register).
 func registerMatrix(in *instruments) *matrixInstruments {
-	const of = " Every pair this machine knows: player measures, peer is the other end (issue 12)."
+	const of = " Every pair this machine knows: player measures, peer is the other end."
 	mx := &matrixInstruments{
 		sent:     in.datagrams("lagscope.matrix.datagrams.sent", "Reliable datagrams player sent to peer, resends included (L1)."+of),
 		retx:     in.datagrams("lagscope.matrix.datagrams.retransmitted", "Reliable datagrams player resent to peer (L1, L8)."+of),
@@ -203,7 +203,7 @@ func registerMatrix(in *instruments) *matrixInstruments {
 		connTO:   in.fgauge("lagscope.matrix.connection_timeout", "s", "Connection timeout of the link (T9, T10)."+of),
 		age:      in.fgauge("lagscope.matrix.age", "s", "How long ago player's newest telemetry reached this machine (0: its own row)."),
 		state:    in.igauge("lagscope.matrix.link_state", "{state}", "State of the link: 0 unmeasured, 1 provisional, 2 measured, 3 bad (T4, T11)."+of),
-		relayed:  in.igauge("lagscope.matrix.relayed", "{bool}", "1 while the pair's datagrams go through the host, 0 on a direct path (issue 12)."+of),
+		relayed:  in.igauge("lagscope.matrix.relayed", "{bool}", "1 while the pair's datagrams go through the host, 0 on a direct path."+of),
 	}
 	mx.waited = in.seconds("lagscope.matrix.caused_wait", "Time player waited before executing frames, last for peer's commands."+of)
 	return mx

@@ -15,7 +15,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// The matrix families (issue 12 item 4) and their label sets.
+// The matrix families and their label sets.
 var matrixCounters = []string{
 	"lagscope_matrix_datagrams_sent_total", "lagscope_matrix_datagrams_retransmitted_total",
 	"lagscope_matrix_datagrams_expected_total", "lagscope_matrix_datagrams_lost_total",
@@ -64,7 +64,7 @@ func series(fams map[string]*dto.MetricFamily, name string) map[string]float64 {
 // A watcher's scrape holds every pair of every known row, labelled by both
 // ends (player measures, peer is the other end) and the session; a row not
 // heard from yet and a value not known yet are absent, never zero (L3);
-// the per-link families keep only the watcher's own links (issue 12, L5).
+// the per-link families keep only the watcher's own links (L5).
 func TestMatrixEveryPair_L3_L5(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()
@@ -296,7 +296,7 @@ var metricName = regexp.MustCompile(`\blagscope_[a-z_]+\b`)
 
 // Every PromQL expression of docs/grafana-dashboard.json names only
 // metrics this exporter publishes, the session's Matrix panel is there
-// and reads the matrix families, and the file is valid JSON (issue 12).
+// and reads the matrix families, and the file is valid JSON.
 func TestDashboardNamesExist_L5(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()

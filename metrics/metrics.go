@@ -1,5 +1,5 @@
 // Package metrics publishes a session's link and timing numbers for
-// Prometheus (`--metrics ADDR`, issue 8), through the OpenTelemetry metrics
+// Prometheus (`--metrics ADDR`), through the OpenTelemetry metrics
 // SDK and its Prometheus exporter, so an admin's existing Prometheus (or any
 // OpenTelemetry collector) watches a whole LAN party.
 //
@@ -11,18 +11,19 @@
 // a link restarts and its totals start again from zero) the totals it
 // reached fold into a retired accumulator under the same labels. A peer
 // that never reported its half leaves peer_* at zero: a cumulative counter
-// cannot say "not measured" (seed 004), so read them beside sent.
+// cannot say "not measured", so read them beside sent.
 //
 // Gauges are the picture now: SRTT, RTTVAR, RTO and the connection timeout
 // per link (T3, T7, T10), absent while unknown (L3: unknown is not zero);
 // the rung, send period, look-ahead and frame rate in force per machine
 // (S1, S2, S15); and each player's latest reported wait (S5).
 //
-// The lagscope_matrix_* families (matrix.go, issue 12) publish every pair
+// The lagscope_matrix_* families (matrix.go) publish every pair
 // the machine's Matrix knows — its own row and the other players' rows from
 // their telemetry — so one watcher's scrape carries the whole session.
 //
-// Names on /metrics are fixed by CONTRACTS.md; the tests read them back.
+// Names on /metrics are the ones docs/metrics.md lists; the tests read
+// them back.
 package metrics
 
 import (
@@ -73,7 +74,7 @@ type Exporter struct {
 	order    []linkKey // first-seen order, for a stable scrape
 	machines map[string]*machine
 	waits    map[string]float64 // player → latest reported wait, seconds (S5)
-	// relayed: datagrams a host forwarded per relayed pair (issue 12),
+	// relayed: datagrams a host forwarded per relayed pair,
 	// the pair in house order; relayOrder keeps the scrape's order stable.
 	relayed    map[[2]string]uint64
 	relayOrder [][2]string
@@ -120,7 +121,7 @@ func (e *Exporter) register(m metric.Meter) error {
 	lost := in.datagrams("lagscope.datagrams.lost", "Numbered datagrams from the peer that never arrived (L1, L2): observed inbound loss.")
 	peerExp := in.datagrams("lagscope.datagrams.peer_expected", "The peer's expected total for this link, from its LinkReports (L4); zero until it reports.")
 	peerLost := in.datagrams("lagscope.datagrams.peer_lost", "The peer's lost total for this link, from its LinkReports (L4): observed outbound loss.")
-	relayed := in.datagrams("lagscope.relayed_datagrams", "Datagrams the host forwarded between the pair (player, peer), which found no direct path (issue 12).")
+	relayed := in.datagrams("lagscope.relayed_datagrams", "Datagrams the host forwarded between the pair (player, peer), which found no direct path.")
 	waited := in.seconds("lagscope.caused_wait", "Time this machine waited before executing frames, last for the peer's commands (who causes lag).")
 
 	srtt := in.fgauge("lagscope.srtt", "s", "Smoothed round trip of the link (T3); absent until measured.")

@@ -23,7 +23,7 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// The names CONTRACTS.md fixes, with their label sets.
+// The names docs/metrics.md lists, with their label sets.
 var contractCounters = []string{
 	"lagscope_datagrams_sent_total", "lagscope_datagrams_retransmitted_total",
 	"lagscope_datagrams_expected_total", "lagscope_datagrams_lost_total",
@@ -98,7 +98,7 @@ func lv(peer string, sent, exp uint64) probe.LinkView {
 		LossKnown: true, Sent: sent, Retransmitted: sent / 10, Expected: exp, Missing: exp / 20, PeerKnown: true, PeerExpected: sent, PeerMissing: sent / 50}}
 }
 
-// Every name on /metrics is the one CONTRACTS.md fixes — no unit suffix
+// Every name on /metrics is the one docs/metrics.md lists — no unit suffix
 // added twice, no _total missing or doubled — with exactly the labels it
 // names, and help text on each (L5).
 func TestNamesMatchContract_L5(t *testing.T) {
@@ -161,7 +161,7 @@ func TestNamesMatchContract_L5(t *testing.T) {
 
 // Unknown is not zero (L3): a link without an estimate has no SRTT series,
 // and a peer that has not reported leaves peer_* at zero (a counter cannot
-// say "not measured"; seed 004).
+// say "not measured").
 func TestUnknownIsAbsent_L3(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()
@@ -363,7 +363,7 @@ func BenchmarkScrape(b *testing.B) {
 
 // A host that relays a pair exports what it forwarded as
 // lagscope_relayed_datagrams_total, labelled by the pair; it never
-// decreases (issue 12, L5).
+// decreases (L5).
 func TestRelayedDatagrams_L5(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()

@@ -142,7 +142,7 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 	waitFor("up", 5*time.Second, func() bool { s := query(`up{job="lagscope"}`); return len(s) == 1 && s[0].value() == 1 })
 
 	session := ""
-	// The matrix families (issue 12) hold the same pairs: the demo feeds
+	// The matrix families hold the same pairs: the demo feeds
 	// every machine's own row to the exporter. (peer_* are left out: a
 	// matrix counter is absent until the peer's half is known, L3.)
 	for _, name := range append(slices.Clone(contractCounters), matrixCounters[:4]...) {

@@ -1,5 +1,5 @@
 // Package names is the one rule for a player's name, wherever it comes from:
-// a peer's handshake, a scenario file, a recording, a flag (issue 15).
+// a peer's handshake, a scenario file, a recording, a flag.
 //
 // A name is text a stranger chose, shown to every other player and compared
 // to decide who is who. So:

@@ -39,9 +39,8 @@ func TestValidateAccepts(t *testing.T) {
 	}
 }
 
-// Finding 6 and 1 of issue 15: control characters (the terminal escape),
-// invisible fillers and the rest are refused with a one-line error that
-// names the problem.
+// Control characters (the terminal escape), invisible fillers and the
+// rest are refused with a one-line error that names the problem.
 func TestValidateRefuses(t *testing.T) {
 	cases := map[string]string{
 		"":                                    "empty",
@@ -77,7 +76,7 @@ func TestValidateRefuses(t *testing.T) {
 	}
 }
 
-// Finding 6 of issue 15: look-alikes are the same name.
+// Look-alikes (full-width letters, case) are the same name.
 func TestKeyLookAlikesCollide(t *testing.T) {
 	same := [][2]string{
 		{"Ｂｏｂ", "bob"},

@@ -1,5 +1,5 @@
 // Package textsafe escapes text at the place it is written: a terminal or a
-// markdown file (issue 15, findings 1 and 6).
+// markdown file.
 //
 // Names and message text reach lagscope from peers, scenario files and
 // recordings. Whatever rule admitted them, the sink does not trust it: a

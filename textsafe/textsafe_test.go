@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Finding 1 of issue 15: the player name of the repro reaches a terminal as
-// visible text, never as ESC/OSC/BEL bytes.
+// A player name made of terminal escapes (clear the screen, set the window
+// title) reaches a terminal as visible text, never as ESC/OSC/BEL bytes.
 func TestTerminalEscapeScenarioName(t *testing.T) {
 	got := Terminal("\u001b[2J\u001b]0;pwned\u0007")
 	if want := `\x1b[2J\x1b]0;pwned\a`; got != want {
@@ -64,7 +64,7 @@ func TestMarkdownCell(t *testing.T) {
 }
 
 // MarkdownText: a name that begins a line of prose (a list item, a
-// sentence) cannot start a block of its own (issue 15, finding 6).
+// sentence) cannot start a block of its own.
 func TestMarkdownText(t *testing.T) {
 	cases := map[string]string{
 		"alice":         "alice",

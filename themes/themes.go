@@ -1,5 +1,5 @@
-// Package themes holds lagscope's colour palettes for the terminal UI
-// (issue 6): dark (the default), light, high-contrast, colour-blind-safe
+// Package themes holds lagscope's colour palettes for the terminal UI:
+// dark (the default), light, high-contrast, colour-blind-safe
 // (Okabe–Ito) and monochrome. It holds colours and text attributes only;
 // package ui turns them into styles.
 //

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Options.Bell is where the bell starts (the config file's alerts.bell,
-// issue 17); b still toggles it.
+// Options.Bell is where the bell starts (the config file's alerts.bell);
+// b still toggles it.
 func TestBellOptionStartsTheBell(t *testing.T) {
 	for _, start := range []bool{false, true} {
 		feed := NewStaticFeed(fixtureUpdates()...)

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkView redraws the overview at 120×40 without colour each time
 // (the finished picture is dropped; its parts come from their caches, as
-// they do after a key that changes nothing on screen). Issue 6 asks for
+// they do after a key that changes nothing on screen). The budget is
 // ≤ 5 ms with 8 links and ≤ 20 ms with 64; BenchmarkViewNewPicture is the
 // case with new inputs.
 func BenchmarkView(b *testing.B) {
@@ -64,7 +64,7 @@ func livePictures(links, n int) []probe.View {
 	return out
 }
 
-// BenchmarkViewNewPicture is the live case (issue 16: ≤ 0.5 ms and ≤ 200
+// BenchmarkViewNewPicture is the live case (budget: ≤ 0.5 ms and ≤ 200
 // allocations at 120×40 with 8 links): every redraw follows a new picture
 // from the feed, 100 ms of engine time later and with new values, so the
 // parts drawn from the session are drawn again, and those whose inputs did

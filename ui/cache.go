@@ -4,7 +4,7 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// Redrawing only what changed (issue 16): each part of a picture is kept
+// Redrawing only what changed: each part of a picture is kept
 // with the inputs it was drawn from, and drawn again only when one of them
 // differs. A session's gen counts the updates it has taken, msgN the
 // messages; together with the size, the theme and a pane's own state they
@@ -75,7 +75,7 @@ type headerKey struct {
 // headerInputs are the parts of a session the header shows. A new picture
 // mostly leaves them as they were (the status is calmed to one change a
 // second), so the header is drawn again only when one of them changes, not
-// with every picture (issue 16). The lobby's pending pairs are a list: while
+// with every picture. The lobby's pending pairs are a list: while
 // they are shown, every update counts as a change.
 type headerInputs struct {
 	self, master, session string

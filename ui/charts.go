@@ -122,7 +122,7 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	vis := tail(h.samples, cols)
 	// The plot is drawn again only when a column is added (a new second)
 	// or the size, theme or link changes: its drawing library allocates a
-	// whole canvas for every drawing (issue 16), and within a second only
+	// whole canvas for every drawing, and within a second only
 	// the newest column could move, by what that second has seen so far.
 	var bucket int64
 	if n := len(h.samples); n > 0 {
@@ -351,7 +351,7 @@ func keyOf(s lipgloss.Style) styleKey {
 // canvasLines draws an ntcharts canvas one run of like-styled cells at a
 // time. The canvas's own View renders every cell on its own, which is most
 // of the cost of a frame; runs make it a handful of renders per line, and a
-// run in one of the theme's inks is painted from its sequences (issue 16).
+// run in one of the theme's inks is painted from its sequences.
 func (p *chartPane) canvasLines(c *canvas.Model) []string {
 	st := &p.st
 	inks := []paint{st.border, st.muted, st.text, st.rto, st.srtt}

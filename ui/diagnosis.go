@@ -12,7 +12,7 @@ import (
 	"github.com/lagscope/lagscope/units"
 )
 
-// diagnosisPane is the Diagnosis view (issue 13): the verdict, each
+// diagnosisPane is the Diagnosis view: the verdict, each
 // player's share of the trouble with the evidence behind every cause
 // named, and the links whose round trip exceeds what their two players
 // explain. NaN in the diagnosis is unknown and shows as "—" (L3). ↑/↓

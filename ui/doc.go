@@ -1,8 +1,9 @@
-// Package ui is lagscope's live terminal UI (issue 6), a bubbletea program
+// Package ui is lagscope's live terminal UI, a bubbletea program
 // that draws what a peer publishes through a probe.Feed and nothing else.
 //
 // It reads Updates only; its one way back into the engine is Feed.Control
-// (quit, game speed). What it shows, and the SPEC items behind each part:
+// (quit, game speed). What it shows, and the requirements behind each part
+// (docs/requirements.md):
 //
 //   - header: session, you, master, frame rate (S15), the timing in force and
 //     the target (S1, S12), the tier as a coloured word (S17), the clock;
@@ -18,17 +19,17 @@
 //   - the message list, newest first (S18);
 //   - the options dialog with the disabled mirrored Connection slider and the
 //     Speed slider (S17);
-//   - the Matrix view (issue 7): every player to every player from the
+//   - the Matrix view: every player to every player from the
 //     players' telemetry, each cell coloured by the tier that link alone
 //     needs (S3, S17) and marked when unmeasured, provisional or bad (L3,
 //     T4, T11), each player's waits and whom it waited for, and the ranking
 //     of who makes the others wait most (S5);
-//   - the Diagnosis view (issue 13): the engine's verdict (also in the
+//   - the Diagnosis view: the engine's verdict (also in the
 //     header), each player's share of the trouble with the evidence behind
 //     every cause, and the links slower than their players explain;
-//   - alerts (issue 17) as marked lines of the message list, with the
+//   - alerts as marked lines of the message list, with the
 //     terminal bell when the user turns it on (b);
-//   - in a replay (a feed with Playback's methods, issue 8): space, ←/→ and
+//   - in a replay (a feed with Playback's methods): space, ←/→ and
 //     -/+ pause, seek and change the speed of playback, and the header
 //     shows the position.
 //

@@ -28,7 +28,7 @@ func fmtMs(d time.Duration, known bool) string {
 func fmtMsVal(v float64) string { return string(appendMsVal(nil, v)) }
 
 // The append forms write into a buffer the caller keeps, so the link
-// table's numbers cost no allocation (issue 16); the fmt forms are them.
+// table's numbers cost no allocation; the fmt forms are them.
 
 func appendMs(dst []byte, d time.Duration) []byte { return appendMsVal(dst, units.Millis(d)) }
 
@@ -190,7 +190,7 @@ func writeSpaces(b *strings.Builder, n int) {
 }
 
 // cutHook, when set (by tests), hears of every text fit cuts in the middle
-// of a word: the check behind "never cut mid-word" (issue 17).
+// of a word: the check behind "never cut mid-word".
 var cutHook func(text string, w int)
 
 // cutAt is the last rune kept and the first rune dropped when plain text
@@ -283,8 +283,8 @@ func sideBySide(blocks ...string) string {
 func lipglossWidth(s string) int { return lipgloss.Width(s) }
 
 // wrap breaks plain text into lines of at most w cells, between words. A
-// word longer than a whole line is the only thing ever split (issue 17:
-// long messages wrap, never cut mid-word).
+// word longer than a whole line is the only thing ever split: long
+// messages wrap, never cut mid-word.
 func wrap(text string, w int) []string {
 	if w <= 0 {
 		return nil

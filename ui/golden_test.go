@@ -60,7 +60,7 @@ var tab = tea.KeyMsg{Type: tea.KeyTab}
 func typed(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
 
 // TestGolden pins every view at the smallest supported size and at a large
-// one (issue 6): the four tabs, the options dialog, the help screen, the
+// one: the four tabs, the options dialog, the help screen, the
 // L8 hint on a focused link, and the too-small message.
 func TestGolden(t *testing.T) {
 	type view struct {
@@ -112,11 +112,10 @@ func checkSize(t *testing.T, out string, w, h int) {
 	}
 }
 
-// goldenSizes are the terminal sizes every view is pinned at (issue 17):
-// the smallest supported, a common one and a wide one.
+// goldenSizes are the terminal sizes every view is pinned at: the smallest supported, a common one and a wide one.
 var goldenSizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}
 
-// TestGoldenDiagnosis pins the Diagnosis view (issue 13) from the
+// TestGoldenDiagnosis pins the Diagnosis view from the
 // hand-made diagnosis, and the header's verdict on the overview.
 func TestGoldenDiagnosis(t *testing.T) {
 	for _, sz := range goldenSizes {
@@ -135,7 +134,7 @@ func TestGoldenDiagnosis(t *testing.T) {
 	}
 }
 
-// TestGoldenAlerts pins alerts in the message list (issue 17), on the
+// TestGoldenAlerts pins alerts in the message list, on the
 // overview and on the Messages view.
 func TestGoldenAlerts(t *testing.T) {
 	for _, sz := range goldenSizes {
@@ -154,8 +153,8 @@ func TestGoldenAlerts(t *testing.T) {
 	}
 }
 
-// TestGoldenMore pins the cases issue 17 found wrong: long messages that
-// must wrap, and the lobby (the Matrix saying why it is empty).
+// TestGoldenMore pins the cases that are easy to get wrong: long messages
+// that must wrap, and the lobby (the Matrix saying why it is empty).
 func TestGoldenMore(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, v := range []struct {

@@ -162,14 +162,14 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	}
 	line2 = fit(line2, w)
 	out := []string{line1, line2}
-	// The lobby's pairs not connected yet (issue 12): which pair and what
+	// The lobby's pairs not connected yet: which pair and what
 	// is tried, so a lobby that does not start says why.
 	if !v.Started && v.Lobby != nil {
 		for _, l := range pendingLines(v.Lobby.Pending, maxPendingLines) {
 			out = append(out, fit("  "+st.warn.Render(l), w))
 		}
 	}
-	// The diagnosis's verdict (issue 13), when there is one: at most two
+	// The diagnosis's verdict, when there is one: at most two
 	// lines, ended between words; the Diagnosis view has the whole of it.
 	if d := v.Diagnosis; d != nil && d.Verdict != "" && !hs.noVerdict {
 		lines := wrap(textOf(d.Verdict), w-2)

@@ -8,7 +8,7 @@ import (
 )
 
 // helpPane is the `?` screen: every key, then a glossary of every short
-// form and mark on screen (issue 17). It scrolls with ↑/↓ when the terminal
+// form and mark on screen. It scrolls with ↑/↓ when the terminal
 // is too low to show it whole.
 type helpPane struct {
 	*ctx

@@ -13,7 +13,7 @@ import (
 	"github.com/lagscope/lagscope/units"
 )
 
-// The admin's matrix (issue 7): every player to every player, each cell
+// The admin's matrix: every player to every player, each cell
 // one direction of one link as the row's player measures it, coloured by
 // the tier that link alone would need (rungs.Need(SRTT, fps).Tier(), S3,
 // S17) and marked when it is not measured (L3), provisional (T4) or bad
@@ -41,7 +41,7 @@ const (
 	markBad         = "!"
 	markNotKnown    = "?"
 	markSelf        = "·"
-	// markRelayed: the pair's datagrams go through the host (issue 12).
+	// markRelayed: the pair's datagrams go through the host.
 	markRelayed = "⇄"
 )
 

@@ -24,8 +24,8 @@ const (
 	MinHeight = 24
 )
 
-// redrawFPS caps how often the screen is redrawn (issue 6: at most ten times
-// a second), which also keeps an idle UI cheap.
+// redrawFPS caps how often the screen is redrawn (at most ten times a
+// second), which also keeps an idle UI cheap.
 const redrawFPS = 10
 
 // quitWait is how long `q` waits for the engine to say it is done before the

@@ -225,7 +225,7 @@ func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
 		t.Fatalf("dialog lacks the Connection label %q:\n%s", inForce.Label(), v)
 	}
 	// alice is the master here: the dialog says who sets it, in the
-	// second person (issue 17), never that the master does it elsewhere.
+	// second person, never that the master does it elsewhere.
 	if !strings.Contains(v, "you are the master") || strings.Contains(v, "the session's master sets it") {
 		t.Errorf("the Connection slider should say that the master's own machine sets it:\n%s", v)
 	}
@@ -339,8 +339,8 @@ func TestNoColorEnvPicksMonochrome(t *testing.T) {
 	}
 }
 
-// In colour, each tier gets its own look in every theme (issue 6: tier
-// colours carry meaning), and the tier is written as a word too.
+// In colour, each tier gets its own look in every theme (tier colours
+// carry meaning), and the tier is written as a word too.
 func TestTierStylesDifferInEveryTheme(t *testing.T) {
 	m, err := NewModel(NewStaticFeed(), Options{Output: io.Discard})
 	if err != nil {
@@ -387,7 +387,7 @@ func TestSortKeys(t *testing.T) {
 	if got := order(); got != "carol,dave,bob,erin" {
 		t.Fatalf("by SRTT reversed %s (unknown stays last)", got)
 	}
-	// The arrow follows the whole heading: the unit stays (issue 17).
+	// The arrow follows the whole heading: the unit stays.
 	if !strings.Contains(m.View(), "RTT ms▲") {
 		t.Errorf("the sort column should be marked after its heading and unit:\n%s", m.View())
 	}
@@ -441,7 +441,7 @@ func TestResizeReflowsAndTooSmallSaysWhatIsNeeded(t *testing.T) {
 }
 
 // The picture is cached until something changes: the renderer's ticks on
-// an idle screen cost nothing (issue 6: redraw at most 10 times a second).
+// an idle screen cost nothing (redraw at most 10 times a second).
 func TestViewIsCachedUntilSomethingChanges(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
 	m.View()

@@ -39,7 +39,7 @@ var keySpace = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
 // In a replay space pauses and plays, ←/→ seek 10 s (on the Matrix view
 // too, whose columns move with h/l there), -/+ halve and double the speed,
 // and the header shows where the replay is instead of the session clock;
-// the footer and the help name the keys (issue 8).
+// the footer and the help name the keys.
 func TestReplayKeysDrivePlayback(t *testing.T) {
 	f := &fakeReplay{StaticFeed: NewStaticFeed(), at: 30 * time.Second, end: 100 * time.Second, playing: true, speed: 1}
 	m := model(t, f, 120, 40, fixtureUpdates()[:31])

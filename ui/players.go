@@ -56,7 +56,7 @@ func (p *playersPane) view(s *session, w, h int) string {
 		out = append(out, st.muted.Render("  no players yet"))
 	}
 	if len(s.view.Relay) > 0 {
-		// The host's relay (issue 12): what it forwarded for each pair
+		// The host's relay: what it forwarded for each pair
 		// that found no direct path, and what it refused over the pair's
 		// budget.
 		out = append(out, "", p.rule(st.title.Render("Relayed through this machine")+st.muted.Render("  pairs with no direct path"), w))

@@ -11,7 +11,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// Fixtures for issue 12's paths: relayed links, the host's relay counters
+// Fixtures for paths through the host: relayed links, the host's relay counters
 // and a lobby whose pairs are not connected yet.
 
 // relayedUpdates is the fixture session seen from alice, a joiner whose
@@ -81,7 +81,7 @@ func lobbyPendingUpdates() []probe.Update {
 
 var toLinkDave = []tea.Msg{tab, keyDownMsg, keyDownMsg}
 
-// relayViews are the views issue 12 changed, for the goldens and for the
+// relayViews are the views that show relayed paths, for the goldens and for the
 // checks every view passes (every size, no word cut, no requirement
 // number).
 func relayViews() []screenCase {
@@ -96,7 +96,7 @@ func relayViews() []screenCase {
 }
 
 // TestGoldenRelay pins the relayed mark and word, the host's relay
-// counters and the lobby's pending pairs (issue 12) at every size.
+// counters and the lobby's pending pairs at every size.
 func TestGoldenRelay(t *testing.T) {
 	want := map[string]string{
 		"RelayedLink":   "Link alice → dave",
@@ -117,7 +117,7 @@ func TestGoldenRelay(t *testing.T) {
 
 // A relayed link carries the mark in the table and the Matrix, and the
 // word with what it means for the round trip wherever its round trip is
-// read (issue 12); a direct link carries neither.
+// read; a direct link carries neither.
 func TestRelayedLinkIsMarked(t *testing.T) {
 	for _, sz := range goldenSizes {
 		m := model(t, NewStaticFeed(), sz[0], sz[1], relayedUpdates())
@@ -155,7 +155,7 @@ func TestRelayedLinkIsMarked(t *testing.T) {
 }
 
 // The lobby lists its pending pairs with what is tried and for how long,
-// at most maxPendingLines lines, the last saying how many more (issue 12).
+// at most maxPendingLines lines, the last saying how many more.
 func TestPendingLines(t *testing.T) {
 	pp := func(n int) []probe.PendingPair {
 		var out []probe.PendingPair
@@ -191,7 +191,7 @@ func TestPendingLines(t *testing.T) {
 }
 
 // The host's relay counters: one row per relayed pair with what it
-// forwarded and refused, only on a machine that relays (issue 12).
+// forwarded and refused, only on a machine that relays.
 func TestRelayCounters(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, hostRelayUpdates())
 	press(m, tab, tab)

@@ -7,8 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// screen is one of the views `tab` cycles through. A new view (issue 7's
-// admin matrix) is one more entry here and a render function.
+// screen is one of the views `tab` cycles through. A new view (such as the
+// admin's matrix) is one more entry here and a render function.
 type screen struct {
 	name string
 	// render draws the body: exactly h lines of width w; y is the screen
@@ -51,7 +51,7 @@ func (m *Model) overview(s *session, w, h, y int) string {
 	tableRows := min(max(n, 1), max(3, (h-minChartH-lanesH-minMessages-1)))
 	table := m.cachedTable(s, w, tableRows, y)
 	if anyLinkRelayed(s) {
-		// Issue 12: a relayed link's round trip is not the player's own
+		// A relayed link's round trip is not the player's own
 		// line; the table says so under itself.
 		table = append(table, m.st.muted.Render(fitWords("  "+markRelayed+" relayed: the round trip is the path through the host", w)))
 	}
@@ -108,7 +108,7 @@ func (m *Model) linkScreen(s *session, w, h, y int) string {
 		kv("we waited for it", fmtWait(lv.Caused)+"   its commands complete to frame "+strconv.Itoa(lv.Through)),
 	}
 	if lv.Relayed {
-		// Issue 12: the pair found no direct path; its numbers are the
+		// The pair found no direct path; its numbers are the
 		// relayed path's, which a player must not read as their own line.
 		info = append(info[:3:3], append([]string{
 			kv("path", markRelayed+" relayed through the host"),

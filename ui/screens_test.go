@@ -68,8 +68,8 @@ func lobbyUpdates() []probe.Update {
 }
 
 // Every view at 80, 120 and 200 columns: nothing is cut in the middle of a
-// word (issue 17: long messages wrap; headings, titles and details give
-// way whole), and the picture fills the terminal exactly.
+// word (long messages wrap; headings, titles and details give way
+// whole), and the picture fills the terminal exactly.
 func TestEveryViewFitsWithoutCuttingWords(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, c := range everyView() {
@@ -94,7 +94,7 @@ func TestEveryViewFitsWithoutCuttingWords(t *testing.T) {
 // screen: "(S5)", "(L8)", or alone as a word.
 var requirementNumber = regexp.MustCompile(`\(([TSLQR][0-9]{1,2})\)|\b[TSLQR][0-9]{1,2}\b`)
 
-// No screen shows a requirement number (issue 17): those are for the
+// No screen shows a requirement number: those are for the
 // project's readers, not for players.
 func TestNoRequirementNumbersOnScreen(t *testing.T) {
 	for _, sz := range goldenSizes {
@@ -106,7 +106,7 @@ func TestNoRequirementNumbersOnScreen(t *testing.T) {
 			}
 		}
 	}
-	// The check itself catches what issue 17 found on screen.
+	// The check itself catches requirement numbers as screens would show them.
 	for _, s := range []string{"⚠ resends 18% ≫ loss 3.8%: RTT behind? (L8)", "latest reports (S5)", "differenced (L5)."} {
 		if !requirementNumber.MatchString(s) {
 			t.Errorf("the pattern misses %q", s)
@@ -117,7 +117,7 @@ func TestNoRequirementNumbersOnScreen(t *testing.T) {
 func secs(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // The chart stays on the first link until the user moves it, however the
-// worst-link mark moves (issue 17: it used to follow the mark). Here dave
+// worst-link mark moves; it does not follow the mark. Here dave
 // becomes the worst link half way; the chart stays on bob, the first.
 func TestChartStaysOnChosenLink(t *testing.T) {
 	us := fixtureUpdates()
@@ -147,8 +147,8 @@ func TestChartStaysOnChosenLink(t *testing.T) {
 }
 
 // After the lobby the chart's scale follows the measured link, not the
-// one-second retry guess from before the first measurement (issue 17: it
-// stayed at 1200 ms for a 1.5 ms link).
+// one-second retry guess from before the first measurement (which would
+// hold the scale at 1200 ms for a 1.5 ms link).
 func TestChartScaleIgnoresUnmeasuredRetryGuess(t *testing.T) {
 	var us []probe.Update
 	for s := 0; s <= 40; s++ {
@@ -174,7 +174,7 @@ func TestChartScaleIgnoresUnmeasuredRetryGuess(t *testing.T) {
 }
 
 // In the lobby the Matrix says why it is empty, not "no players yet" with
-// three seated (issue 17).
+// three seated.
 func TestMatrixInLobbySaysWhy(t *testing.T) {
 	m := model(t, NewStaticFeed(), 120, 40, lobbyUpdates())
 	press(m, toMatrix...)
@@ -184,8 +184,8 @@ func TestMatrixInLobbySaysWhy(t *testing.T) {
 	}
 }
 
-// "Who causes lag" ranks only players someone waited for (issue 17: it
-// ranked players at 0 ms).
+// "Who causes lag" ranks only players someone waited for, never players
+// at 0 ms.
 func TestCulpritsLeaveOutZero(t *testing.T) {
 	m := matrixModel(t, 120, 40)
 	v := m.View()
@@ -218,7 +218,7 @@ func lastLine(s string) string { return s[strings.LastIndex(s, "\n")+1:] }
 
 var toDiagnosis = []tea.Msg{tab, tab, tab, tab, tab}
 
-// The Diagnosis view (issue 13) from a hand-made diagnosis: the verdict
+// The Diagnosis view from a hand-made diagnosis: the verdict
 // in the header on every view, the culprit marked, every player's numbers
 // with NaN as "—" (L3), the evidence behind each cause in words, and the
 // link with excess.
@@ -269,7 +269,7 @@ func TestDiagnosisView(t *testing.T) {
 	}
 }
 
-// alertUpdates is the fixture with alerts (issue 17): bob's link going bad
+// alertUpdates is the fixture with alerts: bob's link going bad
 // at 31 s with the engine's text, carol's loss at 40 s without text, and a
 // tier alert about the whole session at 95 s.
 func alertUpdates() []probe.Update {
@@ -282,7 +282,7 @@ func alertUpdates() []probe.Update {
 	return us
 }
 
-// Alerts (issue 17): each is a line of the message list marked as an
+// Alerts: each is a line of the message list marked as an
 // alert; the bell is off by default, b turns it on, and then it rings once
 // for each update that brings an alert.
 func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
@@ -323,9 +323,8 @@ func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
 	}
 }
 
-// The cached parts of the picture follow every input they are drawn from
-// (issue 16): a new picture, a new message, a closed feed, a sort, the
-// paused display.
+// The cached parts of the picture follow every input they are drawn from:
+// a new picture, a new message, a closed feed, a sort, the paused display.
 func TestCachedPartsFollowChanges(t *testing.T) {
 	us := fixtureUpdates()
 	m := model(t, NewStaticFeed(), 120, 40, us[:50])

@@ -145,7 +145,7 @@ func TestOnSimulatedSession(t *testing.T) {
 // spikeUpdates is a simulated session with a spike: from 10 s to 25 s the
 // alice–bob link swings between 30 ms and 700 ms every 700 ms, so alice's
 // game keeps stalling and catching up — the "frame N" / "waiting for bob"
-// flicker issue 17 saw in the demo.
+// flicker a calm header must not show.
 func spikeUpdates(t testing.TB) []probe.Update {
 	return simUpdatesWith(t, 30, func(at time.Duration, nw *simnet.Network, roster []probe.Member) {
 		d := 30 * time.Millisecond
@@ -156,7 +156,7 @@ func spikeUpdates(t testing.TB) []probe.Update {
 	})
 }
 
-// The header is calm (issue 17): during the spike the state it shows (the
+// The header is calm: during the spike the state it shows (the
 // frame, or whom the game waits for) changes at most once a second of
 // session time, although the engine's own state flips far more often.
 func TestHeaderCalmDuringSpike(t *testing.T) {
@@ -193,7 +193,7 @@ func TestHeaderCalmDuringSpike(t *testing.T) {
 		t.Fatalf("the spike never showed a wait in the header; states: %q", shown)
 	}
 	for i := 1; i < len(at); i++ {
-		if at[i]-at[i-1] < time.Second { // issue 17: at most one change a second
+		if at[i]-at[i-1] < time.Second { // at most one change a second
 			t.Errorf("header changed %v after the last change (%q → %q at %v)", at[i]-at[i-1], shown[i-1], shown[i], at[i])
 		}
 	}

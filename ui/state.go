@@ -306,9 +306,9 @@ func (s *session) event(at time.Duration, self string, e probe.Event) {
 	}
 }
 
-// calmEvery is the least time between two changes of the header's state
-// (issue 17: during a spike it switched between "frame N" and "waiting for
-// bob" 16 times in 10 s, which reads as noise, not news).
+// calmEvery is the least time between two changes of the header's state:
+// without it, during a spike the header switches between "frame N" and
+// "waiting for bob" 16 times in 10 s, which reads as noise, not news.
 const calmEvery = time.Second
 
 type statusKind uint8

@@ -75,10 +75,10 @@ func (s *styles) badgeWord(t rungs.Tier) string {
 // puts around text, worked out once per theme, so that painting a table
 // cell or a chart line is a few appends instead of a pass through lipgloss
 // (which builds the sequences again, splits lines and formats with fmt on
-// every call: most of a frame's cost, issue 16). An underlined style paints
+// every call: most of a frame's cost). An underlined style paints
 // each rune on its own, spaces in their own sequence, and so does paint.
 // What the shortcut cannot reproduce — text with tabs, line breaks or
-// carriage returns — goes through lipgloss as before, and a style whose
+// carriage returns — goes through lipgloss, and a style whose
 // output the shortcut does not match on trial text never uses it: the bytes
 // on screen are the same either way.
 type paint struct {

@@ -11,7 +11,7 @@ import (
 )
 
 // The painted text is byte for byte what lipgloss draws for the same style
-// (issue 16: the redraw got cheaper, not different), in every theme and
+// (the shortcut makes the redraw cheaper, not different), in every theme and
 // colour profile, for text the shortcut takes and text it hands back to
 // lipgloss (tabs, line breaks), and after the profile changes under it.
 func TestPaintIsLipgloss(t *testing.T) {
@@ -53,8 +53,8 @@ func TestPaintIsLipgloss(t *testing.T) {
 	}
 }
 
-// The layout helpers that replaced lipgloss calls on the redraw path give
-// lipgloss's bytes (issue 16): side-by-side blocks (JoinHorizontal, top),
+// The layout helpers that stand in for lipgloss calls on the redraw path
+// give lipgloss's bytes: side-by-side blocks (JoinHorizontal, top),
 // cutting to a width (MaxWidth), and widths.
 func TestLayoutIsLipgloss(t *testing.T) {
 	r := lipgloss.NewRenderer(io.Discard)

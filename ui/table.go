@@ -399,7 +399,7 @@ func (p *tablePane) drawHeading(widths []int, sparkW int, wide bool, w int) tabl
 // linkRow draws one link. The selected row is drawn plain and then reversed
 // as a whole, so inner colours cannot break the highlight. The row is built
 // in one buffer, its numbers formatted into a scratch buffer, so that a new
-// picture costs a few allocations per row rather than dozens (issue 16).
+// picture costs a few allocations per row rather than dozens.
 func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps int, wide, selected, isWorst bool, w int) string {
 	st := &p.st
 	lv := &h.last
@@ -566,7 +566,7 @@ func peerLabel(h *linkHist, w int) string {
 		}
 	}
 	if lv.Relayed {
-		// Relayed through the host (issue 12): the mark, spaced where it
+		// Relayed through the host: the mark, spaced where it
 		// fits (the word is in the Link view).
 		if width(peer+" "+markRelayed) <= w {
 			peer += " " + markRelayed

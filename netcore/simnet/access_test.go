@@ -10,7 +10,7 @@ import (
 )
 
 // A datagram a→b crosses a's access up, the path, then b's access down:
-// the delays add (issue 13's scenario key `access`).
+// the delays add (the scenario key `access`).
 func TestAccessDelaysAdd(t *testing.T) {
 	s := NewScheduler()
 	n := NewNetwork(s, 1)

@@ -9,7 +9,7 @@
 // reads the wall clock or a global random source. Given the same seed and the
 // same sequence of calls, a simulation delivers the same datagrams at the same
 // virtual times in the same order — the determinism `lagscope sim` promises
-// (DESIGN.md, "one engine, two worlds").
+// (docs/architecture.md, "One engine, two worlds").
 //
 // A Node satisfies netcore.Transport and simnet.Machine is netcore.Machine's
 // method set, both structurally: simnet does not import netcore so that

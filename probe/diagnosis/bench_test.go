@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkDiagnose measures one evaluation: at 64 players (2016 pairs) it
-// must stay under 1 ms (issue 13). Shares are random, two paths slow, every
+// must stay under 1 ms. Shares are random, two paths slow, every
 // pair noisy, so the fit does real work.
 func BenchmarkDiagnose(b *testing.B) {
 	for _, n := range []int{4, 16, 64} {

@@ -269,7 +269,7 @@ func (d *Demo) Sockets() []*netcore.UDPTransport {
 // Stop makes your machine leave cleanly; once it has (its removal
 // executed and acknowledged), the other machines end at once: they are
 // this process's own, and with everyone leaving together no removal could
-// execute, so a clean leave of each would only hold the exit (issue 16).
+// execute, so a clean leave of each would only hold the exit.
 func (d *Demo) Stop() {
 	d.stop.Do(func() {
 		you := d.runners[0]

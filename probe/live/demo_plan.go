@@ -168,7 +168,7 @@ func (d *demoPlan) changes() []time.Duration {
 // spikeAt is the player whose access link the scripted spike slows: the
 // second player (ada by default). The spike is on that player's own
 // connection, not on one path, so every path to it slows by the same
-// amount and the diagnosis can name the player (issue 13).
+// amount and the diagnosis can name the player.
 const spikeAt = 1
 
 // extraDelay is the scripted spike on the path from a to b at now: the

@@ -19,7 +19,7 @@ import (
 // publish, one every `every` up to length (link lines each second, as live),
 // without a last Done update: the session is still running. The same cfg
 // gives the same updates byte for byte, which is what lets a test pin what
-// `lagscope demo` shows (the README's screen, issue 17).
+// `lagscope demo` shows (the README's screen).
 //
 // cfg's Key, Speed, Seed, Alerts and the plan's fields are used; Start,
 // Logger, PublishAll and OnCommand are not (there is no wall clock and only

@@ -19,7 +19,7 @@ import (
 //     transport) it waits in, until a datagram arrives or the next
 //     deadline passes, and the other goroutines Wake it when they put
 //     something in a channel — one goroutine from the kernel to the ack,
-//     no hand-over (issue 16); any other socket's reader goroutine hands
+//     no hand-over; any other socket's reader goroutine hands
 //     datagrams over its inbox, and the owner waits in a select;
 //  2. it wakes at the earliest of the session's NextDeadline, the next
 //     publish, the next link lines and, for a socket that holds datagrams
@@ -71,7 +71,7 @@ type Options struct {
 	// PublishEvery paces Updates (default 100 ms: a Feed delivers at most
 	// ten a second).
 	PublishEvery time.Duration
-	// LinkEvery paces the link lines (CONTRACTS.md: live, every second).
+	// LinkEvery paces the link lines (docs/live.md: live, every second).
 	LinkEvery time.Duration
 	// Timeline is a script of lines for the message list at given times
 	// (the demo's narration), in time order. They go to the feed only.
@@ -285,7 +285,7 @@ func (r *Runner) loop() {
 			}
 			// The datagram's own arrival time (the kernel's stamp where
 			// there is one), not this wake-up's: a datagram that waited
-			// behind others would otherwise read late (issue 16).
+			// behind others would otherwise read late.
 			r.now = max(r.now, d.Arrival(r.start))
 			s.Receive(r.now, d.From, d.Bytes())
 			d.Release()
@@ -465,8 +465,8 @@ func (r *Runner) control(c probe.Control) {
 }
 
 // linkLines adds a link line per directed link this machine knows: its
-// own, and every other player's from their telemetry (CONTRACTS.md: live,
-// every second; issue 7).
+// own, and every other player's from their telemetry, once a second (the
+// `link` lines of docs/live.md).
 func (r *Runner) linkLines() {
 	f := r.s.Frame()
 	for _, ls := range r.s.KnownLinks(r.now) {

@@ -149,8 +149,9 @@ func (out *outputs) onCommand() func(time.Duration, string, int, probe.Command) 
 }
 
 // liveCommandsPerMinute is each live player's synthetic command rate: as in
-// a simulation (CONTRACTS.md's default), about one reliable frame packet a
-// second, which keeps every link measured (T6).
+// a simulation (the default `commands_per_minute` of docs/simulation.md),
+// about one reliable frame packet a second, which keeps every link
+// measured (T6).
 const liveCommandsPerMinute = 60
 
 // processStats makes the summary's process line from the sockets a command

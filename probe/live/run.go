@@ -21,8 +21,8 @@ import (
 // --duration or the session's own end. The command only turns flags into
 // a RunConfig and calls Host, Join or RunDemo.
 
-// RunConfig is what every live command shares (CONTRACTS.md's shared
-// flags), already checked by the command.
+// RunConfig is what every live command shares (the shared flags of
+// docs/cli.md), already checked by the command.
 type RunConfig struct {
 	Cmd  string // "host", "join", "watch", "demo": the log's and recording's label
 	Name string // your player name

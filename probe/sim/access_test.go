@@ -104,7 +104,7 @@ func diagnoseRun(t *testing.T, sc *Scenario) diagnosis.Diagnosis {
 
 // Five players with different access round trips: every share within 10 %
 // (or 5 ms) of the configured access plus half of the 10 ms core, the right
-// culprit and rung_without (issue 13's acceptance, S9).
+// culprit and rung_without (S9).
 func TestAccessSharesFromASimulatedSession_S9(t *testing.T) {
 	access := `"ada":{"rtt_ms":150},"bob":{"rtt_ms":20},"cy":{"rtt_ms":40},"dee":{"rtt_ms":10},"eve":{"rtt_ms":60,"jitter_ms":2}`
 	want := []float64{155, 25, 45, 15, 65}

@@ -7,7 +7,7 @@ import (
 	"github.com/lagscope/lagscope/probe/diagnosis"
 )
 
-// The diagnosis in `sim` (issue 13): every machine diagnoses at every
+// The diagnosis in `sim`: every machine diagnoses at every
 // master evaluation frame, as a live one does, but a simulated machine
 // streams no telemetry (it would change the run), so its matrix would hold
 // its own row only. The runner holds every machine and fills in the rest

@@ -111,7 +111,7 @@ func TestSimDiagnosisOncePerEvaluation_S9(t *testing.T) {
 // access_rtt_ms is within 10 % (or 5 ms) of the configured access plus
 // half the 10 ms core, ada is the culprit and without her the match runs
 // at rung 1 (without ada the worst pair is cy–eve, 110 ms: with headroom
-// 137.5 ms, 2.06 frames each way at 30 fps → rung 1) — issue 13, S9.
+// 137.5 ms, 2.06 frames each way at 30 fps → rung 1; S9).
 func TestSimDiagnosisFiveAccessLinks_S9(t *testing.T) {
 	access := `"ada":{"rtt_ms":150},"bob":{"rtt_ms":20},"cy":{"rtt_ms":40},"dee":{"rtt_ms":10},"eve":{"rtt_ms":60,"jitter_ms":2}`
 	want := map[string]float64{"ada": 155, "bob": 25, "cy": 45, "dee": 15, "eve": 65}
@@ -160,7 +160,7 @@ func TestSimDiagnosisUploadLoss_L2(t *testing.T) {
 
 // One slow path between two players on good links: culprit_link is that
 // pair, nobody is the culprit, and neither player's share is inflated by
-// more than 5 ms (issue 13).
+// more than 5 ms.
 func TestSimDiagnosisSlowPath(t *testing.T) {
 	all10 := `"ada":{"rtt_ms":10},"bob":{"rtt_ms":10},"cy":{"rtt_ms":10},"dee":{"rtt_ms":10},"eve":{"rtt_ms":10}`
 	for seed := uint64(1); seed <= 3; seed++ {
@@ -262,7 +262,7 @@ func hasCause(p diagnosis.PlayerDiagnosis, c string) bool {
 }
 
 // A spike on one player's access link, then calm (the demo's plan in
-// virtual time, issue 13): the lines name ada while her access is slow and
+// virtual time): the lines name ada while her access is slow and
 // nobody once it has calmed and the round trips have settled.
 func TestSimDiagnosisSpikeThenCalm(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {

@@ -24,7 +24,7 @@ func heapMiB(name string) float64 {
 	return float64(ms.HeapInuse) / (1 << 20)
 }
 
-// BenchmarkSim64Heap (issue 15, finding 8) reports the heap in use at two
+// BenchmarkSim64Heap reports the heap in use at two
 // points of one run — after frame `early` and at the end — of 64 players
 // (4032 links) and, for the long run, 8 players, on 60 ms ± 5 ms links with
 // 1 % loss. A heap that grows with the frames is retained per-frame state;

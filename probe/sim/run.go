@@ -80,7 +80,7 @@ type Options struct {
 	OnFrame func(player string, frame int, checksum uint32)
 	// OnLine is called with every line the run prints (without its newline),
 	// the virtual time and the machine that published it ("" for the
-	// summary): a recorder stores exactly what was printed (issue 8).
+	// summary): a recorder stores exactly what was printed.
 	OnLine func(at time.Duration, from string, line []byte)
 	// OnView, when set, is called once per second of virtual time with the
 	// View of every machine still running (a recorder's link lines).

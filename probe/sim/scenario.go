@@ -1,8 +1,9 @@
 // Package sim runs a whole lockstep session in virtual time: the real probe
 // peers, over netcore's real endpoints, on simnet's in-memory network, all in
-// one deterministic scheduler (DESIGN "One engine, two worlds"). It reads the
-// scenario file of CONTRACTS.md and prints the NDJSON events; the same
-// scenario and seed always give byte-identical output.
+// one deterministic scheduler (docs/architecture.md, "One engine, two
+// worlds"). It reads the scenario file of docs/simulation.md and prints the
+// NDJSON events; the same scenario and seed always give byte-identical
+// output.
 package sim
 
 import (
@@ -16,7 +17,7 @@ import (
 	playernames "github.com/lagscope/lagscope/names"
 )
 
-// Scenario is a `lagscope sim` scenario file (CONTRACTS.md).
+// Scenario is a `lagscope sim` scenario file (docs/simulation.md).
 type Scenario struct {
 	FPS               int                   `json:"fps"`
 	Frames            int                   `json:"frames"`
@@ -126,7 +127,7 @@ func (s *Scenario) check() error {
 		return fmt.Errorf("scenario: key \"observers\": at most 16, got %d", len(s.Observers))
 	}
 	names := map[string]bool{}
-	keys := map[string]string{} // names.Key → the name: look-alikes are one name (issue 15)
+	keys := map[string]string{} // names.Key → the name: look-alikes are one name
 	for _, n := range append(append([]string{}, s.Players...), s.Observers...) {
 		c, err := playernames.Validate(n)
 		if err != nil {

@@ -38,7 +38,7 @@ func TestScenarioErrorsNameTheKey(t *testing.T) {
 		`{"frames":10,"players":["a"],"timeline":[{"at_frame":5}]}`:               `changes nothing`,
 		`{"frames":10,"players":["a","b"],"timeline":[{"at_ms":5,"remove":"c"}]}`: `timeline[0].remove`,
 		`{"frames":10,"players":["a"]} {}`:                                        `trailing`,
-		// Issue 15 findings 1, 6, 7: names follow the one rule; fps 0 is refused.
+		// Names follow the one rule of package names; fps 0 is refused.
 		`{"frames":10,"players":["a"],"fps":0}`:                         `"fps": 0`,
 		`{"frames":10,"players":["\u001b[2J\u001b]0;pwned\u0007"]}`:     `control character U+001B`,
 		`{"frames":10,"players":["bob","\u3164"]}`:                      `U+3164`,

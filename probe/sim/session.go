@@ -12,7 +12,7 @@ import (
 )
 
 // Every machine of a scenario is a session.Session, the code `lagscope host`
-// and `lagscope join` run (issue 11): the run starts at the handshake, so the
+// and `lagscope join` run: the run starts at the handshake, so the
 // lobby is simulated too. The first player hosts and waits for every player
 // and every observer of the scenario; the others join one after another, each
 // once the one before is welcomed, so the scenario's order of players is the

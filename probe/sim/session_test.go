@@ -20,7 +20,7 @@ func parse(t *testing.T, js string) *Scenario {
 	return sc
 }
 
-// The run begins at the handshake (issue 11): every joiner goes through
+// The run begins at the handshake: every joiner goes through
 // Hello, Challenge, Response and Welcome (two round trips) one after
 // another, then the roster and the lobby's pings, before the host starts
 // the game (T5). So the lobby takes at least two round trips per joiner;

@@ -14,7 +14,7 @@ import (
 // interval of the whole session: 56 updates encoded and decoded.
 //
 // The "plain" tables are the same fields with every Near set to 0 (each
-// changed value in full, the seed's own form): what the near form saves.
+// changed value in full, the Quake 3 example's form): what the near form saves.
 func BenchmarkTelemetryBytesPerSecond(b *testing.B) {
 	tables := []struct {
 		name  string
@@ -194,7 +194,7 @@ func BenchmarkFlate_Q7(b *testing.B) {
 }
 
 // BenchmarkFanOut64 is one update interval of a 64-player LAN session's
-// telemetry, the issue 16 shape: every machine sends its one state (63
+// telemetry: every machine sends its one state (63
 // links) to its 63 receivers, each as a delta against what that receiver
 // acked, and every machine takes in the 63 updates it gets. One op is the
 // whole session's interval; ns/machine is one machine's share of it.

@@ -6,8 +6,8 @@ import "errors"
 var errShort = errors.New("snapshot: payload ends early")
 
 // bitWriter appends a bit stream to a byte slice, most significant bit
-// first, so a dump of the bytes reads left to right in the order the seed
-// writes updates ("[1 A 1 B 1 C 1 D]", Q3).
+// first, so a dump of the bytes reads left to right in the order the
+// Quake 3 example writes updates ("[1 A 1 B 1 C 1 D]", Q3).
 type bitWriter struct {
 	buf  []byte
 	acc  uint64 // pending bits in the low cnt bits; higher bits are stale

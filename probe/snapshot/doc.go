@@ -1,9 +1,9 @@
-// Package snapshot streams latest state the way seed 003 describes Quake 3's
+// Package snapshot streams latest state the way Quake 3 sends its
 // snapshots: newest state, unreliable, delta-compressed against what the
 // receiver last acked. It is pure — no I/O, no clock, no goroutines — so
 // the peer wires it onto its unreliable channel and tests drive it alone.
 //
-// SPEC items implemented here:
+// Requirements implemented here (docs/requirements.md):
 //
 //   - Q2  Sender keeps, per receiver, a ring of the last Ring (32)
 //     snapshots it sent and encodes each update against the newest one
@@ -13,11 +13,12 @@
 //   - Q3  a state is described by a field table (Table: name, accessors,
 //     bit width); every field is preceded by a changed-bit. Groups add a
 //     changed-bit over a run of fields and Near lets a small change travel
-//     as a difference; a table of plain fields encodes exactly as the seed
-//     counts it (132 bits full, 36 bits for one changed 32-bit field).
+//     as a difference; a table of plain fields encodes exactly as the
+//     Quake 3 example counts it (132 bits full, 36 bits for one changed
+//     32-bit field; docs/snapshots.md).
 //   - Q4  a delta from the last acked snapshot carries every change the
 //     receiver missed along with the new ones: loss needs no other path.
-//   - L3  the telemetry (Telemetry, issue 7 item 3) carries an explicit
+//   - L3  the telemetry (Telemetry) carries an explicit
 //     known flag for every value that can be unknown.
 //
 // Q1 (unreliable, newest-wins transport), Q5 (fragments of at most 1400

@@ -8,7 +8,7 @@ import (
 
 // TestSetNextMatchesEncode: a state set once and sent to many receivers
 // with Next (each payload written once per base and shared by receivers
-// on that base, issue 16) is, byte for byte, what a sender of its own for
+// on that base) is, byte for byte, what a sender of its own for
 // each receiver writes with Encode — where no payload is ever shared —
 // across receivers that ack every update, some, or none (Q2, Q4), and
 // states that change or stay.

@@ -8,8 +8,8 @@ import (
 )
 
 // A session model for measuring the telemetry's size: players with links
-// to every other player, stepped once per update interval (100 ms, the
-// 10-a-second cap of issue 7). Counters grow as they do on a live peer and
+// to every other player, stepped once per update interval (100 ms: the
+// telemetry goes out at most 10 times a second). Counters grow as they do on a live peer and
 // round trips move through the real estimator (netcore.Estimator, T3, T7,
 // T10), fed clean samples with jitter.
 type scenario struct {

@@ -25,7 +25,7 @@ type Receiver[S any] struct {
 	state         S
 	// stale: the newest snapshot is not in state yet. Apply leaves it
 	// to State, so a machine that takes in 63 updates between two looks
-	// at its matrix builds each state once, not 63 times (issue 16).
+	// at its matrix builds each state once, not 63 times.
 	stale bool
 }
 

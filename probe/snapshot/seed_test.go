@@ -6,8 +6,7 @@ import (
 	"testing"
 )
 
-// The seed's example (seed 003, "Vollständige und partielle Updates"):
-// client 2's state is four fields pos[X], pos[Y], pos[Z], health, each
+// The worked example of Quake 3's full and partial updates: client 2's state is four fields pos[X], pos[Y], pos[Z], health, each
 // 32 bits, sent to client 1.
 type seedState struct{ X, Y, Z, Health uint32 }
 

@@ -30,7 +30,7 @@ type Sender[S any] struct {
 	rings     map[int]*sendRing
 	// hist holds the states sent, once each, whichever receivers they
 	// went to: a machine sends the same state to every receiver at once,
-	// so 63 receivers' rings held 63 copies of each (issue 16). Version
+	// so 63 receivers' rings would hold 63 copies of each. Version
 	// v is in slot v % histLen while histVer says so.
 	hist    slots
 	histVer [histLen]uint32
@@ -39,7 +39,7 @@ type Sender[S any] struct {
 	// The payloads of the newest version, one per base it was written
 	// against: receivers that acked the same snapshot — most of them, on
 	// a steady LAN — get the same bytes, so a state goes to 63 receivers
-	// in a handful of encodes, not 63 (issue 16). Only the header (the
+	// in a handful of encodes, not 63. Only the header (the
 	// receiver's own sequence and how far back its base is) differs.
 	memoVer uint32
 	memo    []memoPayload
@@ -72,8 +72,8 @@ type sendRing struct {
 // Fields come in table order and a telemetry state's unused links are
 // zero at the end of it, so a vector is held to its used prefix and read
 // back zero-extended: a ring sized for MaxLinks links whatever the session
-// held 132 KB per sender and receiver pair, a gigabyte for 64 machines
-// that all stream to all (issue 16). The bytes on the wire do not change.
+// would hold 132 KB per sender and receiver pair, a gigabyte for 64
+// machines that all stream to all. The bytes on the wire do not change.
 type slots struct {
 	count int      // vectors held; 0 for Ring
 	width int      // fields held per vector; the rest are zero

@@ -62,7 +62,7 @@ type sizes struct {
 }
 
 const (
-	updatesPerSecond = 10 // issue 7 item 3: at most 10 a second
+	updatesPerSecond = 10 // the telemetry goes out at most 10 a second
 	// The benchmarks' steady state: 30 s of warm-up, so every counter is
 	// past the near form's reach from zero, then 60 s measured.
 	warmTicks    = 300
@@ -95,8 +95,9 @@ func measure(t testing.TB, tb *Table[Telemetry], sc scenario, seed uint64, warm,
 }
 
 // The point of Q2: in a steady state the delta against the acked snapshot
-// is a small part of the full update. Issue 7 aims for ≤ 15 %; the
-// scenarios are in model_test.go and the numbers in docs/snapshots.md.
+// is a small part of the full update, at most 15 % (30 % where every
+// round trip changes on every update); the scenarios are in model_test.go
+// and the numbers in docs/snapshots.md.
 func TestTelemetryDeltaAgainstFull_Q2(t *testing.T) {
 	for _, sc := range scenarios {
 		// Shorter than the benchmark's run; the ratio is steady by then.
@@ -107,7 +108,7 @@ func TestTelemetryDeltaAgainstFull_Q2(t *testing.T) {
 		limit := 0.15
 		if sc.samplePerTick == 1 {
 			// Every round trip changes on every update: a guard against
-			// regressions, not the issue's aim.
+			// regressions, not the 15 % aim.
 			limit = 0.30
 		}
 		if ratio > limit {

@@ -21,7 +21,7 @@ type Field[S any] struct {
 	// the base value in Near bits (plus a one-bit "near" flag) when that
 	// difference is small; otherwise, or when 0, the value is written in
 	// full at Bits. It suits counters that grow and round trips that
-	// jitter; the seed's own example uses plain fields (Near 0).
+	// jitter; the Quake 3 example uses plain fields (Near 0).
 	Near uint8
 	Get  func(*S) uint32
 	Set  func(*S, uint32)

@@ -52,8 +52,7 @@ const (
 	waitNear    = 12 // ±2.048 ms (µs fields), ±2.048 s (ms fields)
 )
 
-// Telemetry is one player's view of its own links, the content of
-// issue 7 item 3: what that player knows first-hand and streams to every
+// Telemetry is one player's view of its own links: what that player knows first-hand and streams to every
 // other machine as snapshots. Every value is in wire units, so a state
 // that arrives equals the state sent. A value that may be unknown has an
 // explicit known flag (L3); zero never means "unknown".

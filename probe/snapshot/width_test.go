@@ -24,11 +24,11 @@ func widthTelemetry(n, step int) Telemetry {
 }
 
 // The rings hold a state only as wide as its links need, and the sender
-// each state once whatever its receivers (issue 16): a
-// stream of 3 links keeps a fraction of the table's width, and when the
-// links grow to MaxLinks mid-stream every delta still applies against the
-// narrower snapshots held before, on both sides, and the state arrives
-// whole; the ring never narrows back, so old bases stay readable.
+// holds each state once whatever its receivers: a stream of 3 links keeps
+// a fraction of the table's width, and when the links grow to MaxLinks
+// mid-stream every delta still applies against the narrower snapshots
+// held before, on both sides, and the state arrives whole; the ring never
+// narrows back, so old bases stay readable.
 func TestRingsSizedByNeed_Q2(t *testing.T) {
 	s, r := NewTelemetrySender(), NewTelemetryReceiver()
 	n := telemetryTable.Fields()

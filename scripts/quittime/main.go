@@ -1,4 +1,4 @@
-// Command quittime measures how fast the TUI lets go after `q` (issue 16):
+// Command quittime measures how fast the TUI lets go after `q`:
 // it runs lagscope on a pseudo-terminal it opens itself, waits until the
 // game runs, presses q, and times (1) until the terminal is restored — the
 // program leaves the alternate screen, `ESC[?1049l` in what it writes — and

@@ -32,7 +32,7 @@ import (
 	"time"
 )
 
-// targets are the platforms a release carries (issue 17).
+// targets are the platforms a release carries.
 var targets = []struct{ goos, goarch string }{
 	{"linux", "amd64"}, {"linux", "arm64"},
 	{"darwin", "amd64"}, {"darwin", "arm64"},

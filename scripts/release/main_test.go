@@ -13,7 +13,7 @@ import (
 
 // The archives hold the binary (executable) and the docs under one
 // directory named after the archive, and the same inputs give the same
-// bytes (issue 17: reproducible release archives).
+// bytes: release archives are reproducible.
 func TestArchivesLayoutAndReproducible(t *testing.T) {
 	src := t.TempDir()
 	bin := filepath.Join(src, "lagscope")

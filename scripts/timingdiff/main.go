@@ -1,8 +1,8 @@
 // Command timingdiff checks that a change to the simulator kept the timing
 // decisions: for every scenario in testdata/scenarios it compares the
 // `timing` lines of the committed golden at a git revision with those the
-// simulator prints now (issue 11: simulating the lobby shifts the seeded
-// draws, so the goldens change, but the decisions — frame, evaluation
+// simulator prints now (a change such as simulating the lobby shifts the
+// seeded draws, so the goldens change, but the decisions — frame, evaluation
 // frame, send period, look-ahead, rung, tier, frame rate, reason — should
 // not). Run it from the repository's root:
 //

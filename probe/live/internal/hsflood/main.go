@@ -1,5 +1,5 @@
 // Command hsflood throws spoofed-looking Hellos at a lagscope host on
-// loopback, for the hand measurement of issue 15 (the handshake budget):
+// loopback, to measure the handshake budget by hand:
 // it sends RATE Hellos a second for DURATION from SOURCES sockets bound to
 // different loopback addresses (127.0.1.x: Linux answers the whole 127/8),
 // each Hello padded to the Challenge's size so the host would answer it,
