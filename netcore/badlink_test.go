@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestBadLinkStaysBadUntilAnAck_T11_T10 (issue 15, finding 5): on a
+// TestBadLinkStaysBadUntilAnAck_T11_T10: on a
 // measured link, a peer that falls silent goes bad once and stays bad for
 // a minute — although retries double the RTO and so the connection
 // timeout grows past the oldest packet's age (T10, T12) — with no

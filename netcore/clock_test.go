@@ -15,7 +15,7 @@ type clocked struct {
 
 func (c *clocked) Now() time.Duration { return c.writeAt }
 
-// A round trip runs from the write (issue 16, T2): over a transport with
+// A round trip runs from the write (T2): over a transport with
 // a Clock the first send is stamped when the datagram is written, so the
 // work between the wake-up and the write does not count as wire.
 func TestSampleRunsFromTheWrite_T2(t *testing.T) {

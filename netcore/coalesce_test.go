@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Coalescing (docs/protocol.md, issue 16): the ack Receive owes rides on a
+// Coalescing (docs/protocol.md): the ack Receive owes rides on a
 // datagram the owner sends the same peer before Receive returns, and is
 // never held past it.
 
@@ -54,7 +54,7 @@ func TestAckRidesOnTheReplyOfTheSameWakeUp_T1(t *testing.T) {
 			if err != nil || ack.Channel != ChannelReliable || ack.Len() != 1 || ack.Packet(0) != 0 || ack.Cumulative != 1 {
 				t.Fatalf("coalesced ack %+v err %v", ack, err)
 			}
-			// A takes the sample from it — the seed's round trip, T2 —
+			// A takes the sample from it — a clean round trip, T2 —
 			// and frees the packet; the reply is delivered.
 			b.tr.sent = append(b.tr.sent, out...)
 			pass(b, a, ms(30))

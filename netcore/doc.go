@@ -8,7 +8,7 @@
 // Transport, and NextDeadline says when Tick has work. The same code runs
 // on UDP (UDPTransport) and on the simulated network (netcore/simnet).
 //
-// SPEC items implemented here:
+// Requirements (docs/requirements.md) implemented here:
 //
 //   - T1  one private link per peer; acks go out the moment a datagram
 //     arrives, never waiting for a frame (Endpoint.Receive) — riding on
@@ -37,7 +37,7 @@
 // The live transport (udp.go) reads every waiting datagram in one
 // recvmmsg on 64-bit Linux, each with its own kernel arrival stamp, and
 // SendBatch writes datagrams that leave together (the impairment socket's
-// flush) in one sendmmsg (issue 16).
+// flush) in one sendmmsg.
 //
 // The wire format is documented byte by byte in docs/protocol.md.
 package netcore

@@ -13,7 +13,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 )
 
-// The echo harness of issue 16: N messages of 32 bytes, each sent when the
+// The echo harness: N messages of 32 bytes, each sent when the
 // echo of the one before came back, on loopback — once over bare UDP
 // sockets and once between two Endpoints on the reliable channel, each
 // driven as the live peer drives it (a goroutine that owns it and reads
@@ -27,8 +27,8 @@ import (
 //   - dgrams/msg: datagrams either socket sent per echoed message.
 //
 // lagscope's run also reports the SRTT each end's link settled on and the
-// smallest SRTT the echo server read during the run (issue 16: a sub-µs
-// reading on loopback is a timing error). A link's SRTT ends at the
+// smallest SRTT the echo server read during the run (a sub-µs reading on
+// loopback is a timing error). A link's SRTT ends at the
 // kernel's receive stamp, not after the reader woke up and read, so a third
 // run, BenchmarkEchoBareUDPStamped, is the bare client again with its
 // round trip ended the same way (rtt-kstamp-med-µs): the reference an SRTT
@@ -38,7 +38,8 @@ import (
 //
 //	go test -run '^$' -bench Echo -benchtime 20000x ./netcore/
 //
-// They are measurements, not pass/fail tests: the targets are in issue 16.
+// They are measurements, not pass/fail tests: docs/live.md holds readings
+// of them and what they are held against.
 
 const echoSize = 32
 

@@ -85,7 +85,7 @@ type Config struct {
 	// KeepAliveSamples makes a reply to a keep-alive a round-trip sample
 	// (keepalive.go). An observer sends no game traffic, so without it its
 	// own links would never be measured; a player's links are measured by
-	// its frame packets alone, as the seed has it (T2, S8).
+	// its frame packets alone (T2, S8).
 	KeepAliveSamples bool
 	// NewSource hears of a datagram that carries the session's token and
 	// a linked peer's ID, authenticates (with a key) and decodes, but

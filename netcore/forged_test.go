@@ -225,7 +225,7 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 			mod = func(_ PeerID, c *Config) { c.Key = []byte("outage key") }
 		} else {
 			// Without a key a packet number is as forgeable as a
-			// datagram number (issue 15): the run of resends believes.
+			// datagram number: the run of resends believes.
 			name, held = "reliable, unkeyed: believed after a run of resends", ResyncAfter-1
 		}
 		t.Run(name, func(t *testing.T) { reliableOutage(t, mod, held) })

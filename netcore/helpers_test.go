@@ -8,6 +8,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Two kinds of test world:
@@ -176,8 +177,8 @@ func simPair(t testing.TB, seed uint64, prof impair.Profile, mod func(*Config)) 
 	return n, a, b
 }
 
-// ms is FromMillis, short for the many times the tests write.
-var ms = FromMillis
+// ms is units.FromMillis, short for the many times the tests write.
+var ms = units.FromMillis
 
 func near(t testing.TB, what string, got, want, tol time.Duration) {
 	t.Helper()

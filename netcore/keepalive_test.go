@@ -166,7 +166,8 @@ func TestKeepAliveReplyNeedsAnIDInFlight_T11(t *testing.T) {
 }
 
 // TestKeepAliveReplyIsNeverLarger: several KeepAlives in one datagram get
-// one reply, no larger than the datagram that asked (issue 15).
+// one reply, no larger than the datagram that asked, so that a forged
+// datagram gains no amplification.
 func TestKeepAliveReplyIsNeverLarger(t *testing.T) {
 	_, b := newPair(t, nil)
 	var body []byte

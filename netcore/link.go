@@ -41,9 +41,9 @@ type pendingMsg struct {
 // maxSpare is how many datagram bodies a queue keeps for reuse once their
 // packets are acked (or delivered, for early arrivals). A link holds the
 // bodies of what is in flight plus these, not one per slot it ever used:
-// with 64 players a machine has 63 links and a session 4032, and bodies
-// kept in all 256 slots of every queue grew the heap for as long as the
-// slots were being visited (issue 15, finding 8).
+// with 64 players a machine has 63 links and the machines 4032 between
+// them, and bodies kept in all 256 slots of every queue would grow the
+// heap for as long as the slots were being visited.
 const maxSpare = 32
 
 // outQueue is the sending half of an acked channel.
@@ -109,8 +109,8 @@ func (q *outQueue) claim() *outPacket {
 // minSlots is the ring a queue starts with on its first packet. It doubles
 // when that many are in flight, up to SendWindow: with 64 players a
 // machine has 63 links and two acked queues on each, and every ring made
-// SendWindow long at once was half the heap of a 64-player demo (issue 16:
-// 88 MB of 182), where a link on a LAN has a handful in flight.
+// SendWindow long at once was half the heap of a 64-player demo (88 MB of
+// 182), where a link on a LAN has a handful in flight.
 const minSlots = 8
 
 // grow doubles the ring (or makes the first one), moving the packets in

@@ -263,7 +263,7 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 		case RecLinkReport:
 			r, _ := decodeLinkReport(p)
 			if r.Expected > l.numberedSent()+reportMargin {
-				e.rejected.Implausible++ // more than we ever sent (issue 15)
+				e.rejected.Implausible++ // more than we ever sent: no conforming peer reports that
 				continue
 			}
 			l.peerLoss.observe(r.Expected, r.Missing)
@@ -385,7 +385,7 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 			// learns of the packet from the next cumulative ack.)
 			// Without a key, neither is a new packet number: one forged
 			// datagram would move the window as far as it says, up to
-			// 2^31 judged missing (issue 15); the run of ResyncAfter
+			// 2^31 judged missing; the run of ResyncAfter
 			// resends, as on the other channels, is the evidence then.
 			e.rejected.Window++
 			return

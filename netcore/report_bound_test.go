@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// Issue 15, finding 4 (L4): a LinkReport is a peer's own count of what it
+// A LinkReport (L4) is a peer's own count of what it
 // received from us, and the high-water mark of its reports stands for the
 // rest of the link. One forged report claiming 4.6·10¹⁸ datagrams would pin
 // peer_expected there for good; a report claiming more than we ever sent
@@ -43,11 +43,11 @@ func TestForgedLinkReportRefused_L4(t *testing.T) {
 	}
 }
 
-// Issue 15: without a key, one datagram on the reliable channel bearing the
-// packet number B waits for and a datagram number 2^31-1 ahead moved B's
-// window there at once — two billion datagrams judged missing — because a
-// new packet number was taken as proof that the peer really sent it. Now it
-// is held like any far number (the real packet still arrives, and is
+// Without a key, one datagram on the reliable channel bearing the packet
+// number B waits for and a datagram number 2^31-1 ahead would move B's
+// window there at once — two billion datagrams judged missing — if a new
+// packet number were taken as proof that the peer really sent it. It is
+// held like any far number (the real packet still arrives, and is
 // delivered), and the loss totals do not move.
 func TestForgedReliableNumberHeld_L2(t *testing.T) {
 	a, b := newPair(t, nil)

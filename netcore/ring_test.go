@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The send window's ring grows by need (issue 16): packets in flight when
+// The send window's ring grows by need: packets in flight when
 // it grows — acked out of order or not — keep their bodies, numbers and
 // retry times, so what is resent after a growth is what was sent (T8).
 func TestSendRingGrowsWithPacketsInFlight_T8(t *testing.T) {

@@ -2,7 +2,8 @@ package netcore
 
 import "time"
 
-// Retry-timeout and connection-timeout limits from seed 000.
+// Retry-timeout and connection-timeout limits (T7, T9, T10, T12 in
+// docs/requirements.md).
 const (
 	MinRTO         = 100 * time.Millisecond  // T7: floor of a measured link's RTO
 	MaxRTO         = 4000 * time.Millisecond // T7, T12: ceiling, also of a doubled RTO

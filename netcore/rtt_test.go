@@ -7,8 +7,8 @@ import (
 
 func newEst() Estimator { return NewEstimator(time.Second, 10*time.Second) }
 
-// SPEC R: samples 100 ms then 140 ms → SRTT 105 ms, RTTVAR 47.5 ms,
-// RTO 295 ms.
+// R (docs/requirements.md): samples 100 ms then 140 ms → SRTT 105 ms,
+// RTTVAR 47.5 ms, RTO 295 ms.
 func TestReferenceFilterValues_R(t *testing.T) {
 	e := newEst()
 	e.Sample(ms(100), true)

@@ -26,7 +26,8 @@ type RejectCounts struct {
 	// held back until believed (ResyncAfter).
 	Window uint64
 	// Implausible counts link reports claiming more datagrams than were
-	// sent on the link (issue 15): refused, the peer's totals kept.
+	// sent on the link, which no conforming peer sends: refused, the
+	// peer's totals kept.
 	Implausible uint64
 }
 

@@ -25,7 +25,7 @@ type Transport interface {
 // stamps a datagram that opens a round trip just before it is written,
 // rather than with the now of the call: a wake-up's reading is taken
 // before the frame loop's work, and on a LAN that work is as long as the
-// wire (issue 16: "send time taken as late as possible", T2). Without it
+// wire (the send time is taken as late as possible, T2). Without it
 // (the simulator: virtual time has no work) the call's now is the send
 // time.
 type Clock interface {
@@ -33,5 +33,5 @@ type Clock interface {
 }
 
 // MaxDatagram is the largest datagram lagscope puts on the wire, headers
-// included, so that routers never fragment it (SPEC Q5).
+// included, so that routers never fragment it (Q5).
 const MaxDatagram = 1400

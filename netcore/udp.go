@@ -13,16 +13,16 @@ import (
 
 // The live transport: one *net.UDPConn and pooled fixed-size buffers. In
 // steady state neither direction allocates per datagram (the hot-path rule
-// of SPEC L6 applied to the socket). It is read one of two ways, whichever
+// of L6 applied to the socket). It is read one of two ways, whichever
 // the owner asks for first:
 //
 //   - ReadUntil: the goroutine that owns the Endpoint reads the socket
 //     itself, waiting in it until a datagram arrives, its next deadline
 //     passes or Wake is called (the live driver). A datagram then goes
 //     from the kernel to Endpoint.Receive in one wake-up of one goroutine:
-//     no hand-over, so no second thread woken per datagram (issue 16: the
-//     hand-over cost ~20 µs of turnaround on a LAN and most of the echo's
-//     CPU above bare UDP);
+//     no hand-over, so no second thread woken per datagram (a hand-over
+//     costs ~20 µs of turnaround on a LAN and most of the echo's CPU
+//     above bare UDP);
 //   - Inbox: a reader goroutine, started by the first call, hands
 //     datagrams over a channel (drivers that wait on several things in a
 //     select).
@@ -33,7 +33,7 @@ import (
 //     (udp_batch_linux.go), one per read elsewhere — each larger than
 //     MaxDatagram so that an oversize datagram is seen whole (or truncated
 //     at the buffer's end) rather than cut silently to a plausible size;
-//  2. oversize datagrams are dropped and counted (SPEC Q5: nothing of ours
+//  2. oversize datagrams are dropped and counted (Q5: nothing of ours
 //     is larger, so one that is came from someone else);
 //  3. each gets its own arrival time (At): the kernel's receive stamp where
 //     the platform gives one (udp_stamp_linux.go), else the reader's clock
@@ -60,7 +60,7 @@ const inboxDepth = 256
 const socketBuffer = 1 << 20
 
 // ErrTooLarge is returned by Send for a datagram longer than MaxDatagram.
-var ErrTooLarge = fmt.Errorf("netcore: datagram larger than %d bytes (SPEC Q5)", MaxDatagram)
+var ErrTooLarge = fmt.Errorf("netcore: datagram larger than %d bytes (Q5)", MaxDatagram)
 
 // maxKernelWait bounds how long before the reader's own reading a kernel
 // stamp is believed. A datagram does not wait that long in a socket buffer
@@ -248,7 +248,7 @@ func (t *UDPTransport) Close() error {
 type UDPStats struct {
 	Sent, SendErrors uint64
 	Received         uint64 // handed to the inbox
-	Oversize         uint64 // longer than MaxDatagram, dropped (SPEC Q5)
+	Oversize         uint64 // longer than MaxDatagram, dropped (Q5)
 	ReadErrors       uint64
 	// KernelStamped counts datagrams received whose arrival time is the
 	// kernel's stamp; the others were timed by the reader's clock.

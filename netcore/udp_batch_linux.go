@@ -15,7 +15,7 @@ import (
 // Batched reads on 64-bit Linux: one recvmmsg takes every datagram waiting
 // in the socket buffer, up to readBatch, each into its own pooled buffer
 // with its own control messages — so each keeps its own kernel arrival
-// stamp — and its own source address (issue 16). One wake-up of the reader
+// stamp — and its own source address. One wake-up of the reader
 // then moves a burst from dozens of peers instead of one datagram.
 //
 // It is written against the syscall package (the standard library first;

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestUDPReadsTakeBatches (issue 16): datagrams waiting in the socket are
+// TestUDPReadsTakeBatches: datagrams waiting in the socket are
 // taken many per read (recvmmsg), each whole, from its own sender, in
 // order, with its own kernel stamp.
 func TestUDPReadsTakeBatches(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ReadUntil (issue 16): the owner reads its socket itself. A datagram
+// ReadUntil: the owner reads its socket itself. A datagram
 // comes with its source and its own arrival time; with nothing waiting the
 // call returns empty once until passes; Wake from another goroutine makes
 // a waiting call return at once; Close ends it with net.ErrClosed.

@@ -64,7 +64,7 @@ func (l *liveEndpoint) run() {
 		var err error
 		ds, err = l.tr.ReadUntil(l.start.Add(at), ds[:0])
 		for _, d := range ds {
-			// Its own arrival time (issue 16), never behind what the
+			// Its own arrival time, never behind what the
 			// endpoint has already been told.
 			last = max(last, d.Arrival(l.start))
 			l.ep.Receive(last, d.From, d.Bytes())
@@ -115,7 +115,7 @@ func cleanLowerBound(st netcore.LinkStats) int {
 
 // Two endpoints over real UDP on loopback, through the impairment proxy
 // adding 40 ms ± 5 ms each way: after 200 clean samples each side's SRTT
-// is within 3 ms of 80 ms (SPEC T3 on a live link).
+// is within 3 ms of 80 ms (T3 on a live link).
 //
 // The SRTT that 200 samples leave behind is mostly the last ~16 of them
 // (RFC 6298's 1/8 gain): with two uniform ±5 ms delays per round trip its

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// Answering from the address a datagram arrived at (issue 12). A socket
+// Answering from the address a datagram arrived at. A socket
 // bound to every interface of a machine with several addresses (a LAN and
 // a VPN, or 127.0.0.1 and 127.0.0.2) sends from whatever address the
 // routing table picks for the destination, which need not be the address

@@ -11,8 +11,8 @@ import (
 )
 
 // A socket bound to every address answers each peer from the address the
-// peer's datagram arrived at (issue 12: a machine with a LAN and a VPN
-// address). On Linux's loopback, 127.0.0.2 is this machine too, but the
+// peer's datagram arrived at (as a machine with a LAN and a VPN address
+// must). On Linux's loopback, 127.0.0.2 is this machine too, but the
 // system would answer a datagram sent there from 127.0.0.1.
 func TestUDPAnswersFromArrivalAddress(t *testing.T) {
 	tr, err := ListenUDP("0.0.0.0:0")

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// TestUDPArrivalTimePerDatagram (issue 16): datagrams that wait in the
+// TestUDPArrivalTimePerDatagram: datagrams that wait in the
 // inbox and are drained in one batch each keep their own arrival time —
 // distinct, in arrival order, none before its send and none after the
-// drain — where one clock reading per wake-up gave them all the same.
+// drain — where one clock reading per wake-up would give them all the same.
 func TestUDPArrivalTimePerDatagram(t *testing.T) {
 	a, b := listenLoopback(t), listenLoopback(t)
 	const n = 100

@@ -101,7 +101,7 @@ func TestUDPTransportCarriesDatagramsBothWays(t *testing.T) {
 	}
 }
 
-// Nothing of ours exceeds 1400 bytes (SPEC Q5): Send refuses to, and the
+// Nothing of ours exceeds 1400 bytes (Q5): Send refuses to, and the
 // reader drops and counts what arrives larger, truncated or not.
 func TestUDPTransportOversizeDatagrams_Q5(t *testing.T) {
 	tr := listenLoopback(t)
@@ -244,7 +244,7 @@ func BenchmarkUDPBurst(b *testing.B) {
 	b.ReportMetric(float64(st.Received)/float64(max(st.Reads, 1)), "datagrams/read")
 }
 
-// TestUDPSendBatch_Q5 (issue 16): SendBatch delivers every datagram of a
+// TestUDPSendBatch_Q5: SendBatch delivers every datagram of a
 // batch to its own destination, in order, from an IPv4 socket and from a
 // dual-stack one (IPv4 peers reached v4-mapped); one longer than
 // MaxDatagram fails alone (Q5) and the rest still go.

@@ -87,7 +87,7 @@ const (
 	RecKeepAliveReply uint8 = 0x23
 	// RecCarriedAck is an Ack, byte for byte, carried by a numbered
 	// datagram going the other way: the ack rides on a reply that leaves
-	// in the same wake-up (issue 16, docs/protocol.md "Coalescing"). It
+	// in the same wake-up (docs/protocol.md "Coalescing"). It
 	// has a type of its own so that a receiver that does not know it
 	// skips it (and is resent what it did not ack) rather than reject the
 	// message with it, and so that a plain Ack stays control-only.

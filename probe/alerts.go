@@ -1,6 +1,6 @@
 package probe
 
-// Alerts (issue 17): what a person who has looked away from the screen
+// Alerts: what a person who has looked away from the screen
 // would want to be called back for. Each machine watches its own links and
 // the session's target and raises an `alert` event, once per episode, when
 //
@@ -47,7 +47,7 @@ type AlertConfig struct {
 	ClearAfter time.Duration
 }
 
-// The defaults of AlertConfig (issue 17).
+// The defaults of AlertConfig, taken where a field is zero.
 const (
 	DefaultAlertLossPercent = 5
 	DefaultAlertLossWindow  = 10 * time.Second

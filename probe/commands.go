@@ -11,6 +11,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // nextTag is the frame a command issued on frame f executes on: f plus the
@@ -100,10 +101,10 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		}
 		rep := rungs.Report{Player: from.idx, Frame: f, HasRTT: r.RTTMicros != noRTT,
 			Wait: time.Duration(r.WaitMicros) * time.Microsecond, Process: time.Duration(r.ProcessMicros) * time.Microsecond}
-		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: netcore.Millis(rep.Wait), ProcessMs: netcore.Millis(rep.Process)}
+		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: units.Millis(rep.Wait), ProcessMs: units.Millis(rep.Process)}
 		if rep.HasRTT {
 			rep.RTT = time.Duration(r.RTTMicros) * time.Microsecond
-			v := netcore.Millis(rep.RTT)
+			v := units.Millis(rep.RTT)
 			ev.RTTMs = &v
 		}
 		p.record.Add(rep)

@@ -1,6 +1,6 @@
 package probe
 
-// The diagnosis (issue 13): at every master evaluation frame (S9) once every
+// The diagnosis: at every master evaluation frame (S9) once every
 // seated player has been measured, each machine works out who and what
 // costs the session from every link it knows — its own row of the matrix
 // and the rows its telemetry brought — publishes it as a `diagnosis` event

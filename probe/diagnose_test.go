@@ -12,7 +12,7 @@ import (
 )
 
 // The event's JSON is diagnosis.Event's, with the live t_ms after the
-// frame, and it reads back to the same bytes (CONTRACTS, Diagnosis).
+// frame, and it reads back to the same bytes (docs/diagnosis.md).
 func TestDiagnosisEventJSON(t *testing.T) {
 	d := diagnosis.Diagnose(diagnosis.Input{Speed: 30})
 	e := &DiagnosisEvent{Header: Header{Type: "diagnosis", Frame: 256}, Diagnosis: d}

@@ -1,6 +1,6 @@
 // Package probe is the peer: one machine of a lockstep session, played the
 // way the game plays it, so that what lagscope shows is what the game would
-// decide (DESIGN "The lockstep").
+// decide (docs/architecture.md, "The lockstep as built").
 //
 // A Peer is a sans-I/O state machine on top of a netcore.Endpoint. One
 // goroutine calls it with the current time; the live driver and the
@@ -26,7 +26,7 @@
 //     timeout;
 //   - a running checksum of executed commands, exchanged in frame packets,
 //     so a desync is detected and shown;
-//   - telemetry (issue 7): each seated player streams its own links, waits
+//   - telemetry: each seated player streams its own links, waits
 //     and frame to every other machine as snapshot deltas against what the
 //     receiver acked (package snapshot, Q2–Q4), unreliable and inside its
 //     unreliable frame packets (Q1, so L2 counts their loss; netcore

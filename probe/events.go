@@ -2,7 +2,7 @@ package probe
 
 import "github.com/lagscope/lagscope/probe/diagnosis"
 
-// The events a peer publishes, one struct per NDJSON type of CONTRACTS.md.
+// The events a peer publishes, one struct per NDJSON event type (docs/cli.md).
 // Sinks (NDJSON writer, UI, recorder, metrics) read them; none reaches back.
 
 // Event is one published event.
@@ -141,7 +141,7 @@ type LinkStat struct {
 	PeerExpected  *uint64  `json:"peer_expected"`
 	PeerMissing   *uint64  `json:"peer_missing"`
 	// Path is how the measuring pair's datagrams travel: "direct", or
-	// "relayed" through the host (issue 12).
+	// "relayed" through the host.
 	Path string `json:"path"`
 }
 
@@ -164,7 +164,7 @@ type SummaryEvent struct {
 	Header
 	Links   []LinkStat      `json:"links"`
 	Players []PlayerSummary `json:"players"`
-	// Diagnosis is who and what cost the session at the end (issue 13):
+	// Diagnosis is who and what cost the session at the end:
 	// always present; with nothing measured its numbers are null and its
 	// verdict says so (Peer.Diagnose).
 	Diagnosis diagnosis.Diagnosis `json:"diagnosis"`
@@ -174,7 +174,7 @@ type SummaryEvent struct {
 	Process *ProcessStats `json:"process,omitempty"`
 	// Relay (the host, when it relayed) is what it forwarded per pair.
 	Relay []RelayStat `json:"relay,omitempty"`
-	// Watch (a watcher that attached after the start, issue 12) says what
+	// Watch (a watcher that attached after the start) says what
 	// it attached to and how soon its Matrix was complete.
 	Watch *WatchSummary `json:"watch,omitempty"`
 }
@@ -183,7 +183,7 @@ type SummaryEvent struct {
 // and the master the host's snapshot gave, the telemetry updates that moved
 // its picture on, and after how many of them its Matrix first held every
 // pair of seated players (null: never). Counted in updates, not seconds:
-// each player sends at most ten a second (issue 7).
+// each player sends at most ten a second (telemetryMinGap).
 type WatchSummary struct {
 	Frame               int     `json:"frame"`
 	SendPeriod          int     `json:"send_period"`
@@ -198,7 +198,7 @@ type WatchSummary struct {
 // acting on them: a wrong token, key or sender, bytes that do not decode,
 // replays, oversize datagrams, handshakes out of place, lobby messages and
 // frame packets that do not decode, and values no conforming peer sends
-// (Implausible: the plausibility bounds, issue 15). Total is their sum.
+// (Implausible: the plausibility bounds, plausible.go). Total is their sum.
 type RejectedCounts struct {
 	Total     uint64 `json:"total"`
 	Token     uint64 `json:"token"`

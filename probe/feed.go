@@ -11,8 +11,8 @@ type Update struct {
 	Err  error
 }
 
-// Control is a request from a front end to the engine (DESIGN: the UI's
-// only way in). The zero value asks for nothing.
+// Control is a request from a front end to the engine (the UI's only way
+// in). The zero value asks for nothing.
 type Control struct {
 	Quit  bool // leave the session cleanly (issue a removal, then stop)
 	Speed int  // set the game speed (frame-rate cap, S17); 0 = unchanged

@@ -6,8 +6,8 @@ package probe
 import (
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 func (p *Peer) statusGap() time.Duration { return max(p.framePeriod(), minStatusGap) }
@@ -91,7 +91,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 			cause = c.Name
 			c.caused += wait
 		}
-		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: netcore.Millis(wait), Cause: cause})
+		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: units.Millis(wait), Cause: cause})
 	}
 	if p.sched.IsSendFrame(f) {
 		p.executeCommands(now, f)
@@ -135,7 +135,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 		}
 	}
 	if rungs.IsEvaluationFrame(since) {
-		p.evaluateDiagnosis(now, f) // diagnose.go (issue 13)
+		p.evaluateDiagnosis(now, f) // diagnose.go
 	}
 	if p.cfg.LinkEvery > 0 && f > 0 && f%p.cfg.LinkEvery == 0 {
 		p.emitLinks(f)

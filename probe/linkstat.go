@@ -44,8 +44,8 @@ type Link struct {
 	PeerKnown                 bool
 	PeerExpected, PeerMissing uint64
 
-	// Relayed: the pair's datagrams go through the host (no direct path,
-	// issue 12); the round trip is then the relayed path's.
+	// Relayed: the pair's datagrams go through the host (no direct
+	// path); the round trip is then the relayed path's.
 	Relayed bool
 }
 
@@ -65,11 +65,6 @@ func LinkOf(from, to string, st netcore.LinkStats) Link {
 	}
 	return l
 }
-
-// NewLinkStat describes a link whose statistics come straight from an
-// endpoint (a live session's links before its peer exists), as the NDJSON
-// link object.
-func NewLinkStat(from, to string, st netcore.LinkStats) LinkStat { return LinkOf(from, to, st).Stat() }
 
 // TotalsOf turns an endpoint's totals into the View's.
 func TotalsOf(t netcore.Totals) LossTotals {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 )
 
 // The View's link and the NDJSON link object say the same: unknown values
@@ -46,7 +47,7 @@ func TestLinkStatRoundTrip_L3(t *testing.T) {
 // Every duration a link can hold survives milliseconds (a day and more).
 func TestMsDurationInvertsMs(t *testing.T) {
 	for d := time.Duration(1); d < 48*time.Hour; d = d*3 + 7 {
-		if got := netcore.FromMillis(netcore.Millis(d)); got != d {
+		if got := units.FromMillis(units.Millis(d)); got != d {
 			t.Fatalf("%d ns came back as %d", d, got)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The admin's matrix (issue 7): every player's links, not only this
+// The admin's matrix: every player's links, not only this
 // machine's. A player knows its own links first-hand and streams them to
 // every other machine as snapshots (telemetry.go); the matrix is the newest
 // of what arrived, beside this machine's own row taken from its endpoint.

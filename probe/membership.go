@@ -74,8 +74,8 @@ func (p *Peer) checkDrops(now time.Duration) {
 	}
 	// dropAt is the earliest a player can fall silent past the timeout:
 	// lastHeard only moves on, so until then nobody can. A stalled machine
-	// comes here on every datagram; with 64 players the loop was a
-	// measurable share of the demo (issue 16).
+	// comes here on every datagram; with 64 players the loop would be a
+	// measurable share of the demo.
 	p.dropAt = now + p.cfg.DropTimeout
 	for _, pl := range p.players {
 		if pl == p.self || !pl.seated || pl.removed || pl.removing {

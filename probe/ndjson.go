@@ -9,11 +9,11 @@ import (
 	"math"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 )
 
 // NDJSONWriter is the `--json` sink: every event of every update as one JSON
-// object per line (CONTRACTS.md), flushed after each update so a reader
+// object per line (docs/cli.md), flushed after each update so a reader
 // sees lines as they happen. It writes events only; Views are for screens.
 type NDJSONWriter struct {
 	w   *bufio.Writer
@@ -68,7 +68,7 @@ func (n *NDJSONWriter) Flush() error {
 	return n.err
 }
 
-func msp(d time.Duration) *float64 { v := netcore.Millis(d); return &v }
+func msp(d time.Duration) *float64 { v := units.Millis(d); return &v }
 
 func u64p(v uint64) *uint64 { return &v }
 
@@ -108,7 +108,7 @@ func (ls LinkStat) Link() (Link, error) {
 	switch ls.Path {
 	case PathRelayed:
 		l.Relayed = true
-	case "", PathDirect: // recordings from before issue 12 have no path
+	case "", PathDirect: // recordings older than relaying have no path
 	default:
 		return Link{}, fmt.Errorf("%w: path %q", ErrLinkStat, ls.Path)
 	}
@@ -116,7 +116,7 @@ func (ls LinkStat) Link() (Link, error) {
 		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) || math.Abs(*p) > maxMs {
 			return 0, false
 		}
-		return netcore.FromMillis(*p), true
+		return units.FromMillis(*p), true
 	}
 	var ok1, ok2 bool
 	if l.RTO, ok1 = dur(ls.RTOMs); !ok1 {

@@ -222,8 +222,8 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 
 // playerIndex finds a roster member by PeerID in a slice indexed by the ID.
 // deliver looks up the sender of every message and, in a status packet,
-// every player it holds: with 64 players the map lookups were 9 % of a
-// demo's CPU (issue 16). The IDs a host hands out count up from 1, so the
+// every player it holds: with 64 players map lookups were 9 % of a
+// demo's CPU. The IDs a host hands out count up from 1, so the
 // slice stays small; byID remains the roster's truth, and an ID is copied
 // here the first time it is found there (a member is never taken out of
 // byID, so an entry never goes stale).

@@ -2,7 +2,7 @@ package probe
 
 import "time"
 
-// Paths between machines (issue 12): a pair's datagrams travel direct, or
+// Paths between machines: a pair's datagrams travel direct, or
 // through the host when the two found no direct path.
 const (
 	PathDirect  = "direct"

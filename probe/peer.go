@@ -48,7 +48,7 @@ type Config struct {
 	Alerts AlertConfig // alert thresholds (alerts.go); zero values take the defaults
 
 	// Telemetry makes a seated player stream its own links and waits to
-	// every other machine (issue 7, telemetry.go). Live sessions turn it
+	// every other machine (telemetry.go). Live sessions turn it
 	// on; the simulator leaves it off, so its output stays what it was.
 	// Every peer takes in the telemetry that reaches it either way.
 	Telemetry bool
@@ -134,9 +134,9 @@ type player struct {
 	caused time.Duration
 }
 
-// Peer is one machine of a lockstep session (DESIGN "The lockstep"). It is a
-// sans-I/O state machine: every method takes the current time, and one
-// goroutine calls them all.
+// Peer is one machine of a lockstep session (docs/architecture.md, "The
+// lockstep as built"). It is a sans-I/O state machine: every method takes
+// the current time, and one goroutine calls them all.
 type Peer struct {
 	cfg     Config
 	ep      *netcore.Endpoint
@@ -206,12 +206,12 @@ type Peer struct {
 	doubtful    int
 	retired     []LinkStat // ended links, as they stood when they ended
 
-	tm *telemetry // the snapshot streams of every player's links (issue 7)
+	tm *telemetry // the snapshot streams of every player's links (telemetry.go)
 
 	spec *spectator // set: a late watcher following the game (spectator.go)
 
-	alerts alerts    // the alert watch (issue 17)
-	dg     diagState // the diagnosis's scratch and history (issue 13, diagnose.go)
+	alerts alerts    // the alert watch (alerts.go)
+	dg     diagState // the diagnosis's scratch and history (diagnose.go)
 }
 
 type execCmd struct {

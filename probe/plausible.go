@@ -1,6 +1,6 @@
 package probe
 
-// Plausibility bounds (issue 15): a value from a peer that no conforming
+// Plausibility bounds: a value from a peer that no conforming
 // peer can send is refused — counted (Implausible) and never acted on.
 // Without --key a datagram with the session token from a member's address
 // is taken at its word, so one spoofed datagram must not be able to do

@@ -10,7 +10,7 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// Issue 15: any one datagram from a member's address, at a peer of an
+// Any one datagram from a member's address, at a peer of an
 // unkeyed session in virtual time, may move that link's counters no further
 // than one datagram can account for, and changes nothing in the game unless
 // it is what only a key stops: a datagram that takes a packet number on an

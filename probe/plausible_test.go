@@ -9,7 +9,7 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// Issue 15, finding 4: without --key one datagram with the right token
+// Without --key one datagram with the right token
 // from a member's address is taken at its word. Each test below rewrites a
 // single frame packet in flight from p2 to p1 (the master) — the forgery
 // takes the place of a real datagram, so its number is right — and checks

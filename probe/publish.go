@@ -4,6 +4,7 @@ package probe
 
 import (
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 )
 
 func (p *Peer) activeEvent() *TimingActiveEvent {
@@ -69,5 +70,5 @@ func (p *Peer) Links() []LinkStat {
 
 // Summary is this machine's own totals for the summary line.
 func (p *Peer) Summary() PlayerSummary {
-	return PlayerSummary{Player: p.self.Name, TotalWaitMs: netcore.Millis(p.waitTotal), MaxWaitMs: netcore.Millis(p.waitMax), Frames: p.frames}
+	return PlayerSummary{Player: p.self.Name, TotalWaitMs: units.Millis(p.waitTotal), MaxWaitMs: units.Millis(p.waitMax), Frames: p.frames}
 }

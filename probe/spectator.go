@@ -1,6 +1,6 @@
 package probe
 
-// Spectators (issue 12, late watchers): an observer that attaches to a game
+// Spectators (late watchers): an observer that attaches to a game
 // that has already started cannot run the lockstep — it lacks the game's
 // state — so it follows it instead. The host hands it a WatchState (the
 // frame, the timing, the master, the report record) and then the network
@@ -17,6 +17,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // WatchState is a running game as the host's peer holds it at one frame:
@@ -137,9 +138,9 @@ func (p *Peer) WatchEventOf(e Event) (WatchEvent, bool) {
 		return w, id(e.Player)
 	case *ReportEvent:
 		w.Kind = WatchReportK
-		w.Report = rungs.Report{Frame: e.Frame, Wait: netcore.FromMillis(e.WaitMs), Process: netcore.FromMillis(e.ProcessMs)}
+		w.Report = rungs.Report{Frame: e.Frame, Wait: units.FromMillis(e.WaitMs), Process: units.FromMillis(e.ProcessMs)}
 		if e.RTTMs != nil {
-			w.Report.RTT, w.Report.HasRTT = netcore.FromMillis(*e.RTTMs), true
+			w.Report.RTT, w.Report.HasRTT = units.FromMillis(*e.RTTMs), true
 		}
 		return w, id(e.Player)
 	case *MessageEvent:
@@ -298,9 +299,9 @@ func (p *Peer) followEvent(w WatchEvent) {
 	case WatchReportK:
 		if name != "" {
 			h.Type = "report"
-			e := &ReportEvent{Header: h, Player: name, WaitMs: netcore.Millis(w.Report.Wait), ProcessMs: netcore.Millis(w.Report.Process)}
+			e := &ReportEvent{Header: h, Player: name, WaitMs: units.Millis(w.Report.Wait), ProcessMs: units.Millis(w.Report.Process)}
 			if w.Report.HasRTT {
-				ms := netcore.Millis(w.Report.RTT)
+				ms := units.Millis(w.Report.RTT)
 				e.RTTMs = &ms
 			}
 			p.emit(e)
@@ -365,8 +366,8 @@ func (p *Peer) follow(now time.Duration, st WatchState) {
 	}
 }
 
-// AddObserver takes an observer into a running game (a late watcher,
-// issue 12): it never holds a seat, so no frame waits for it, and it gets
+// AddObserver takes an observer into a running game (a late
+// watcher): it never holds a seat, so no frame waits for it, and it gets
 // this machine's frame packets and telemetry like any machine. Every array
 // sized by the roster grows by one. The link is the caller's to open (a
 // session's, as for NewPeerOn), before or after.

@@ -9,10 +9,10 @@ import (
 	"github.com/lagscope/lagscope/probe/snapshot"
 )
 
-// Telemetry (issue 7): every seated player streams what it knows
+// Telemetry: every seated player streams what it knows
 // first-hand — its link table, its waits and processing time, its frame —
 // to every other machine, players and observers, so that anyone can draw
-// the whole session's matrix. The stream is seed 003's snapshots
+// the whole session's matrix. The stream is latest-state snapshots
 // (package snapshot):
 //
 //   - Q1: newest state only, on netcore's unreliable numbered channel —
@@ -36,7 +36,7 @@ import (
 // down does not pay more for its matrix than for its frames. docs/protocol.md
 // has the bytes, docs/snapshots.md the wiring and the measured cost.
 
-// telemetryMinGap caps the rate at ten updates a second (issue 7 item 3):
+// telemetryMinGap caps the rate at ten updates a second:
 // a person cannot read a matrix faster, and at 8 players the steady-state
 // delta then costs about 2.5 KB/s per player on the wire
 // (BenchmarkTelemetryWire).
@@ -186,7 +186,7 @@ func (t *telemetry) due(now time.Duration, p *Peer) bool {
 	}
 	t.armed, t.next = true, now+telemetryMinGap-telemetrySlack
 	t.fill(p)
-	t.snd.Set(&t.own) // once for every recipient (issue 16)
+	t.snd.Set(&t.own) // once, shared by every recipient
 	return true
 }
 
@@ -351,8 +351,8 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 				row.Process = &d
 			}
 			t.rows = st.Rows(t.rows[:0])
-			// Sized once: grown by append, a 64-player matrix was
-			// 1.3 MB and 450 allocations a View (issue 16).
+			// Sized once: grown by append, a 64-player matrix would be
+			// 1.3 MB and 450 allocations a View.
 			row.Links = make([]MatrixLink, 0, len(t.rows))
 			for _, r := range t.rows {
 				o := p.ids.get(p, r.Peer)

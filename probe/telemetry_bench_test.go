@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkTelemetryWire measures what the telemetry costs on the wire in a
-// whole session of 8 players in virtual time (issue 7: "bytes per second of
-// the telemetry at 8 players"): the same session run twice, with and
+// whole session of 8 players in virtual time (the bytes per second of the
+// telemetry at 8 players): the same session run twice, with and
 // without telemetry, and every datagram's bytes counted, netcore's header
 // included. The difference is the telemetry: the updates that ride inside
 // unreliable frame packets, and the datagrams of their own beside reliable

@@ -329,9 +329,9 @@ func TestTelemetryOffSendsNothing_L3(t *testing.T) {
 	}
 }
 
-// Updates go with frame packets, never more than one every 100 ms (issue 7
-// item 3). At 30 fps a frame lasts 33.3 ms: at 2/6 (the start) a frame
-// packet leaves every 66.7 ms and an update goes with every second one
+// Updates go with frame packets, never more than one every 100 ms
+// (telemetryMinGap). At 30 fps a frame lasts 33.3 ms: at 2/6 (the start)
+// a frame packet leaves every 66.7 ms and an update goes with every second one
 // (133 ms); at 1/4, which a 10 ms round trip earns at frame 64, with every
 // third (100 ms); at 10/30, which a 1 s round trip forces, with every one
 // (333 ms). No two updates are ever closer than 100 ms (less a millisecond

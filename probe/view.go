@@ -8,9 +8,9 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// View is the read-only picture of a peer that front ends draw (DESIGN
-// "What the user sees"). A View is a copy: holding one never touches the
-// engine. Unknown values are nil pointers, never zeros (L3).
+// View is the read-only picture of a peer that front ends draw (docs/ui.md
+// shows what they draw of it). A View is a copy: holding one never touches
+// the engine. Unknown values are nil pointers, never zeros (L3).
 type View struct {
 	At      time.Duration // time since the world started
 	Session string
@@ -34,10 +34,10 @@ type View struct {
 	Players []PlayerView // every machine, house order
 	Totals  LossTotals   // this machine's transport, summed over links
 	// Relay (a host) is what it forwarded for pairs without a direct
-	// path (issue 12).
+	// path.
 	Relay []RelayStat `json:",omitempty"`
 
-	// Matrix is every seated player's own links and waits (issue 7): this
+	// Matrix is every seated player's own links and waits: this
 	// machine's row first-hand, the others' from their telemetry; rows
 	// not heard from yet are marked unknown, never zero (L3).
 	//
@@ -58,7 +58,7 @@ type LobbyView struct {
 	Observers int  // observers in the session
 	Joining   bool // still in the handshake with the host
 	// Pending: this machine's pairs that carry no traffic yet, with what
-	// is tried for each (issue 12).
+	// is tried for each.
 	Pending []PendingPair `json:",omitempty"`
 }
 

@@ -28,10 +28,10 @@ const ProtocolVersion = 1
 // every message on a private link. Stable IDs (S19); docs/protocol.md
 // lists them with the lobby's (probe/live uses 0x20 and up).
 const (
-	kindFrame  uint8 = 1 // a frame packet (DESIGN "The lockstep")
+	kindFrame  uint8 = 1 // a frame packet (docs/architecture.md, "The lockstep as built")
 	kindStatus uint8 = 2 // a frame packet without commands repeated while stalled
 	// kindTelemetry is a player's telemetry, a snapshot update with the
-	// ack of the other direction's stream (issue 7, Q1–Q4; telemetry.go).
+	// ack of the other direction's stream (Q1–Q4; telemetry.go).
 	kindTelemetry uint8 = 3
 	// kindTelemetryAck is an observer's ack of a player's telemetry: an
 	// observer sends nothing else the ack could ride on.
@@ -104,8 +104,8 @@ func decodeFramePacket(b []byte) (framePacket, error) { return decodeFramePacket
 
 // decodeFramePacketInto is decodeFramePacket with the holds appended to
 // holds[:0]: a stalled machine's status packet holds every player, and at
-// 64 players a fresh slice per packet was a fifth of a demo's allocated
-// bytes (issue 16). The result's Holds alias holds' array then.
+// 64 players a fresh slice per packet would be a fifth of a demo's
+// allocated bytes. The result's Holds alias holds' array then.
 func decodeFramePacketInto(b []byte, holds []hold) (framePacket, error) {
 	var p framePacket
 	if len(b) < framePacketHeader {

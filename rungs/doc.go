@@ -1,9 +1,10 @@
 // Package rungs is lagscope's timing policy for a compressed lockstep game
-// (seed 001, SPEC S1–S18): which send period and look-ahead a session should
-// run at, given the players' reports. It is pure: frames, durations and
-// reports go in, decisions come out. It does no I/O, reads no clock, starts no
-// goroutine and imports nothing of ours, so the live peer and the virtual-time
-// simulator in probe/ drive exactly the same code.
+// (S1–S18, docs/requirements.md; docs/timing.md explains it): which send
+// period and look-ahead a session should run at, given the players'
+// reports. It is pure: frames, durations and reports go in, decisions come
+// out. It does no I/O, reads no clock, starts no goroutine and imports
+// nothing of ours, so the live peer and the virtual-time simulator in
+// probe/ drive exactly the same code.
 //
 // The pieces, in the order a session meets them:
 //
@@ -25,10 +26,10 @@
 //     replacing a staged one, and the send frames of the timing in force.
 //   - TierMessage (S18): "Connection quality target: <tier>".
 //
-// # Readings of the seed
+// # Readings of the requirements
 //
-// Where the seed leaves a choice, this package makes these (docs/timing.md says
-// the same in a player's words):
+// Where the requirements leave a choice, this package makes these
+// (docs/timing.md says the same in a player's words):
 //
 //   - Frames "since game start" count from the frame the game started on.
 //     Reports go out at 32, 64 and then on every multiple of 128 (128, 256, …);
@@ -45,7 +46,7 @@
 //     by the game speed and never below 1. While any seated player lacks a
 //     fresh report the master keeps the current rate. The rung is computed at
 //     the rate the decision carries. The rate travels only inside timing
-//     events, as the seed describes. An evaluation that keeps the target but
+//     events (S15). An evaluation that keeps the target but
 //     picks another rate sends a timing event with the target unchanged and
 //     reason `rate` (Reason Rate, our extension): without it a move of the
 //     Speed slider would wait for the next change of rung. A `rate` event

@@ -7,7 +7,7 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// The seed's worked example: at 30 fps a 200 ms round trip is a one-way trip
+// The worked example of R: at 30 fps a 200 ms round trip is a one-way trip
 // of 3 frames, which rung 1 covers; with headroom it counts as 250 ms, 4
 // frames, which needs rung 2.
 func ExampleNeed() {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Constants of the evaluator, from seed 001.
+// Constants of the evaluator (S9–S11, S16).
 const (
 	// evaluateEvery is the evaluation interval after the 64- and 128-frame
 	// evaluations (S9).
@@ -36,7 +36,7 @@ func IsEvaluationFrame(sinceStart int) bool {
 // Reason says why the master sent a timing event.
 type Reason int
 
-// The reasons, as CONTRACTS.md's timing event names them.
+// The reasons, as the `timing` event names them.
 const (
 	Initial  Reason = iota + 1 // the 64- or 128-frame evaluation had every report (S10)
 	Fallback                   // reports still incomplete at 128 frames: 3/9 (S10)
@@ -45,8 +45,9 @@ const (
 	Forced                     // a player never reported a round trip: 10/250 (S8)
 	// Rate keeps the target and changes only the frame rate (S15): the game
 	// speed or the slowest player's processing time moved while the target
-	// had no reason to. Our extension of CONTRACTS.md's list: without it a
-	// Speed slider change would wait for the next change of rung.
+	// had no reason to. It extends the list of reasons the other timing
+	// events share (docs/timing.md): without it a Speed slider change
+	// would wait for the next change of rung.
 	Rate
 )
 

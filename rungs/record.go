@@ -2,7 +2,7 @@ package rungs
 
 import "time"
 
-// Constants of the reports, from seed 001.
+// Constants of the reports (S5, S7, S8).
 const (
 	// ReportLifetime is how long a report stays fresh: it expires this many
 	// frames after it executes (S7).

@@ -79,7 +79,7 @@ func (s *Schedule) Change(frame int, target Timing, fps int) {
 	fps = max(fps, 1)
 	if target == s.target && s.phase != steady {
 		// Judged against the timing in force, the unchanged target would
-		// read as a new decrease and restart the wait (issue 14).
+		// read as a new decrease and restart the wait.
 		s.fps, s.pendingFPS = fps, fps
 		return
 	}

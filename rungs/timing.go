@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Constants of the ladder, from seed 001.
+// Constants of the ladder (S2, S4).
 const (
 	// Rungs is the number of rungs on the ladder (S2).
 	Rungs = 10

@@ -41,7 +41,7 @@ func TestLadder_S2(t *testing.T) {
 		}
 	}
 	if got := RungTiming(3); got != (Timing{3, 9}) {
-		t.Errorf("rung 3 = %v, want 3/9 (the seed's own example)", got)
+		t.Errorf("rung 3 = %v, want 3/9 (rung N is N/3N, S2)", got)
 	}
 	// Out-of-range rungs are held to the ladder's ends.
 	if RungTiming(0) != RungTiming(1) || RungTiming(11) != RungTiming(10) {
@@ -236,7 +236,7 @@ func TestExtendedLookAhead_S4(t *testing.T) {
 			t.Errorf("NeedFrames(%d) = %v is not an extended rung 10", tc.oneWay, got)
 		}
 	}
-	// The seed's worked example: 30 fps, 200 ms → 3 frames → rung 1; with
+	// The worked example of R: 30 fps, 200 ms → 3 frames → rung 1; with
 	// headroom 250 ms → 4 frames → rung 2.
 	if got := Need(ms(200), 30); got.Rung() != 1 {
 		t.Errorf("200 ms at 30 fps: rung %d, want 1", got.Rung())

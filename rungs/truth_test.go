@@ -2,10 +2,10 @@ package rungs
 
 import "testing"
 
-// TestRateEventLeavesStagedDecrease_S12_S14_S15 is issue 14's repro: a `rate`
-// event (the target kept, only the frame rate moved) executing while a
-// decrease is staged changes the rate at once and must neither restart the
-// decrease's wait nor pause its steps.
+// TestRateEventLeavesStagedDecrease_S12_S14_S15: a `rate` event (the
+// target kept, only the frame rate moved) executing while a decrease is
+// staged changes the rate at once and must neither restart the decrease's
+// wait nor pause its steps.
 func TestRateEventLeavesStagedDecrease_S12_S14_S15(t *testing.T) {
 	start, target := Timing{10, 70}, Timing{9, 27}
 	// Without the rate event: activation at roundUp(1000+70, lcm(10, 9)) =

@@ -9,8 +9,8 @@
 // proxy on the wall clock that applies a Path to each direction (`lagscope
 // impair`). It applies its loss to
 // datagrams that the sender has already numbered, so a receiver observes a
-// real gap (SPEC L2). What it drops is loss that was asked for, never loss
-// that was measured (SPEC L7): Stats reports it under its own name and nothing
+// real gap (L2). What it drops is loss that was asked for, never loss
+// that was measured (L7): Stats reports it under its own name and nothing
 // here feeds Expected/Missing.
 package impair
 
@@ -150,7 +150,7 @@ func percent(v float64) string {
 }
 
 // Stats counts what a Path did. Every number is impairment that was asked
-// for, not loss anyone observed (SPEC L7).
+// for, not loss anyone observed (L7).
 type Stats struct {
 	Offered    uint64 // datagrams handed to Decide
 	Dropped    uint64 // datagrams Decide dropped (independent and burst loss)

@@ -25,7 +25,7 @@ func within(t *testing.T, what string, got, want, tol float64) {
 	}
 }
 
-// The drop count is loss that was asked for and says so (SPEC L7): over many
+// The drop count is loss that was asked for and says so (L7): over many
 // datagrams it matches the asked-for chance, and Stats names it Dropped, not
 // anything a receiver measured.
 func TestLossRateMatchesAskedFor_L7(t *testing.T) {

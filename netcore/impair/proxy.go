@@ -53,7 +53,7 @@ type ProxyConfig struct {
 }
 
 // DirectionStats is what one direction of a proxy did. The impairment
-// counts are asked-for, not measured, loss (SPEC L7).
+// counts are asked-for, not measured, loss (L7).
 type DirectionStats struct {
 	Stats            // offered, dropped, duplicated, reordered
 	Forwarded uint64 // copies written to the far side

@@ -126,7 +126,7 @@ func TestProxyForwardsBothWaysInOrder(t *testing.T) {
 }
 
 // What the proxy drops is counted as asked-for loss, and the target really
-// never sees it (SPEC L7).
+// never sees it (L7).
 func TestProxyDropsWhatWasAskedFor_L7(t *testing.T) {
 	echo := startEcho(t)
 	r := startProxy(t, addrOf(echo.conn), Profile{Loss: 1}, Profile{}, 1)

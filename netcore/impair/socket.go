@@ -123,7 +123,7 @@ func (s *Socket) SendAt(now time.Duration, to netip.AddrPort, p []byte) {
 // packets and acks of well under 128 bytes, and a stalled machine's status
 // packets a few hundred; holding each in a buffer of BufferSize (1400)
 // made the delay lines of a 64-player demo hold 19.5 MB, and one small
-// class of 256 still 13 MB (issue 16).
+// class of 256 still 13 MB.
 const minClass = 64
 
 // class is the index and capacity of the smallest class that holds n

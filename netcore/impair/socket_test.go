@@ -145,7 +145,7 @@ func (k *batchSink) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) {
 	return failed
 }
 
-// TestSocketFlushesDueDatagramsAsOneBatch (issue 16): what comes due
+// TestSocketFlushesDueDatagramsAsOneBatch: what comes due
 // together leaves in one SendBatch, in due order; refusals are counted;
 // what is not due yet stays held.
 func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
@@ -180,7 +180,7 @@ func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
 	}
 }
 
-// TestSocketHoldsDatagramsInBuffersOfTheirSize (issue 16): a datagram is
+// TestSocketHoldsDatagramsInBuffersOfTheirSize: a datagram is
 // held in the smallest buffer class that fits it (powers of two from
 // minClass, then BufferSize); each comes out whole and its buffer is
 // reused.

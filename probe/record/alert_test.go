@@ -12,7 +12,7 @@ import (
 )
 
 // An alert is recorded and read back as the typed event, not as bytes of
-// an unknown type (issue 17).
+// an unknown type.
 func TestAlertRoundTrip(t *testing.T) {
 	from, to := "alice", "bob"
 	alerts := []probe.Event{

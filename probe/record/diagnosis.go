@@ -11,14 +11,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/textsafe"
+	"github.com/lagscope/lagscope/units"
 )
 
-// The diagnosis in a recording (issue 13): its `diagnosis` events replay,
+// The diagnosis in a recording: its `diagnosis` events replay,
 // fill the replayed View's Diagnosis (the Views themselves leave it out,
 // like the matrix), are checked like every other event, and the last one
 // heads the report.
@@ -52,7 +52,8 @@ func (c *Cursor) diagnosisAt(t time.Duration) *diagnosis.Diagnosis {
 	return &d
 }
 
-// knownCauses are the causes CONTRACTS lists, for players and paths.
+// knownCauses are the causes a diagnosis names (docs/diagnosis.md), for
+// players and paths.
 var knownCauses = map[string]bool{
 	diagnosis.CauseLatency: true, diagnosis.CauseJitter: true, diagnosis.CauseLoss: true, diagnosis.CauseProcessing: true,
 	diagnosis.CauseUnmeasured: true, diagnosis.CauseStale: true, diagnosis.CauseBad: true,
@@ -62,7 +63,7 @@ var knownCauses = map[string]bool{
 // unknown (NaN, null in the JSON) or what a diagnosis can say — shares and
 // times 0..maxMs, an excess either side of 0 by at most that, chances
 // 0..1, a rung of the ladder, a frame rate a session runs at, and only the
-// causes CONTRACTS lists. A zero Diagnosis (a summary written before the
+// causes a diagnosis names. A zero Diagnosis (a summary written before the
 // diagnosis existed) passes.
 func checkDiagnosis(d *diagnosis.Diagnosis) error {
 	err := errors.Join(checkText("verdict", d.Verdict), checkOptName("culprit", d.Culprit))
@@ -149,7 +150,7 @@ func (s *summary) diagnosis(at time.Duration, frame int, end bool, d diagnosis.D
 	if r := s.r.Diagnosis; r != nil && r.End && !end {
 		return
 	}
-	s.r.Diagnosis = &DiagnosisReport{AtMs: netcore.Millis(at), Frame: frame, End: end, Diagnosis: d}
+	s.r.Diagnosis = &DiagnosisReport{AtMs: units.Millis(at), Frame: frame, End: end, Diagnosis: d}
 }
 
 // The Diagnosis section, first in the text and markdown reports: the last

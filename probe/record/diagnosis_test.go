@@ -50,7 +50,7 @@ const adaScenario = `{"fps":30,"frames":1500,"seed":2,"players":["ada","bob","cy
 // DiagnosisEvents that write the same bytes again), the replayed View
 // carries the latest one from the first evaluation on, and the report
 // opens with the last verdict, the per-player table and the culprit
-// (issue 13, S19).
+// (S19).
 func TestDiagnosisRecordedReplayedAndReported_S19(t *testing.T) {
 	rec := recordedSim(t, adaScenario)
 	n := 0
@@ -132,8 +132,8 @@ func TestReportWithoutDiagnosis(t *testing.T) {
 	}
 }
 
-// Issue 15's rule for the new event: a diagnosis with a good checksum but
-// a value no diagnosis writes is damage, never replayed or reported; the
+// The rule of every event holds for the diagnosis: one with a good
+// checksum but a value no diagnosis writes is damage, never replayed or reported; the
 // edges a real one reaches (null numbers, a negative excess, a rung and a
 // frame rate at the ends of their ranges) read.
 func TestDiagnosisPlausible_S19(t *testing.T) {

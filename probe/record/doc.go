@@ -1,5 +1,5 @@
-// Package record writes and reads lagscope recordings (`--record FILE`,
-// issue 8): what a session published, kept so that `lagscope replay` and
+// Package record writes and reads lagscope recordings (`--record FILE`):
+// what a session published, kept so that `lagscope replay` and
 // `lagscope report` can look at it later.
 //
 // A recording is append-only text, one record a line:

@@ -10,13 +10,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
-// hostile is the name of issue 15's repro (clear the screen, set the
+// hostile is a name that attacks a terminal (clear the screen, set the
 // window title) with the characters that split a markdown table or open
 // HTML, a C1 CSI and a start of a markdown heading.
 const hostile = "# \x1b[2J\x1b]0;pwned\x07|<b>x</b>\u009b31m"
@@ -102,7 +102,7 @@ func checkMarkdownClean(t *testing.T, what, out string) {
 	}
 }
 
-// Issue 15, findings 1 and 6: every string a report prints from outside
+// Every string a report prints from outside
 // is escaped at the sink — names, session, program, tier, reason, the
 // stop error, causes — and still shown (escaped, not dropped).
 func TestReportEscapesEveryOutsideString(t *testing.T) {
@@ -146,7 +146,7 @@ func TestReportOfCraftedRecording(t *testing.T) {
 	evil, peer := hostile, "bob|<i>"
 	lk := func(from, to string) probe.LinkView {
 		return probe.LinkView{Peer: to, Link: probe.Link{From: from, To: to, State: probe.LinkMeasured, RTTKnown: true,
-			SRTT: netcore.FromMillis(50), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
+			SRTT: units.FromMillis(50), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
 	}
 	for s := range 3 {
 		at := time.Duration(s) * time.Second

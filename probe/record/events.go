@@ -8,7 +8,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// newEvent returns an empty event of an NDJSON type (CONTRACTS.md), or nil
+// newEvent returns an empty event of an NDJSON type (docs/cli.md), or nil
 // for a type this build does not know: a newer writer may add types, and a
 // reader keeps their bytes without understanding them.
 func newEvent(typ string) probe.Event {

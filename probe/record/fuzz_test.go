@@ -22,13 +22,13 @@ func FuzzReader(f *testing.F) {
 	f.Add(appendLine(nil, KindHeader, []byte(`{"magic":"lagscope-recording","format":1,"protocol":1}`)))
 	f.Add(append(appendLine(nil, KindHeader, []byte(`{"magic":"lagscope-recording","format":1,"protocol":1}`)),
 		appendLine(nil, KindView, []byte(`{"at_ns":1,"view":{"Links":[{"srtt_ms":null}]}}`))...))
-	// Impossible values behind good checksums (issue 15): damage, never records.
+	// Impossible values behind good checksums: damage, never records.
 	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
 		[]byte(`{"at_ns":1,"event":{"type":"timing","frame":1,"send_period":0,"look_ahead":6,"rung":99,"tier":"Fast","fps":0}}`))...))
 	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
 		[]byte(`{"at_ns":9223372036854775807,"event":{"type":"message","frame":1,"text":"\u001b]0;x\u0007"}}`))...))
 	f.Add(headerLine(99))
-	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // an alert (issue 17)
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // an alert
 		[]byte(`{"at_ns":1,"event":{"type":"alert","frame":3,"player":"alice","kind":"loss","from":"alice","to":"bob","text":"x"}}`))...))
 	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
 		[]byte(`{"at_ns":1,"event":{"type":"diagnosis","frame":64,"verdict":"v","culprit":"ada","culprit_link":["ada","bob"],`+

@@ -7,8 +7,8 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// The admin's matrix in a replay (issue 17: "recordings carry what the
-// Matrix needs so replay shows it"). A recording leaves View.Matrix out —
+// The admin's matrix in a replay: a recording carries what the matrix
+// needs, so a replay shows it. A recording leaves View.Matrix out —
 // at 64 players it is over a megabyte, more than a record may hold — but
 // everything the matrix shows is recorded already, so the cursor rebuilds
 // it without a format change:

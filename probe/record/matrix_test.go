@@ -5,21 +5,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 func measured(from, to string, srttMs float64) probe.Link {
-	return probe.Link{From: from, To: to, State: probe.LinkMeasured, RTTKnown: true, SRTT: netcore.FromMillis(srttMs),
-		RTTVAR: netcore.FromMillis(1), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}
+	return probe.Link{From: from, To: to, State: probe.LinkMeasured, RTTKnown: true, SRTT: units.FromMillis(srttMs),
+		RTTVAR: units.FromMillis(1), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}
 }
 
 // A live recording holds one machine's Views and, once a second, the link
-// lines of every link it knows. The replay rebuilds the matrix from them
-// (issue 17): the shown machine's row from its View, another player's
-// from its latest batch of link lines (a pair missing from that batch is
-// gone), a player with no lines yet unknown (L3); nothing in the lobby.
+// lines of every link it knows. The replay rebuilds the matrix from them:
+// the shown machine's row from its View, another player's from its latest
+// batch of link lines (a pair missing from that batch is gone), a player
+// with no lines yet unknown (L3); nothing in the lobby.
 func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, Header{Program: "lagscope join", Self: "you"})

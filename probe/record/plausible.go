@@ -15,7 +15,7 @@ import (
 // program writes: a file can be crafted, and its checksum recomputed. The
 // reader checks every value a replay or report would act on or print, and
 // reports a record that fails as damage (ErrCorrupt, with the record's
-// place), so that it is never replayed (issue 15, finding 7).
+// place), so that it is never replayed.
 
 // MaxAt bounds a record's time since t=0. A session recorded for more than
 // a year is not a session; the bound keeps times far from the int64 edge,

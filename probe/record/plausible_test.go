@@ -15,7 +15,7 @@ func headerLine(protocol int) []byte {
 	return appendLine(nil, KindHeader, []byte(fmt.Sprintf(`{"magic":%q,"format":%d,"protocol":%d}`, Magic, Format, protocol)))
 }
 
-// S19, issue 15 finding 7: a recording of another protocol version is
+// S19: a recording of another protocol version is
 // refused with one line naming both versions, not read without a word.
 func TestOtherProtocolRefused_S19(t *testing.T) {
 	for _, p := range []int{0, probe.ProtocolVersion + 1, 99, -1} {
@@ -48,7 +48,7 @@ func TestHeaderWithControlCharactersRefused(t *testing.T) {
 	}
 }
 
-// Issue 15 findings 1 and 7: a record with a good checksum but an
+// A record with a good checksum but an
 // impossible value is damage. The reader stops there with the record's
 // place and the field, returns every record before it, and never returns
 // the bad one, so no replay or report acts on it or prints it.

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/units"
 )
 
-// Playback speeds a replay allows (issue 8: ×0.5 to ×16).
+// Playback speeds a replay allows: ×0.5 to ×16.
 const (
 	MinSpeed = 0.5
 	MaxSpeed = 16.0
@@ -55,7 +55,7 @@ func NewCursor(rec *Recording, as string) *Cursor {
 		case KindEvent:
 			if r.Event != nil {
 				if h := probe.Head(r.Event); h.TMs == nil {
-					t := netcore.Millis(r.At)
+					t := units.Millis(r.At)
 					h.TMs = &t
 				}
 			}

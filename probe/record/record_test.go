@@ -353,8 +353,8 @@ func (t *tearingFile) Write(p []byte) (int, error) {
 	return n, syscall.ENOSPC
 }
 
-// Records are written out within FlushEvery of being added (issue 8:
-// flushed at least every second), measured on an injected clock.
+// Records are written out within FlushEvery of being added (flushed at
+// least every second), measured on an injected clock.
 func TestFlushedWithinASecond(t *testing.T) {
 	var out bytes.Buffer
 	clock := time.Unix(100, 0)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/textsafe"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Formats of a report.
@@ -28,7 +28,7 @@ func (r *Report) Write(w io.Writer, format string) error {
 			return err
 		}
 		// encoding/json leaves C1 controls and format characters raw;
-		// the report may be read on a terminal (issue 15).
+		// the report may be read on a terminal.
 		_, err = w.Write(append(textsafe.JSON(b), '\n'))
 		return err
 	case FormatMarkdown:
@@ -54,14 +54,14 @@ func pct(p *float64) string {
 }
 
 func clock(msv float64) string {
-	d := netcore.FromMillis(msv).Round(time.Second)
+	d := units.FromMillis(msv).Round(time.Second)
 	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // Every string of a report that came from outside — names, the session,
 // the program, tiers, reasons, the stop error — goes through esc:
 // textsafe.Terminal for text, textsafe.MarkdownCell in a markdown table and
-// textsafe.MarkdownText in markdown prose (issue 15). A recording may be
+// textsafe.MarkdownText in markdown prose. A recording may be
 // crafted; the report trusts no rule that admitted its text.
 
 // title is the report's first line with its names escaped by esc.
@@ -119,7 +119,8 @@ func (c CauseRow) of(esc func(string) string) string {
 
 // commandLine is the commands per player in one line, with how many ran
 // on a later send frame than scheduled (S13). A report names no
-// requirement number (issue 17): the line says it in words.
+// requirement number: the line says it in words, for a reader who does
+// not know the numbers.
 func (r *Report) commandLine(esc func(string) string) string {
 	var parts []string
 	moved := 0

@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// Report is what `lagscope report` says about a recording (issue 8): per
+// Report is what `lagscope report` says about a recording: per
 // link round trips and loss shares, the timing history with tiers, and the
 // longest waits with who caused them — short enough to paste into a chat.
 // Times are milliseconds; a share or statistic that was never measured is
@@ -17,7 +17,7 @@ type Report struct {
 	Length   time.Duration `json:"-"`
 	LengthMs float64       `json:"length_ms"`
 	Players  []string      `json:"players"`
-	// Diagnosis is the last diagnosis in the recording (issue 13), null
+	// Diagnosis is the last diagnosis in the recording, null
 	// when it holds none; the text and markdown reports print it first.
 	Diagnosis *DiagnosisReport `json:"diagnosis"`
 	Links     []LinkReport     `json:"links"`
@@ -51,7 +51,8 @@ type LinkReport struct {
 	SRTT    Spread   `json:"srtt_ms"`
 	Jitter  *float64 `json:"jitter_ms"` // mean RTTVAR: RFC 6298's mean deviation of the round trip (T3)
 	// Cumulative totals over the recording, every life of the link added
-	// up (L5), and the three shares of seed 004 (L8 says how to read them).
+	// up (L5), and the three shares they give: resend share, inbound and
+	// outbound loss (L8 says how to read them).
 	Sent          uint64    `json:"sent"`
 	Retransmitted uint64    `json:"retransmitted"`
 	Expected      uint64    `json:"expected"`

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/units"
 )
 
 // A live recording's header is written before the session has a name, and
 // a machine lists its links in the order the others joined: the report
 // takes the session's name from the recorded views, lists links in name
-// order, and counts one wait as "1 wait" (issue 8's report).
+// order, and counts one wait as "1 wait".
 func TestReportLiveSessionNameAndOrder(t *testing.T) {
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, Header{Program: "lagscope demo", Self: "you"})
@@ -23,7 +23,7 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 	}
 	lk := func(peer string, srtt float64) probe.LinkView {
 		return probe.LinkView{Peer: peer, Link: probe.Link{From: "you", To: peer, State: probe.LinkMeasured, RTTKnown: true,
-			SRTT: netcore.FromMillis(srtt), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
+			SRTT: units.FromMillis(srtt), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
 	}
 	for s := range 3 {
 		if err := w.View(probe.View{At: time.Duration(s) * time.Second, Session: "f41de538", Self: "you",

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/units"
 )
 
 // How much a report shows: enough to explain a session, little enough to
@@ -32,8 +32,8 @@ func (a *linkAcc) sample(at time.Duration, l probe.Link, waited time.Duration, b
 	a.samples++
 	a.last = at
 	if l.RTTKnown {
-		a.srtt = append(a.srtt, netcore.Millis(l.SRTT))
-		a.rvar = append(a.rvar, netcore.Millis(l.RTTVAR))
+		a.srtt = append(a.srtt, units.Millis(l.SRTT))
+		a.rvar = append(a.rvar, units.Millis(l.RTTVAR))
 	}
 	a.fold.Observe(l.Counts(waited))
 	switch {
@@ -47,13 +47,13 @@ func (a *linkAcc) sample(at time.Duration, l probe.Link, waited time.Duration, b
 // endBad closes the open bad episode at at.
 func (a *linkAcc) endBad(at time.Duration) {
 	a.inBad = false
-	a.bad = append(a.bad, Episode{FromMs: netcore.Millis(a.badSince), ToMs: netcore.Millis(at)})
+	a.bad = append(a.bad, Episode{FromMs: units.Millis(a.badSince), ToMs: units.Millis(at)})
 }
 
 // report is the link's row.
 func (a *linkAcc) report() LinkReport {
 	if a.inBad {
-		a.bad = append(a.bad, Episode{FromMs: netcore.Millis(a.badSince), ToMs: netcore.Millis(a.last), Open: true})
+		a.bad = append(a.bad, Episode{FromMs: units.Millis(a.badSince), ToMs: units.Millis(a.last), Open: true})
 	}
 	t := a.fold.Total()
 	lr := LinkReport{From: a.from, To: a.to, Samples: a.samples, SRTT: spread(a.srtt), Jitter: mean(a.rvar),
@@ -210,11 +210,11 @@ func (s *summary) event(x Record) {
 			s.acc(e.From, e.To).sample(x.At, l, 0, l.State == probe.LinkBad)
 		}
 	case *probe.TimingEvent:
-		r.Timing = append(r.Timing, TimingRow{AtMs: netcore.Millis(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
+		r.Timing = append(r.Timing, TimingRow{AtMs: units.Millis(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
 			Rung: e.Rung, Tier: e.Tier, FPS: e.FPS, Reason: e.Reason})
 	case *probe.StallEvent:
 		s.seenPlayer(e.Player)
-		s.stalls = append(s.stalls, WaitRow{AtMs: netcore.Millis(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
+		s.stalls = append(s.stalls, WaitRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
 		c := s.causes[e.Cause]
 		if c == nil {
 			c = &CauseRow{Cause: e.Cause, Of: map[string]float64{}}
@@ -232,14 +232,14 @@ func (s *summary) event(x Record) {
 			s.diagnosis(x.At, e.Frame, true, e.Diagnosis)
 		}
 	case *probe.RemovedEvent:
-		r.Removed = append(r.Removed, RemovedRow{AtMs: netcore.Millis(x.At), Frame: e.Frame, Player: e.Player})
+		r.Removed = append(r.Removed, RemovedRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player})
 	}
 }
 
 // finish orders and trims what the pass gathered.
 func (s *summary) finish() {
 	r := s.r
-	r.LengthMs = netcore.Millis(r.Length)
+	r.LengthMs = units.Millis(r.Length)
 	r.Players = s.playerOrder
 	if r.Players == nil {
 		r.Players = []string{}

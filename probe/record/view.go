@@ -32,7 +32,7 @@ type viewRecord struct {
 	Links    []linkRecord
 	Players  []probe.PlayerView
 	Totals   probe.LossTotals
-	Relay    []probe.RelayStat `json:",omitempty"` // a host's relayed pairs (issue 12)
+	Relay    []probe.RelayStat `json:",omitempty"` // a host's relayed pairs
 }
 
 // linkRecord is one LinkView: the NDJSON link object, then the rest.

@@ -7,17 +7,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/units"
 )
 
 // FlushEvery is the longest a complete record waits in memory before it is
-// written out (issue 8: flushed at least every second), so a recording cut
+// written out (at least every second), so a recording cut
 // off by SIGKILL loses at most this much.
 const FlushEvery = time.Second
 
 // ViewEvery is how often Observe stores a machine's View: the per-second
-// link lines of CONTRACTS.md.
+// `link` lines of the NDJSON events (docs/cli.md).
 const ViewEvery = time.Second
 
 // flushSize is the buffered amount that triggers a write regardless of time:
@@ -119,7 +119,7 @@ func (w *Writer) Observe(u probe.Update) {
 	for _, e := range u.Events {
 		at := u.View.At
 		if h := probe.Head(e); h.TMs != nil {
-			at = netcore.FromMillis(*h.TMs)
+			at = units.FromMillis(*h.TMs)
 		}
 		w.Event(at, self, e)
 	}

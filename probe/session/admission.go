@@ -248,7 +248,8 @@ func (s *Session) welcome(to netip.AddrPort, m *member) {
 }
 
 // nameTaken compares by names.Key, so a look-alike (fullwidth `Ｂｏｂ` beside
-// `bob`, Cyrillic `аlice` beside `alice`) is refused as taken (issue 15).
+// `bob`, Cyrillic `аlice` beside `alice`) is refused as taken, so no one
+// can pass for another player.
 func (s *Session) nameTaken(name string) bool {
 	k := names.Key(name)
 	for _, m := range s.members {

@@ -28,12 +28,12 @@
 //     kinds are stable (S19);
 //   - punch.go, punchwire.go, relay.go: paths between members behind NAT —
 //     checks to every candidate address, and the host's relay when none
-//     answers (issue 12);
+//     answers;
 //   - watch.go, watchwire.go: a watcher that arrives after the start gets
 //     a snapshot of the game (frame, timing, master, the report record S7,
 //     recent messages) and then every network event the host executes, and
 //     follows as a spectator (probe.NewSpectatorOn); players still join in
-//     the lobby only (issue 12).
+//     the lobby only.
 //
 // Observers are never seated, waited for or reported. Once the game runs
 // the Peer does the rest: frames, reports, the master, removals and

@@ -84,7 +84,7 @@ func (s *Session) Quit(now time.Duration) {
 
 // linger waits for the last reliable datagrams (the removal, the leave) to
 // be acked, but no longer than one retransmission and its ack take on the
-// slowest link: RTO + SRTT, about three round trips (issue 16). A machine
+// slowest link: RTO + SRTT, about three round trips. A machine
 // that executed our removal drops our link, and with it the ack of our
 // last frame packet, so waiting for every ack would hold a quit for the
 // whole quitLinger; what matters (the removal) is acked or resent and

@@ -229,10 +229,10 @@ func (s *Session) startGame(now time.Duration) {
 		Alerts:     s.cfg.Alerts,
 		FrameClock: s.cfg.FrameClock,
 		// Every player streams its links to everyone: anyone can draw
-		// the admin's matrix and print every pair's link lines (issue 7).
+		// the admin's matrix and print every pair's link lines.
 		Telemetry: !s.cfg.NoTelemetry, ProcessTime: s.cfg.ProcessTime, LinkEvery: s.cfg.LinkEvery,
 		// Live sessions spare a stalled machine's state to machines that
-		// hold all its commands (issue 16); the simulator, which turns
+		// hold all its commands; the simulator, which turns
 		// telemetry off to print the game's traffic as before, keeps
 		// the old status traffic too.
 		SparseStatus: !s.cfg.NoTelemetry,

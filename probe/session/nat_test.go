@@ -139,7 +139,7 @@ func allStarted(ms ...*machine) func() bool {
 	}
 }
 
-// The newcomer's case of issue 12, and the netns topology in virtual
+// A newcomer behind NAT, and the netns topology in virtual
 // time: a host on the "internet", two players behind endpoint-independent
 // NATs, one behind a NAT that maps per destination, one through a proxy in
 // front of the host (the address the host sees for it reaches nobody

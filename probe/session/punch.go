@@ -11,7 +11,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// Hole punching, host-mediated (issue 12). The address the host sees a
+// Hole punching, host-mediated. The address the host sees a
 // member at is not always one the others can reach: a NAT that maps per
 // destination, a proxy in front of the host, a LAN address behind a
 // router. So every pair of members other than the host finds its own
@@ -54,10 +54,10 @@ const (
 	// also at least three round trips to the host (punchAfter).
 	minPunchAfter = 2 * time.Second
 	// relayAfter is how long the controlling side punches before it
-	// relays through the host (issue 12: 3 s).
+	// relays through the host (3 s).
 	relayAfter = 3 * time.Second
 	// giveUpAfter is how long a pair may stay unconnected in the lobby
-	// before the attempt ends with advice (issue 12: 30 s).
+	// before the attempt ends with advice (30 s).
 	giveUpAfter = 30 * time.Second
 	// explainAfter paces the lobby's "waiting for" lines.
 	explainAfter = 5 * time.Second
@@ -652,7 +652,7 @@ func (s *Session) checkUnconnected(now time.Duration) {
 			s.fail(UnconnectedError{Peer: m.Name, Tried: m.path.state})
 			return
 		}
-		// Say what the lobby waits for, now and then (issue 12).
+		// Say what the lobby waits for, now and then.
 		if waited >= explainAfter && m.path.explained < waited/explainAfter {
 			m.path.explained = waited / explainAfter
 			s.message(fmt.Sprintf("waiting for %s ↔ %s: nothing heard yet after %v (trying: %s; giving up at %v)",
@@ -676,7 +676,7 @@ func (e UnconnectedError) Error() string {
 // pending lists the lobby's pairs that carry no traffic yet, with what
 // is being tried: this machine's own and, on the host, every pair its
 // members report (kind 0x28), once each. It is what the lobby shows while
-// it waits (issue 12).
+// it waits.
 func (s *Session) pending(now time.Duration) []probe.PendingPair {
 	var out []probe.PendingPair
 	seen := map[pairKey]bool{}

@@ -85,7 +85,7 @@ func natWorld(t *testing.T, key []byte) (*world, []*machine) {
 
 // Checks that do not carry the session's token, or (with a key) are not
 // authenticated by it, are refused and move no link: no one outside the
-// session can insert a path (issue 12). A relay frame from anywhere but its
+// session can insert a path. A relay frame from anywhere but its
 // sender's own address is not forwarded.
 func TestForgedChecksAndFrames_Q7(t *testing.T) {
 	for _, key := range [][]byte{nil, []byte("k")} {
@@ -136,7 +136,7 @@ func TestForgedChecksAndFrames_Q7(t *testing.T) {
 }
 
 // The relay has a per-pair byte budget: a member that floods through the
-// host gets refused past it, and the refusals are counted (issue 12).
+// host gets refused past it, and the refusals are counted.
 func TestRelayBudget(t *testing.T) {
 	w, ms := natWorld(t, nil)
 	ada, bob, dan := ms[0], ms[1], ms[2]
@@ -173,7 +173,7 @@ func (d dropRelay) Send(to netip.AddrPort, p []byte) error {
 
 // A pair with no path at all, direct or relayed, ends the lobby after
 // 30 s with advice (firewall, port forwarding, --listen), and the lobby
-// says meanwhile which pair waits and what is tried (issue 12).
+// says meanwhile which pair waits and what is tried.
 func TestUnconnectedPairGivesUp(t *testing.T) {
 	w := newWorld(t, 6, impair.Profile{Delay: 5 * time.Millisecond})
 	cfg := Config{Players: 3}

@@ -8,7 +8,7 @@ import (
 )
 
 // A quit ends as soon as the removal is through and acked, never on a fixed
-// multi-second linger (issue 16): on a LAN well under 500 ms, on a 200 ms
+// multi-second linger: on a LAN well under 500 ms, on a 200 ms
 // round trip within about three round trips after the removal executed —
 // the master's last quit too, whose final frame packet the remaining player
 // never acks (it drops the link as it executes the removal).

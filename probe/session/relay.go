@@ -9,7 +9,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// Relaying through the host (issue 12): a pair that found no direct path
+// Relaying through the host: a pair that found no direct path
 // within relayAfter sends its datagrams to the host as relay frames
 // (punchwire.go), and the host forwards them to the other member. The
 // host checks that a frame carries the session's token and comes from the

@@ -148,20 +148,20 @@ type Config struct {
 	// peer's). The simulator prints only the game's.
 	LobbySink probe.Sink
 	// TelemetryTo names the machines a player streams its telemetry to;
-	// nil: every machine (issue 7). The demo sets it: its machines share
+	// nil: every machine. The demo sets it: its machines share
 	// one process, and a stream costs both ends a ring of 32 snapshots
 	// (132 KB), so 64 machines streaming to each other would hold a
 	// gigabyte for matrices only yours draws.
 	TelemetryTo []string
 	// LocalAddrs are the addresses this machine tells the host it can be
-	// reached at, for hole punching (issue 12); nil: the socket's, or
+	// reached at, for hole punching; nil: the socket's, or
 	// every interface's at the socket's port for a wildcard socket.
 	LocalAddrs []netip.AddrPort
 	// FillMatrix, when set, is the peer's FillMatrix: the simulator hands
-	// every machine's diagnosis the other machines' own rows (issue 13).
+	// every machine's diagnosis the other machines' own rows.
 	FillMatrix func(now time.Duration, m *probe.MatrixView)
-	// Alerts are the peer's alert thresholds (the config file's [alerts],
-	// issue 17); zero values take the defaults.
+	// Alerts are the peer's alert thresholds (the config file's
+	// [alerts]); zero values take the defaults.
 	Alerts probe.AlertConfig
 }
 

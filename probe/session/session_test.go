@@ -140,7 +140,7 @@ func TestLobbyFullMeshStartAndMeasure_T1_T5(t *testing.T) {
 	}
 }
 
-// Look-alike names are refused as taken (issue 15 finding 6): a Cyrillic
+// Look-alike names are refused as taken: a Cyrillic
 // `аlice` cannot sit beside the Latin `alice`; a fullwidth `Ｂｏｂ` is not a
 // canonical name and never reaches the roster; the invisible filler is not a
 // name at all.

@@ -7,7 +7,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// The knobs the simulator drives a session with (issue 11): a host told to
+// The knobs the simulator drives a session with: a host told to
 // wait for an observer does not start when the players are seated (T5:
 // "every player is ready" includes the watchers it was told of); with a
 // LobbySink the session's own lines go there and Sink gets only the game's;

@@ -97,7 +97,7 @@ func (s *Session) Links() []probe.LinkStat {
 
 // KnownLinks lists every directed link this machine knows at now: its own
 // and, once the game runs, every other player's from its telemetry (the
-// `link` lines of issue 7).
+// `link` lines of the NDJSON events).
 func (s *Session) KnownLinks(now time.Duration) []probe.LinkStat {
 	if s.peer != nil {
 		return s.markPaths(s.peer.KnownLinks(now))
@@ -184,7 +184,7 @@ func (s *Session) message(text string) {
 func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
 
 // peerEvent is the peer's sink. A live machine reports only stalls of at
-// least one frame time (CONTRACTS.md: shorter waits are the wall clock's
+// least one frame time (docs/live.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
 func (s *Session) peerEvent(from string, e probe.Event) {
 	if st, ok := e.(*probe.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
@@ -218,7 +218,7 @@ func (s *Session) flush() {
 	s.events = s.events[:0]
 }
 
-// Diagnose is the summary's diagnosis (issue 13): the last evaluation's,
+// Diagnose is the summary's diagnosis: the last evaluation's,
 // when there was one — at the end the others are leaving and their
 // telemetry goes quiet, so a fresh one would know less — else one from the
 // links this machine knows at now. Before the game nothing is measured, and

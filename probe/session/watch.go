@@ -1,6 +1,6 @@
 package session
 
-// Late watchers (issue 12): an observer that arrives after the start. It
+// Late watchers: an observer that arrives after the start. It
 // cannot run the lockstep — it lacks the game's state — so the host hands
 // it a snapshot of the game (kindWatch with the snapshot flag: frame,
 // timing in force and target, master, report record, recent messages) and

@@ -61,8 +61,8 @@ func timingFrom(m *machine, from int) []string {
 	return out
 }
 
-// A watcher attaches to a 4-player game that has run 20 s (issue 12 item
-// 4): the host admits it, every player takes it in, and it follows the
+// A watcher attaches to a 4-player game that has run 20 s: the host
+// admits it, every player takes it in, and it follows the
 // game from the host's snapshot — the timing in force and target, the
 // master, the report record (S7) and the recent messages — without
 // executing a frame. Its Matrix is complete after one telemetry update from

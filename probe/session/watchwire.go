@@ -11,7 +11,7 @@ import (
 )
 
 // kindWatch (host → late watcher, reliable channel): the game as the host's
-// peer holds it, and the network events since the last one (issue 12).
+// peer holds it, and the network events since the last one.
 // docs/live.md has the bytes.
 const kindWatch byte = 0x29
 

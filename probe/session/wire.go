@@ -26,7 +26,7 @@ const (
 func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindWatch }
 
 // roleLate marks a roster entry's role byte: an observer that attached
-// after the start (a late watcher, issue 12). A roster without one is the
+// after the start (a late watcher). A roster without one is the
 // bytes it always was.
 const roleLate = 0x80
 
@@ -281,7 +281,7 @@ var errName = errors.New("not in canonical form (names are sent as names.Validat
 
 // checkName: names are shown in tables and NDJSON and compared for
 // uniqueness, so every name that enters a session — a flag, a joiner's
-// Response, a roster — follows the one rule of package names (issue 15).
+// Response, a roster — follows the one rule of package names.
 // A name must already be canonical: a peer that sent another form would
 // be shown one name and compared as another.
 func checkName(name string) error {

@@ -95,7 +95,8 @@ func frames(rtt time.Duration, fps int) string {
 	return s
 }
 
-// answer is the JSON of CONTRACTS.md; field order is the contract's.
+// answer is the JSON `lagscope rung --json` prints (docs/cli.md); its
+// field names and their order are part of that output and do not change.
 type answer struct {
 	RTTMS        float64       `json:"rtt_ms"`
 	FPS          int           `json:"fps"`

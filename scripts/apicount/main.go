@@ -397,6 +397,16 @@ type report struct {
 	Skipped  []string // packages named main, sorted
 }
 
+// reachability is which of the module's packages each package reaches, and
+// which method names interfaces declare.
+type reachability struct {
+	reach     map[string]map[string]bool // from the package's non-test files
+	testReach map[string]map[string]bool // from all its files
+	// ifaceMethods are the methods of interface types declared in the
+	// module's non-test files and of stdInterfaceMethods.
+	ifaceMethods map[string]bool
+}
+
 func analyze(m *module) *report {
 	meta := map[string]pkgMeta{}
 	names := map[string]string{}
@@ -404,8 +414,27 @@ func analyze(m *module) *report {
 		meta[p.Path] = p
 		names[p.Path] = p.Name
 	}
+	r := newReport(m.Pkgs)
+	refs, rc := collectModuleRefs(m, meta, names)
+	all := collectDecls(m, meta)
+	for _, d := range all {
+		classify(d, refs, rc)
+	}
+	slices.SortFunc(all, func(a, b *decl) int {
+		if c := strings.Compare(a.Pkg, b.Pkg); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	r.Decls = all
+	return r
+}
+
+// newReport returns a report without names: the packages whose names
+// count and the packages named main, each sorted.
+func newReport(pkgs []pkgMeta) *report {
 	r := &report{}
-	for _, p := range m.Pkgs {
+	for _, p := range pkgs {
 		if p.Name == "main" {
 			r.Skipped = append(r.Skipped, p.Path)
 		} else {
@@ -414,11 +443,19 @@ func analyze(m *module) *report {
 	}
 	slices.Sort(r.Packages)
 	slices.Sort(r.Skipped)
+	return r
+}
 
-	// The module's packages each package reaches: from its non-test files,
-	// and from all its files.
-	reach := map[string]map[string]bool{}
-	testReach := map[string]map[string]bool{}
+// collectModuleRefs returns what every file of m refers to, in m.Files'
+// order, and the module's reachability: the module's packages each
+// package reaches from its non-test files and from all its files, and
+// the method names of interfaces.
+func collectModuleRefs(m *module, meta map[string]pkgMeta, names map[string]string) ([]*fileRefs, *reachability) {
+	rc := &reachability{
+		reach:        map[string]map[string]bool{},
+		testReach:    map[string]map[string]bool{},
+		ifaceMethods: map[string]bool{},
+	}
 	closure := func(set map[string]bool, imp string) {
 		if _, ours := meta[imp]; !ours {
 			return
@@ -431,41 +468,51 @@ func analyze(m *module) *report {
 		}
 	}
 	var refs []*fileRefs
-	ifaceMethods := map[string]bool{}
 	for _, n := range stdInterfaceMethods {
-		ifaceMethods[n] = true
+		rc.ifaceMethods[n] = true
 	}
 	for _, src := range m.Files {
 		fr := collectRefs(src, names)
 		refs = append(refs, fr)
-		if reach[src.Pkg] == nil {
-			reach[src.Pkg], testReach[src.Pkg] = map[string]bool{}, map[string]bool{}
+		if rc.reach[src.Pkg] == nil {
+			rc.reach[src.Pkg], rc.testReach[src.Pkg] = map[string]bool{}, map[string]bool{}
 		}
 		for _, imp := range fr.imports {
 			if !src.Test {
-				closure(reach[src.Pkg], imp)
+				closure(rc.reach[src.Pkg], imp)
 			}
-			closure(testReach[src.Pkg], imp)
+			closure(rc.testReach[src.Pkg], imp)
 		}
 		if !src.Test {
-			ast.Inspect(src.File, func(n ast.Node) bool {
-				if it, ok := n.(*ast.InterfaceType); ok {
-					for _, f := range it.Methods.List {
-						for _, id := range f.Names {
-							ifaceMethods[id.Name] = true
-						}
-					}
-				}
-				return true
-			})
+			addInterfaceMethods(src.File, rc.ifaceMethods)
 		}
 	}
-	for p, s := range reach {
+	for p, s := range rc.reach {
 		for q := range s {
-			testReach[p][q] = true
+			rc.testReach[p][q] = true
 		}
 	}
+	return refs, rc
+}
 
+// addInterfaceMethods adds the method names of every interface type in f
+// to into.
+func addInterfaceMethods(f *ast.File, into map[string]bool) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if it, ok := n.(*ast.InterfaceType); ok {
+			for _, f := range it.Methods.List {
+				for _, id := range f.Names {
+					into[id.Name] = true
+				}
+			}
+		}
+		return true
+	})
+}
+
+// collectDecls returns the exported names the non-test files of m's
+// library packages declare, in the order of m.Files.
+func collectDecls(m *module, meta map[string]pkgMeta) []*decl {
 	byPkg := map[string]map[string]*decl{}
 	var all []*decl
 	for _, src := range m.Files {
@@ -477,74 +524,72 @@ func analyze(m *module) *report {
 		}
 		declsOf(src, byPkg[src.Pkg], &all)
 	}
+	return all
+}
 
-	for _, d := range all {
-		inPkg, inTests, byOthers := false, false, false
-		outside := func(ps []token.Pos) bool {
-			return slices.ContainsFunc(ps, func(p token.Pos) bool { return !d.within(p) })
-		}
-		for _, fr := range refs {
-			same := fr.src.Pkg == d.Pkg && !fr.xtest
-			var hit bool
-			switch {
-			case d.Kind == "method" && same:
-				hit = outside(fr.sel[d.Ident])
-			case d.Kind == "method":
-				rs := reach[fr.src.Pkg]
-				if fr.src.Test {
-					rs = testReach[fr.src.Pkg]
-				}
-				hit = (rs[d.Pkg] || fr.src.Pkg == d.Pkg) && len(fr.sel[d.Ident]) > 0
-			case same:
-				hit = outside(fr.bare[d.Ident])
-			default:
-				hit = len(fr.qual[d.Pkg][d.Ident]) > 0 ||
-					slices.Contains(fr.dot, d.Pkg) && len(fr.bare[d.Ident]) > 0
-			}
-			if !hit {
-				continue
-			}
-			switch {
-			case fr.src.Test:
-				inTests = true
-				if !same {
-					u := fr.src.Pkg
-					if fr.src.Pkg == d.Pkg {
-						u += "_test"
-					}
-					if !slices.Contains(d.TestUsers, u) {
-						d.TestUsers = append(d.TestUsers, u)
-					}
-				}
-			case fr.src.Pkg == d.Pkg:
-				inPkg = true
-			default:
-				byOthers = true
-			}
-		}
-		slices.Sort(d.TestUsers)
-		if d.Kind == "method" && ifaceMethods[d.Ident] {
-			byOthers = true
+// classify sets d.Use and d.TestUsers from the files that refer to d.
+func classify(d *decl, refs []*fileRefs, rc *reachability) {
+	inPkg, inTests, byOthers := false, false, false
+	for _, fr := range refs {
+		same := fr.src.Pkg == d.Pkg && !fr.xtest
+		if !refersTo(fr, d, same, rc) {
+			continue
 		}
 		switch {
-		case byOthers:
-			d.Use = usedByOthers
-		case inPkg:
-			d.Use = usedInPkg
-		case inTests:
-			d.Use = usedInTests
+		case fr.src.Test:
+			inTests = true
+			if !same {
+				u := fr.src.Pkg
+				if fr.src.Pkg == d.Pkg {
+					u += "_test"
+				}
+				if !slices.Contains(d.TestUsers, u) {
+					d.TestUsers = append(d.TestUsers, u)
+				}
+			}
+		case fr.src.Pkg == d.Pkg:
+			inPkg = true
 		default:
-			d.Use = usedNowhere
+			byOthers = true
 		}
 	}
-	slices.SortFunc(all, func(a, b *decl) int {
-		if c := strings.Compare(a.Pkg, b.Pkg); c != 0 {
-			return c
+	slices.Sort(d.TestUsers)
+	if d.Kind == "method" && rc.ifaceMethods[d.Ident] {
+		byOthers = true
+	}
+	switch {
+	case byOthers:
+		d.Use = usedByOthers
+	case inPkg:
+		d.Use = usedInPkg
+	case inTests:
+		d.Use = usedInTests
+	default:
+		d.Use = usedNowhere
+	}
+}
+
+// refersTo reports whether the file fr refers to d; same says fr is a
+// file of d's package proper (not of its external tests).
+func refersTo(fr *fileRefs, d *decl, same bool, rc *reachability) bool {
+	outside := func(ps []token.Pos) bool {
+		return slices.ContainsFunc(ps, func(p token.Pos) bool { return !d.within(p) })
+	}
+	switch {
+	case d.Kind == "method" && same:
+		return outside(fr.sel[d.Ident])
+	case d.Kind == "method":
+		rs := rc.reach[fr.src.Pkg]
+		if fr.src.Test {
+			rs = rc.testReach[fr.src.Pkg]
 		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	r.Decls = all
-	return r
+		return (rs[d.Pkg] || fr.src.Pkg == d.Pkg) && len(fr.sel[d.Ident]) > 0
+	case same:
+		return outside(fr.bare[d.Ident])
+	default:
+		return len(fr.qual[d.Pkg][d.Ident]) > 0 ||
+			slices.Contains(fr.dot, d.Pkg) && len(fr.bare[d.Ident]) > 0
+	}
 }
 
 // filter keeps the names of the packages named in only.
