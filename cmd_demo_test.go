@@ -24,7 +24,7 @@ func TestDemoLeaveFlagRefused(t *testing.T) {
 }
 
 // A --slow that cannot be read or names nobody playing is a usage error
-// (exit 2) naming it, with nothing on stdout (issue 13 item 5).
+// (exit 2) naming it, with nothing on stdout.
 func TestDemoSlowFlagRefused(t *testing.T) {
 	for _, c := range []struct{ slow, says string }{
 		{"ada", "want NAME=DURATION"},

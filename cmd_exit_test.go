@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// The exit code table of docs/cli.md holds for the loose ends issue 15
-// (finding 7) found: 0 success, 1 runtime failure, 2 bad input.
+// The exit code table of docs/cli.md holds at the loose ends of the
+// commands too: 0 success, 1 runtime failure, 2 bad input.
 
 // A port in use is a runtime failure (exit 1) for join --bind and
 // --metrics, as for host and impair: the flag was fine, the world was not.

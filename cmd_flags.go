@@ -23,11 +23,11 @@ import (
 )
 
 // What the live commands (host, join, watch, demo) share: their flags
-// (CONTRACTS.md) and the live.RunConfig those flags make. What the flags
+// and the live.RunConfig those flags make. What the flags
 // open and the run itself are probe/live's (live.Host, live.Join,
 // live.RunDemo).
 
-// defaultPort is where a host listens unless told otherwise (CONTRACTS.md),
+// defaultPort is where a host listens unless told otherwise,
 // and the port a join address without one means.
 const defaultPort = "7373"
 
@@ -94,7 +94,7 @@ func (lf *liveFlags) check() error {
 	if err := lf.settle(); err != nil {
 		return err
 	}
-	// A name goes on the wire in its canonical form (issue 15); one that
+	// A name goes on the wire in its canonical form; one that
 	// is not canonical (fullwidth letters, spaces at the ends) is refused
 	// with the form to type, so what the user typed is what others see.
 	c, err := names.Validate(lf.name)
@@ -146,7 +146,7 @@ func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 		Alerts: lf.alerts, NewMetrics: newMetrics}
 	if !lf.asJSON && stdoutIsTerminal(stdout) {
 		theme, bell := lf.theme, lf.bell
-		// q restores the terminal at once (issue 16): the UI waits for the
+		// q restores the terminal at once: the UI waits for the
 		// session only this long; the leave goes on without a screen and
 		// the process exits as soon as it is acknowledged.
 		rc.Front = func(f probe.Feed) error {
@@ -166,7 +166,7 @@ func stdoutIsTerminal(stdout io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// liveExit is a live run's exit code (CONTRACTS.md): 0 for a clean end, 2
+// liveExit is a live run's exit code: 0 for a clean end, 2
 // for a flag whose file, address or value cannot be used, 1 otherwise.
 func liveExit(stderr io.Writer, cmd string, err error) int {
 	if err == nil {
@@ -198,5 +198,5 @@ func openRecording(path string) (*record.Recording, error) {
 
 // uiQuitWait is how long the TUI waits after `q` for the session's end
 // before it gives the terminal back: inside the 100 ms a user takes as
-// instant (issue 16).
+// instant.
 const uiQuitWait = 50 * time.Millisecond

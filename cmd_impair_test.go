@@ -13,8 +13,7 @@ import (
 	"time"
 )
 
-// Every flag error is one line on stderr, exit 2, nothing on stdout
-// (CONTRACTS.md).
+// Every flag error is one line on stderr, exit 2, nothing on stdout.
 func TestImpairFlagErrors(t *testing.T) {
 	base := []string{"impair", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"}
 	for name, args := range map[string][]string{

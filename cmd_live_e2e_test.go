@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of the live commands (issue 5): the real binary, built
+// End-to-end tests of the live commands: the real binary, built
 // once per test, run as separate processes talking UDP on 127.0.0.1, with
 // --json --duration so every run is bounded in time. Assertions are about
 // what the processes print, never about how long things took.

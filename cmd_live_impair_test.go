@@ -10,7 +10,7 @@ import (
 )
 
 // longEnv makes TestLiveThroughImpairRelay_T3_L2 run its full length
-// (issue 5: three minutes); .ci/run sets it. Without it the test runs a
+// (three minutes); .ci/run sets it. Without it the test runs a
 // 30-second version whose loss bound follows from how many datagrams it
 // saw.
 const longEnv = "LAGSCOPE_LONG"

@@ -21,7 +21,7 @@ func measuredPairs(p *proc) map[string]bool {
 // Four players and a watcher, each its own process on loopback: the
 // watcher, which links only to the players, prints link lines for all 12
 // directed pairs between them with measured values — its own links from
-// its endpoint, the others from the players' telemetry (issue 7, Q1–Q4) —
+// its endpoint, the others from the players' telemetry (Q1–Q4) —
 // and so does a player for the pairs it is not part of.
 func TestLiveWatchPrintsEveryPair_T1_Q4(t *testing.T) {
 	bin := buildLagscope(t)

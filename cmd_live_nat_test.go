@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The newcomer's case of issue 12, as a user runs it: `host --players 3`,
+// A newcomer's session across NAT and a proxy, as a user runs it: `host --players 3`,
 // one `join` direct, one `join` through `lagscope impair` in front of the
 // host, and a `watch`. The address the host sees for the joiner behind the
 // proxy is the proxy's, which reaches nobody else; before hole punching
@@ -74,7 +74,7 @@ func TestLiveNewcomerBehindImpair_T1(t *testing.T) {
 	}
 }
 
-// IPv6 and dual-stack (issue 12): a session entirely over [::1], and a host
+// IPv6 and dual-stack: a session entirely over [::1], and a host
 // listening on both families with one player joining over IPv6 and one
 // over IPv4. Every player's links are measured and the game starts.
 func TestLiveIPv6AndDualStack_T1(t *testing.T) {
@@ -118,7 +118,7 @@ func TestLiveIPv6AndDualStack_T1(t *testing.T) {
 }
 
 // A host listening on every address answers each machine from the address
-// it reached the host at (IP_PKTINFO, issue 12): a joiner that sends to
+// it reached the host at (IP_PKTINFO): a joiner that sends to
 // 127.0.0.2 gets its answers from 127.0.0.2, not from the 127.0.0.1 the
 // system would pick, and joins. Linux only (the loopback has every
 // 127/8 address there).

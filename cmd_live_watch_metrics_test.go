@@ -18,7 +18,7 @@ import (
 // loopback: the watcher's one scrape target carries every directed pair
 // between the players in the lagscope_matrix_* families, labelled by both
 // ends (player measures, peer is the other end), and its per-link families
-// keep only its own links (issue 12 item 4, L5).
+// keep only its own links (L5).
 func TestLiveWatcherMetricsEveryPair_L5(t *testing.T) {
 	bin := buildLagscope(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -31,8 +31,8 @@ func timingFrom(p *proc, f int) []string {
 	return out
 }
 
-// `lagscope watch` attaches to a game that has been running for a while
-// (issue 12 item 4): the host admits it and hands it a snapshot, and its
+// `lagscope watch` attaches to a game that has been running for a while:
+// the host admits it and hands it a snapshot, and its
 // --json output has a link line for every pair of players — its own links
 // measured by its keep-alives, the others' from the players' telemetry —
 // the timing in force the players had at that frame, and from then on the

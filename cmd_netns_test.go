@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// netnsEnv runs the network-namespace test (issue 12); .ci/run sets it.
+// netnsEnv runs the network-namespace test; .ci/run sets it.
 // Under it the test must run, and fails if it cannot make namespaces.
 const netnsEnv = "LAGSCOPE_NETNS"
 

@@ -12,7 +12,7 @@ import (
 	"github.com/lagscope/lagscope/ui"
 )
 
-// lagscope replay FILE (issue 8): a recording played back through the same
+// lagscope replay FILE: a recording played back through the same
 // front ends a live session uses. --json prints the NDJSON stream exactly as
 // it was printed when it was recorded; without it the TUI is driven by a
 // record.Player feed.

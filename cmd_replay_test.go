@@ -15,7 +15,7 @@ import (
 )
 
 // Recording a sim run and replaying it with --json gives the very bytes the
-// sim printed, and recording does not change what the sim prints (issue 8).
+// sim printed, and recording does not change what the sim prints.
 func TestReplayJSONMatchesSim_S19(t *testing.T) {
 	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_link.json"} {
 		t.Run(sc, func(t *testing.T) {
@@ -180,7 +180,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Issue 17: a replay shows a filled Matrix although recordings leave
+// A replay shows a filled Matrix although recordings leave
 // View.Matrix out. In the committed golden recording (handoff.json: bob–
 // carol at 400 ms until frame 400, alice leaves at frame 300), every View a
 // replay hands out carries a row for every seated player still in the

@@ -9,8 +9,8 @@ import (
 	"github.com/lagscope/lagscope/probe/record"
 )
 
-// lagscope report FILE (issue 8): a recording summed up — per link round
-// trips, jitter and the three loss shares of seed 004 (L8), bad-connection
+// lagscope report FILE: a recording summed up — per link round
+// trips, jitter and the three loss shares (L8: resend, inbound, outbound), bad-connection
 // episodes (T11), the timing history with tiers (S17), and the longest waits
 // with who caused them — short enough to paste into a chat.
 func init() {

@@ -118,7 +118,7 @@ func TestReportFormatsShort(t *testing.T) {
 // requirementNumber is a SPEC item as a report could cite it: T6, S13, L8a.
 var requirementNumber = regexp.MustCompile(`\b[TSLQ][0-9]{1,2}[a-d]?\b`)
 
-// Issue 17: a report is for players, not for whoever wrote the SPEC — no
+// A report is for players, not for whoever wrote the SPEC — no
 // requirement number in the text or markdown report of the committed
 // golden recording or of recordings of scenarios that exercise every
 // section (moved commands, removals, bad links, loss, slow processing).

@@ -11,8 +11,8 @@ import (
 )
 
 // `lagscope rung` answers the question a player asks first: which rung does
-// my round trip need (SPEC S2–S4, S9 headroom, S17 tiers)? Its JSON shape is
-// fixed by CONTRACTS.md.
+// my round trip need (S2–S4, S9 headroom, S17 tiers)? Its JSON shape is
+// fixed (docs/cli.md): scripts outside the project read it.
 
 func init() {
 	register(&command{

@@ -35,7 +35,7 @@ func TestRungHumanExtended_S4(t *testing.T) {
 	}
 }
 
-// The exact JSON of CONTRACTS.md.
+// The exact JSON docs/cli.md fixes for `rung --json`.
 func TestRungJSONContract_S3(t *testing.T) {
 	code, out, errs := runRung(t, "--rtt", "200", "--json")
 	want := `{"rtt_ms":200,"fps":30,"one_way_frames":3,"rung":1,"send_period":1,"look_ahead":4,"tier":"Fast","extended":false,` +
@@ -198,7 +198,7 @@ func TestRungBadInput(t *testing.T) {
 		{[]string{"--rtt", "NaN"}, "--rtt"},
 		{[]string{"--rtt", "Inf"}, "--rtt"},
 		{[]string{"--rtt", "1e300"}, "too long"},
-		{[]string{"--rtt", "2562047h"}, "too long (at most 1h0m0s)"}, // issue 15: its headroom overflowed
+		{[]string{"--rtt", "2562047h"}, "too long (at most 1h0m0s)"}, // Its headroom overflowed
 		{[]string{"--rtt", "3600001"}, "too long"},
 		{[]string{"--table", "--rtt", "61m"}, "too long"},
 		{[]string{"--rtt", "1e300h"}, "--rtt"},

@@ -63,8 +63,8 @@ func TestMainIsolatesUserConfig(t *testing.T) {
 	}
 }
 
-// Flag > file > default for each live command, as the commands apply it
-// (issue 17): name, theme, key file and the alerts for host/join/watch; the
+// Flag > file > default for each live command, as the commands apply it:
+// name, theme, key file and the alerts for host/join/watch; the
 // theme and the alerts alone for the demo.
 func TestLiveCommandsConfigPrecedence(t *testing.T) {
 	dir := t.TempDir()
@@ -209,7 +209,7 @@ func TestJoinRemembersLastHostConfig(t *testing.T) {
 	}
 }
 
-// sim, replay and report never read the config file (issue 17): with a file
+// sim, replay and report never read the config file: with a file
 // that sets another name, theme and alert thresholds — and with one that is
 // not even valid — their output is byte for byte the golden one.
 func TestSimReplayReportIgnoreConfig(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 )
 
 // A release build stamps the version in with -ldflags -X main.version=...;
-// `lagscope version` prints it in place of the module's "(devel)" (issue 17).
+// `lagscope version` prints it in place of the module's "(devel)".
 func TestVersionPrefersStampedVersion(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "lagscope ") {

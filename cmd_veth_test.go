@@ -35,7 +35,7 @@ func pingAvg(t *testing.T, ns, addr string, count int, interval string) float64 
 }
 
 // A live host and join in two network namespaces joined by one veth pair,
-// ICMP ping on the same path in the same run (issue 16, T2/T3): the link's
+// ICMP ping on the same path in the same run (T2/T3): the link's
 // final SRTT against ping's average, and against a bare UDP echo of the
 // same run (veth_echo_linux_test.go) — what any answer from user space
 // costs on this path.

@@ -2,7 +2,7 @@
 // game's link-timing, retry, loss-counting and rung logic, and shows what the
 // network does to the match.
 //
-// main.go holds flag parsing and wiring only (DESIGN.md): each subcommand
+// main.go holds flag parsing and wiring only (docs/architecture.md): each subcommand
 // lives in its own cmd_*.go file and registers itself in commands.
 package main
 
@@ -17,11 +17,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// exitUsage is the exit code for bad flags or bad input (CONTRACTS.md).
+// exitUsage is the exit code for bad flags or bad input.
 const exitUsage = 2
 
-// command is one subcommand. A command is registered (and so listed in
-// --help) only once it works.
+// command is one subcommand, registered by its cmd_*.go file and listed in
+// --help.
 type command struct {
 	name     string
 	summary  string   // one line for the command list
@@ -48,14 +48,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// defaultCommand is what a bare `lagscope` runs (CONTRACTS.md: the demo).
-// Until the demo exists it falls back to the rung table.
-func defaultCommand() (string, []string) {
-	if _, ok := commands["demo"]; ok {
-		return "demo", nil
-	}
-	return "rung", []string{"--table"}
-}
+// defaultCommand is what a bare `lagscope` runs: the demo (docs/cli.md), so
+// a newcomer sees a whole session without setting anything up.
+func defaultCommand() (string, []string) { return "demo", nil }
 
 // run dispatches to a subcommand and returns the process exit code.
 func run(args []string, stdout, stderr io.Writer) int {

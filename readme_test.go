@@ -1,6 +1,6 @@
 package main
 
-// The README's screen (issue 17): what `go run .` — the demo with its
+// The README's screen: what `go run .` — the demo with its
 // default flags — shows in an 80×24 terminal 34 seconds in, rendered by the
 // real UI from the demo's real sessions run in virtual time
 // (live.PlayDemo), so it can be compared byte for byte. The test fails when

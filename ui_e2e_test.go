@@ -1,6 +1,6 @@
 package main
 
-// End-to-end test of the terminal UI (issue 6): the real program, in a real
+// End-to-end test of the terminal UI: the real program, in a real
 // terminal (tmux at 120×40), driven by keys the way a person would.
 
 import (

@@ -178,60 +178,89 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 		return nil, err
 	}
 	d := &Demo{demoPlan: plan, cfg: cfg, start: cfg.Start}
-	udps := make([]*netcore.UDPTransport, 0, cfg.Players)
-	index := make(map[netip.AddrPort]int, cfg.Players)
-	for i := range cfg.Players {
-		udp, err := netcore.ListenUDP("127.0.0.1:0")
-		if err != nil {
-			for _, u := range udps {
-				u.Close()
-			}
-			return nil, err
-		}
-		udps = append(udps, udp)
-		index[udp.LocalAddr()] = i
+	udps, index, err := listenDemoSockets(cfg.Players)
+	if err != nil {
+		return nil, err
 	}
 	for i, udp := range udps {
 		d.socks = append(d.socks, &impairedSocket{UDPTransport: udp, link: impair.NewSocket(udp, d.script(i, index, cfg.Seed, d.start))})
 	}
 	host := d.socks[0].LocalAddr()
 	for i, sock := range d.socks {
-		c := session.Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
-			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
-			Logger: cfg.Logger.With("machine", d.names[i]),
-			// Only your machine draws the matrix: the others stream their
-			// telemetry to it alone, and it streams its own to nobody
-			// (its acks go back on their own, as an observer's do).
-			TelemetryTo: []string{d.names[0]}, Alerts: cfg.Alerts}
-		if i == 0 {
-			c.TelemetryTo = []string{}
-			c.OnCommand = cfg.OnCommand
-		}
-		c.FrameClock = frameClock()
-		if cost := plan.slow[i]; cost > 0 {
-			c.OnFrame = func(int, uint32) { time.Sleep(cost) }
-		}
-		var s *session.Session
-		var err error
-		if i == 0 {
-			s, err = session.NewHost(c, sock)
-		} else {
-			c.Speed = 0
-			s, err = session.NewJoiner(c, session.RolePlayer, sock, host)
-		}
-		if err != nil {
+		if err := d.startMachine(i, sock, host, opt); err != nil {
 			d.closeSockets()
 			return nil, err
 		}
-		o := Options{Start: d.start, Publish: cfg.PublishAll}
-		if i == 0 {
-			o = opt
-			o.Start = d.start
-			o.Timeline = append(d.narration(), opt.Timeline...)
-		}
-		d.runners = append(d.runners, Run(s, sock, o))
 	}
-	for _, l := range plan.leaves {
+	d.scheduleLeaves()
+	return d, nil
+}
+
+// listenDemoSockets opens n UDP sockets on loopback, one a player, and
+// indexes them by address; if one cannot be opened, those already open are
+// closed again.
+func listenDemoSockets(n int) ([]*netcore.UDPTransport, map[netip.AddrPort]int, error) {
+	udps := make([]*netcore.UDPTransport, 0, n)
+	index := make(map[netip.AddrPort]int, n)
+	for i := range n {
+		udp, err := netcore.ListenUDP("127.0.0.1:0")
+		if err != nil {
+			for _, u := range udps {
+				u.Close()
+			}
+			return nil, nil, err
+		}
+		udps = append(udps, udp)
+		index[udp.LocalAddr()] = i
+	}
+	return udps, index, nil
+}
+
+// startMachine makes player i's session on sock, hosting it (i 0: yours,
+// driven with opt and the narration) or joining host, and starts its
+// driver.
+func (d *Demo) startMachine(i int, sock *impairedSocket, host netip.AddrPort, opt Options) error {
+	cfg := d.cfg
+	c := session.Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
+		CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
+		Logger: cfg.Logger.With("machine", d.names[i]),
+		// Only your machine draws the matrix: the others stream their
+		// telemetry to it alone, and it streams its own to nobody
+		// (its acks go back on their own, as an observer's do).
+		TelemetryTo: []string{d.names[0]}, Alerts: cfg.Alerts}
+	if i == 0 {
+		c.TelemetryTo = []string{}
+		c.OnCommand = cfg.OnCommand
+	}
+	c.FrameClock = frameClock()
+	if cost := d.slow[i]; cost > 0 {
+		c.OnFrame = func(int, uint32) { time.Sleep(cost) }
+	}
+	var s *session.Session
+	var err error
+	if i == 0 {
+		s, err = session.NewHost(c, sock)
+	} else {
+		c.Speed = 0
+		s, err = session.NewJoiner(c, session.RolePlayer, sock, host)
+	}
+	if err != nil {
+		return err
+	}
+	o := Options{Start: d.start, Publish: cfg.PublishAll}
+	if i == 0 {
+		o = opt
+		o.Start = d.start
+		o.Timeline = append(d.narration(), opt.Timeline...)
+	}
+	d.runners = append(d.runners, Run(s, sock, o))
+	return nil
+}
+
+// scheduleLeaves starts a timer for each scripted leave: at its time the
+// player's machine leaves cleanly, unless its driver has ended by then.
+func (d *Demo) scheduleLeaves() {
+	for _, l := range d.leaves {
 		r := d.runners[l.index]
 		d.leaving.Add(1)
 		go func() {
@@ -245,7 +274,6 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 			}
 		}()
 	}
-	return d, nil
 }
 
 // Feed is your machine's feed.
@@ -253,9 +281,6 @@ func (d *Demo) Feed() *Runner { return d.runners[0] }
 
 // Runners are every machine's drivers, you first.
 func (d *Demo) Runners() []*Runner { return d.runners }
-
-// Names are the players' names in house order.
-func (d *Demo) Names() []string { return d.names }
 
 // Sockets are the players' UDP sockets, for their counts.
 func (d *Demo) Sockets() []*netcore.UDPTransport {

@@ -176,7 +176,7 @@ func TestDemoLinkProfiles(t *testing.T) {
 }
 
 // On the demo's own plan in virtual time, the scripted spike is an access
-// spike (issue 13): during it every measured path to ada is about
+// spike: during it every measured path to ada is about
 // 2·SpikeExtra slower than before, the paths that avoid her are not, and
 // once it is over her paths come back.
 func TestDemoSpikeIsOnAdasAccessLink(t *testing.T) {
@@ -279,8 +279,7 @@ func TestDemoLeaveRefused(t *testing.T) {
 }
 
 // --slow NAME=DURATION: the plan charges the named machine, says so in the
-// narration, and refuses a name that is not playing or a cost out of range
-// (issue 13 item 5).
+// narration, and refuses a name that is not playing or a cost out of range.
 func TestDemoSlow_S15(t *testing.T) {
 	name, cost, err := ParseDemoSlow("ada=50ms")
 	if err != nil || name != "ada" || cost != 50*time.Millisecond {

@@ -37,20 +37,41 @@ func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]probe.Update, erro
 	}
 	sched := simnet.NewScheduler()
 	nw := simnet.NewNetwork(sched, cfg.Seed)
-	drv := simnet.NewDriver(nw)
+	feed := &virtualFeed{sched: sched}
+	m, err := startVirtualMachines(cfg, plan, simnet.NewDriver(nw), probe.SinkFunc(feed.collect))
+	if err != nil {
+		return nil, err
+	}
+	m.schedulePlan(sched, nw, plan)
+	you := m.sessions[0]
+	feed.schedule(you, plan.narration(), length, every)
+	sched.RunUntil(length)
+	if you.Done() {
+		return feed.updates, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
+	}
+	return feed.updates, nil
+}
 
-	var pending []probe.Event
-	collect := probe.SinkFunc(func(_ string, e probe.Event) {
-		t := float64(sched.Now()) / float64(time.Millisecond)
-		probe.Head(e).TMs = &t
-		pending = append(pending, e)
-	})
-	addrs := make([]netip.AddrPort, len(plan.names))
-	hosts := make([]*simnet.Host, len(plan.names))
-	sessions := make([]*session.Session, len(plan.names))
+// virtualMachines are the virtual demo's machines by player index: each
+// one's address on the simulated network, its host there and its session.
+type virtualMachines struct {
+	addrs    []netip.AddrPort
+	hosts    []*simnet.Host
+	sessions []*session.Session
+}
+
+// startVirtualMachines attaches every player of plan to the simulated
+// network and starts their sessions there: you host, with your events
+// going to sink; the others join.
+func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sink probe.Sink) (*virtualMachines, error) {
+	m := &virtualMachines{
+		addrs:    make([]netip.AddrPort, len(plan.names)),
+		hosts:    make([]*simnet.Host, len(plan.names)),
+		sessions: make([]*session.Session, len(plan.names)),
+	}
 	for i := range plan.names {
-		addrs[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i + 1)}), 7373)
-		hosts[i] = drv.Attach(addrs[i])
+		m.addrs[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i + 1)}), 7373)
+		m.hosts[i] = drv.Attach(m.addrs[i])
 	}
 	for i, name := range plan.names {
 		// As StartDemo's sessions, with a seeded source for the session
@@ -68,26 +89,32 @@ func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]probe.Update, erro
 		var err error
 		if i == 0 {
 			c.TelemetryTo = []string{}
-			c.Sink = collect
-			s, err = session.NewHost(c, hosts[i].Node())
+			c.Sink = sink
+			s, err = session.NewHost(c, m.hosts[i].Node())
 		} else {
 			c.Speed = 0
-			s, err = session.NewJoiner(c, session.RolePlayer, hosts[i].Node(), addrs[0])
+			s, err = session.NewJoiner(c, session.RolePlayer, m.hosts[i].Node(), m.addrs[0])
 		}
 		if err != nil {
 			return nil, err
 		}
-		sessions[i] = s
-		hosts[i].Drive(s)
+		m.sessions[i] = s
+		m.hosts[i].Drive(s)
 		s.Flush()
-		hosts[i].Wake()
+		m.hosts[i].Wake()
 	}
+	return m, nil
+}
 
+// schedulePlan applies plan's script on the virtual clock: every path's
+// access links as at the start, again at each change (spike, calm), and
+// the scripted leaves at their times.
+func (m *virtualMachines) schedulePlan(sched *simnet.Scheduler, nw *simnet.Network, plan demoPlan) {
 	setPaths := func(now time.Duration) {
-		for a := range addrs {
-			for b := range addrs {
+		for a := range m.addrs {
+			for b := range m.addrs {
 				if a != b {
-					nw.SetPath(addrs[a], addrs[b], plan.profileAt(a, b, now))
+					nw.SetPath(m.addrs[a], m.addrs[b], plan.profileAt(a, b, now))
 				}
 			}
 		}
@@ -98,39 +125,50 @@ func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]probe.Update, erro
 	}
 	for _, l := range plan.leaves {
 		sched.At(l.at, func() {
-			sessions[l.index].Quit(sched.Now())
-			hosts[l.index].Wake()
+			m.sessions[l.index].Quit(sched.Now())
+			m.hosts[l.index].Wake()
 		})
 	}
+}
 
-	// Your driver's publishing, on the virtual clock: the narration and the
-	// link lines go in with the events, then the View.
-	you := sessions[0]
-	notes := plan.narration()
-	var updates []probe.Update
+// virtualFeed is your driver's publishing on the virtual clock: it stamps
+// your session's events with the virtual time and hands them out with
+// each update, as a Runner does on the wall clock.
+type virtualFeed struct {
+	sched   *simnet.Scheduler
+	pending []probe.Event
+	updates []probe.Update
+}
+
+// collect is your session's sink.
+func (f *virtualFeed) collect(_ string, e probe.Event) {
+	t := float64(f.sched.Now()) / float64(time.Millisecond)
+	probe.Head(e).TMs = &t
+	f.pending = append(f.pending, e)
+}
+
+// schedule makes an update every `every` up to length: the narration's
+// notes that are due and, once a second, the link lines go in with the
+// events, then your View.
+func (f *virtualFeed) schedule(you *session.Session, notes []Note, length, every time.Duration) {
 	nextLinks := time.Second
 	for at := time.Duration(0); at <= length; at += every {
-		sched.At(at, func() {
-			now := sched.Now()
+		f.sched.At(at, func() {
+			now := f.sched.Now()
 			for len(notes) > 0 && now >= notes[0].At {
-				collect(you.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: you.Frame()}, Text: notes[0].Text, Player: you.Name()})
+				f.collect(you.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: you.Frame()}, Text: notes[0].Text, Player: you.Name()})
 				notes = notes[1:]
 			}
 			if now >= nextLinks {
 				for _, ls := range you.KnownLinks(now) {
-					collect(you.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: you.Frame()}, LinkStat: ls})
+					f.collect(you.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: you.Frame()}, LinkStat: ls})
 				}
 				for nextLinks <= now {
 					nextLinks += time.Second
 				}
 			}
-			updates = append(updates, probe.Update{View: you.View(now), Events: pending})
-			pending = nil
+			f.updates = append(f.updates, probe.Update{View: you.View(now), Events: f.pending})
+			f.pending = nil
 		})
 	}
-	sched.RunUntil(length)
-	if you.Done() {
-		return updates, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
-	}
-	return updates, nil
 }

@@ -13,7 +13,7 @@ import (
 // PlayDemo is the demo in virtual time: the same names and narration as
 // StartDemo, every link measured, the spike worsening the target (S11a),
 // and the same run twice gives the same updates (what lets the README's
-// screen be pinned, issue 17).
+// screen be pinned).
 func TestPlayDemoRepeatsAndShowsThePlan_S11(t *testing.T) {
 	cfg := DemoConfig{Players: 4, Profile: "mix", Seed: 1, Spike: true}
 	a, err := PlayDemo(cfg, 35*time.Second, 100*time.Millisecond)

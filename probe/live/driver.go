@@ -202,12 +202,6 @@ func (r *Runner) Wait() error {
 // Done is closed when the driver has finished.
 func (r *Runner) Done() <-chan struct{} { return r.done }
 
-// DriverStats is the driver's own timing, final once Wait returned.
-func (r *Runner) DriverStats() Stats {
-	<-r.done
-	return r.stats
-}
-
 // MaxLate is the latest the driver has woken for a deadline so far; safe
 // from any goroutine.
 func (r *Runner) MaxLate() time.Duration { return time.Duration(r.maxLate.Load()) }
@@ -225,6 +219,10 @@ func (r *Runner) collect(from string, e probe.Event) {
 	r.pending = append(r.pending, e)
 }
 
+// loop is the driver goroutine: it waits for the next thing to do (a
+// datagram, a deadline, a control, a stop), does it, and ends the session
+// once it is over. The per-datagram work stays in line here: it is the
+// hot path, and it allocates nothing.
 func (r *Runner) loop() {
 	defer close(r.done)
 	defer close(r.updates)
@@ -244,27 +242,7 @@ func (r *Runner) loop() {
 	r.now = r.clock()
 	s.Flush() // events from the constructor (the session line)
 	for !s.Done() {
-		next, ok := s.NextDeadline()
-		take := func(t time.Duration) {
-			if !ok || t < next {
-				next, ok = t, true
-			}
-		}
-		if r.pacer != nil {
-			if t, has := r.pacer.NextDue(); has {
-				take(t)
-			}
-		}
-		if r.opt.Publish {
-			take(nextPublish)
-			take(nextLinks)
-			if len(r.opt.Timeline) > 0 {
-				take(r.opt.Timeline[0].At)
-			}
-		}
-		if !ok {
-			next = r.now + time.Hour
-		}
+		next := r.nextWake(nextPublish, nextLinks)
 		if direct != nil {
 			if !r.waitDirect(direct, next, &stop, &abort) {
 				direct = nil // closed: from here the select, on timers alone
@@ -294,12 +272,7 @@ func (r *Runner) loop() {
 		case <-timer.C:
 			r.now = r.clock()
 			armed = false
-			r.stats.Wakeups++
-			if late := r.now - deadline; late > r.stats.MaxLate {
-				r.stats.MaxLate = late
-				r.maxLate.Store(int64(late))
-			}
-			s.Tick(r.now)
+			r.tick(deadline)
 		case c := <-r.controls:
 			r.now = r.clock()
 			r.control(c)
@@ -314,6 +287,54 @@ func (r *Runner) loop() {
 		}
 		r.after(&nextPublish, &nextLinks)
 	}
+	r.finish()
+}
+
+// nextWake is when the owner must wake next: the earliest of the session's
+// next deadline, the paced socket's next due datagram and, when publishing,
+// the next update, link lines and timeline note; an hour from now when none
+// is due.
+func (r *Runner) nextWake(nextPublish, nextLinks time.Duration) time.Duration {
+	next, ok := r.s.NextDeadline()
+	take := func(t time.Duration) {
+		if !ok || t < next {
+			next, ok = t, true
+		}
+	}
+	if r.pacer != nil {
+		if t, has := r.pacer.NextDue(); has {
+			take(t)
+		}
+	}
+	if r.opt.Publish {
+		take(nextPublish)
+		take(nextLinks)
+		if len(r.opt.Timeline) > 0 {
+			take(r.opt.Timeline[0].At)
+		}
+	}
+	if !ok {
+		next = r.now + time.Hour
+	}
+	return next
+}
+
+// tick is a wake-up for deadline, at r.now: it counts it, keeps the latest
+// it came after its deadline, and runs the session's due work.
+func (r *Runner) tick(deadline time.Duration) {
+	r.stats.Wakeups++
+	if late := r.now - deadline; late > r.stats.MaxLate {
+		r.stats.MaxLate = late
+		r.maxLate.Store(int64(late))
+	}
+	r.s.Tick(r.now)
+}
+
+// finish is what the driver does once the session is over: the error it
+// ended with, what the impaired links still hold sent, and, when
+// publishing, the summary in the last update.
+func (r *Runner) finish() {
+	s := r.s
 	r.now = r.clock()
 	if r.err == nil {
 		r.err = s.Err()
@@ -405,12 +426,7 @@ func (r *Runner) waitDirect(sock DirectSocket, deadline time.Duration, stop, abo
 	}
 	if now := r.clock(); now >= deadline && !s.Done() {
 		r.now = max(r.now, now)
-		r.stats.Wakeups++
-		if late := r.now - deadline; late > r.stats.MaxLate {
-			r.stats.MaxLate = late
-			r.maxLate.Store(int64(late))
-		}
-		s.Tick(r.now)
+		r.tick(deadline)
 	}
 	return true
 }

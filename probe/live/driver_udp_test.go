@@ -9,8 +9,8 @@ import (
 	"github.com/lagscope/lagscope/probe/session"
 )
 
-// On a real UDP socket the driver reads the socket itself (DirectSocket,
-// issue 16): a host and a joiner on loopback get into a game and measure
+// On a real UDP socket the driver reads the socket itself
+// (DirectSocket): a host and a joiner on loopback get into a game and measure
 // their link (T1, T2), a Control reaches an owner waiting in its socket,
 // and Stop ends both; no reader goroutine was started (the socket still
 // takes ReadUntil) or is left behind (goleak in TestMain). Times here only

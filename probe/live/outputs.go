@@ -187,23 +187,69 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	finished := make(chan struct{})
-	go func() {
-		var timeout <-chan time.Time
-		if out.cfg.Duration > 0 {
-			t := time.NewTimer(out.cfg.Duration)
-			defer t.Stop()
-			timeout = t.C
-		}
-		select {
-		case <-ctx.Done():
-			cancel() // a second Ctrl-C ends the process at once
-		case <-timeout:
-		case <-finished:
-			return
-		}
-		stop()
-	}()
+	go out.stopWhenAsked(ctx, cancel, finished, stop)
 
+	sinks := out.sinks()
+	if out.mlisten != nil {
+		shutdown := out.serveMetrics()
+		defer shutdown()
+	}
+	extraDone := out.observeExtra(extra)
+	teed := probe.Tee(feed, sinks...)
+	var uiErr error
+	if out.cfg.Front != nil {
+		uiErr = out.cfg.Front(teed)
+		if uiErr != nil {
+			stop()
+		}
+	}
+	for range teed.Updates() {
+		// The front end has gone (or never came): the sinks still see the
+		// rest.
+	}
+	// This machine's session is over (its own quit, a Control from the
+	// TUI, or an error): the demo's other machines leave with it.
+	stop()
+	err := wait()
+	extraDone.Wait()
+	close(finished)
+	sinkErr := out.closeFiles(teed)
+	switch {
+	case err != nil:
+		return err
+	case uiErr != nil:
+		return uiErr
+	case sinkErr != nil && !errors.Is(sinkErr, syscall.EPIPE):
+		return sinkErr
+	}
+	return nil
+}
+
+// stopWhenAsked calls stop on the first Ctrl-C (or SIGTERM) or once
+// --duration has passed, whichever comes first, unless the run has
+// finished by then. After the first Ctrl-C it cancels ctx, so a second one
+// ends the process at once.
+func (out *outputs) stopWhenAsked(ctx context.Context, cancel context.CancelFunc, finished <-chan struct{}, stop func()) {
+	var timeout <-chan time.Time
+	if out.cfg.Duration > 0 {
+		t := time.NewTimer(out.cfg.Duration)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ctx.Done():
+		cancel() // a second Ctrl-C ends the process at once
+	case <-timeout:
+	case <-finished:
+		return
+	}
+	stop()
+}
+
+// sinks are the update sinks the flags ask for, in the order they see each
+// update: NDJSON on stdout without a front end, the recording, the
+// callback for the moment the session is joined, the metrics exporter.
+func (out *outputs) sinks() []probe.UpdateSink {
 	var sinks []probe.UpdateSink
 	if out.cfg.Front == nil {
 		sinks = append(sinks, probe.NewNDJSONWriter(out.cfg.Stdout))
@@ -223,26 +269,39 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 			return nil
 		}))
 	}
-	srvDone := make(chan struct{})
 	if out.mlisten != nil {
 		sinks = append(sinks, probe.UpdateSinkFunc(out.observeMetrics))
-		srv := &http.Server{Handler: out.metricsHandler(), ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			defer close(srvDone)
-			srv.Serve(out.mlisten)
-		}()
-		defer func() {
-			shut, c := context.WithTimeout(context.Background(), time.Second)
-			defer c()
-			srv.Shutdown(shut)
-			<-srvDone
-		}()
 	}
-	var extraDone sync.WaitGroup
+	return sinks
+}
+
+// serveMetrics serves /metrics on the --metrics listener until the
+// returned shutdown is called; shutdown gives requests in flight a second
+// and returns once the server has stopped.
+func (out *outputs) serveMetrics() (shutdown func()) {
+	srvDone := make(chan struct{})
+	srv := &http.Server{Handler: out.metricsHandler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		defer close(srvDone)
+		srv.Serve(out.mlisten)
+	}()
+	return func() {
+		shut, c := context.WithTimeout(context.Background(), time.Second)
+		defer c()
+		srv.Shutdown(shut)
+		<-srvDone
+	}
+}
+
+// observeExtra reads the extra machines' feeds to their ends, each on its
+// own goroutine, handing their updates to the metrics exporter when there
+// is one; the WaitGroup is done when every feed has ended.
+func (out *outputs) observeExtra(extra []probe.Feed) *sync.WaitGroup {
+	var done sync.WaitGroup
 	for _, f := range extra {
-		extraDone.Add(1)
+		done.Add(1)
 		go func() {
-			defer extraDone.Done()
+			defer done.Done()
 			for u := range f.Updates() {
 				if out.mlisten != nil {
 					out.observeMetrics(u)
@@ -250,24 +309,14 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 			}
 		}()
 	}
-	teed := probe.Tee(feed, sinks...)
-	var uiErr error
-	if out.cfg.Front != nil {
-		uiErr = out.cfg.Front(teed)
-		if uiErr != nil {
-			stop()
-		}
-	}
-	for range teed.Updates() {
-		// The front end has gone (or never came): the sinks still see the
-		// rest.
-	}
-	// This machine's session is over (its own quit, a Control from the
-	// TUI, or an error): the demo's other machines leave with it.
-	stop()
-	err := wait()
-	extraDone.Wait()
-	close(finished)
+	return &done
+}
+
+// closeFiles closes the debug log and the recording and writes the report
+// once the run is over, then removes a recording kept only for the report.
+// It returns the sinks' error (teed's, which has ended), or else the first
+// error closing the recording or writing the report.
+func (out *outputs) closeFiles(teed *probe.Teed) error {
 	if out.logFile != nil {
 		out.logFile.Close()
 	}
@@ -285,15 +334,7 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 	if out.recTemp {
 		os.Remove(out.recPath)
 	}
-	switch {
-	case err != nil:
-		return err
-	case uiErr != nil:
-		return uiErr
-	case sinkErr != nil && !errors.Is(sinkErr, syscall.EPIPE):
-		return sinkErr
-	}
-	return nil
+	return sinkErr
 }
 
 // writeReport sums up the recording (lagscope report's output) into the

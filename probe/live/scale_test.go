@@ -19,7 +19,7 @@ import (
 	"github.com/lagscope/lagscope/probe/session"
 )
 
-// Scale measurements (issue 16's targets: a demo of 64 at ≥ 29 fps, largest
+// Scale measurements (the targets, docs/live.md: a demo of 64 at ≥ 29 fps, largest
 // wait < 200 ms, < 1 core, < 200 MiB; 64 machines on their own sockets at
 // < 30 MiB and < 3 % of a core each at rung 1). They are measurements, not
 // pass/fail tests: they run for tens of seconds of wall time, so they run

@@ -13,7 +13,7 @@ import (
 // While everyone waits for a machine that has vanished, a stalled machine
 // repeats its state at the usual pace (every 50 ms) only to the machine
 // that may lack its commands, and about once a second to the ones that
-// hold them all (probe.Config.SparseStatus, issue 16) — and that still
+// hold them all (probe.Config.SparseStatus) — and that still
 // carries the holds the master needs to remove the vanished machine after
 // the drop timeout (S7), after which the game goes on.
 func TestSparseStatus_S7(t *testing.T) {
