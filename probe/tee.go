@@ -64,8 +64,10 @@ func (t *Teed) Err() error {
 }
 
 func (t *Teed) run() {
-	defer close(t.done)
+	// done closes before out, so a reader that has seen out close finds
+	// every sink's error in Err.
 	defer close(t.out)
+	defer close(t.done)
 	failed := make([]bool, len(t.sinks))
 	var pending *Update
 	for u := range t.src.Updates() {
