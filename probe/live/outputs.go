@@ -20,6 +20,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/session"
+	"github.com/lagscope/lagscope/units"
 )
 
 // outputs is what the shared flags opened: the debug log, the recording,
@@ -160,9 +161,9 @@ const liveCommandsPerMinute = 60
 func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func(Stats) time.Duration) func(Stats) *probe.ProcessStats {
 	return func(own Stats) *probe.ProcessStats {
 		wall := time.Since(out.started)
-		ps := &probe.ProcessStats{WallMs: netcore.Millis(wall), MaxLateMs: netcore.Millis(late(own))}
+		ps := &probe.ProcessStats{WallMs: units.Millis(wall), MaxLateMs: units.Millis(late(own))}
 		if cpu, ok := ProcessCPU(); ok {
-			ps.CPUMs = netcore.Millis(cpu)
+			ps.CPUMs = units.Millis(cpu)
 			if wall > 0 {
 				ps.CPUShare = float64(cpu) / float64(wall)
 			}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/units"
 )
 
 // AccessSpec is a player's own access link, between its machine and the
@@ -25,10 +25,10 @@ type AccessSpec struct {
 // player) and down (reaching it).
 func (a AccessSpec) profiles() (up, down impair.Profile) {
 	if a.RTTMs != nil {
-		up.Delay = netcore.FromMillis(*a.RTTMs / 2)
+		up.Delay = units.FromMillis(*a.RTTMs / 2)
 	}
 	if a.JitterMs != nil {
-		up.Jitter = netcore.FromMillis(*a.JitterMs)
+		up.Jitter = units.FromMillis(*a.JitterMs)
 	}
 	down = up
 	if a.LossUp != nil {

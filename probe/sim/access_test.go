@@ -3,7 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
-	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 	"math"
 	"strings"
 	"testing"
@@ -46,7 +46,7 @@ func diagnosisInput(sc *Scenario, links []probe.LinkStat) diagnosis.Input {
 	idx := map[string]int{}
 	for i, n := range sc.Players {
 		idx[n] = i
-		in.Players = append(in.Players, diagnosis.Player{Name: n, Measured: true, Process: netcore.FromMillis(sc.ProcessMs[n])})
+		in.Players = append(in.Players, diagnosis.Player{Name: n, Measured: true, Process: units.FromMillis(sc.ProcessMs[n])})
 	}
 	type key struct{ from, to int }
 	byDir := map[key]probe.LinkStat{}
@@ -64,9 +64,9 @@ func diagnosisInput(sc *Scenario, links []probe.LinkStat) diagnosis.Input {
 			if !okA || !okB || la.SRTTMs == nil || lb.SRTTMs == nil {
 				continue
 			}
-			p := diagnosis.Pair{A: a, B: b, RTT: netcore.FromMillis((*la.SRTTMs + *lb.SRTTMs) / 2)}
+			p := diagnosis.Pair{A: a, B: b, RTT: units.FromMillis((*la.SRTTMs + *lb.SRTTMs) / 2)}
 			if la.RTTVARMs != nil && lb.RTTVARMs != nil {
-				p.RTTVar = netcore.FromMillis((*la.RTTVARMs + *lb.RTTVARMs) / 2)
+				p.RTTVar = units.FromMillis((*la.RTTVARMs + *lb.RTTVARMs) / 2)
 			}
 			// la is a's view: its inbound (Expected/Missing) is b→a.
 			if lb.Expected != nil && lb.Missing != nil {

@@ -10,11 +10,11 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/session"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Result is what a run leaves besides its NDJSON: the machines, for tests.
@@ -107,7 +107,7 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	fps := time.Second / time.Duration(sc.FPS)
 	dropTimeout := 60 * time.Second
 	if sc.DropTimeoutMs != nil {
-		dropTimeout = netcore.FromMillis(*sc.DropTimeoutMs)
+		dropTimeout = units.FromMillis(*sc.DropTimeoutMs)
 	}
 	// A generous bound: every frame at a tenth of the game speed, plus time
 	// for drop timeouts.
@@ -142,10 +142,10 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 func profileOf(l LinkSpec, base impair.Profile) impair.Profile {
 	p := base
 	if l.RTTMs != nil {
-		p.Delay = netcore.FromMillis(*l.RTTMs / 2)
+		p.Delay = units.FromMillis(*l.RTTMs / 2)
 	}
 	if l.JitterMs != nil {
-		p.Jitter = netcore.FromMillis(*l.JitterMs)
+		p.Jitter = units.FromMillis(*l.JitterMs)
 	}
 	if l.Loss != nil {
 		p.Loss = *l.Loss
@@ -181,7 +181,7 @@ func (r *runner) scheduleTimeline() {
 	for _, c := range r.sc.Timeline {
 		if c.AtMs != nil {
 			c := c
-			r.sched.At(r.startAt+netcore.FromMillis(*c.AtMs), func() { r.apply(c) })
+			r.sched.At(r.startAt+units.FromMillis(*c.AtMs), func() { r.apply(c) })
 		} else {
 			r.pendingFrame = append(r.pendingFrame, c)
 		}

@@ -6,9 +6,9 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/session"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Every machine of a scenario is a session.Session, the code `lagscope host`
@@ -50,14 +50,14 @@ func (r *runner) build() error {
 	}
 	dropTimeout := time.Duration(0)
 	if sc.DropTimeoutMs != nil {
-		dropTimeout = netcore.FromMillis(*sc.DropTimeoutMs)
+		dropTimeout = units.FromMillis(*sc.DropTimeoutMs)
 	}
 	names := append(append([]string{}, sc.Players...), sc.Observers...)
 	var hostAddr netip.AddrPort
 	for i, n := range names {
 		// Addresses exist only inside the simulated network.
 		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 77, byte(i >> 8), byte(i + 1)}), 7373)
-		m := &machine{name: n, addr: addr, procT: netcore.FromMillis(sc.ProcessMs[n]), host: r.drv.Attach(addr)}
+		m := &machine{name: n, addr: addr, procT: units.FromMillis(sc.ProcessMs[n]), host: r.drv.Attach(addr)}
 		m.host.OnStep(func() { r.check(m) })
 		cfg := session.Config{
 			Name:              n,
