@@ -17,8 +17,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Thresholds. Each says why it has its value; docs/diagnosis.md lists them.
@@ -213,6 +213,8 @@ func Diagnose(in Input) Diagnosis {
 	return d.Diagnose(in)
 }
 
+// candidate is what one player's absence would gain the session, for the
+// culprit step.
 type candidate struct {
 	idx       int
 	rungGain  int
@@ -221,17 +223,46 @@ type candidate struct {
 	recent    float64
 }
 
-// Diagnose runs one evaluation. The result owns its slices.
+// Diagnose runs one evaluation, step by step: the inputs (the usable pairs
+// and the players the fit can split), the fit of the shares, the causes of
+// each path and player, the costs (what the session runs at, with and
+// without each player), the culprit and the verdict. The result owns its
+// slices.
 func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 	n := len(in.Players)
-	out := Diagnosis{Players: make([]PlayerDiagnosis, n)}
 	speed := max(in.Speed, 1)
 
-	// The measured pairs, sanitised: indices in range, A before B (house
-	// order), non-negative values.
-	pairs := g.pairs[:0]
-	defer func() { g.pairs = pairs[:0] }() // keep the grown scratch
-	for _, p := range in.Pairs {
+	g.pairs = sanitisePairs(g.pairs[:0], in.Pairs, n)
+	pairs := g.pairs
+	g.use, g.degree = growBool(g.use, n), growInt(g.degree, n)
+	measured := participants(g.use, g.degree, pairs, in.Players)
+
+	sh := g.fitShares(pairs, g.use, measured)
+
+	links, worstAll := diagnoseLinks(pairs, in.Players, &sh)
+	linkIdx := culpritLink(links)
+	players := diagnosePlayers(in.Players, &sh, speed)
+
+	g.counted = grow(g.counted, len(pairs))
+	c := sessionCosts(g.counted, in.Players, pairs, links, linkIdx, speed)
+	cands := playerCosts(players, in.Players, pairs, &c, speed)
+
+	out := Diagnosis{Players: players, Links: links, Measured: measured}
+	if linkIdx >= 0 {
+		b := links[linkIdx].Between
+		out.CulpritLink = &b
+	}
+	out.Culprit, out.Reason = nameCulprit(cands, in.Players, measured, in.Window)
+	out.Verdict = verdict(&out, in, c.rungAll, c.fpsAll, worstAll)
+	return out
+}
+
+// sanitisePairs appends to dst the pairs the diagnosis can use: indices in
+// range and distinct, A before B (the directions swapped with them), sorted
+// into house order (stable, so duplicates keep their order). The reports
+// come from other machines, so nothing in them is trusted.
+func sanitisePairs(dst, pairs []Pair, n int) []Pair {
+	for _, p := range pairs {
 		if p.A < 0 || p.B < 0 || p.A >= n || p.B >= n || p.A == p.B {
 			continue
 		}
@@ -240,49 +271,42 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 			p.ExpectedAB, p.ExpectedBA = p.ExpectedBA, p.ExpectedAB
 			p.MissingAB, p.MissingBA = p.MissingBA, p.MissingAB
 		}
-		pairs = append(pairs, p)
+		dst = append(dst, p)
 	}
 	byHouse := func(p, q Pair) int { return cmp.Or(cmp.Compare(p.A, q.A), cmp.Compare(p.B, q.B)) }
-	if !slices.IsSortedFunc(pairs, byHouse) {
-		slices.SortStableFunc(pairs, byHouse)
+	if !slices.IsSortedFunc(dst, byHouse) {
+		slices.SortStableFunc(dst, byHouse)
 	}
+	return dst
+}
 
-	// Who takes part in the fit: a measured player with round trips to at
-	// least two other measured players (one pair alone cannot be split).
-	g.use = growBool(g.use, n)
-	g.degree = growInt(g.degree, n)
-	degree := g.degree
-	for i := range degree {
-		degree[i] = 0
-	}
-	for _, p := range pairs {
-		if p.RTT > 0 && in.Players[p.A].Measured && in.Players[p.B].Measured {
-			degree[p.A]++
-			degree[p.B]++
-		}
-	}
+// participants marks in use the players that take part in the fit and
+// returns how many they are: measured players with round trips to at least
+// two others in use, since one pair alone cannot be split. Dropping a
+// player can leave others with one pair, so it drops until nobody changes.
+// degree is scratch of the same length as use.
+func participants(use []bool, degree []int, pairs []Pair, players []Player) int {
 	measured := 0
-	for i := range g.use {
-		g.use[i] = degree[i] >= 2
-		if g.use[i] {
+	for i := range use {
+		use[i] = players[i].Measured
+		if use[i] {
 			measured++
 		}
 	}
-	// Removing players can drop others below two pairs; a few passes settle it.
-	for pass := 0; pass < n && measured > 0; pass++ {
-		changed := false
+	for pass := 0; pass <= len(use) && measured > 0; pass++ {
 		for i := range degree {
 			degree[i] = 0
 		}
 		for _, p := range pairs {
-			if p.RTT > 0 && g.use[p.A] && g.use[p.B] {
+			if p.RTT > 0 && use[p.A] && use[p.B] {
 				degree[p.A]++
 				degree[p.B]++
 			}
 		}
-		for i := range g.use {
-			if g.use[i] && degree[i] < 2 {
-				g.use[i] = false
+		changed := false
+		for i := range use {
+			if use[i] && degree[i] < 2 {
+				use[i] = false
 				measured--
 				changed = true
 			}
@@ -291,83 +315,122 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 			break
 		}
 	}
-	out.Measured = measured
-	shares := measured >= MinMeasured
-	excessKnown := measured >= MinForLinks
+	return measured
+}
 
-	g.rtt = grow(g.rtt, n)
-	g.jit = grow(g.jit, n)
-	g.lossExp = grow(g.lossExp, n)
-	for i := 0; i < n; i++ {
-		g.rtt[i], g.jit[i], g.lossExp[i] = math.NaN(), math.NaN(), math.NaN()
-	}
-	if shares {
-		g.f.reset(n)
-		for _, p := range pairs {
-			if p.RTT > 0 && g.use[p.A] && g.use[p.B] {
-				g.f.set(p.A, p.B, netcore.Millis(p.RTT))
-			}
-		}
-		g.f.fit(g.use, g.rtt, fitFloorMs)
+// shares is what the fit step found, per player in house order, NaN where
+// unknown. The slices are the Diagnoser's scratch, valid until its next
+// evaluation.
+type shares struct {
+	measured    int       // players in the fit
+	known       bool      // measured ≥ MinMeasured: the shares were fitted
+	excessKnown bool      // measured ≥ MinForLinks: a path's excess means something
+	use         []bool    // the player took part in the fit
+	rtt, jit    []float64 // share of the round trip and of its variation, ms
+	lossExp     []float64 // share of the round-trip loss exponent
+	// lossExpPair is each pair's round-trip loss exponent, NaN when not
+	// judged; set only when known.
+	lossExpPair    []float64
+	medRTT, medJit float64 // medians of rtt and jit, for "stands out"
+}
 
-		// Variation: independent parts add in variance, so fit RTTVAR².
-		g.f.reset(n)
-		for _, p := range pairs {
-			if p.RTT > 0 && g.use[p.A] && g.use[p.B] {
-				v := netcore.Millis(max(p.RTTVar, 0))
-				g.f.set(p.A, p.B, v*v)
-			}
-		}
-		g.f.fit(g.use, g.jit, fitFloorJitter)
-		for i := range g.jit {
-			if !math.IsNaN(g.jit[i]) {
-				g.jit[i] = math.Sqrt(math.Max(g.jit[i], 0))
-			}
-		}
-
-		// Loss: survival multiplies, so −log(1−loss) adds. Out and in of a
-		// pair together: l(a→b) + l(b→a) = (up_a+down_a) + (up_b+down_b).
-		g.f.reset(n)
-		g.lossUse = growBool(g.lossUse, n)
-		lossUse := g.lossUse
-		for i := range degree {
-			degree[i] = 0
-		}
+// fitShares splits every round trip, its variation and its loss among the
+// players in use (see fitter), when there are enough of them for a split;
+// otherwise every share is NaN.
+func (g *Diagnoser) fitShares(pairs []Pair, use []bool, measured int) shares {
+	n := len(use)
+	sh := shares{measured: measured, known: measured >= MinMeasured, excessKnown: measured >= MinForLinks, use: use}
+	g.rtt, g.jit, g.lossExp = nans(grow(g.rtt, n)), nans(grow(g.jit, n)), nans(grow(g.lossExp, n))
+	if sh.known {
+		fitRTTShares(&g.f, pairs, use, g.rtt)
+		fitJitterShares(&g.f, pairs, use, g.jit)
+		g.lossUse, g.degree = growBool(g.lossUse, n), growInt(g.degree, n)
 		g.lossExpPair = grow(g.lossExpPair, len(pairs))
-		for k, p := range pairs {
-			lp, ok := roundTripLossExp(p)
-			if !ok {
-				lp = math.NaN()
-			}
-			g.lossExpPair[k] = lp
-			if ok && g.use[p.A] && g.use[p.B] {
-				g.f.set(p.A, p.B, lp)
-				degree[p.A]++
-				degree[p.B]++
-			}
-		}
-		lossPlayers := 0
-		for i := range lossUse {
-			lossUse[i] = g.use[i] && degree[i] >= 2
-			if lossUse[i] {
-				lossPlayers++
-			}
-		}
-		if lossPlayers >= MinMeasured {
-			g.f.fit(lossUse, g.lossExp, fitFloorLoss)
+		fitLossShares(&g.f, pairs, use, g.lossUse, g.degree, g.lossExpPair, g.lossExp)
+		sh.lossExpPair = g.lossExpPair
+	}
+	sh.rtt, sh.jit, sh.lossExp = g.rtt, g.jit, g.lossExp
+	sh.medRTT, sh.medJit = g.median(g.rtt), g.median(g.jit)
+	return sh
+}
+
+// fitRTTShares writes into s each player's share of the round trips (ms)
+// between players in use.
+func fitRTTShares(f *fitter, pairs []Pair, use []bool, s []float64) {
+	f.reset(len(use))
+	for _, p := range pairs {
+		if p.RTT > 0 && use[p.A] && use[p.B] {
+			f.set(p.A, p.B, units.Millis(p.RTT))
 		}
 	}
+	f.fit(use, s, fitFloorMs)
+}
 
-	// Medians of the shares, for "stands out".
-	medRTT := g.median(g.rtt)
-	medJit := g.median(g.jit)
+// fitJitterShares writes into s each player's share of the round-trip
+// variation (ms). Independent parts add in variance, so it fits RTTVAR²
+// and takes the root.
+func fitJitterShares(f *fitter, pairs []Pair, use []bool, s []float64) {
+	f.reset(len(use))
+	for _, p := range pairs {
+		if p.RTT > 0 && use[p.A] && use[p.B] {
+			v := units.Millis(max(p.RTTVar, 0))
+			f.set(p.A, p.B, v*v)
+		}
+	}
+	f.fit(use, s, fitFloorJitter)
+	for i := range s {
+		if !math.IsNaN(s[i]) {
+			s[i] = math.Sqrt(math.Max(s[i], 0))
+		}
+	}
+}
 
-	// Links.
-	out.Links = make([]LinkDiagnosis, 0, len(pairs))
+// fitLossShares writes into s each player's share of the round-trip loss
+// exponent, and into pairExp each pair's exponent (NaN when not judged).
+// Survival multiplies, so −log(1−loss) adds; out and in of a pair together
+// is l(a→b) + l(b→a) = (up_a+down_a) + (up_b+down_b). Only players in use
+// with at least two judged pairs take part (lossUse), and only when they
+// are at least MinMeasured; otherwise s stays as it is. degree is scratch.
+func fitLossShares(f *fitter, pairs []Pair, use, lossUse []bool, degree []int, pairExp, s []float64) {
+	f.reset(len(use))
+	for i := range degree {
+		degree[i] = 0
+	}
+	for k, p := range pairs {
+		lp, ok := roundTripLossExp(p)
+		if !ok {
+			lp = math.NaN()
+		}
+		pairExp[k] = lp
+		if ok && use[p.A] && use[p.B] {
+			f.set(p.A, p.B, lp)
+			degree[p.A]++
+			degree[p.B]++
+		}
+	}
+	lossPlayers := 0
+	for i := range lossUse {
+		lossUse[i] = use[i] && degree[i] >= 2
+		if lossUse[i] {
+			lossPlayers++
+		}
+	}
+	if lossPlayers >= MinMeasured {
+		f.fit(lossUse, s, fitFloorLoss)
+	}
+}
+
+// diagnoseLinks writes each pair's line: its round trip, what its two
+// players' shares explain, the excess, and the path's own causes (latency
+// when it is slow beyond its players, loss when it loses beyond their
+// sides). It also returns the worst measured round trip (ms, 0 = none),
+// which tells the verdict whether anything is measured at all.
+func diagnoseLinks(pairs []Pair, players []Player, sh *shares) ([]LinkDiagnosis, float64) {
+	links := make([]LinkDiagnosis, 0, len(pairs))
 	worstAll := 0.0
 	for k, p := range pairs {
 		l := LinkDiagnosis{
-			Between:       [2]string{in.Players[p.A].Name, in.Players[p.B].Name},
+			Between:       [2]string{players[p.A].Name, players[p.B].Name},
 			RTTMs:         math.NaN(),
 			ExpectedRTTMs: math.NaN(),
 			ExcessRTTMs:   math.NaN(),
@@ -375,156 +438,204 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 			Causes:        []string{},
 		}
 		if p.RTT > 0 {
-			l.RTTMs = netcore.Millis(p.RTT)
+			l.RTTMs = units.Millis(p.RTT)
 			worstAll = math.Max(worstAll, l.RTTMs)
 		}
-		if shares && g.use[p.A] && g.use[p.B] {
-			l.ExpectedRTTMs = math.Max(g.rtt[p.A], 0) + math.Max(g.rtt[p.B], 0)
-			if excessKnown && !math.IsNaN(l.RTTMs) {
+		if sh.known && sh.use[p.A] && sh.use[p.B] {
+			l.ExpectedRTTMs = math.Max(sh.rtt[p.A], 0) + math.Max(sh.rtt[p.B], 0)
+			if sh.excessKnown && !math.IsNaN(l.RTTMs) {
 				l.ExcessRTTMs = l.RTTMs - l.ExpectedRTTMs
 				if slowPath(l.ExcessRTTMs, l.ExpectedRTTMs) {
 					l.Causes = append(l.Causes, CauseLatency)
 				}
 			}
-			// A path that loses more than its two players' sides explain.
-			if lp := g.lossExpPair[k]; excessKnown && !math.IsNaN(lp) && !math.IsNaN(g.lossExp[p.A]) && !math.IsNaN(g.lossExp[p.B]) &&
-				lp-math.Max(g.lossExp[p.A], 0)-math.Max(g.lossExp[p.B], 0) >= lossyPath {
+			if sh.excessKnown && lossyLink(sh.lossExpPair[k], sh.lossExp[p.A], sh.lossExp[p.B]) {
 				l.Causes = append(l.Causes, CauseLoss)
 			}
 		}
-		out.Links = append(out.Links, l)
+		links = append(links, l)
 	}
+	return links, worstAll
+}
 
-	// culprit_link: the one slow path, clearly the worst of the slow ones.
+// lossyLink reports whether a path's round-trip loss exponent exceeds what
+// its two players' sides explain by lossyPath; unknown is not lossy.
+func lossyLink(pair, a, b float64) bool {
+	if math.IsNaN(pair) || math.IsNaN(a) || math.IsNaN(b) {
+		return false
+	}
+	return pair-math.Max(a, 0)-math.Max(b, 0) >= lossyPath
+}
+
+// culpritLink returns the index of the one slow path (cause latency) whose
+// excess is at least linkDominance times every other slow path's, -1 when
+// none is: two comparable slow paths name neither.
+func culpritLink(links []LinkDiagnosis) int {
 	best, second := -1, math.Inf(-1)
-	for i, l := range out.Links {
+	for i, l := range links {
 		if !has(l.Causes, CauseLatency) {
 			continue
 		}
-		if best < 0 || l.ExcessRTTMs > out.Links[best].ExcessRTTMs {
+		if best < 0 || l.ExcessRTTMs > links[best].ExcessRTTMs {
 			if best >= 0 {
-				second = math.Max(second, out.Links[best].ExcessRTTMs)
+				second = math.Max(second, links[best].ExcessRTTMs)
 			}
 			best = i
 		} else {
 			second = math.Max(second, l.ExcessRTTMs)
 		}
 	}
-	linkIdx := -1
-	if best >= 0 && (math.IsInf(second, -1) || out.Links[best].ExcessRTTMs >= linkDominance*second) {
-		linkIdx = best
-		b := out.Links[best].Between
-		out.CulpritLink = &b
+	if best >= 0 && (math.IsInf(second, -1) || links[best].ExcessRTTMs >= linkDominance*second) {
+		return best
 	}
+	return -1
+}
 
-	// Costs: the frame rate now and without each player (S15), the rung the
-	// others' worst round trip needs with headroom (S9) at today's frame
-	// rate, so that rungs compare. A slow path's excess is the path's, not
-	// its players': it counts at its expected value when judging players.
-	var maxProc time.Duration
-	for _, p := range in.Players {
-		maxProc = max(maxProc, p.Process)
-	}
-	fpsAll := rungs.FrameRate(maxProc, speed)
-	// The worst counted round trip, and for each of its two players the
-	// worst without them: everybody else leaves the worst pair in place.
-	g.counted = grow(g.counted, len(pairs))
-	counted := g.counted
-	worstIdx := -1
-	for i, p := range pairs {
-		counted[i] = countedRTT(p, i == linkIdx, out.Links[i])
-		if counted[i] > 0 && (worstIdx < 0 || counted[i] > counted[worstIdx]) {
-			worstIdx = i
-		}
-	}
-	worstCounted := 0.0
-	worstWithout := func(who int) float64 {
-		if worstIdx < 0 {
-			return 0
-		}
-		if w := pairs[worstIdx]; w.A != who && w.B != who {
-			return counted[worstIdx]
-		}
-		v := 0.0
-		for k, p := range pairs {
-			if p.A != who && p.B != who {
-				v = math.Max(v, counted[k])
-			}
-		}
-		return v
-	}
-	if worstIdx >= 0 {
-		worstCounted = counted[worstIdx]
-	}
-	rungAll := 0
-	if worstCounted > 0 {
-		rungAll = rungs.Need(rungs.WithHeadroom(dur(worstCounted)), fpsAll).Rung()
-	}
-
-	cands := make([]candidate, 0, n)
-	for i, pl := range in.Players {
-		pd := &out.Players[i]
+// diagnosePlayers writes each player's line except what its absence would
+// gain (playerCosts fills that in): its shares, processing time, waits
+// caused and causes.
+func diagnosePlayers(players []Player, sh *shares, speed int) []PlayerDiagnosis {
+	out := make([]PlayerDiagnosis, len(players))
+	for i, pl := range players {
+		pd := &out[i]
 		pd.Player = pl.Name
 		pd.AccessRTTMs, pd.AccessLoss, pd.JitterMs = math.NaN(), math.NaN(), math.NaN()
-		if shares && g.use[i] {
-			pd.AccessRTTMs = math.Max(g.rtt[i], 0)
-			pd.JitterMs = g.jit[i]
-			if !math.IsNaN(g.lossExp[i]) {
-				pd.AccessLoss = 1 - math.Exp(-math.Max(g.lossExp[i], 0))
+		inFit := sh.known && sh.use[i]
+		if inFit {
+			pd.AccessRTTMs = math.Max(sh.rtt[i], 0)
+			pd.JitterMs = sh.jit[i]
+			if !math.IsNaN(sh.lossExp[i]) {
+				pd.AccessLoss = 1 - math.Exp(-math.Max(sh.lossExp[i], 0))
 			}
 		}
-		pd.ProcessMs = netcore.Millis(max(pl.Process, 0))
-		pd.CausedWaitMs = netcore.Millis(max(pl.CausedWait, 0))
+		pd.ProcessMs = units.Millis(max(pl.Process, 0))
+		pd.CausedWaitMs = units.Millis(max(pl.CausedWait, 0))
+		pd.Causes = playerCauses(pl, pd, sh.known, inFit, sh.medRTT, sh.medJit, speed)
+	}
+	return out
+}
 
+// playerCauses lists what is wrong with one player, in the order of the
+// contract: unmeasured (no report, or left out of a fit that ran), then,
+// for a player in the fit, a round-trip or variation share that stands out
+// from the median and a loss share of at least lossShare, then a machine
+// too slow for the game speed (S15), a stale link (L8) and a bad one.
+func playerCauses(pl Player, pd *PlayerDiagnosis, fitted, inFit bool, medRTT, medJit float64, speed int) []string {
+	causes := []string{}
+	if !pl.Measured || (fitted && !inFit) {
+		causes = append(causes, CauseUnmeasured)
+	}
+	if inFit {
+		if standsOut(pd.AccessRTTMs, medRTT, latencyMs, latencyFactor) {
+			causes = append(causes, CauseLatency)
+		}
+		if standsOut(pd.JitterMs, medJit, jitterMs, jitterFactor) {
+			causes = append(causes, CauseJitter)
+		}
+		if pd.AccessLoss >= lossShare {
+			causes = append(causes, CauseLoss)
+		}
+	}
+	if pl.Process > 0 && rungs.FrameRate(pl.Process, speed) < speed {
+		causes = append(causes, CauseProcessing)
+	}
+	if pl.Stale {
+		causes = append(causes, CauseStale)
+	}
+	if pl.Bad {
+		causes = append(causes, CauseBad)
+	}
+	return causes
+}
+
+// costs is what the session runs at now: the frame rate the slowest
+// machine allows (S15) and the rung the worst counted round trip needs with
+// headroom (S9) at that frame rate, so that rungs compare.
+type costs struct {
+	fpsAll, rungAll int
+	// counted is each pair's round trip as the costs see it (countedRTT),
+	// ms, 0 when unknown; worstIdx is the pair with the largest, -1 = none.
+	counted  []float64
+	worstIdx int
+}
+
+// sessionCosts works out the costs with everybody in, into the scratch
+// counted (one per pair). A slow culprit path's excess is the path's, not
+// its players': it counts at its expected value (linkIdx, -1 = none).
+func sessionCosts(counted []float64, players []Player, pairs []Pair, links []LinkDiagnosis, linkIdx, speed int) costs {
+	var maxProc time.Duration
+	for _, p := range players {
+		maxProc = max(maxProc, p.Process)
+	}
+	c := costs{fpsAll: rungs.FrameRate(maxProc, speed), counted: counted, worstIdx: -1}
+	for i, p := range pairs {
+		counted[i] = countedRTT(p, i == linkIdx, links[i])
+		if counted[i] > 0 && (c.worstIdx < 0 || counted[i] > counted[c.worstIdx]) {
+			c.worstIdx = i
+		}
+	}
+	if c.worstIdx >= 0 && counted[c.worstIdx] > 0 {
+		c.rungAll = rungs.Need(rungs.WithHeadroom(dur(counted[c.worstIdx])), c.fpsAll).Rung()
+	}
+	return c
+}
+
+// worstWithout is the worst counted round trip (ms) among the pairs
+// without player who, 0 when none. Everybody but the worst pair's two
+// players leaves that pair in place, so only those two need a scan.
+func (c *costs) worstWithout(pairs []Pair, who int) float64 {
+	if c.worstIdx < 0 {
+		return 0
+	}
+	if w := pairs[c.worstIdx]; w.A != who && w.B != who {
+		return c.counted[c.worstIdx]
+	}
+	v := 0.0
+	for k, p := range pairs {
+		if p.A != who && p.B != who {
+			v = math.Max(v, c.counted[k])
+		}
+	}
+	return v
+}
+
+// playerCosts fills in each player's fps_without (the frame rate the
+// others' machines allow, S15) and rung_without (the rung the others' worst
+// round trip needs with headroom at today's frame rate, S9; only when at
+// least two others are left), and returns what each absence would gain.
+func playerCosts(out []PlayerDiagnosis, players []Player, pairs []Pair, c *costs, speed int) []candidate {
+	n := len(players)
+	cands := make([]candidate, 0, n)
+	for i, pl := range players {
+		pd := &out[i]
 		var others time.Duration
-		for j, q := range in.Players {
+		for j, q := range players {
 			if j != i {
 				others = max(others, q.Process)
 			}
 		}
 		pd.FPSWithout = rungs.FrameRate(others, speed)
-		worstLeft := worstWithout(i)
+		worstLeft := c.worstWithout(pairs, i)
 		if n-1 >= 2 && worstLeft > 0 {
-			pd.RungWithout = rungs.Need(rungs.WithHeadroom(dur(worstLeft)), fpsAll).Rung()
+			pd.RungWithout = rungs.Need(rungs.WithHeadroom(dur(worstLeft)), c.fpsAll).Rung()
 		}
-
-		pd.Causes = []string{}
-		if !pl.Measured || (!g.use[i] && shares) {
-			pd.Causes = append(pd.Causes, CauseUnmeasured)
+		cand := candidate{idx: i, fpsGain: pd.FPSWithout - c.fpsAll, worstLeft: worstLeft, recent: units.Millis(pl.RecentWait)}
+		if c.rungAll > 0 && pd.RungWithout > 0 {
+			cand.rungGain = c.rungAll - pd.RungWithout
 		}
-		if shares && g.use[i] {
-			if standsOut(pd.AccessRTTMs, medRTT, latencyMs, latencyFactor) {
-				pd.Causes = append(pd.Causes, CauseLatency)
-			}
-			if standsOut(pd.JitterMs, medJit, jitterMs, jitterFactor) {
-				pd.Causes = append(pd.Causes, CauseJitter)
-			}
-			if pd.AccessLoss >= lossShare {
-				pd.Causes = append(pd.Causes, CauseLoss)
-			}
-		}
-		if pl.Process > 0 && rungs.FrameRate(pl.Process, speed) < speed {
-			pd.Causes = append(pd.Causes, CauseProcessing)
-		}
-		if pl.Stale {
-			pd.Causes = append(pd.Causes, CauseStale)
-		}
-		if pl.Bad {
-			pd.Causes = append(pd.Causes, CauseBad)
-		}
-
-		c := candidate{idx: i, fpsGain: pd.FPSWithout - fpsAll, worstLeft: worstLeft, recent: netcore.Millis(pl.RecentWait)}
-		if rungAll > 0 && pd.RungWithout > 0 {
-			c.rungGain = rungAll - pd.RungWithout
-		}
-		cands = append(cands, c)
+		cands = append(cands, cand)
 	}
+	return cands
+}
 
-	if measured >= MinMeasured {
-		out.Culprit, out.Reason = pickCulprit(cands, in.Players, netcore.Millis(in.Window))
+// nameCulprit names the player whose absence gains the most (pickCulprit)
+// and what made it the one, or nobody when fewer than MinMeasured players
+// are measured: then a slow round trip cannot be pinned on either end.
+func nameCulprit(cands []candidate, players []Player, measured int, window time.Duration) (string, string) {
+	if measured < MinMeasured {
+		return "", ""
 	}
-	out.Verdict = verdict(&out, in, rungAll, fpsAll, worstAll)
-	return out
+	return pickCulprit(cands, players, units.Millis(window))
 }
 
 // countedRTT is a pair's round trip as the players' costs see it: the slow
@@ -536,7 +647,7 @@ func countedRTT(p Pair, culpritLink bool, l LinkDiagnosis) float64 {
 	if culpritLink && !math.IsNaN(l.ExpectedRTTMs) {
 		return l.ExpectedRTTMs
 	}
-	return netcore.Millis(p.RTT)
+	return units.Millis(p.RTT)
 }
 
 // pickCulprit ranks by rung gain, then frame-rate gain, then recent waits
@@ -652,6 +763,14 @@ func growInt(s []int, n int) []int {
 	return s[:n]
 }
 
+// nans sets every element of s to NaN (unknown) and returns it.
+func nans(s []float64) []float64 {
+	for i := range s {
+		s[i] = math.NaN()
+	}
+	return s
+}
+
 func growBool(s []bool, n int) []bool {
 	if cap(s) < n {
 		return make([]bool, n)
@@ -661,7 +780,7 @@ func growBool(s []bool, n int) []bool {
 
 // dur converts back, held below 100 days so the conversion cannot overflow.
 func dur(ms float64) time.Duration {
-	return netcore.FromMillis(math.Min(ms, 8.64e9))
+	return units.FromMillis(math.Min(ms, 8.64e9))
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // world is a known truth: each player's share of the round trip (ms), its
@@ -302,7 +302,7 @@ func TestWaitsCountOnlyAboveATenth(t *testing.T) {
 	if d.Culprit != "bob" || d.Reason != "waits" {
 		t.Errorf("culprit %q (%s), want bob by waits", d.Culprit, d.Reason)
 	}
-	if d.Players[1].CausedWaitMs != netcore.Millis(in.Window/5) {
+	if d.Players[1].CausedWaitMs != units.Millis(in.Window/5) {
 		t.Errorf("caused_wait_ms %v", d.Players[1].CausedWaitMs)
 	}
 }

@@ -153,7 +153,30 @@ func selectNth(v []float64, nth int) float64 {
 // unit; it keeps the weights finite and sets the precision.
 func (f *fitter) fit(use []bool, s []float64, floor float64) {
 	n := f.n
-	// Only pairs between players in use count.
+	f.restrict(use)
+	if f.start(s) == 0 {
+		for i := range s[:n] {
+			s[i] = math.NaN()
+		}
+		return
+	}
+	for round := 0; round < fitRounds; round++ {
+		center := f.reweight(s, floor)
+		if f.solve(s, center) < fitTolerance*floor {
+			break
+		}
+	}
+	for i := 0; i < n; i++ {
+		if !f.active[i] {
+			s[i] = math.NaN()
+		}
+	}
+}
+
+// restrict drops the pairs of players not in use: only pairs between
+// players in use count.
+func (f *fitter) restrict(use []bool) {
+	n := f.n
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			if !use[i] || !use[j] {
@@ -161,10 +184,16 @@ func (f *fitter) fit(use []bool, s []float64, floor float64) {
 			}
 		}
 	}
-	// Start from a robust guess: a player's median pair value less half the
-	// median of those medians (y_ij = s_i + s_j, so med_j y_ij ≈ s_i + med s,
-	// and the median of med_i is ≈ 2 med s). Up to initSample pairs per
-	// player, evenly spaced, are enough for a start and keep it cheap.
+}
+
+// start writes a robust first guess into s, marks active the players with
+// a measured pair, and returns how many they are. The guess is a player's
+// median pair value less half the median of those medians (y_ij = s_i +
+// s_j, so med_j y_ij ≈ s_i + med s, and the median of med_i is ≈ 2 med s).
+// Up to initSample pairs per player, evenly spaced, are enough for a start
+// and keep it cheap. It also clears the pulls toward the median.
+func (f *fitter) start(s []float64) int {
+	n := f.n
 	if cap(f.active) < n {
 		f.active = make([]bool, n)
 	}
@@ -190,76 +219,75 @@ func (f *fitter) fit(use []bool, s []float64, floor float64) {
 			active++
 		}
 	}
-	f.tmp = f.tmp[:0]
-	for i := 0; i < n; i++ {
-		if f.active[i] {
-			f.tmp = append(f.tmp, s[i])
-		}
-	}
-	all := medianOf(f.tmp)
+	all := f.activeMedian(s)
 	for i := 0; i < n; i++ {
 		if f.active[i] {
 			s[i] -= all / 2
 		}
 	}
-	if active == 0 {
-		for i := range s[:n] {
-			s[i] = math.NaN()
-		}
-		return
-	}
-	for round := 0; round < fitRounds; round++ {
-		// Reweight from the current residuals.
-		f.tmp = f.tmp[:0]
-		for i := 0; i < n; i++ {
-			if f.active[i] {
-				f.tmp = append(f.tmp, s[i])
-			}
-		}
-		center := medianOf(f.tmp)
-		for i := 0; i < n; i++ {
-			if !f.active[i] {
-				continue
-			}
-			f.reg[i] = pullWeight / atLeast(math.Abs(s[i]-center), floor)
-			row := i * n
-			for j := i + 1; j < n; j++ {
-				if !f.have[row+j] {
-					continue
-				}
-				w := 1 / atLeast(math.Abs(f.y[row+j]-s[i]-s[j]), floor)
-				f.w[row+j], f.w[j*n+i] = w, w
-			}
-		}
-		// Solve the weighted problem (warm start).
-		moved := 0.0
-		for sweep := 0; sweep < fitSweeps; sweep++ {
-			for i := 0; i < n; i++ {
-				row := i * n
-				num, den := f.reg[i]*center, f.reg[i]
-				wr, yr := f.w[row:row+n], f.y[row:row+n]
-				for j, w := range wr {
-					num += w * (yr[j] - s[j])
-					den += w
-				}
-				if den > 0 {
-					next := num / den
-					if d := math.Abs(next - s[i]); d > moved {
-						moved = d
-					}
-					s[i] = next
-				}
-			}
-		}
-		if moved < fitTolerance*floor {
-			break
+	return active
+}
+
+// activeMedian is the median of the active players' shares, NaN when none.
+func (f *fitter) activeMedian(s []float64) float64 {
+	f.tmp = f.tmp[:0]
+	for i := 0; i < f.n; i++ {
+		if f.active[i] {
+			f.tmp = append(f.tmp, s[i])
 		}
 	}
+	return medianOf(f.tmp)
+}
+
+// reweight sets the round's weights from the current residuals: each
+// measured pair's 1/max(|residual|, floor), and each share's pull toward
+// the median share (pullWeight by absolute deviation too). It returns that
+// median, the centre the pulls aim at.
+func (f *fitter) reweight(s []float64, floor float64) float64 {
+	n := f.n
+	center := f.activeMedian(s)
 	for i := 0; i < n; i++ {
 		if !f.active[i] {
-			s[i] = math.NaN()
+			continue
+		}
+		f.reg[i] = pullWeight / atLeast(math.Abs(s[i]-center), floor)
+		row := i * n
+		for j := i + 1; j < n; j++ {
+			if !f.have[row+j] {
+				continue
+			}
+			w := 1 / atLeast(math.Abs(f.y[row+j]-s[i]-s[j]), floor)
+			f.w[row+j], f.w[j*n+i] = w, w
 		}
 	}
+	return center
+}
+
+// solve runs fitSweeps Gauss–Seidel sweeps of the round's weighted
+// least-squares problem, warm-started from s, and returns the largest
+// step any share took: the fit ends once that is below its tolerance.
+func (f *fitter) solve(s []float64, center float64) float64 {
+	n := f.n
+	moved := 0.0
+	for sweep := 0; sweep < fitSweeps; sweep++ {
+		for i := 0; i < n; i++ {
+			row := i * n
+			num, den := f.reg[i]*center, f.reg[i]
+			wr, yr := f.w[row:row+n], f.y[row:row+n]
+			for j, w := range wr {
+				num += w * (yr[j] - s[j])
+				den += w
+			}
+			if den > 0 {
+				next := num / den
+				if d := math.Abs(next - s[i]); d > moved {
+					moved = d
+				}
+				s[i] = next
+			}
+		}
+	}
+	return moved
 }
 
 // atLeast is max(v, floor) for the hot loops, without math.Max's care for

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
 )
 
 // verdict writes one or two plain sentences: who or what holds the match
@@ -89,7 +89,7 @@ func verdict(d *Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) stri
 func waitOf(in Input, name string) float64 {
 	for _, p := range in.Players {
 		if p.Name == name {
-			return netcore.Millis(p.RecentWait)
+			return units.Millis(p.RecentWait)
 		}
 	}
 	return 0
