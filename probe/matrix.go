@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -131,10 +132,10 @@ func (m *MatrixView) Culprits() []Culprit {
 				}
 			}
 		}
-		slices.SortStableFunc(cu.Of, func(a, b Wait) int { return cmpDur(b.Time, a.Time) })
+		slices.SortStableFunc(cu.Of, func(a, b Wait) int { return cmp.Compare(b.Time, a.Time) })
 		out = append(out, cu)
 	}
-	slices.SortStableFunc(out, func(a, b Culprit) int { return cmpDur(b.Caused, a.Caused) })
+	slices.SortStableFunc(out, func(a, b Culprit) int { return cmp.Compare(b.Caused, a.Caused) })
 	return out
 }
 
@@ -148,16 +149,6 @@ func (p *MatrixPlayer) WaitedFor(m *MatrixView) []Wait {
 		}
 		out = append(out, Wait{Player: l.To, Time: l.Caused})
 	}
-	slices.SortStableFunc(out, func(a, b Wait) int { return cmpDur(b.Time, a.Time) })
+	slices.SortStableFunc(out, func(a, b Wait) int { return cmp.Compare(b.Time, a.Time) })
 	return out
-}
-
-func cmpDur(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package rungs
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -129,20 +130,10 @@ func (t Timing) MaxRTT(fps int) time.Duration {
 func (t Timing) Compare(u Timing) int {
 	switch {
 	case t.Rung() != u.Rung():
-		return cmpInt(t.Rung(), u.Rung())
+		return cmp.Compare(t.Rung(), u.Rung())
 	default:
-		return cmpInt(t.LookAhead, u.LookAhead)
+		return cmp.Compare(t.LookAhead, u.LookAhead)
 	}
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Tier is the connection quality a timing reads as (S17). A timing no

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/lagscope/lagscope/netcore/impair"
@@ -47,7 +48,7 @@ func checkAccess(key string, access map[string]AccessSpec, players []string) err
 	for _, name := range sortedKeys(access) {
 		a := access[name]
 		k := key + "." + name
-		if !slicesContains(players, name) {
+		if !slices.Contains(players, name) {
 			return fmt.Errorf("scenario: key %q: %q is not a player", key, name)
 		}
 		if a.RTTMs != nil && (*a.RTTMs < 0 || *a.RTTMs > 60000) {

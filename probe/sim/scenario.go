@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	playernames "github.com/lagscope/lagscope/names"
@@ -186,7 +187,7 @@ func (s *Scenario) check() error {
 			return err
 		}
 		for _, who := range []struct{ key, name string }{{"remove", c.Remove}, {"vanish", c.Vanish}} {
-			if who.name != "" && !slicesContains(s.Players, who.name) {
+			if who.name != "" && !slices.Contains(s.Players, who.name) {
 				return fmt.Errorf("scenario: key %q: %q is not a player", key+"."+who.key, who.name)
 			}
 		}
@@ -201,15 +202,6 @@ func (s *Scenario) check() error {
 		}
 	}
 	return nil
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func checkPairs(key string, pairs []PairSpec, names map[string]bool) error {
