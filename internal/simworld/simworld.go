@@ -14,6 +14,7 @@
 package simworld
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"time"
@@ -146,6 +147,16 @@ func Messages(events []probe.Event) []string {
 	var out []string
 	for _, e := range Of[*probe.MessageEvent](events) {
 		out = append(out, e.Text)
+	}
+	return out
+}
+
+// TimingKeys is what every machine must agree on about its timing events:
+// frame, decision frame, timing, frame rate and reason of each (S12, S15).
+func TimingKeys(events []probe.Event) []string {
+	var out []string
+	for _, e := range Of[*probe.TimingEvent](events) {
+		out = append(out, fmt.Sprintf("f%d d%d %d/%d %dfps %s", e.Frame, e.Decided, e.SendPeriod, e.LookAhead, e.FPS, e.Reason))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -115,13 +114,7 @@ func of[E probe.Event](m *machine) []E { return simworld.Of[E](m.events) }
 func (m *machine) messages() []string { return simworld.Messages(m.events) }
 
 // timingKeys is what every machine must agree on about a timing event.
-func timingKeys(m *machine) []string {
-	var out []string
-	for _, e := range of[*probe.TimingEvent](m) {
-		out = append(out, fmt.Sprintf("f%d d%d %d/%d %dfps %s", e.Frame, e.Decided, e.SendPeriod, e.LookAhead, e.FPS, e.Reason))
-	}
-	return out
-}
+func timingKeys(m *machine) []string { return simworld.TimingKeys(m.events) }
 
 // removedAt is the frame of m's removal event for player.
 func removedAt(m *machine, player string) (int, bool) {

@@ -2,11 +2,11 @@ package session
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
@@ -27,13 +27,7 @@ func started(ms ...*machine) func() bool {
 }
 
 // timingKey is what every machine must agree on about a timing event.
-func timingKeys(m *machine) []string {
-	var out []string
-	for _, e := range of[*probe.TimingEvent](m) {
-		out = append(out, fmt.Sprintf("f%d d%d %d/%d %dfps %s", e.Frame, e.Decided, e.SendPeriod, e.LookAhead, e.FPS, e.Reason))
-	}
-	return out
-}
+func timingKeys(m *machine) []string { return simworld.TimingKeys(m.events) }
 
 // prefixUpTo keeps the timing keys of events on frames every machine has
 // executed.
