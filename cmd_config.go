@@ -44,12 +44,13 @@ func init() {
 // loadConfig is what a command that reads the config file calls: the file
 // over the defaults, then every flag the user set on fs over both
 // (flag > file > default). A bad file or a bad flag is a usage error (exit 2)
-// in one line naming the file's line or the flag. sim, replay and report
-// never call it: their output depends on their inputs alone.
+// in one line naming the file's line or the flag; a file the system will not
+// let us read is a runtime failure (exit 1, fileInputError). sim, replay and
+// report never call it: their output depends on their inputs alone.
 func loadConfig(fs *pflag.FlagSet) (*config.Config, error) {
 	c, err := config.Load()
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, fileInputError(err)
 	}
 	if err := c.ApplyFlags(fs); err != nil {
 		return nil, usageError{err.Error()}

@@ -66,6 +66,7 @@ func setupDemo(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 			}
 			slow[name] = cost
 		}
+		lf.noteMetrics(stderr)
 		err := live.RunDemo(lf.runConfig("demo", stdout),
 			live.DemoConfig{Players: *players, Profile: *profile, Seed: *seed, Spike: true, Leaves: scripted, Slow: slow})
 		if errors.Is(err, live.ErrDemoSlow) {

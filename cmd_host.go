@@ -50,6 +50,7 @@ func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 		if _, err := net.ResolveUDPAddr("udp", *listen); err != nil {
 			return fail(stderr, "host", usagef("--listen %q: %v", *listen, err))
 		}
+		lf.noteMetrics(stderr)
 		return liveExit(stderr, "host", live.Host(lf.runConfig("host", stdout),
 			live.HostConfig{Listen: *listen, Players: *players, DropTimeout: *drop}))
 	}

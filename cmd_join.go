@@ -58,6 +58,7 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, 
 		if err := lf.check(); err != nil {
 			return fail(stderr, cmd, err)
 		}
+		lf.noteMetrics(stderr)
 		rc := lf.runConfig(cmd, stdout)
 		if role == session.RoleObserver || !lf.fs.Changed("fps") {
 			rc.Speed = 0 // the host's game speed
@@ -80,7 +81,7 @@ func hostPort(s string) (*net.UDPAddr, error) {
 		h := s
 		// Only a whole bracketed address ("[::1]") may lose its
 		// brackets; a stray or unbalanced one ("[::1", "::1]") is a typo,
-		// not the default port (issue 15 finding 7).
+		// not the default port.
 		if len(h) >= 2 && h[0] == '[' && h[len(h)-1] == ']' {
 			h = h[1 : len(h)-1]
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/lagscope/lagscope/probe/session"
 )
 
-// The config file in the live commands (issue 17): host, join and watch take
+// The config file in the live commands: host, join and watch take
 // the name, theme, key file, last host and alert thresholds from it; the demo
 // only the theme and the alerts (its players are its own). Flags win over
 // the file, the file over the defaults. sim, replay and report never call
@@ -45,7 +45,9 @@ func (lf *liveFlags) settle() error {
 	if !lf.fs.Changed("key") {
 		key, err := s.Key()
 		if err != nil {
-			return usagef("%s:%d: %v", c.Path, c.Line["key_file"], err)
+			// A key file that is missing, empty, too large or not a
+			// regular file is bad input; one the system refuses is not.
+			return fileInputError(fmt.Errorf("%s:%d: %w", c.Path, c.Line["key_file"], err))
 		}
 		lf.key = string(key)
 	}

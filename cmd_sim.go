@@ -1,13 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
 
+	"github.com/lagscope/lagscope/internal/boundedfile"
 	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/sim"
 )
@@ -29,12 +30,13 @@ func init() {
 				if len(args) != 1 {
 					return fail(stderr, "sim", usagef("needs exactly one scenario file (see lagscope sim --help)"))
 				}
-				f, err := os.Open(args[0])
+				// Read whole, bounded: a FIFO, a device or a file past
+				// maxScenarioBytes is refused before anything is read.
+				doc, err := boundedfile.Read("scenario", args[0], maxScenarioBytes)
 				if err != nil {
-					return fail(stderr, "sim", usagef("%v", err))
+					return fail(stderr, "sim", fileInputError(err))
 				}
-				sc, err := sim.ParseScenario(f)
-				f.Close()
+				sc, err := sim.ParseScenario(bytes.NewReader(doc))
 				if err != nil {
 					return fail(stderr, "sim", usagef("%s: %v", args[0], err))
 				}

@@ -3,7 +3,7 @@
 // $XDG_CONFIG_HOME or ~/.config on Linux, ~/Library/Application Support on
 // macOS, %AppData% on Windows). It holds what should stick between runs of
 // the live commands — name, theme, key file, last host — and the alert
-// thresholds (issue 17).
+// thresholds.
 //
 // Precedence is flag > file > default: Load gives the file over the
 // defaults, ApplyFlags lets every flag the user set on the command line win.
@@ -29,10 +29,19 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/spf13/pflag"
 
+	"github.com/lagscope/lagscope/internal/boundedfile"
 	"github.com/lagscope/lagscope/themes"
 )
 
-// Defaults of the alert thresholds (issue 17): a link's loss over the last
+// The most a config file and a key file may hold. Either is a few lines
+// (a key a few dozen bytes); a path naming something larger, or not a
+// regular file at all, is refused before it is read (boundedfile).
+const (
+	MaxConfigBytes = 64 << 10
+	MaxKeyBytes    = 4 << 10
+)
+
+// Defaults of the alert thresholds: a link's loss over the last
 // 10 s passing 5 % raises an alert; the terminal bell is off unless asked for.
 const (
 	DefaultLossPercent = 5.0
@@ -103,12 +112,16 @@ type Config struct {
 }
 
 // Error is a bad config file: the file, the line (0 when unknown) and what
-// is wrong, printed as one line.
+// is wrong, printed as one line. Err, when set, is the error behind it (a
+// *boundedfile.Error for a file that is too large or not a regular file).
 type Error struct {
 	Path string
 	Line int
 	Msg  string
+	Err  error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Line > 0 {
@@ -156,15 +169,22 @@ func Load() (*Config, error) {
 }
 
 // LoadFile reads the config file at path over the defaults. A missing file
-// gives the defaults; anything wrong in it is an *Error.
+// gives the defaults; anything wrong in it, or a path naming something that
+// is not a regular file of at most MaxConfigBytes, is an *Error. A file the
+// system will not let us read is the system's error (an *fs.PathError
+// under "config file: "), not an *Error.
 func LoadFile(path string) (*Config, error) {
 	c := Defaults(path)
-	doc, err := os.ReadFile(path)
+	doc, err := boundedfile.Read("config file", path, MaxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
 	if err != nil {
-		return nil, &Error{Path: path, Msg: err.Error()}
+		var be *boundedfile.Error
+		if errors.As(err, &be) {
+			return nil, &Error{Path: path, Msg: be.Problem, Err: be}
+		}
+		return nil, fmt.Errorf("config file: %w", err)
 	}
 	c.Found = true
 	dec := toml.NewDecoder(bytes.NewReader(doc)).DisallowUnknownFields()
@@ -248,11 +268,20 @@ func orUnset(v, fallback string) string {
 // Key reads the pre-shared key from the key file, or returns nil when none
 // is set. One trailing newline (an editor's) is not part of the key. The
 // live commands' --key, when given, wins over this.
+//
+// A key file that is not a regular file of at most MaxKeyBytes is refused
+// unread with a *boundedfile.Error naming it ("key file /dev/zero: not a
+// regular file (a character device)"); an error of the system (not found,
+// permission denied) comes back wrapped under "key_file: ".
 func (s Settings) Key() ([]byte, error) {
 	if s.KeyFile == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(expandHome(s.KeyFile))
+	b, err := boundedfile.Read("key file", expandHome(s.KeyFile), MaxKeyBytes)
+	var be *boundedfile.Error
+	if errors.As(err, &be) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("key_file: %w", err)
 	}

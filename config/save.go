@@ -2,10 +2,14 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/lagscope/lagscope/internal/boundedfile"
 )
 
 // SaveLastHost records host as last_host in the file at path, keeping every
@@ -13,13 +17,15 @@ import (
 // `last_host = ...` line is replaced, or one is added at the top. The
 // directory and the file are created when missing; the file is replaced
 // whole (write to a temporary file, then rename) so a crash never leaves
-// half a file. The live commands call it after a successful join.
+// half a file. A file that cannot be read whole (not a regular file, more
+// than MaxConfigBytes, unreadable) is left untouched and the error returned.
+// The live commands call it after a successful join.
 func SaveLastHost(path, host string) error {
 	if host == "" {
 		return fmt.Errorf("last_host: empty host")
 	}
-	doc, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
+	doc, err := boundedfile.Read("config file", path, MaxConfigBytes)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	entry := []byte("last_host = " + strconv.Quote(host))

@@ -32,6 +32,28 @@ type chartPane struct {
 	focus  string
 	canvas *rttCanvas // the round-trip chart, kept between pictures
 	plot   memo[plotKey, []string]
+	drawn  memo[chartKey, string] // the whole column
+}
+
+// chartKey is what the chart column is drawn from.
+type chartKey struct {
+	s     *session
+	gen   uint64
+	focus string
+	w, h  int
+	theme string
+}
+
+// cached is the focused link's chart column, drawn again only when its
+// inputs change.
+func (p *chartPane) cached(s *session, focus *linkHist, w, h int) string {
+	peer := ""
+	if focus != nil {
+		peer = focus.peer
+	}
+	return p.drawn.get(chartKey{s, s.gen, peer, w, h, p.st.theme.Name}, func() string {
+		return p.column(focus, w, h)
+	})
 }
 
 // plotKey is what the round-trip plot is drawn from.
@@ -87,7 +109,33 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 	if h == nil {
 		return []string{p.rule(st.title.Render("Round trip"), w), st.muted.Render("  no link to show")}
 	}
-	// The longest title that fits whole: the values stay, the words go.
+	out := []string{p.rule(p.rttTitle(h, w), w)}
+	gh := height - 2
+	if gh < 2 {
+		return out
+	}
+	cols := w - gutter
+	vis := tail(h.samples, cols)
+	// The plot is drawn again only when a column is added (a new second)
+	// or the size, theme or link changes: its drawing library allocates a
+	// whole canvas for every drawing, and within a second only
+	// the newest column could move, by what that second has seen so far.
+	var bucket int64
+	if n := len(h.samples); n > 0 {
+		bucket = h.samples[n-1].bucket
+	}
+	plot := p.plot.get(plotKey{h, bucket, len(h.samples), w, gh, st.theme.Name}, func() []string {
+		return p.rttPlot(vis, w, gh)
+	})
+	out = append(out, plot...)
+	return append(out, p.marksRow(h, vis, cols))
+}
+
+// rttTitle is the chart's title: the link, its round trip and retry
+// timeout in their lines' inks, and the marks' legend where it fits. The
+// longest wording that fits whole is used: the values stay, the words go.
+func (p *chartPane) rttTitle(h *linkHist, w int) string {
+	st := &p.st
 	srtt, rto := fmtMs(h.last.SRTT, h.last.RTTKnown), fmtMs(h.last.RTO, true)
 	var tb strings.Builder
 	tb.Grow(256)
@@ -112,79 +160,74 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 		st.err.put(&tb, "✕")
 		st.muted.put(&tb, "bad")
 	}
-	title := tb.String()
-	out := []string{p.rule(title, w)}
-	gh := height - 2
-	if gh < 2 {
-		return out
-	}
-	cols := w - gutter
-	vis := tail(h.samples, cols)
-	// The plot is drawn again only when a column is added (a new second)
-	// or the size, theme or link changes: its drawing library allocates a
-	// whole canvas for every drawing, and within a second only
-	// the newest column could move, by what that second has seen so far.
-	var bucket int64
-	if n := len(h.samples); n > 0 {
-		bucket = h.samples[n-1].bucket
-	}
-	plot := p.plot.get(plotKey{h, bucket, len(h.samples), w, gh, st.theme.Name}, func() []string {
-		// The retry timeout counts only from the first measured round trip:
-		// before it (the lobby, a link still unmeasured) it is the initial
-		// one-second guess, which would pin the scale at 1200 ms long after a
-		// 1.5 ms link has been measured.
-		top := 0.0
-		measured := false
-		for _, s := range vis {
-			measured = measured || s.hasSRTT
-			if s.hasRTO && measured {
-				top = max(top, s.rto)
-			}
-			if s.hasSRTT {
-				top = max(top, s.srtt)
-			}
-		}
-		// Labels every ystep rows at round values: the top is a whole number
-		// of nice label steps. The chart maps values onto rows 0..gh-1 (its
-		// origin row is the lowest), so the labels are computed from the row,
-		// not from the value ntcharts offers, which assumes gh rows of height.
-		ystep := 2
-		if gh <= 4 {
-			ystep = gh - 1
-		}
-		rowsUp := float64(gh - 1)
-		labels := max(1, (gh-1)/ystep)
-		step := niceCeil(top * 1.05 / float64(labels))
-		top = step * rowsUp / float64(ystep)
-		chart := p.chartFor(w, gh, ystep, top)
-		// Series start at their first known value; a gap later (a link that
-		// lost its estimate) repeats the last value so the line stays whole.
-		var lastS, lastR float64
-		var haveS, haveR bool
-		for _, s := range vis {
-			if s.hasSRTT {
-				lastS, haveS = s.srtt, true
-			}
-			if s.hasRTO && haveS {
-				lastR, haveR = s.rto, true
-			}
-			if haveR {
-				chart.PushDataSet("rto", lastR)
-			}
-			if haveS {
-				chart.PushDataSet("srtt", lastS)
-			}
-		}
-		if haveR || haveS {
-			chart.DrawDataSets([]string{"rto", "srtt"})
-		} else {
-			chart.DrawXYAxisAndLabel()
-		}
-		return p.canvasLines(&chart.Canvas)
-	})
-	out = append(out, plot...)
+	return tb.String()
+}
 
-	// Marks row: the same columns as the chart.
+// rttPlot draws the round trip and the retry timeout of the samples vis
+// on gh rows, with labels on the left.
+func (p *chartPane) rttPlot(vis []sample, w, gh int) []string {
+	// Labels every ystep rows at round values: the top is a whole number
+	// of nice label steps. The chart maps values onto rows 0..gh-1 (its
+	// origin row is the lowest), so the labels are computed from the row,
+	// not from the value ntcharts offers, which assumes gh rows of height.
+	ystep := 2
+	if gh <= 4 {
+		ystep = gh - 1
+	}
+	rowsUp := float64(gh - 1)
+	labels := max(1, (gh-1)/ystep)
+	step := niceCeil(plotTop(vis) * 1.05 / float64(labels))
+	top := step * rowsUp / float64(ystep)
+	chart := p.chartFor(w, gh, ystep, top)
+	// Series start at their first known value; a gap later (a link that
+	// lost its estimate) repeats the last value so the line stays whole.
+	var lastS, lastR float64
+	var haveS, haveR bool
+	for _, s := range vis {
+		if s.hasSRTT {
+			lastS, haveS = s.srtt, true
+		}
+		if s.hasRTO && haveS {
+			lastR, haveR = s.rto, true
+		}
+		if haveR {
+			chart.PushDataSet("rto", lastR)
+		}
+		if haveS {
+			chart.PushDataSet("srtt", lastS)
+		}
+	}
+	if haveR || haveS {
+		chart.DrawDataSets([]string{"rto", "srtt"})
+	} else {
+		chart.DrawXYAxisAndLabel()
+	}
+	return p.canvasLines(&chart.Canvas)
+}
+
+// plotTop is the largest value the plot shows. The retry timeout counts
+// only from the first measured round trip: before it (the lobby, a link
+// still unmeasured) it is the initial one-second guess, which would pin
+// the scale at 1200 ms long after a 1.5 ms link has been measured.
+func plotTop(vis []sample) float64 {
+	top := 0.0
+	measured := false
+	for _, s := range vis {
+		measured = measured || s.hasSRTT
+		if s.hasRTO && measured {
+			top = max(top, s.rto)
+		}
+		if s.hasSRTT {
+			top = max(top, s.srtt)
+		}
+	}
+	return top
+}
+
+// marksRow marks the intervals of vis with a bad link or resends, in the
+// same columns as the chart.
+func (p *chartPane) marksRow(h *linkHist, vis []sample, cols int) string {
+	st := &p.st
 	var mb strings.Builder
 	mb.Grow(gutter + cols*16)
 	st.muted.put(&mb, spaces(gutter))
@@ -202,8 +245,7 @@ func (p *chartPane) rttChart(h *linkHist, w, height int) []string {
 			mb.WriteByte(' ')
 		}
 	}
-	out = append(out, mb.String())
-	return out
+	return mb.String()
 }
 
 // laneRunes draw one interval's share in a lane; the scale is a square root
@@ -386,57 +428,65 @@ func (p *chartPane) canvasLines(c *canvas.Model) []string {
 		line.Reset()
 		line.Grow(w * 8)
 		run.Reset()
-		var cur lipgloss.Style
-		var curKey styleKey
-		var curInk *paint
-		plain, open := true, false
-		flush := func() {
-			switch {
-			case curInk != nil:
-				if open {
-					line.WriteString(curInk.suf)
-				}
-			case run.Len() == 0:
-			case plain:
-				line.WriteString(run.String())
-			default:
-				line.WriteString(cur.Render(run.String()))
-			}
-			run.Reset()
-			open = false
-		}
-		for x := 0; x < w; x++ {
-			cell := c.Cell(canvas.Point{X: x, Y: y})
-			r := cell.Rune
-			if r == 0 {
-				r = ' '
-			}
-			k := keyOf(cell.Style)
-			isPlain := k == (styleKey{fg: lipgloss.NoColor{}}) || r == ' '
-			if x == 0 || isPlain != plain || (!isPlain && k != curKey) {
-				flush()
-				plain, cur, curKey, curInk = isPlain, cell.Style, k, nil
-				if !plain {
-					curInk = inkOf(k, cur)
-				}
-			}
-			switch {
-			case curInk != nil:
-				if !open {
-					line.WriteString(curInk.pre)
-					open = true
-				}
-				line.WriteRune(r)
-			case plain:
-				line.WriteRune(r)
-			default:
-				run.WriteRune(r)
-			}
-		}
-		flush()
+		writeCanvasRow(&line, &run, c, y, w, inkOf)
 		out = append(out, line.String())
 	}
 	return out
+}
+
+// writeCanvasRow writes row y of the canvas to line, one escape sequence
+// per run of cells of one style: a run an ink paints the same is painted
+// with its sequences (inkOf finds it), any other through lipgloss, built
+// up in run.
+func writeCanvasRow(line, run *strings.Builder, c *canvas.Model, y, w int, inkOf func(styleKey, lipgloss.Style) *paint) {
+	var cur lipgloss.Style
+	var curKey styleKey
+	var curInk *paint
+	plain, open := true, false
+	flush := func() {
+		switch {
+		case curInk != nil:
+			if open {
+				line.WriteString(curInk.suf)
+			}
+		case run.Len() == 0:
+		case plain:
+			line.WriteString(run.String())
+		default:
+			line.WriteString(cur.Render(run.String()))
+		}
+		run.Reset()
+		open = false
+	}
+	for x := 0; x < w; x++ {
+		cell := c.Cell(canvas.Point{X: x, Y: y})
+		r := cell.Rune
+		if r == 0 {
+			r = ' '
+		}
+		k := keyOf(cell.Style)
+		isPlain := k == (styleKey{fg: lipgloss.NoColor{}}) || r == ' '
+		if x == 0 || isPlain != plain || (!isPlain && k != curKey) {
+			flush()
+			plain, cur, curKey, curInk = isPlain, cell.Style, k, nil
+			if !plain {
+				curInk = inkOf(k, cur)
+			}
+		}
+		switch {
+		case curInk != nil:
+			if !open {
+				line.WriteString(curInk.pre)
+				open = true
+			}
+			line.WriteRune(r)
+		case plain:
+			line.WriteRune(r)
+		default:
+			run.WriteRune(r)
+		}
+	}
+	flush()
 }
 
 // rttCanvas keeps the round-trip chart between pictures: building an

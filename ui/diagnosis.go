@@ -42,6 +42,8 @@ const (
 	dgNumW  = 9
 )
 
+// view draws the Diagnosis view: the verdict, the players' table and the
+// links' table, scrolled to top.
 func (p *diagnosisPane) view(s *session, w, h int) string {
 	st := &p.st
 	d := s.view.Diagnosis
@@ -54,14 +56,28 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 		out = append(out, "  "+st.text.Render(l))
 	}
 	out = append(out, "")
-	wide := w >= wideLayout
-	heads := []string{"SHARE", "LOSS", "JITTER", "PROCESS", "CAUSED", "WITHOUT"}
-	if wide {
-		heads = []string{"SHARE ms", "LOSS", "JITTER ms", "PROCESS ms", "CAUSED", "WITHOUT"}
-	}
 	nw := dgNumW
-	if wide {
+	if w >= wideLayout {
 		nw = 11
+	}
+	out = p.playerLines(out, d, w, nw)
+	out = p.linkLines(out, d, w, nw)
+	// Scroll when it is longer than the screen.
+	p.top = min(p.top, max(0, len(out)-h))
+	out = out[p.top:]
+	if len(out) > h && h > 0 {
+		out = append(out[:h-1:h-1], st.accent.Render("  ↓ more (↑/↓ scroll)"))
+	}
+	return block(out, w, h)
+}
+
+// playerLines adds the players' table to out, numbers nw cells wide, and
+// the evidence behind every cause it names.
+func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw int) []string {
+	st := &p.st
+	heads := []string{"SHARE", "LOSS", "JITTER", "PROCESS", "CAUSED", "WITHOUT"}
+	if w >= wideLayout {
+		heads = []string{"SHARE ms", "LOSS", "JITTER ms", "PROCESS ms", "CAUSED", "WITHOUT"}
 	}
 	var hb strings.Builder
 	hb.WriteString("  " + fit("PLAYER", dgNameW))
@@ -102,17 +118,16 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 	}
 	if len(ev) > 0 {
 		out = append(out, "", st.muted.Render("  Why:"))
-		for _, e := range ev {
-			for j, l := range wrap(e, w-6) {
-				lead := "  • "
-				if j > 0 {
-					lead = "    "
-				}
-				out = append(out, st.muted.Render(lead)+st.text.Render(l))
-			}
-		}
+		out = p.bullets(out, ev, w)
 	}
-	// Links with excess: a round trip longer than its players' shares.
+	return out
+}
+
+// linkLines adds the links with excess to out: a round trip longer than
+// its players' shares, numbers nw cells wide, and the evidence behind
+// every cause named.
+func (p *diagnosisPane) linkLines(out []string, d *diagnosis.Diagnosis, w, nw int) []string {
+	st := &p.st
 	out = append(out, "", p.rule(st.title.Render("Links")+st.muted.Render("  round trip against what its two players explain"), w))
 	out = append(out, st.muted.Render(fit("  "+fit("BETWEEN", 2*dgNameW+3)+padLeft("RTT ms", nw)+padLeft("EXPECTED", nw)+padLeft("EXCESS", nw)+padLeft("LOSS", nw)+"  CAUSES", w)))
 	shown := 0
@@ -139,7 +154,14 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 	if shown == 0 {
 		out = append(out, st.muted.Render("  no link is slower than its two players explain"))
 	}
-	for _, e := range lev {
+	return p.bullets(out, lev, w)
+}
+
+// bullets adds items to out as a bulleted list, each wrapped under its
+// own text.
+func (p *diagnosisPane) bullets(out, items []string, w int) []string {
+	st := &p.st
+	for _, e := range items {
 		for j, l := range wrap(e, w-6) {
 			lead := "  • "
 			if j > 0 {
@@ -148,13 +170,7 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 			out = append(out, st.muted.Render(lead)+st.text.Render(l))
 		}
 	}
-	// Scroll when it is longer than the screen.
-	p.top = min(p.top, max(0, len(out)-h))
-	out = out[p.top:]
-	if len(out) > h && h > 0 {
-		out = append(out[:h-1:h-1], st.accent.Render("  ↓ more (↑/↓ scroll)"))
-	}
-	return block(out, w, h)
+	return out
 }
 
 // playerEvidence says in words what in the numbers made the diagnosis

@@ -43,6 +43,6 @@
 //
 // Redraws are capped at ten a second: the program's renderer runs at 10 fps
 // and View caches its picture until something it shows has changed; each
-// part of the picture is kept with its inputs and drawn again only when
-// they change (cache.go).
+// pane keeps the parts of the picture it draws with their inputs, in a
+// memo (memo.go), and draws a part again only when they change.
 package ui

@@ -6,13 +6,66 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/rungs"
 )
 
 // header is two lines: who and where, with the view tabs and the clock; then
 // the frame rate, the timing in force → target and the tier badge.
 // headerPane is the two header lines. It keeps nothing of its own: what it
 // shows is the session and the status the Model hands it.
-type headerPane struct{ *ctx }
+type headerPane struct {
+	*ctx
+	drawn memo[headerKey, []string]
+}
+
+// headerKey is what the header is drawn from.
+type headerKey struct {
+	s     *session
+	in    headerInputs
+	hs    headerStatus
+	w     int
+	theme string
+}
+
+// headerInputs are the parts of a session the header shows. A new picture
+// mostly leaves them as they were (the status is calmed to one change a
+// second), so the header is drawn again only when one of them changes, not
+// with every picture. The lobby's pending pairs are a list: while
+// they are shown, every update counts as a change.
+type headerInputs struct {
+	self, master, session string
+	fps, speed            int
+	inForce, target       rungs.Timing
+	have, started         bool
+	status                status
+	done                  bool
+	errText               string
+	verdict               string
+	lobbyGen              uint64
+}
+
+func headerInputsOf(s *session) headerInputs {
+	v := &s.view
+	in := headerInputs{self: v.Self, master: v.Master, session: v.Session, fps: v.FPS, speed: v.Speed,
+		inForce: v.InForce, target: v.Target, have: s.have, started: v.Started, status: s.status, done: s.done}
+	if s.err != nil {
+		in.errText = s.err.Error()
+	}
+	if v.Diagnosis != nil {
+		in.verdict = v.Diagnosis.Verdict
+	}
+	if !v.Started && v.Lobby != nil {
+		in.lobbyGen = s.gen
+	}
+	return in
+}
+
+// cached is the header, drawn again only when what it shows changes.
+func (p *headerPane) cached(s *session, hs headerStatus, w int) []string {
+	return p.drawn.get(headerKey{s, headerInputsOf(s), hs, w, p.st.theme.Name}, func() []string {
+		return p.view(s, hs, w)
+	})
+}
 
 // headerStatus is what the header shows besides the session: the view
 // open, the program's state and the clock text.
@@ -25,33 +78,24 @@ type headerStatus struct {
 	bell             bool   // the bell rings on alerts
 }
 
+// view is the header's lines: the tabs line, the session line, then the
+// lobby's pending pairs and the diagnosis's verdict when there are any.
 func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
-	st := &p.st
-	v := &s.view
-	sep := st.border.Render(" · ")
+	out := []string{p.tabsLine(s, hs, w), p.sessionLine(s, w)}
+	return p.noteLines(out, &s.view, hs, w)
+}
 
-	// Line 1: program, tabs, clock and status on the right. When they do
-	// not all fit, the wall clock goes first, then the program's name:
-	// the tabs and the session's clock stay whole.
+// tabsLine is line 1: program, tabs, clock and status on the right. When
+// they do not all fit, the wall clock goes first, then the program's name:
+// the tabs and the session's clock stay whole. It also places the tabs in
+// the hit map.
+func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
+	st := &p.st
 	var tabs strings.Builder
 	for i, sc := range screens {
 		tabs.WriteString(st.tab(sc.name, i == hs.screen))
 	}
-	var right []string
-	switch {
-	case s.done && s.err != nil:
-		right = append(right, st.err.Render("ENDED: "+textOf(s.err.Error())))
-	case s.done:
-		right = append(right, st.warn.Render("ENDED"))
-	case hs.quitting:
-		right = append(right, st.warn.Render("QUITTING…"))
-	}
-	if hs.paused {
-		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
-	}
-	if hs.bell {
-		right = append(right, st.accent.Render("bell on"))
-	}
+	right := p.statusWords(s, hs)
 	name := st.title.Render("lagscope") + " "
 	clock := hs.clock
 	if hs.wall != "" {
@@ -76,20 +120,79 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 		p.hits.tabs = append(p.hits.tabs, span{x, x + n})
 		x += n
 	}
-	line1 := spread(name+tabs.String(), strings.Join(right, "  "), w)
+	return spread(name+tabs.String(), strings.Join(right, "  "), w)
+}
 
-	// Line 2: the session and the timing. When it does not fit, the parts
-	// of least use to a glance go first: the session id, then the frame.
+// statusWords are the program's state on the right of line 1, before the
+// clock: ended or quitting, paused, the bell.
+func (p *headerPane) statusWords(s *session, hs headerStatus) []string {
+	st := &p.st
+	var right []string
+	switch {
+	case s.done && s.err != nil:
+		right = append(right, st.err.Render("ENDED: "+textOf(s.err.Error())))
+	case s.done:
+		right = append(right, st.warn.Render("ENDED"))
+	case hs.quitting:
+		right = append(right, st.warn.Render("QUITTING…"))
+	}
+	if hs.paused {
+		right = append(right, st.warn.Render("PAUSED (measuring goes on)"))
+	}
+	if hs.bell {
+		right = append(right, st.accent.Render("bell on"))
+	}
+	return right
+}
+
+// headerPart is one part of the session line; drop says when it goes for
+// want of room: 0 never, a higher number first.
+type headerPart struct {
+	text string
+	drop int
+}
+
+// sessionLine is line 2: the session and the timing. When it does not
+// fit, the parts of least use to a glance go first: the session id, then
+// the frame.
+func (p *headerPane) sessionLine(s *session, w int) string {
+	parts := p.sessionParts(s)
+	sep := p.st.border.Render(" · ")
+	join := func() string {
+		var b []string
+		for _, p := range parts {
+			b = append(b, p.text)
+		}
+		return strings.Join(b, sep)
+	}
+	line := join()
+	for width(line) > w {
+		worst := -1
+		for i, p := range parts {
+			if p.drop > 0 && (worst < 0 || p.drop > parts[worst].drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			break
+		}
+		parts = append(parts[:worst], parts[worst+1:]...)
+		line = join()
+	}
+	return fit(line, w)
+}
+
+// sessionParts are the session line's parts in order: the players, the
+// frame rate, the timing and the game's state.
+func (p *headerPane) sessionParts(s *session) []headerPart {
+	st := &p.st
+	v := &s.view
 	label := func(k, val string) string { return st.muted.Render(k+" ") + st.text.Render(val) }
 	orDash := func(s string) string {
 		if s == "" {
 			return unknown
 		}
 		return s
-	}
-	type part struct {
-		text string
-		drop int // 0: never dropped; higher goes first
 	}
 	// In the second person where it is this machine's player: "master
 	// you", and no "you you" when the player is called you (the demo).
@@ -101,7 +204,7 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	if v.Master != "" && v.Master == v.Self {
 		master = "you"
 	}
-	parts := []part{
+	parts := []headerPart{
 		{you, 0},
 		{label("master", master), 0},
 		{label("session", orDash(v.Session)), 3},
@@ -113,64 +216,52 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 			fps += " (speed " + strconv.Itoa(v.Speed) + ")"
 		}
 	}
-	parts = append(parts, part{st.text.Render(fps), 0})
-	timing := unknown
-	if v.InForce.Valid() {
-		timing = st.tierStyle(v.InForce.Tier()).Render(v.InForce.String())
-		if v.Target.Valid() && v.Target != v.InForce {
-			timing += st.muted.Render(" → ") + st.tierStyle(v.Target.Tier()).Render(v.Target.String())
-		}
-		badge := st.badgeWord(v.InForce.Tier())
-		if v.Target.Valid() && v.Target.Tier() != v.InForce.Tier() {
-			badge += st.muted.Render("→") + st.badgeWord(v.Target.Tier())
-		}
-		timing += " " + badge
-	}
-	parts = append(parts, part{timing, 0})
+	parts = append(parts, headerPart{st.text.Render(fps), 0}, headerPart{p.timing(v), 0})
 	// The game's state, as calmed by the session (at most one change a
 	// second).
 	switch cs := &s.status; {
 	case !s.have:
-		parts = append(parts, part{st.muted.Render("waiting for the engine…"), 0})
+		parts = append(parts, headerPart{st.muted.Render("waiting for the engine…"), 0})
 	case cs.kind == statusLobby:
-		parts = append(parts, part{st.warn.Render("lobby"), 0})
+		parts = append(parts, headerPart{st.warn.Render("lobby"), 0})
 	case cs.kind == statusWaiting:
-		parts = append(parts, part{st.warn.Render("waiting for " + cs.waitedOn), 1})
+		parts = append(parts, headerPart{st.warn.Render("waiting for " + cs.waitedOn), 1})
 	default:
-		parts = append(parts, part{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(cs.frame)), 2})
+		parts = append(parts, headerPart{st.muted.Render("frame ") + st.text.Render(strconv.Itoa(cs.frame)), 2})
 	}
-	join := func() string {
-		var b []string
-		for _, p := range parts {
-			b = append(b, p.text)
-		}
-		return strings.Join(b, sep)
+	return parts
+}
+
+// timing is the timing in force → target, each in its tier's ink, and the
+// tier badges.
+func (p *headerPane) timing(v *probe.View) string {
+	st := &p.st
+	if !v.InForce.Valid() {
+		return unknown
 	}
-	line2 := join()
-	for width(line2) > w {
-		worst := -1
-		for i, p := range parts {
-			if p.drop > 0 && (worst < 0 || p.drop > parts[worst].drop) {
-				worst = i
-			}
-		}
-		if worst < 0 {
-			break
-		}
-		parts = append(parts[:worst], parts[worst+1:]...)
-		line2 = join()
+	timing := st.tierStyle(v.InForce.Tier()).Render(v.InForce.String())
+	if v.Target.Valid() && v.Target != v.InForce {
+		timing += st.muted.Render(" → ") + st.tierStyle(v.Target.Tier()).Render(v.Target.String())
 	}
-	line2 = fit(line2, w)
-	out := []string{line1, line2}
-	// The lobby's pairs not connected yet: which pair and what
-	// is tried, so a lobby that does not start says why.
+	badge := st.badgeWord(v.InForce.Tier())
+	if v.Target.Valid() && v.Target.Tier() != v.InForce.Tier() {
+		badge += st.muted.Render("→") + st.badgeWord(v.Target.Tier())
+	}
+	return timing + " " + badge
+}
+
+// noteLines adds to out the lines under the session line: the lobby's
+// pairs not connected yet (which pair and what is tried, so a lobby that
+// does not start says why), and the diagnosis's verdict, when there is
+// one: at most two lines, ended between words; the Diagnosis view has the
+// whole of it.
+func (p *headerPane) noteLines(out []string, v *probe.View, hs headerStatus, w int) []string {
+	st := &p.st
 	if !v.Started && v.Lobby != nil {
 		for _, l := range pendingLines(v.Lobby.Pending, maxPendingLines) {
 			out = append(out, fit("  "+st.warn.Render(l), w))
 		}
 	}
-	// The diagnosis's verdict, when there is one: at most two
-	// lines, ended between words; the Diagnosis view has the whole of it.
 	if d := v.Diagnosis; d != nil && d.Verdict != "" && !hs.noVerdict {
 		lines := wrap(textOf(d.Verdict), w-2)
 		if len(lines) > 2 {

@@ -35,8 +35,33 @@ func stagedSteps(inForce, target rungs.Timing, fps int) []rungs.Timing {
 	return steps
 }
 
-// ladderPane is the rung ladder; it keeps nothing of its own.
-type ladderPane struct{ *ctx }
+// ladderPane is the rung ladder; it keeps only its last drawing.
+type ladderPane struct {
+	*ctx
+	drawn memo[ladderKey, []string]
+}
+
+// ladderKey is what the ladder is drawn from: the timings, not the rest
+// of the session.
+type ladderKey struct {
+	inForce, target, need rungs.Timing
+	staged                bool
+	fps, w, h             int
+	theme                 string
+}
+
+// cached is the rung ladder: it changes only with the timings.
+func (p *ladderPane) cached(s *session, w, h int) []string {
+	v := &s.view
+	need := rungs.Timing{}
+	if rtt, ok := worstRTT(s); ok && v.FPS > 0 {
+		need = rungs.Need(rtt, v.FPS)
+	}
+	out := p.drawn.get(ladderKey{v.InForce, v.Target, need, v.Staged, v.FPS, w, h, p.st.theme.Name}, func() []string {
+		return p.ladder(s, w, h)
+	})
+	return out[:len(out):len(out)]
+}
 
 // worstRTT is the longest measured SRTT among the current links.
 func worstRTT(s *session) (time.Duration, bool) {
@@ -64,15 +89,41 @@ func (p *ladderPane) ladder(s *session, w, height int) []string {
 		title += st.muted.Render(" at " + strconv.Itoa(fps) + " fps")
 	}
 	out := []string{p.rule(title, w)}
-	inForce, target := v.InForce, v.Target
-	need := rungs.Timing{}
+	marks := ladderMarks{inForce: v.InForce, target: v.Target}
 	if rtt, ok := worstRTT(s); ok && fps > 0 {
-		need = rungs.Need(rtt, fps)
+		marks.need = rungs.Need(rtt, fps)
 	}
+	for _, t := range ladderRows(marks) {
+		out = append(out, p.rungLine(t, marks, fps, w))
+	}
+	if v.Staged {
+		steps := stagedSteps(v.InForce, v.Target, max(fps, 1))
+		parts := make([]string, len(steps))
+		for i, t := range steps {
+			parts[i] = st.tierStyle(t.Tier()).Render(t.String())
+		}
+		out = append(out, fit(st.warn.Render("staged ")+strings.Join(parts, st.muted.Render(" › ")), w))
+	}
+	legend := st.accent.Render("▶") + st.muted.Render(" in force ") + st.accent.Render("◆") + st.muted.Render(" target ") + st.muted.Render("○ needed now")
+	out = append(out, fit(legend, w))
+	if len(out) > height {
+		// Keep the title, the rows around the marks, the staged line and
+		// the legend: drop rows far from in force and target first.
+		out = trimLadder(out, height)
+	}
+	return out
+}
+
+// ladderMarks are the timings the ladder marks: in force, the target and
+// what the worst link's round trip needs now.
+type ladderMarks struct{ inForce, target, need rungs.Timing }
+
+// ladderRows are the ladder's rows, top first: the extended look-aheads
+// past rung 10 that a mark is on, widest first, then rungs 10 to 1.
+func ladderRows(m ladderMarks) []rungs.Timing {
 	rows := []rungs.Timing{}
-	// Extended look-aheads past rung 10, widest first.
 	var ext []rungs.Timing
-	for _, t := range []rungs.Timing{inForce, target, need} {
+	for _, t := range []rungs.Timing{m.inForce, m.target, m.need} {
 		if t.Valid() && t.SendPeriod == rungs.Rungs && t.Extended() && !containsTiming(ext, t) {
 			ext = append(ext, t)
 		}
@@ -88,66 +139,55 @@ func (p *ladderPane) ladder(s *session, w, height int) []string {
 	for n := rungs.Rungs; n >= 1; n-- {
 		rows = append(rows, rungs.RungTiming(n))
 	}
-	showCovers := w >= 34
-	for _, t := range rows {
-		mark := func(c string, on bool) string {
-			if on {
-				return c
-			}
-			return " "
+	return rows
+}
+
+// rungLine is the row of timing t: its marks, rung, timing and tier, the
+// round trip it covers when the width allows, and notes on in force and
+// target.
+func (p *ladderPane) rungLine(t rungs.Timing, m ladderMarks, fps, w int) string {
+	st := &p.st
+	mark := func(c string, on bool) string {
+		if on {
+			return c
 		}
-		// A staged step between rungs (2/8 on its way to 2/6) sits on its
-		// rung's row.
-		onRow := func(x rungs.Timing) bool {
-			return x.Valid() && (x == t || (!t.Extended() && x.Extended() && x.SendPeriod != rungs.Rungs && x.Rung() == t.Rung()))
-		}
-		isIn, isTarget, isNeed := onRow(inForce), onRow(target), onRow(need)
-		marks := st.accent.Render(mark("▶", isIn)) + st.accent.Render(mark("◆", isTarget)) + st.muted.Render(mark("○", isNeed))
-		rung := "   "
-		if !t.Extended() {
-			rung = fmt.Sprintf("%2d ", t.Rung())
-		}
-		ts := st.tierStyle(t.Tier())
-		line := marks + " " + st.muted.Render(rung) + ts.Render(fit(t.String(), 6)) + " " + ts.Render(fit(t.Tier().String(), 6))
-		if showCovers && fps > 0 {
-			line += st.muted.Render(padLeft("≤"+fmtWait(t.MaxRTT(fps)), 7))
-		}
-		var notes []string
-		if isIn {
-			if inForce != t {
-				notes = append(notes, "in force "+inForce.String())
-			} else {
-				notes = append(notes, "in force")
-			}
-		}
-		if isTarget {
-			notes = append(notes, "target")
-		}
-		if len(notes) > 0 {
-			note := strings.Join(notes, ", ")
-			if len(notes) > 1 && lipgloss.Width(line)+1+lipgloss.Width(note) > w {
-				note = "both" // the ▶◆ marks say which
-			}
-			line += " " + st.text.Render(note)
-		}
-		out = append(out, fit(line, w))
+		return " "
 	}
-	if v.Staged {
-		steps := stagedSteps(inForce, target, max(fps, 1))
-		parts := make([]string, len(steps))
-		for i, t := range steps {
-			parts[i] = st.tierStyle(t.Tier()).Render(t.String())
+	// A staged step between rungs (2/8 on its way to 2/6) sits on its
+	// rung's row.
+	onRow := func(x rungs.Timing) bool {
+		return x.Valid() && (x == t || (!t.Extended() && x.Extended() && x.SendPeriod != rungs.Rungs && x.Rung() == t.Rung()))
+	}
+	isIn, isTarget, isNeed := onRow(m.inForce), onRow(m.target), onRow(m.need)
+	marks := st.accent.Render(mark("▶", isIn)) + st.accent.Render(mark("◆", isTarget)) + st.muted.Render(mark("○", isNeed))
+	rung := "   "
+	if !t.Extended() {
+		rung = fmt.Sprintf("%2d ", t.Rung())
+	}
+	ts := st.tierStyle(t.Tier())
+	line := marks + " " + st.muted.Render(rung) + ts.Render(fit(t.String(), 6)) + " " + ts.Render(fit(t.Tier().String(), 6))
+	if showCovers := w >= 34; showCovers && fps > 0 {
+		line += st.muted.Render(padLeft("≤"+fmtWait(t.MaxRTT(fps)), 7))
+	}
+	var notes []string
+	if isIn {
+		if m.inForce != t {
+			notes = append(notes, "in force "+m.inForce.String())
+		} else {
+			notes = append(notes, "in force")
 		}
-		out = append(out, fit(st.warn.Render("staged ")+strings.Join(parts, st.muted.Render(" › ")), w))
 	}
-	legend := st.accent.Render("▶") + st.muted.Render(" in force ") + st.accent.Render("◆") + st.muted.Render(" target ") + st.muted.Render("○ needed now")
-	out = append(out, fit(legend, w))
-	if len(out) > height {
-		// Keep the title, the rows around the marks, the staged line and
-		// the legend: drop rows far from in force and target first.
-		out = trimLadder(out, height)
+	if isTarget {
+		notes = append(notes, "target")
 	}
-	return out
+	if len(notes) > 0 {
+		note := strings.Join(notes, ", ")
+		if len(notes) > 1 && lipgloss.Width(line)+1+lipgloss.Width(note) > w {
+			note = "both" // the ▶◆ marks say which
+		}
+		line += " " + st.text.Render(note)
+	}
+	return fit(line, w)
 }
 
 func containsTiming(ts []rungs.Timing, t rungs.Timing) bool {

@@ -11,7 +11,25 @@ import (
 // list on the Messages view, where ↑/↓ scroll it (top).
 type messagesPane struct {
 	*ctx
-	top int // newest messages skipped on the Messages view
+	top   int // newest messages skipped on the Messages view
+	drawn memo[msgsKey, []string]
+}
+
+// msgsKey is what the overview's message list is drawn from.
+type msgsKey struct {
+	s     *session
+	msgN  uint64
+	w, h  int
+	theme string
+}
+
+// cached is the overview's message list: it changes only with a new
+// message.
+func (p *messagesPane) cached(s *session, w, h int) []string {
+	out := p.drawn.get(msgsKey{s, s.msgN, w, h, p.st.theme.Name}, func() []string {
+		return p.pane(s, w, h)
+	})
+	return out[:len(out):len(out)]
 }
 
 // scroll moves the Messages view's list by d.

@@ -97,7 +97,7 @@ type Model struct {
 	// on the wall clock.
 	tick func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
-	parts   caches // the parts of the picture, kept with their inputs
+	foot    memo[footerKey, string] // the footer, kept with its inputs
 	cache   string
 	dirty   bool
 	renders int // pictures drawn, for tests of the redraw cache
@@ -131,7 +131,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 	}
 	c := &ctx{r: r, keys: newKeyMap(), help: help.New()}
 	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
-	m.header, m.table, m.charts, m.ladder = headerPane{c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{c}
+	m.header, m.table, m.charts, m.ladder = headerPane{ctx: c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{ctx: c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	m.diag = diagnosisPane{ctx: c}
 	m.ring = bellCmd(out)
@@ -403,10 +403,8 @@ func (m *Model) render() string {
 	// The hit map is not cleared: a part drawn from its cache keeps (or
 	// restores) its own entries, and every view sets hasTable.
 	hs := m.headerStatus()
-	head := m.parts.header.get(headerKey{s, headerInputsOf(s), hs, w, m.st.theme.Name}, func() []string {
-		return m.header.view(s, hs, w)
-	})
-	foot := m.parts.footer.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name}, func() string {
+	head := m.header.cached(s, hs, w)
+	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name}, func() string {
 		return m.footer(w)
 	})
 	bh := h - len(head) - 1
@@ -452,6 +450,14 @@ func (m *Model) headerStatus() headerStatus {
 func (m *Model) tooSmall() string {
 	msg := fmt.Sprintf("lagscope needs a terminal of at least %d×%d.\nThis one is %d×%d: please make it larger.", MinWidth, MinHeight, m.w, m.h)
 	return lipgloss.Place(m.w, m.h, lipgloss.Center, lipgloss.Center, msg)
+}
+
+// footerKey is what the footer is drawn from.
+type footerKey struct {
+	flash  string
+	w      int
+	dialog bool
+	theme  string
 }
 
 func (m *Model) footer(w int) string {

@@ -5,37 +5,34 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lagscope/lagscope/probe"
 )
 
 // playersPane is the Players view; it keeps nothing of its own.
 type playersPane struct{ *ctx }
 
-// playersScreen lists every machine of the session with its latest report
-// (S5–S8), and ranks whom this machine has waited for.
+// view lists every machine of the session with its latest report
+// (S5–S8), the host's relayed pairs, and ranks whom this machine has
+// waited for.
 func (p *playersPane) view(s *session, w, h int) string {
+	out := p.playerLines(s, w)
+	out = p.relayLines(out, s, w)
+	out = p.waitLines(out, s, w)
+	return block(out, w, h)
+}
+
+// playerLines are the Players table: its title, heading and a row per
+// machine.
+func (p *playersPane) playerLines(s *session, w int) []string {
 	st := &p.st
 	out := []string{p.rule(st.title.Render("Players")+st.muted.Render("  latest reports: round trip, longest wait, processing time"), w)}
 	head := fit("  "+fit("PLAYER", 14)+fit("ROLE", 18)+padLeft("FRAME", 8)+padLeft("RTT ms", 9)+padLeft("LONGEST", 9)+padLeft("PROCESS", 9)+"  REPORT", w)
 	out = append(out, st.muted.Render(head))
-	for _, p := range s.view.Players {
-		var role []string
-		if p.Self {
-			role = append(role, "you")
-		}
-		if p.Master {
-			role = append(role, "master")
-		}
-		if p.Observer {
-			role = append(role, "observer")
-		}
-		if p.Removed {
-			role = append(role, "left")
-		}
-		if len(role) == 0 {
-			role = append(role, "player")
-		}
+	for i := range s.view.Players {
+		pv := &s.view.Players[i]
 		rep, rtt, wait, proc, fresh := unknown, unknown, unknown, unknown, unknown
-		if r := p.Report; r != nil {
+		if r := pv.Report; r != nil {
 			rep = strconv.Itoa(r.Frame)
 			if r.RTT != nil {
 				rtt = fmtMs(*r.RTT, true)
@@ -48,31 +45,65 @@ func (p *playersPane) view(s *session, w, h int) string {
 				fresh = "fresh"
 			}
 		}
-		line := "  " + st.text.Render(fit(p.Name, 14)) + st.muted.Render(fit(strings.Join(role, ", "), 18)) +
+		line := "  " + st.text.Render(fit(pv.Name, 14)) + st.muted.Render(fit(roleOf(pv), 18)) +
 			st.text.Render(padLeft(rep, 8)+padLeft(rtt, 9)+padLeft(wait, 9)+padLeft(proc, 9)) + "  " + st.text.Render(fresh)
 		out = append(out, fit(line, w))
 	}
 	if len(s.view.Players) == 0 {
 		out = append(out, st.muted.Render("  no players yet"))
 	}
-	if len(s.view.Relay) > 0 {
-		// The host's relay: what it forwarded for each pair
-		// that found no direct path, and what it refused over the pair's
-		// budget.
-		out = append(out, "", p.rule(st.title.Render("Relayed through this machine")+st.muted.Render("  pairs with no direct path"), w))
-		out = append(out, st.muted.Render(fit("  "+fit("PAIR", 22)+padLeft("FORWARDED", 11)+padLeft("BYTES", 10)+padLeft("REFUSED", 10)+padLeft("BYTES", 10), w)))
-		for i := range s.view.Relay {
-			r := &s.view.Relay[i]
-			refused := st.text
-			if r.RefusedDatagrams > 0 {
-				refused = st.warn
-			}
-			line := "  " + st.text.Render(fit(textOf(r.Between[0])+" "+markRelayed+" "+textOf(r.Between[1]), 22)) +
-				st.text.Render(padLeft(fmtCount(r.Datagrams, true), 11)+padLeft(fmtBytes(r.Bytes), 10)) +
-				refused.Render(padLeft(fmtCount(r.RefusedDatagrams, true), 10)+padLeft(fmtBytes(r.RefusedBytes), 10))
-			out = append(out, fit(line, w))
-		}
+	return out
+}
+
+// roleOf is a machine's roles in the session, in words.
+func roleOf(p *probe.PlayerView) string {
+	var role []string
+	if p.Self {
+		role = append(role, "you")
 	}
+	if p.Master {
+		role = append(role, "master")
+	}
+	if p.Observer {
+		role = append(role, "observer")
+	}
+	if p.Removed {
+		role = append(role, "left")
+	}
+	if len(role) == 0 {
+		role = append(role, "player")
+	}
+	return strings.Join(role, ", ")
+}
+
+// relayLines add the host's relay to out, when it relays: what it
+// forwarded for each pair that found no direct path, and what it refused
+// over the pair's budget.
+func (p *playersPane) relayLines(out []string, s *session, w int) []string {
+	if len(s.view.Relay) == 0 {
+		return out
+	}
+	st := &p.st
+	out = append(out, "", p.rule(st.title.Render("Relayed through this machine")+st.muted.Render("  pairs with no direct path"), w))
+	out = append(out, st.muted.Render(fit("  "+fit("PAIR", 22)+padLeft("FORWARDED", 11)+padLeft("BYTES", 10)+padLeft("REFUSED", 10)+padLeft("BYTES", 10), w)))
+	for i := range s.view.Relay {
+		r := &s.view.Relay[i]
+		refused := st.text
+		if r.RefusedDatagrams > 0 {
+			refused = st.warn
+		}
+		line := "  " + st.text.Render(fit(textOf(r.Between[0])+" "+markRelayed+" "+textOf(r.Between[1]), 22)) +
+			st.text.Render(padLeft(fmtCount(r.Datagrams, true), 11)+padLeft(fmtBytes(r.Bytes), 10)) +
+			refused.Render(padLeft(fmtCount(r.RefusedDatagrams, true), 10)+padLeft(fmtBytes(r.RefusedBytes), 10))
+		out = append(out, fit(line, w))
+	}
+	return out
+}
+
+// waitLines add to out the peers this machine has waited for, longest
+// first, each with a bar on one scale.
+func (p *playersPane) waitLines(out []string, s *session, w int) []string {
+	st := &p.st
 	out = append(out, "", p.rule(st.title.Render("Who made us wait")+st.muted.Render("  time this machine spent waiting for each peer's commands"), w))
 	links := s.current()
 	// Peers we never waited for are not ranked.
@@ -100,5 +131,5 @@ func (p *playersPane) view(s *session, w, h int) string {
 		bar := st.worst.Render(strings.Repeat("█", n)) + st.border.Render(strings.Repeat("·", barW-n))
 		out = append(out, fit("  "+st.text.Render(fit(l.peer, 14))+padLeft(fmtWait(l.last.Caused), 8)+"  "+bar, w))
 	}
-	return block(out, w, h)
+	return out
 }

@@ -49,7 +49,7 @@ func (m *Model) overview(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	n := len(s.view.Links)
 	tableRows := min(max(n, 1), max(3, (h-minChartH-lanesH-minMessages-1)))
-	table := m.cachedTable(s, w, tableRows, y)
+	table := m.table.cached(s, w, tableRows, y)
 	if anyLinkRelayed(s) {
 		// A relayed link's round trip is not the player's own
 		// line; the table says so under itself.
@@ -66,19 +66,19 @@ func (m *Model) overview(s *session, w, h, y int) string {
 			rightW = w * 2 / 5
 		}
 		leftW := w - rightW - 1
-		ladder := m.cachedLadder(s, rightW, rest)
-		msgs := m.cachedMessages(s, rightW, rest-len(ladder))
+		ladder := m.ladder.cached(s, rightW, rest)
+		msgs := m.msgs.cached(s, rightW, rest-len(ladder))
 		right := block(append(ladder, msgs...), rightW, rest)
-		left := m.cachedChart(s, focus, leftW, rest)
+		left := m.charts.cached(s, focus, leftW, rest)
 		return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right)
 	}
 	msgH := max(minMessages, rest-minChartH-lanesH-4)
 	msgH = min(msgH, 6)
 	mid := rest - msgH
 	leftW := w - ladderW - 1
-	left := m.cachedChart(s, focus, leftW, mid)
-	right := block(m.cachedLadder(s, ladderW, mid), ladderW, mid)
-	msgs := block(m.cachedMessages(s, w, msgH), w, msgH)
+	left := m.charts.cached(s, focus, leftW, mid)
+	right := block(m.ladder.cached(s, ladderW, mid), ladderW, mid)
+	msgs := block(m.msgs.cached(s, w, msgH), w, msgH)
 	return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right) + "\n" + msgs
 }
 

@@ -2,25 +2,23 @@ package ui
 
 import (
 	"sort"
-
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/units"
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/probe"
-	"github.com/lagscope/lagscope/rungs"
 )
 
 // tablePane is the link table: one row per private link, its cursor, its
 // sort order and how far it is scrolled.
 type tablePane struct {
 	*ctx
-	numBuf   []byte // scratch for a row's numbers
+	row      rowWriter // builds a row; its scratch is kept between rows
 	heading  memo[headingKey, tableHeading]
-	selected string // the link under the cursor, by peer
+	drawn    memo[tableKey, tablePart] // the whole table, with its hit map
+	selected string                    // the link under the cursor, by peer
 	sortBy   sortKey
 	sortDesc bool
 	top      int // first row shown
@@ -32,8 +30,8 @@ func (p *tablePane) key(msg tea.KeyMsg) bool {
 	k := &p.keys
 	switch {
 	case key.Matches(msg, k.Sort):
-		p.sortBy = (p.sortBy + 1) % sortKeys
-		p.sortDesc = p.sortBy != sortHouse && p.sortBy != sortPeer
+		p.sortBy = nextSort(p.sortBy)
+		p.sortDesc = firstDesc(p.sortBy)
 	case key.Matches(msg, k.Reverse):
 		p.sortDesc = !p.sortDesc
 	default:
@@ -50,7 +48,7 @@ func (p *tablePane) sortOn(k sortKey) {
 		return
 	}
 	p.sortBy = k
-	p.sortDesc = k != sortHouse && k != sortPeer
+	p.sortDesc = firstDesc(k)
 }
 
 // move moves the cursor d rows through s's links.
@@ -79,7 +77,8 @@ func indexOf(links []*linkHist, peer string) int {
 	return -1
 }
 
-// sortKey is a link-table column to sort by.
+// sortKey is what the link table is sorted by: the house order, or a
+// column (tableCols says which).
 type sortKey int
 
 const (
@@ -94,46 +93,7 @@ const (
 	sortIn
 	sortOut
 	sortWait
-	sortKeys
 )
-
-var sortNames = [...]string{"house order", "peer", "state", "SRTT", "RTTVAR", "RTO", "connection timeout", "resend share", "inbound loss", "outbound loss", "wait"}
-
-var stateRank = [...]int{probe.LinkMeasured: 0, probe.LinkProvisional: 1, probe.LinkUnmeasured: 2, probe.LinkBad: 3}
-
-// sortValue is a row's value in a numeric column; ok is false for unknown,
-// which always sorts last.
-func sortValue(h *linkHist, k sortKey) (float64, bool) {
-	switch k {
-	case sortHouse:
-		return 0, true
-	case sortState:
-		if int(h.last.State) >= len(stateRank) {
-			return 0, false
-		}
-		return float64(stateRank[h.last.State]), true
-	case sortSRTT:
-		return msOf(h.last.SRTT, h.last.RTTKnown)
-	case sortRTTVAR:
-		return msOf(h.last.RTTVAR, h.last.RTTKnown)
-	case sortRTO:
-		return units.Millis(h.last.RTO), true
-	case sortConn:
-		return units.Millis(h.last.ConnTimeout), true
-	case sortResend:
-		s := h.windowShares().resend
-		return s.v, s.ok
-	case sortIn:
-		s := h.windowShares().in
-		return s.v, s.ok
-	case sortOut:
-		s := h.windowShares().out
-		return s.v, s.ok
-	case sortWait:
-		return float64(h.last.Caused), true
-	}
-	return 0, false
-}
 
 // sorted lists the current links in the table's order.
 func (p *tablePane) sorted(s *session) []*linkHist {
@@ -146,15 +106,20 @@ func (p *tablePane) sorted(s *session) []*linkHist {
 		}
 		return links
 	}
+	c := columnOf(p.sortBy)
+	if c == nil {
+		return links
+	}
+	value := c.value
 	sort.SliceStable(links, func(i, j int) bool {
-		if p.sortBy == sortPeer {
+		if value == nil {
 			if p.sortDesc {
 				return links[i].peer > links[j].peer
 			}
 			return links[i].peer < links[j].peer
 		}
-		a, aok := sortValue(links[i], p.sortBy)
-		b, bok := sortValue(links[j], p.sortBy)
+		a, aok := value(links[i])
+		b, bok := value(links[j])
 		if aok != bok {
 			return aok
 		}
@@ -215,36 +180,9 @@ const (
 	standOutMs    = 5.0
 )
 
-// column is one link-table column in its wide and narrow forms.
-type column struct {
-	key         sortKey
-	head, short string
-	w, nw       int // widths: wide, narrow
-	right       bool
-}
-
-// Headings are words a player reads; the short forms (each in the `?`
-// glossary) are used only where the width forces them. Every width leaves
-// room for the sort arrow after the heading, so the arrow never hides a
-// unit.
-var tableCols = []column{
-	{sortPeer, "PLAYER", "PLAYER", 10, 8, false},
-	{sortState, "STATE", "STATE", 11, 6, false},
-	{sortSRTT, "RTT ms", "RTT", 7, 5, true},
-	{sortRTTVAR, "JITTER", "JIT", 7, 5, true},
-	{sortRTO, "RETRY ms", "RETRY", 9, 6, true},
-	{sortConn, "TIMEOUT", "T/O", 8, 5, true},
-	{sortResend, "RESENT", "RSND", 7, 5, true},
-	{sortIn, "LOST IN", "IN", 8, 5, true},
-	{sortOut, "LOST OUT", "OUT", 9, 5, true},
-	{sortWait, "WAITED", "WAIT", 7, 6, true},
-}
-
 // wideTable is the width from which the table uses its long headings and
 // state names.
 const wideTable = 100
-
-var shortState = map[probe.LinkState]string{probe.LinkMeasured: "meas", probe.LinkProvisional: "prov", probe.LinkUnmeasured: "unmeas", probe.LinkBad: "BAD"}
 
 // sparkFloor is the least top of the sparklines' scale, in ms: about what
 // rung 2 covers at 30 fps, so bars reach the top only for round trips that
@@ -254,22 +192,49 @@ const sparkFloor = 250.0
 // sparkRunes draw a sparkline, lowest first.
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
+// tableKey is what the table is drawn from.
+type tableKey struct {
+	s             *session
+	gen           uint64
+	w, rows, y    int
+	sel           string
+	by            sortKey
+	desc          bool
+	top           int
+	theme         string
+	hasRowsToDraw bool
+}
+
+// tablePart is the drawn table and the table's part of the hit map,
+// restored with the lines.
+type tablePart struct {
+	lines []string
+	hits  hitMap
+}
+
+// cached is the link table, drawn again only when its inputs change; its
+// hit map comes back with it.
+func (p *tablePane) cached(s *session, w, rows, y int) []string {
+	k := tableKey{s, s.gen, w, rows, y, p.selected, p.sortBy, p.sortDesc, p.top, p.st.theme.Name, len(s.view.Links) > 0}
+	part := p.drawn.get(k, func() tablePart {
+		lines := p.linkTable(s, w, rows, y)
+		h := &p.hits
+		return tablePart{lines: lines, hits: hitMap{tableY: h.tableY, hasTable: h.hasTable,
+			rows: append([]string(nil), h.rows...), cols: append([]span(nil), h.cols...), colKeys: append([]sortKey(nil), h.colKeys...)}}
+	})
+	h := &p.hits
+	h.tableY, h.hasTable = part.hits.tableY, part.hits.hasTable
+	h.rows, h.cols, h.colKeys = part.hits.rows, part.hits.cols, part.hits.colKeys
+	return part.lines[:len(part.lines):len(part.lines)]
+}
+
 // linkTable draws the heading and up to rows links, scrolled so the cursor
 // stays visible. y is the screen row of the heading, for the mouse.
 func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
 	st := &p.st
 	links := p.sorted(s)
 	wide := w >= wideTable
-	widths := make([]int, len(tableCols))
-	fixed := 2
-	for i, c := range tableCols {
-		widths[i] = c.nw
-		if wide {
-			widths[i] = c.w
-		}
-		fixed += widths[i] + 1
-	}
-	sparkW := max(0, w-fixed)
+	widths, sparkW := tableWidths(w)
 
 	// Heading, with the sort column marked: the same until the width,
 	// the order or the theme change.
@@ -326,6 +291,21 @@ func (p *tablePane) linkTable(s *session, w, rows, y int) []string {
 		out[len(out)-1] = fit(last, w-lipgloss.Width(more)) + more
 	}
 	return out
+}
+
+// tableWidths are the columns' widths in a table w cells wide, and the
+// room left for the sparklines after the gutter and the columns.
+func tableWidths(w int) (widths []int, sparkW int) {
+	widths = make([]int, len(tableCols))
+	fixed := 2
+	for i, c := range tableCols {
+		widths[i] = c.nw
+		if w >= wideTable {
+			widths[i] = c.w
+		}
+		fixed += widths[i] + 1
+	}
+	return widths, max(0, w-fixed)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -396,152 +376,32 @@ func (p *tablePane) drawHeading(widths []int, sparkW int, wide bool, w int) tabl
 	return th
 }
 
-// linkRow draws one link. The selected row is drawn plain and then reversed
-// as a whole, so inner colours cannot break the highlight. The row is built
-// in one buffer, its numbers formatted into a scratch buffer, so that a new
-// picture costs a few allocations per row rather than dozens.
+// linkRow draws one link: its gutter, a cell for each column and its
+// sparkline. The selected row is drawn plain and then reversed as a whole,
+// so inner colours cannot break the highlight.
 func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, fps int, wide, selected, isWorst bool, w int) string {
 	st := &p.st
-	lv := &h.last
-	var b strings.Builder
-	b.Grow(w*3 + 256)
-	// Column 0 is the cursor, column 1 the worst link's mark.
-	gutter := "  "
-	switch {
-	case selected && isWorst:
-		gutter = ">!"
-	case selected:
-		gutter = "> "
-	case isWorst:
-		gutter = " !"
+	r := &p.row
+	r.b = strings.Builder{} // the last row's buffer is that row's line now
+	r.b.Grow(w*3 + 256)
+	r.st, r.sh, r.fps, r.wide, r.selected, r.worst = st, h.windowShares(), fps, wide, selected, isWorst
+	b := &r.b
+	writeGutter(b, st, selected, isWorst)
+	for i := range tableCols {
+		tableCols[i].cell(r, h, widths[i])
 	}
-	if isWorst && !selected {
-		st.worst.put(&b, gutter)
-	} else {
-		b.WriteString(gutter)
-	}
-	// cell writes text fitted to its column in style (plain when the row
-	// is selected), padded on the left for a number.
-	cell := func(i int, text string, style paint, right bool) {
-		if right && text == unknown {
-			style = st.muted
-		}
-		cw := widths[i]
-		n := width(text)
-		switch {
-		case selected && (!right || n >= cw):
-			writeFit(&b, text, cw)
-		case selected:
-			writeSpaces(&b, cw-n)
-			b.WriteString(text)
-		case !right && n < cw && style.plainRun() && style.ok(text):
-			b.WriteString(style.pre)
-			b.WriteString(text)
-			writeSpaces(&b, cw-n)
-			b.WriteString(style.suf)
-		case !right || n >= cw:
-			style.put(&b, fit(text, cw))
-		case style.plainRun():
-			b.WriteString(style.pre)
-			writeSpaces(&b, cw-n)
-			b.WriteString(text)
-			b.WriteString(style.suf)
-		default:
-			style.put(&b, padLeft(text, cw))
-		}
-		b.WriteByte(' ')
-	}
-	// num is a formatted number (ASCII) from the scratch buffer.
-	num := func(i int, txt []byte, style paint) {
-		cw := widths[i]
-		if len(txt) < cw && style.plainRun() {
-			if !selected {
-				b.WriteString(style.pre)
-			}
-			writeSpaces(&b, cw-len(txt))
-			b.Write(txt)
-			if !selected {
-				b.WriteString(style.suf)
-			}
-			b.WriteByte(' ')
-			return
-		}
-		cell(i, string(txt), style, true)
-	}
-	peer := h.peer
-	if lv.Observer || lv.Relayed {
-		peer = peerLabel(h, widths[0])
-	}
-	if isWorst {
-		cell(0, peer, st.worst, false)
-	} else {
-		cell(0, peer, st.text, false)
-	}
-	state := lv.State.String()
-	if !wide {
-		if s, ok := shortState[lv.State]; ok {
-			state = s
-		}
-	}
-	if state == "" {
-		state = unknown
-	}
-	stStyle := st.muted
-	switch lv.State {
-	case probe.LinkMeasured:
-		stStyle = st.good
-	case probe.LinkProvisional:
-		stStyle = st.warn
-	case probe.LinkBad:
-		stStyle = st.err
-	}
-	cell(1, state, stStyle, false)
-	srttStyle := st.text
-	if lv.RTTKnown && fps > 0 {
-		srttStyle = st.tierStyle(rungs.Need(lv.SRTT, fps).Tier())
-	}
-	sh := h.windowShares()
-	nb := p.numBuf[:0]
-	if lv.RTTKnown {
-		nb = appendMs(nb[:0], lv.SRTT)
-		num(2, nb, srttStyle)
-		nb = appendMs(nb[:0], lv.RTTVAR)
-		num(3, nb, st.text)
-	} else {
-		cell(2, unknown, srttStyle, true)
-		cell(3, unknown, st.text, true)
-	}
-	nb = appendMs(nb[:0], lv.RTO)
-	num(4, nb, st.text)
-	nb = appendSec(nb[:0], lv.ConnTimeout)
-	num(5, nb, st.text)
-	for i, c := range []struct {
-		s     share
-		style paint
-	}{{sh.resend, st.resend}, {sh.in, st.in}, {sh.out, st.out}} {
-		if !c.s.ok {
-			cell(6+i, unknown, c.style, true)
-			continue
-		}
-		nb = appendShare(nb[:0], c.s)
-		num(6+i, nb, c.style)
-	}
-	nb = appendWait(nb[:0], lv.Caused)
-	num(9, nb, st.text)
-	p.numBuf = nb[:0]
-
 	if sparkW >= 4 {
 		sp := tail(h.samples, sparkW)
 		if selected || st.srtt.plainRun() {
 			if !selected {
 				b.WriteString(st.srtt.pre)
 			}
-			writeSparkline(&b, sp, top, sparkW)
+			writeSparkline(b, sp, top, sparkW)
 			if !selected {
 				b.WriteString(st.srtt.suf)
 			}
 		} else {
-			st.srtt.put(&b, sparkline(sp, top, sparkW))
+			st.srtt.put(b, sparkline(sp, top, sparkW))
 		}
 	}
 	line := b.String()
@@ -552,6 +412,25 @@ func (p *tablePane) linkRow(h *linkHist, widths []int, sparkW int, top float64, 
 		return st.selected.Render(line)
 	}
 	return line
+}
+
+// writeGutter writes the row's first two cells: the cursor and the worst
+// link's mark.
+func writeGutter(b *strings.Builder, st *styles, selected, isWorst bool) {
+	gutter := "  "
+	switch {
+	case selected && isWorst:
+		gutter = ">!"
+	case selected:
+		gutter = "> "
+	case isWorst:
+		gutter = " !"
+	}
+	if isWorst && !selected {
+		st.worst.put(b, gutter)
+	} else {
+		b.WriteString(gutter)
+	}
 }
 
 // peerLabel is a peer's name with its observer's and relay's marks, in
