@@ -260,18 +260,18 @@ func (e *Exporter) Handler() http.Handler {
 	return promhttp.HandlerFor(e.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// Serve listens on addr and serves /metrics until ctx ends. A bad address
+// serve listens on addr and serves /metrics until ctx ends. A bad address
 // is returned at once, before anything is served.
-func (e *Exporter) Serve(ctx context.Context, addr string) error {
+func (e *Exporter) serve(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	return e.ServeListener(ctx, l)
+	return e.serveListener(ctx, l)
 }
 
-// ServeListener serves /metrics on l until ctx ends, then closes l.
-func (e *Exporter) ServeListener(ctx context.Context, l net.Listener) error {
+// serveListener serves /metrics on l until ctx ends, then closes l.
+func (e *Exporter) serveListener(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", e.Handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

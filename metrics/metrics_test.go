@@ -325,7 +325,7 @@ func TestServeStopsWithContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- e.ServeListener(ctx, l) }()
+	go func() { done <- e.serveListener(ctx, l) }()
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	r, err := c.Get("http://" + l.Addr().String() + "/metrics")
 	if err != nil {
@@ -339,7 +339,7 @@ func TestServeStopsWithContext(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Serve(context.Background(), "256.0.0.1:bad"); err == nil {
+	if err := e.serve(context.Background(), "256.0.0.1:bad"); err == nil {
 		t.Fatal("a bad address served")
 	}
 }

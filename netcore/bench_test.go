@@ -42,7 +42,7 @@ func BenchmarkReliableSendAndAck(b *testing.B) {
 				a, c, at, ct := benchPair(b, key)
 				msg := make([]byte, size)
 				now := time.Duration(0)
-				for range 2 * SendWindow { // every slot gets its buffer once
+				for range 2 * sendWindow { // every slot gets its buffer once
 					now += time.Millisecond
 					a.Send(now, peerB, ChannelReliable, msg)
 					c.Receive(now, addrA, at.last)
@@ -177,7 +177,7 @@ func BenchmarkNextDeadline(b *testing.B) {
 			// ack and the send cost on their own.
 			b.Run(fmt.Sprintf("ackOnly/links=%d/inflight=%d", n, inFlight), func(b *testing.B) {
 				bl := newBenchLinks(b, n, inFlight)
-				for range 2 * SendWindow {
+				for range 2 * sendWindow {
 					for i := range n {
 						bl.ackOne(time.Millisecond, i)
 					}
@@ -192,7 +192,7 @@ func BenchmarkNextDeadline(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("afterAck/links=%d/inflight=%d", n, inFlight), func(b *testing.B) {
 				bl := newBenchLinks(b, n, inFlight)
-				for range 2 * SendWindow { // every buffer and slot grows once
+				for range 2 * sendWindow { // every buffer and slot grows once
 					for i := range n {
 						bl.ackOne(time.Millisecond, i)
 					}

@@ -30,18 +30,18 @@ func TestNextDeadlineFollowsEveryTimer_T8(t *testing.T) {
 	a.ep.Send(0, peerB, ChannelGlobal, bytes.Repeat([]byte("g"), MaxDataPayload+1))
 	g := a.tr.take()
 	b.ep.Receive(ms(10), addrA, g[0].data)
-	expect(b, ms(10)+DefaultGlobalTimeout, "half a global message")
+	expect(b, ms(10)+defaultGlobalTimeout, "half a global message")
 	b.ep.Receive(ms(20), addrA, u[0].data)
 	expect(b, ms(20)+minReassemblyTimeout, "and half an unreliable one")
 	b.ep.Receive(ms(30), addrA, u[1].data)
-	expect(b, ms(10)+DefaultGlobalTimeout, "the unreliable one whole")
-	b.ep.Tick(ms(10) + DefaultGlobalTimeout)
+	expect(b, ms(10)+defaultGlobalTimeout, "the unreliable one whole")
+	b.ep.Tick(ms(10) + defaultGlobalTimeout)
 	expect(b, far, "the global one expired")
 	drop(b)
 
 	// Retries come and go with sends and acks.
-	expect(a, DefaultGlobalRetry, "A's global message retried (T14)")
-	runTicks(t, a, DefaultGlobalTimeout, nil)
+	expect(a, defaultGlobalRetry, "A's global message retried (T14)")
+	runTicks(t, a, defaultGlobalTimeout, nil)
 	drop(a)
 	expect(a, far, "and dropped at its timeout")
 	measure(t, a, b, 20*time.Second, ms(100))
@@ -78,7 +78,7 @@ func TestNextDeadlineFollowsEveryTimer_T8(t *testing.T) {
 	// A link that goes takes its timers with it.
 	a.ep.AddLink(start, 3, addrC)
 	a.ep.Send(start, 3, ChannelReliable, []byte("y"))
-	expect(a, start+DefaultRetryInterval, "a packet in flight to a third peer")
+	expect(a, start+defaultRetryInterval, "a packet in flight to a third peer")
 	a.ep.RemoveLink(3)
 	expect(a, far, "that link removed")
 }

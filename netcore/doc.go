@@ -28,7 +28,7 @@
 //     leaving, Sent/Retransmitted, LinkReport high-water marks, totals that
 //     never decrease. L7 lives in impair/simnet; L8 is how to read them.
 //     Numbers more than MaxJump from the newest are held back until
-//     believed (ResyncAfter), so a forged one cannot wreck a window (L2).
+//     believed (resyncAfter), so a forged one cannot wreck a window (L2).
 //   - Q5  no datagram above MaxDatagram: messages are cut into fragments,
 //     each a numbered datagram, reassembled within bounds of memory and time.
 //   - Q7  optional pre-shared key: AES-GCM sealing with never-repeating

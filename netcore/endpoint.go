@@ -24,19 +24,19 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	// DefaultRetryInterval and DefaultConnTimeout are the session-fixed
+	// defaultRetryInterval and defaultConnTimeout are the session-fixed
 	// values an unmeasured link uses (T9). The seed leaves them to the
 	// game; 1 s and 10 s are the values of a typical lockstep session.
-	DefaultRetryInterval = time.Second
-	DefaultConnTimeout   = 10 * time.Second
-	// DefaultPingInterval is how often each end reports its inbound totals
+	defaultRetryInterval = time.Second
+	defaultConnTimeout   = 10 * time.Second
+	// defaultPingInterval is how often each end reports its inbound totals
 	// for a link (L4: "once per ping interval"; default 1 s).
-	DefaultPingInterval = time.Second
-	// DefaultGlobalRetry and DefaultGlobalTimeout pace the global channel
+	defaultPingInterval = time.Second
+	// defaultGlobalRetry and defaultGlobalTimeout pace the global channel
 	// (T14): a lobby or chat line retried every half second and given up
 	// after 10 s keeps the channel moving when a peer has gone.
-	DefaultGlobalRetry   = 500 * time.Millisecond
-	DefaultGlobalTimeout = 10 * time.Second
+	defaultGlobalRetry   = 500 * time.Millisecond
+	defaultGlobalTimeout = 10 * time.Second
 	// minReassemblyTimeout is how long a partial unordered message may wait
 	// for its other fragments at least; global messages wait as long as
 	// their sender may still retry them.
@@ -45,14 +45,14 @@ const (
 
 // Errors returned by Endpoint methods.
 var (
-	ErrUnknownPeer     = errors.New("netcore: no link to that peer")
-	ErrPeerID          = errors.New("netcore: peer ID is this endpoint or unassigned")
-	ErrSendChannel     = errors.New("netcore: messages go on the reliable, unreliable or global channel")
-	ErrMessageTooLarge = errors.New("netcore: message larger than MaxMessage")
-	ErrBacklog         = errors.New("netcore: send backlog full")
-	ErrConfig          = errors.New("netcore: bad config")
-	ErrNoSession       = errors.New("netcore: no session yet (token 0 or PeerUnassigned)")
-	ErrLinksOpen       = errors.New("netcore: cannot change identity while links are open")
+	errUnknownPeer     = errors.New("netcore: no link to that peer")
+	errPeerID          = errors.New("netcore: peer ID is this endpoint or unassigned")
+	errSendChannel     = errors.New("netcore: messages go on the reliable, unreliable or global channel")
+	errMessageTooLarge = errors.New("netcore: message larger than MaxMessage")
+	errBacklog         = errors.New("netcore: send backlog full")
+	errConfig          = errors.New("netcore: bad config")
+	errNoSession       = errors.New("netcore: no session yet (token 0 or PeerUnassigned)")
+	errLinksOpen       = errors.New("netcore: cannot change identity while links are open")
 )
 
 // Config sets up an Endpoint.
@@ -157,23 +157,23 @@ type owedAck struct {
 // NewEndpoint builds an endpoint. deliver gets every message that arrives.
 func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, error) {
 	if tr == nil || deliver == nil {
-		return nil, ErrConfig
+		return nil, errConfig
 	}
 	if cfg.RetryInterval <= 0 {
-		cfg.RetryInterval = DefaultRetryInterval
+		cfg.RetryInterval = defaultRetryInterval
 	}
 	if cfg.ConnTimeout <= 0 {
-		cfg.ConnTimeout = DefaultConnTimeout
+		cfg.ConnTimeout = defaultConnTimeout
 	}
-	cfg.ConnTimeout = clamp(cfg.ConnTimeout, MinConnTimeout, MaxConnTimeout)
+	cfg.ConnTimeout = clamp(cfg.ConnTimeout, minConnTimeout, maxConnTimeout)
 	if cfg.PingInterval <= 0 {
-		cfg.PingInterval = DefaultPingInterval
+		cfg.PingInterval = defaultPingInterval
 	}
 	if cfg.GlobalRetry <= 0 {
-		cfg.GlobalRetry = DefaultGlobalRetry
+		cfg.GlobalRetry = defaultGlobalRetry
 	}
 	if cfg.GlobalTimeout <= 0 {
-		cfg.GlobalTimeout = DefaultGlobalTimeout
+		cfg.GlobalTimeout = defaultGlobalTimeout
 	}
 	e := &Endpoint{
 		cfg:     cfg,
@@ -182,7 +182,7 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 		log:     cfg.Logger,
 		links:   make(map[PeerID]*link),
 		bodyOff: HeaderLen,
-		budget:  budget{limit: ReassemblyBudget},
+		budget:  budget{limit: reassemblyBudget},
 	}
 	e.clock, _ = tr.(Clock)
 	if e.log == nil {
@@ -226,7 +226,7 @@ func (e *Endpoint) rekey() error {
 // they were made under the old identity.
 func (e *Endpoint) Rebind(self PeerID, session uint64) error {
 	if len(e.order) > 0 {
-		return ErrLinksOpen
+		return errLinksOpen
 	}
 	old := e.cfg
 	e.cfg.Self, e.cfg.Session = self, session
@@ -245,10 +245,10 @@ func (e *Endpoint) Self() PeerID { return e.cfg.Self }
 // already has a link only moves it to the new address.
 func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) error {
 	if e.cfg.Session == 0 || e.cfg.Self == PeerUnassigned {
-		return ErrNoSession
+		return errNoSession
 	}
 	if peer == e.cfg.Self || peer == PeerUnassigned {
-		return ErrPeerID
+		return errPeerID
 	}
 	if l := e.links[peer]; l != nil {
 		l.addr = addr

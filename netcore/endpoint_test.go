@@ -74,7 +74,7 @@ func TestProvisionalEstimateFromFirstAckOfResentPacket_T4(t *testing.T) {
 	pass(a, b, ms(1600))
 	pass(b, a, ms(2200)) // the ack arrives 2.2 s after the first send
 	st, _ := a.ep.Stats(peerB)
-	if st.State != Provisional || st.SRTT != ms(2200) || st.RTO != MaxRTO {
+	if st.State != Provisional || st.SRTT != ms(2200) || st.RTO != maxRTO {
 		t.Fatalf("after first ack: %v SRTT %v RTO %v, want provisional 2.2s (from first send), RTO 4s", st.State, st.SRTT, st.RTO)
 	}
 	// The first clean sample replaces it.
@@ -93,7 +93,7 @@ func TestResetMeasurementIgnoresEarlierPackets_T5(t *testing.T) {
 	a.ep.ResetMeasurement() // every player ready
 	pass(b, a, ms(9000))    // its ack took the loading time
 	st, _ := a.ep.Stats(peerB)
-	if st.State != Unmeasured || st.SRTT != 0 || st.RTO != DefaultRetryInterval {
+	if st.State != Unmeasured || st.SRTT != 0 || st.RTO != defaultRetryInterval {
 		t.Fatalf("after reset: %v SRTT %v RTO %v, want unmeasured with session values", st.State, st.SRTT, st.RTO)
 	}
 	if st.InFlight != 0 {
@@ -368,7 +368,7 @@ func TestGlobalChannelIsNotBlockedByUnansweredPacket_T14(t *testing.T) {
 	// "lost" still holds the window's start (packets 0 and 1 occupy it), so
 	// 254 of 266 go out and 12 wait; at 3 s "lost" is dropped and 2 go
 	// out, at 3.1 s the 254 are dropped and the last 10 go out.
-	for i := range SendWindow + 10 {
+	for i := range sendWindow + 10 {
 		a.ep.Send(ms(100), peerB, ChannelGlobal, fmt.Appendf(nil, "g%d", i))
 	}
 	drop(a)
@@ -430,23 +430,23 @@ func TestDeliverMayCallBackIntoTheEndpoint(t *testing.T) {
 	if _, ok := b.ep.Stats(peerA); ok {
 		t.Error("link still there")
 	}
-	if err := b.ep.Send(ms(30), peerA, ChannelReliable, nil); err != ErrUnknownPeer {
+	if err := b.ep.Send(ms(30), peerA, ChannelReliable, nil); err != errUnknownPeer {
 		t.Errorf("send on removed link: %v", err)
 	}
 }
 
 func TestConfigAndLinkErrors(t *testing.T) {
-	if _, err := NewEndpoint(Config{Self: 1, Session: token}, nil, func(time.Duration, PeerID, Channel, []byte) {}); err != ErrConfig {
+	if _, err := NewEndpoint(Config{Self: 1, Session: token}, nil, func(time.Duration, PeerID, Channel, []byte) {}); err != errConfig {
 		t.Errorf("nil transport: %v", err)
 	}
 	a, _ := newPair(t, nil)
-	if err := a.ep.AddLink(0, peerA, addrB); err != ErrPeerID {
+	if err := a.ep.AddLink(0, peerA, addrB); err != errPeerID {
 		t.Errorf("link to self: %v", err)
 	}
-	if err := a.ep.AddLink(0, PeerUnassigned, addrB); err != ErrPeerID {
+	if err := a.ep.AddLink(0, PeerUnassigned, addrB); err != errPeerID {
 		t.Errorf("link to unassigned: %v", err)
 	}
-	if err := a.ep.Send(0, peerB, ChannelControl, nil); err != ErrSendChannel {
+	if err := a.ep.Send(0, peerB, ChannelControl, nil); err != errSendChannel {
 		t.Errorf("send on control: %v", err)
 	}
 	// Re-adding a peer moves it to the new address and keeps the link.
@@ -467,14 +467,14 @@ func TestConfigAndLinkErrors(t *testing.T) {
 
 func TestBacklogBeyondSendWindowNeverDrops_T11(t *testing.T) {
 	a, b := newPair(t, nil)
-	const n = 3 * SendWindow
+	const n = 3 * sendWindow
 	for i := range n {
 		if err := a.ep.Send(0, peerB, ChannelReliable, fmt.Appendf(nil, "%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st, _ := a.ep.Stats(peerB)
-	if st.InFlight != SendWindow || st.Backlog != n-SendWindow {
+	if st.InFlight != sendWindow || st.Backlog != n-sendWindow {
 		t.Fatalf("in flight %d, waiting %d", st.InFlight, st.Backlog)
 	}
 	for now := ms(10); len(b.got) < n && now < time.Minute; now += ms(10) {
@@ -489,14 +489,14 @@ func TestBacklogBeyondSendWindowNeverDrops_T11(t *testing.T) {
 			t.Fatalf("delivery %d = %q", i, d.msg)
 		}
 	}
-	// The backlog is bounded: a peer that never answers gets ErrBacklog,
+	// The backlog is bounded: a peer that never answers gets errBacklog,
 	// not unbounded memory.
-	big := make([]byte, MaxMessage)
+	big := make([]byte, maxMessage)
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {
 		err = a.ep.Send(time.Minute, peerB, ChannelReliable, big)
 	}
-	if err != ErrBacklog {
+	if err != errBacklog {
 		t.Errorf("after flooding: %v, want ErrBacklog", err)
 	}
 }

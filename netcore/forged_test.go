@@ -138,8 +138,8 @@ func TestForgedFarNumbersChangeNothing_L2(t *testing.T) {
 			d(ChannelUnreliable, unrel-1<<20, 0),
 			d(ChannelGlobal, glob+5000*k, l.globIn.highest+1),
 			// Reliable packet numbers no conforming sender has in flight.
-			d(ChannelReliable, rel+1, next+SendWindow),
-			d(ChannelReliable, rel+1, next-SendWindow-1),
+			d(ChannelReliable, rel+1, next+sendWindow),
+			d(ChannelReliable, rel+1, next-sendWindow-1),
 			d(ChannelReliable, rel+1, next+1<<31),
 		}
 	})
@@ -203,18 +203,18 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 		send(100, false)
 		send(10000, true)
 		send(100, false)
-		// The first ResyncAfter-1 after the outage are held back; the
+		// The first resyncAfter-1 after the outage are held back; the
 		// one that completes the run and all after it are delivered.
-		if len(b.got) != 200-(ResyncAfter-1) {
-			t.Errorf("delivered %d of 200, want all but %d", len(b.got), ResyncAfter-1)
+		if len(b.got) != 200-(resyncAfter-1) {
+			t.Errorf("delivered %d of 200, want all but %d", len(b.got), resyncAfter-1)
 		}
-		if r := b.ep.Rejected(); r != (RejectCounts{Window: ResyncAfter - 1}) {
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: resyncAfter - 1}) {
 			t.Errorf("rejected %+v", r)
 		}
 		// Sequences 0..10199; judged up to the newest-33; the 10 000 lost
 		// are missing and nothing else (the held ones did arrive).
-		if st, _ := b.ep.Stats(peerA); st.Loss.Expected != 10199-LossWindow || st.Loss.Missing != 10000 {
-			t.Errorf("loss %+v, want %d expected, 10000 missing", st.Loss, 10199-LossWindow)
+		if st, _ := b.ep.Stats(peerA); st.Loss.Expected != 10199-lossWindow || st.Loss.Missing != 10000 {
+			t.Errorf("loss %+v, want %d expected, 10000 missing", st.Loss, 10199-lossWindow)
 		}
 	})
 	for _, keyed := range []bool{true, false} {
@@ -226,7 +226,7 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 		} else {
 			// Without a key a packet number is as forgeable as a
 			// datagram number: the run of resends believes.
-			name, held = "reliable, unkeyed: believed after a run of resends", ResyncAfter-1
+			name, held = "reliable, unkeyed: believed after a run of resends", resyncAfter-1
 		}
 		t.Run(name, func(t *testing.T) { reliableOutage(t, mod, held) })
 	}
@@ -254,8 +254,8 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 		if len(b.got) != 100 {
 			t.Errorf("delivered %d, want each of the 100 once", len(b.got))
 		}
-		// Resends of packets B has are no evidence: ResyncAfter-1 held.
-		if r := b.ep.Rejected(); r != (RejectCounts{Window: ResyncAfter - 1}) {
+		// Resends of packets B has are no evidence: resyncAfter-1 held.
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: resyncAfter - 1}) {
 			t.Errorf("rejected %+v", r)
 		}
 	})
@@ -271,13 +271,13 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 			if err := a.ep.Send(now, peerB, ChannelGlobal, []byte("lost")); err != nil {
 				t.Fatal(err)
 			}
-			if i%SendWindow == SendWindow-1 {
-				now += DefaultGlobalTimeout
+			if i%sendWindow == sendWindow-1 {
+				now += defaultGlobalTimeout
 				a.ep.Tick(now)
 			}
 			drop(a)
 		}
-		now += DefaultGlobalTimeout
+		now += defaultGlobalTimeout
 		a.ep.Tick(now)
 		drop(a)
 		if st, _ := a.ep.Stats(peerB); st.GlobalInFlight != 0 || st.Global.Dropped <= MaxJump {
@@ -293,7 +293,7 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 		if len(b.got) != 2 || string(b.got[1].msg) != "after" {
 			t.Errorf("delivered %d: %+v", len(b.got), b.got)
 		}
-		if r := b.ep.Rejected(); r != (RejectCounts{Window: ResyncAfter - 1}) {
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: resyncAfter - 1}) {
 			t.Errorf("rejected %+v", r)
 		}
 	})
@@ -301,7 +301,7 @@ func TestGenuineLongOutageRecovers_L2(t *testing.T) {
 
 // A forger that knows a link's numbers gets its own message delivered — only
 // a key (Q7) stops that — but cannot lock the link: real traffic is
-// delivered again at once, or after ResyncAfter-1 held back when it had to
+// delivered again at once, or after resyncAfter-1 held back when it had to
 // move the loss window.
 func TestLinkHealsAfterABelievedForgery_L2(t *testing.T) {
 	setup := func(t *testing.T, ch Channel) (a, b *side, l *link) {
@@ -351,7 +351,7 @@ func TestLinkHealsAfterABelievedForgery_L2(t *testing.T) {
 	t.Run("a run of datagram numbers far ahead", func(t *testing.T) {
 		a, b, l := setup(t, ChannelUnreliable)
 		at := l.windows[ChannelUnreliable].highest + 1<<30
-		for i := range uint32(ResyncAfter) {
+		for i := range uint32(resyncAfter) {
 			b.ep.Receive(ms(5), addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelUnreliable, Seq: at + i},
 				AppendData(nil, Data{MsgID: l.unrelIn.last + 1<<30 + i, Payload: forged})))
 		}
@@ -362,7 +362,7 @@ func TestLinkHealsAfterABelievedForgery_L2(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("delivered %q, want %q", got, want)
 		}
-		if r := b.ep.Rejected(); r != (RejectCounts{Window: 2 * (ResyncAfter - 1)}) {
+		if r := b.ep.Rejected(); r != (RejectCounts{Window: 2 * (resyncAfter - 1)}) {
 			t.Errorf("rejected %+v", r)
 		}
 	})
@@ -371,7 +371,7 @@ func TestLinkHealsAfterABelievedForgery_L2(t *testing.T) {
 		b.ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA, Channel: ChannelUnreliable, Seq: 1 << 31},
 			AppendData(nil, Data{MsgID: 1 << 31, Payload: forged})))
 		got := deliverAfter(t, a, b, ChannelUnreliable, 10)
-		if len(got) != 1+10-(ResyncAfter-1) || got[1] != fmt.Sprintf("after %d", ResyncAfter-1) {
+		if len(got) != 1+10-(resyncAfter-1) || got[1] != fmt.Sprintf("after %d", resyncAfter-1) {
 			t.Errorf("delivered %q", got)
 		}
 		if st, _ := b.ep.Stats(peerA); st.Loss != (Loss{}) {

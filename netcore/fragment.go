@@ -8,16 +8,16 @@ import "time"
 //
 // Memory is bounded three ways so that a flood of half-messages cannot grow
 // it: at most maxPartials messages per channel per link (a new one evicts
-// the oldest), each at most MaxMessage bytes, and the endpoint as a whole
-// holds at most ReassemblyBudget bytes of partial messages. A partial
+// the oldest), each at most maxMessage bytes, and the endpoint as a whole
+// holds at most reassemblyBudget bytes of partial messages. A partial
 // message older than its timeout is dropped.
 
 const (
 	maxPartials = 4
-	// ReassemblyBudget bounds the bytes of partial messages an endpoint
+	// reassemblyBudget bounds the bytes of partial messages an endpoint
 	// holds across all links.
-	ReassemblyBudget = 16 << 20
-	fragWords        = (MaxFragments + 63) / 64
+	reassemblyBudget = 16 << 20
+	fragWords        = (maxFragments + 63) / 64
 	// keepBuffer is the largest reassembly buffer a free slot keeps for
 	// reuse, so steady traffic of small fragmented messages does not
 	// allocate while one huge message does not pin its memory.
@@ -32,7 +32,7 @@ type partial struct {
 	lastLen int
 	started time.Duration
 	have    [fragWords]uint64
-	buf     []byte // len count·FragmentPayload while in use
+	buf     []byte // len count·fragmentPayload while in use
 }
 
 type reassembler struct {
@@ -64,14 +64,14 @@ func (r *reassembler) add(now time.Duration, f fragment, b *budget) ([]byte, boo
 	}
 	p.have[w] |= bit
 	p.got++
-	copy(p.buf[int(f.Index)*FragmentPayload:], f.Payload)
+	copy(p.buf[int(f.Index)*fragmentPayload:], f.Payload)
 	if f.Index == f.Count-1 {
 		p.lastLen = len(f.Payload)
 	}
 	if p.got < p.count {
 		return nil, false
 	}
-	msg := p.buf[:int(p.count-1)*FragmentPayload+p.lastLen]
+	msg := p.buf[:int(p.count-1)*fragmentPayload+p.lastLen]
 	r.release(p, b)
 	return msg, true
 }
@@ -101,7 +101,7 @@ func (r *reassembler) claim(now time.Duration, f fragment, b *budget) *partial {
 	if p.inUse {
 		r.release(p, b)
 	}
-	size := int(f.Count) * FragmentPayload
+	size := int(f.Count) * fragmentPayload
 	if b.used+size > b.limit {
 		return nil
 	}

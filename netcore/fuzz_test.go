@@ -16,7 +16,7 @@ import (
 func FuzzDecodeHeader(f *testing.F) {
 	for _, h := range []Header{
 		{Token: 1, Channel: ChannelControl},
-		{Flags: FlagSealed, Token: 7, Sender: 2, Channel: ChannelReliable, Seq: 3, Packet: 4},
+		{Flags: flagSealed, Token: 7, Sender: 2, Channel: ChannelReliable, Seq: 3, Packet: 4},
 		{Token: 7, Sender: PeerUnassigned, Channel: ChannelUnreliable, Seq: 1 << 31},
 		{Token: 7, Sender: 2, Channel: ChannelGlobal, Seq: 5, Packet: 5},
 	} {
@@ -87,7 +87,7 @@ func FuzzDecodeData(f *testing.F) {
 }
 
 func FuzzDecodeFragment(f *testing.F) {
-	full := bytes.Repeat([]byte{1}, FragmentPayload)
+	full := bytes.Repeat([]byte{1}, fragmentPayload)
 	fuzzRecord(f, [][]byte{
 		appendFragment(nil, fragment{MsgID: 1, Index: 0, Count: 2, Payload: full}),
 		appendFragment(nil, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("end")}),
@@ -220,8 +220,8 @@ func fuzzSeeds(f *testing.F, sealed bool) [][]byte {
 	a.Send(0, peerB, ChannelReliable, []byte("reliable"))
 	a.Send(0, peerB, ChannelUnreliable, []byte("state"))
 	a.Send(0, peerB, ChannelGlobal, []byte("chat"))
-	a.Send(0, peerB, ChannelReliable, bytes.Repeat([]byte("R"), 2*FragmentPayload+5))
-	a.Send(0, peerB, ChannelUnreliable, bytes.Repeat([]byte("U"), FragmentPayload+5))
+	a.Send(0, peerB, ChannelReliable, bytes.Repeat([]byte("R"), 2*fragmentPayload+5))
+	a.Send(0, peerB, ChannelUnreliable, bytes.Repeat([]byte("U"), fragmentPayload+5))
 	a.Tick(2 * time.Second) // resends and a link report
 	a.SendHandshake(addrB, Hello{Nonce: 1, Role: RolePlayer, Name: "a"})
 	a.Receive(ms(40), addrB, fromB[2].data) // A replies to B's keep-alive
@@ -269,7 +269,7 @@ func FuzzEndpointReceive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, sealed bool) {
 		var b *Endpoint
 		b, tr := fuzzEndpoint(t, peerB, sealed, func(now time.Duration, from PeerID, ch Channel, msg []byte) {
-			if len(msg) > MaxMessage {
+			if len(msg) > maxMessage {
 				t.Fatalf("delivered %d bytes", len(msg))
 			}
 			if ch == ChannelReliable && len(msg) < 100 {
@@ -304,7 +304,7 @@ func FuzzEndpointReceive(f *testing.F) {
 }
 
 // FuzzLossWindow checks the receive window against the obvious model for
-// any arrival order, far numbers included (MaxJump, ResyncAfter).
+// any arrival order, far numbers included (MaxJump, resyncAfter).
 func FuzzLossWindow(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 40, 41, 5, 90})
 	f.Add([]byte{200, 100, 0, 201, 1})

@@ -35,7 +35,7 @@ const sealHandshakeInfo = "lagscope/1 handshake key"
 // SendHandshake sends one handshake record to addr.
 func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
 	if m == nil {
-		return ErrField
+		return errField
 	}
 	b, err := m.appendRecord(e.tx[e.bodyOff:e.bodyOff])
 	if err != nil {
@@ -43,7 +43,7 @@ func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
 	}
 	h := Header{Sender: e.cfg.Self, Channel: ChannelControl}
 	if e.sealer != nil {
-		h.Flags = FlagSealed
+		h.Flags = flagSealed
 	}
 	PutHeader(e.tx[:], h)
 	d := e.tx[:e.bodyOff+len(b)]
@@ -61,7 +61,7 @@ func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
 // Config.Handshake.
 func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h Header, d []byte) {
 	body := d[HeaderLen:]
-	sealed := h.Flags&FlagSealed != 0
+	sealed := h.Flags&flagSealed != 0
 	switch {
 	case sealed != (e.sealer != nil):
 		e.rejected.Auth++

@@ -40,15 +40,15 @@ type keepAlives struct {
 // DeliverFunc on ChannelControl. With wantReply the peer answers, and until
 // it does the link counts as silent from now: once that outlives the
 // connection timeout the link goes bad (T11), exactly as if a reliable
-// packet sent now were still unacked. msg is at most MaxKeepAlivePayload
+// packet sent now were still unacked. msg is at most maxKeepAlivePayload
 // bytes: a keep-alive is never cut into fragments.
 func (e *Endpoint) SendUnnumbered(now time.Duration, peer PeerID, msg []byte, wantReply bool) error {
 	l := e.links[peer]
 	if l == nil {
-		return ErrUnknownPeer
+		return errUnknownPeer
 	}
-	if len(msg) > MaxKeepAlivePayload {
-		return ErrMessageTooLarge
+	if len(msg) > maxKeepAlivePayload {
+		return errMessageTooLarge
 	}
 	k := &l.alive
 	id := k.next

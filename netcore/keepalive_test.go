@@ -217,13 +217,13 @@ func TestKeepAliveOnlyOnControl_L2(t *testing.T) {
 
 func TestSendUnnumberedErrors(t *testing.T) {
 	a, _ := newPair(t, nil)
-	if err := a.ep.SendUnnumbered(0, 9, nil, true); err != ErrUnknownPeer {
+	if err := a.ep.SendUnnumbered(0, 9, nil, true); err != errUnknownPeer {
 		t.Errorf("unknown peer: %v", err)
 	}
-	if err := a.ep.SendUnnumbered(0, peerB, make([]byte, MaxKeepAlivePayload+1), true); err != ErrMessageTooLarge {
+	if err := a.ep.SendUnnumbered(0, peerB, make([]byte, maxKeepAlivePayload+1), true); err != errMessageTooLarge {
 		t.Errorf("too large: %v", err)
 	}
-	if err := a.ep.SendUnnumbered(0, peerB, make([]byte, MaxKeepAlivePayload), true); err != nil {
+	if err := a.ep.SendUnnumbered(0, peerB, make([]byte, maxKeepAlivePayload), true); err != nil {
 		t.Errorf("largest: %v", err)
 	}
 	if d := a.tr.take(); len(d) != 1 || len(d[0].data) != MaxDatagram-SealOverhead {
@@ -273,7 +273,7 @@ func TestKeepAliveSealed_Q7(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range a.tr.sent {
-		if h, _ := DecodeHeader(d.data); h.Flags&FlagSealed == 0 {
+		if h, _ := DecodeHeader(d.data); h.Flags&flagSealed == 0 {
 			t.Fatal("keep-alive not sealed")
 		}
 	}

@@ -5,17 +5,17 @@ import (
 	"time"
 )
 
-// SendWindow is how many datagrams an acked channel (reliable, global) may
+// sendWindow is how many datagrams an acked channel (reliable, global) may
 // have in flight on one link. Messages beyond it wait in a backlog, in
 // order; nothing is dropped (T11). The receiver's reorder buffer has the
 // same depth, so a conforming sender never sends past it.
-const SendWindow = 256
+const sendWindow = 256
 
-// MaxBacklog bounds the bytes of messages waiting for room in one
-// channel's send window. Send refuses (ErrBacklog) rather than grow without
+// maxBacklog bounds the bytes of messages waiting for room in one
+// channel's send window. Send refuses (errBacklog) rather than grow without
 // limit towards a peer that has stopped answering; what was accepted is
 // still never dropped.
-const MaxBacklog = 16 << 20
+const maxBacklog = 16 << 20
 
 // outPacket is one datagram in flight on an acked channel.
 type outPacket struct {
@@ -48,7 +48,7 @@ const maxSpare = 32
 
 // outQueue is the sending half of an acked channel.
 type outQueue struct {
-	// slots is the window's ring, grown by need up to SendWindow (grow):
+	// slots is the window's ring, grown by need up to sendWindow (grow):
 	// a queue never used (the global channel of a simulated game, which
 	// has no lobby) costs nothing, one with a few packets in flight little.
 	slots        []outPacket
@@ -62,7 +62,7 @@ type outQueue struct {
 
 func (q *outQueue) inFlight() int { return int(q.next - q.oldest) }
 
-func (q *outQueue) room() bool { return q.next-q.oldest < SendWindow }
+func (q *outQueue) room() bool { return q.next-q.oldest < sendWindow }
 
 // lookup returns the in-flight packet with number s, or nil.
 func (q *outQueue) lookup(s uint32) *outPacket {
@@ -107,9 +107,9 @@ func (q *outQueue) claim() *outPacket {
 }
 
 // minSlots is the ring a queue starts with on its first packet. It doubles
-// when that many are in flight, up to SendWindow: with 64 players a
+// when that many are in flight, up to sendWindow: with 64 players a
 // machine has 63 links and two acked queues on each, and every ring made
-// SendWindow long at once was half the heap of a 64-player demo (88 MB of
+// sendWindow long at once was half the heap of a 64-player demo (88 MB of
 // 182), where a link on a LAN has a handful in flight.
 const minSlots = 8
 
@@ -153,8 +153,8 @@ func takeSpare(spare [][]byte) ([]byte, [][]byte) {
 // fragments.
 type inOrder struct {
 	next uint32 // next packet to deliver; everything before arrived
-	have [SendWindow]bool
-	// slots hold bodies that arrived early, SendWindow long from the
+	have [sendWindow]bool
+	// slots hold bodies that arrived early, sendWindow long from the
 	// first one (a link that never lost a packet has none); spare keeps
 	// delivered ones' memory for reuse.
 	slots [][]byte
@@ -169,8 +169,8 @@ type inOrder struct {
 
 // inSet is the receiving half of the global channel: which packets
 // arrived, for exactly-once delivery without order. A sender keeps at most
-// SendWindow packets in flight, so a resent packet is never more than
-// SendWindow below the newest one; twice that is remembered.
+// sendWindow packets in flight, so a resent packet is never more than
+// sendWindow below the newest one; twice that is remembered.
 //
 // Packet numbers are believed as far as the datagram that carries them:
 // its datagram number was within MaxJump of the loss window's newest
@@ -183,10 +183,10 @@ type inOrder struct {
 type inSet struct {
 	started bool
 	highest uint32
-	bits    [2 * SendWindow / 64]uint64
+	bits    [2 * sendWindow / 64]uint64
 }
 
-const inSetBits = 2 * SendWindow
+const inSetBits = 2 * sendWindow
 
 // add records seq and reports whether it is new.
 func (s *inSet) add(seq uint32) bool {

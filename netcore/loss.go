@@ -2,10 +2,10 @@ package netcore
 
 import "math/bits"
 
-// LossWindow is the depth of the receive window (L2): the 32 sequences
+// lossWindow is the depth of the receive window (L2): the 32 sequences
 // below the newest one arrived. A sequence is judged only when it falls out
 // of the window, so the newest 33 sequences are in neither total.
-const LossWindow = 32
+const lossWindow = 32
 
 // Loss is a link's (or the endpoint's) four cumulative totals (L1). All are
 // datagrams: every fragment counts.
@@ -69,22 +69,22 @@ func (p *PeerLoss) add(o PeerLoss) {
 // number within it succeeds once in a million tries.
 const MaxJump = 4096
 
-// ResyncAfter is how many held-back datagrams in a row, each within
-// LossWindow of the newest of them, make a window believe them: after a
+// resyncAfter is how many held-back datagrams in a row, each within
+// lossWindow of the newest of them, make a window believe them: after a
 // genuine outage longer than MaxJump datagrams the peer's numbers really
 // have moved on, and they arrive one after another, as a forger's lone
 // number does not. The window then moves to them and the gap counts as
-// loss (L2), so such an outage costs the ResyncAfter-1 datagrams held back
+// loss (L2), so such an outage costs the resyncAfter-1 datagrams held back
 // (a reliable one whose packet is new is believed at once, below). Any
 // datagram accepted in between breaks the run: the real peer is still
 // where the window is.
-const ResyncAfter = 4
+const resyncAfter = 4
 
 // jumpGuard collects the numbers a window holds back for being more than
 // MaxJump from its newest.
 type jumpGuard struct {
 	n   int
-	run [ResyncAfter]uint32 // in arrival order
+	run [resyncAfter]uint32 // in arrival order
 }
 
 // far reports whether x is more than MaxJump from newest, either way: far
@@ -96,7 +96,7 @@ func far(x, newest uint32) bool {
 }
 
 // hold adds x, a far number, to the run and reports whether the run is
-// now ResyncAfter long. A number that does not follow the run starts a
+// now resyncAfter long. A number that does not follow the run starts a
 // new one; a duplicate of a member neither joins nor breaks it.
 func (g *jumpGuard) hold(x uint32) bool {
 	top := g.run[0]
@@ -108,16 +108,16 @@ func (g *jumpGuard) hold(x uint32) bool {
 			top = m
 		}
 	}
-	if g.n > 0 && (int32(x-top) > LossWindow || int32(top-x) > LossWindow) {
+	if g.n > 0 && (int32(x-top) > lossWindow || int32(top-x) > lossWindow) {
 		g.n = 0
 	}
 	g.run[g.n] = x
 	g.n++
-	return g.n == ResyncAfter
+	return g.n == resyncAfter
 }
 
 // recvWindow is one numbered channel's receive window (L2). It judges a
-// sequence when it falls more than LossWindow below the newest arrival.
+// sequence when it falls more than lossWindow below the newest arrival.
 //
 // Per datagram it costs a few integer operations and at most one PopCount
 // and never allocates (L6).
@@ -146,7 +146,7 @@ const (
 
 // observe records an arrival and adds judged sequences to loss. A sequence
 // more than MaxJump from the newest is held back (seqHeld) until
-// ResyncAfter in a row follow one another; the one that completes the run
+// resyncAfter in a row follow one another; the one that completes the run
 // moves the window and is seqNew.
 func (w *recvWindow) observe(seq uint32, loss *Loss) windowResult {
 	if w.started && far(seq, w.highest) {
@@ -197,9 +197,9 @@ func (w *recvWindow) judge(seq uint32, loss *Loss) windowResult {
 		// it and the new window, none of which arrived.
 		var leaving uint32
 		validLeaving := 0
-		if d < LossWindow {
-			leaving = ^uint32(0) << (LossWindow - d)
-			validLeaving = max(0, w.span-(LossWindow-int(d)))
+		if d < lossWindow {
+			leaving = ^uint32(0) << (lossWindow - d)
+			validLeaving = max(0, w.span-(lossWindow-int(d)))
 		} else {
 			leaving = ^uint32(0)
 			validLeaving = w.span
@@ -207,20 +207,20 @@ func (w *recvWindow) judge(seq uint32, loss *Loss) windowResult {
 		got := bits.OnesCount32(w.mask & leaving)
 		expected := uint64(validLeaving)
 		missing := uint64(validLeaving - got)
-		if d > LossWindow {
+		if d > lossWindow {
 			expected++ // the old highest: it arrived
-			gap := uint64(d - LossWindow - 1)
+			gap := uint64(d - lossWindow - 1)
 			expected += gap
 			missing += gap
 		}
 		loss.Expected += expected
 		loss.Missing += missing
-		if d <= LossWindow {
+		if d <= lossWindow {
 			w.mask = w.mask<<d | 1<<(d-1)
 		} else {
 			w.mask = 0
 		}
-		w.span = min(w.span+int(d), LossWindow)
+		w.span = min(w.span+int(d), lossWindow)
 		w.highest = seq
 		return seqNew
 	case d == 0:

@@ -12,12 +12,12 @@ import (
 )
 
 // windowModel is the obvious, slow statement of L2: remember every arrival;
-// a sequence is judged once the newest arrival is more than LossWindow above
+// a sequence is judged once the newest arrival is more than lossWindow above
 // it, and only if it is at or after the first arrival.
 //
 // And of the guard against far numbers: a sequence more than MaxJump from
-// the newest is held back; ResyncAfter held in a row, each within
-// LossWindow of the newest of them, are believed — ahead, as arrivals;
+// the newest is held back; resyncAfter held in a row, each within
+// lossWindow of the newest of them, are believed — ahead, as arrivals;
 // behind, as the first arrivals of a window that starts over. Any new
 // arrival in between ends the run.
 type windowModel struct {
@@ -40,12 +40,12 @@ func (m *windowModel) observe(s int64) (held bool) {
 			return true
 		}
 		if len(m.held) > 0 {
-			if top := slices.Max(m.held); s-top > LossWindow || top-s > LossWindow {
+			if top := slices.Max(m.held); s-top > lossWindow || top-s > lossWindow {
 				m.held = nil
 			}
 		}
 		m.held = append(m.held, s)
-		if len(m.held) < ResyncAfter {
+		if len(m.held) < resyncAfter {
 			return true
 		}
 		run := m.held
@@ -69,12 +69,12 @@ func (m *windowModel) arrive(s int64) bool {
 	if !m.started {
 		m.started, m.first, m.highest, m.next, m.arrived = true, s, s, s, map[int64]bool{}
 	}
-	if s < m.first || s < m.highest-LossWindow || m.arrived[s] {
+	if s < m.first || s < m.highest-lossWindow || m.arrived[s] {
 		return false // before the first arrival, already judged (never taken back), or a duplicate
 	}
 	m.arrived[s] = true
 	m.highest = max(m.highest, s)
-	for ; m.next < m.highest-LossWindow; m.next++ {
+	for ; m.next < m.highest-lossWindow; m.next++ {
 		m.judged.Expected++
 		if !m.arrived[m.next] {
 			m.judged.Missing++
@@ -182,7 +182,7 @@ func TestWindowMatchesModelOnRandomArrivals_L2(t *testing.T) {
 
 func TestEveryFragmentCounts_L1(t *testing.T) {
 	a, b := newPair(t, nil)
-	msg := make([]byte, 2*FragmentPayload+10) // three fragments
+	msg := make([]byte, 2*fragmentPayload+10) // three fragments
 	a.ep.Send(0, peerB, ChannelReliable, msg)
 	for i := range 40 {
 		a.ep.Send(0, peerB, ChannelUnreliable, []byte{byte(i)})
@@ -330,7 +330,7 @@ func TestHotPathsDoNotAllocate_L6(t *testing.T) {
 			pass(b, a, now)
 		}
 		// Warm up: every slot of the windows gets its buffer once.
-		for range 2 * SendWindow {
+		for range 2 * sendWindow {
 			roundTrip()
 		}
 		// capture's copies and the recording deliver func allocate; count

@@ -88,7 +88,7 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 // open returns the datagram's plaintext body, authenticating it when the
 // session has a key. It counts what it rejects.
 func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
-	sealed := h.Flags&FlagSealed != 0
+	sealed := h.Flags&flagSealed != 0
 	if e.sealer == nil {
 		if sealed {
 			e.rejected.Auth++
@@ -139,7 +139,7 @@ func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
 // instance: the datagram is not taken, so it must leave no trace on the
 // link (the same datagram from the link's own address is still fresh).
 func (e *Endpoint) authentic(l *link, h Header, d []byte) bool {
-	sealed := h.Flags&FlagSealed != 0
+	sealed := h.Flags&flagSealed != 0
 	var body []byte
 	if e.sealer == nil {
 		if sealed {
@@ -188,7 +188,7 @@ func (e *Endpoint) authentic(l *link, h Header, d []byte) bool {
 // the real one, when it comes, dropped as a duplicate.
 func validateBody(ch Channel, b []byte) error {
 	if len(b) == 0 {
-		return ErrShort
+		return errShort
 	}
 	numbered := ch != ChannelControl
 	message, carried := false, false
@@ -200,41 +200,41 @@ func validateBody(ch Channel, b []byte) error {
 		switch typ {
 		case RecData:
 			if !numbered {
-				return ErrChannel
+				return errChannel
 			}
 			message = true
 			_, err = DecodeData(p)
 		case RecFragment:
 			if !numbered {
-				return ErrChannel
+				return errChannel
 			}
 			message = true
 			_, err = decodeFragment(p)
 		case RecAck:
 			if numbered {
-				return ErrChannel
+				return errChannel
 			}
 			_, err = decodeAck(p)
 		case RecCarriedAck:
 			// Only beside a message (checked below): alone it would be
 			// a datagram that carries nothing.
 			if !numbered {
-				return ErrChannel
+				return errChannel
 			}
 			carried = true
 			_, err = decodeAck(p)
 		case RecLinkReport:
 			if numbered {
-				return ErrChannel
+				return errChannel
 			}
 			_, err = decodeLinkReport(p)
 		case RecKeepAlive, RecKeepAliveReply:
 			if numbered {
-				return ErrChannel
+				return errChannel
 			}
 			err = validKeepAlive(typ, p)
 		case RecHello, RecChallenge, RecResponse, RecWelcome, RecRefuse:
-			return ErrChannel
+			return errChannel
 		}
 		if err != nil {
 			return err
@@ -242,7 +242,7 @@ func validateBody(ch Channel, b []byte) error {
 		b = rest
 	}
 	if carried && !message {
-		return ErrChannel
+		return errChannel
 	}
 	return nil
 }
@@ -351,7 +351,7 @@ const ackRecordLen = recordHeaderLen + ackFixedLen + 4
 // coalesceAck appends the ack owed to l, if any and if it fits, to the
 // body of n bytes in e.tx, and returns the body's new length.
 func (e *Endpoint) coalesceAck(l *link, ch Channel, n int) int {
-	if e.owed.l != l || n+ackRecordLen > MaxBody {
+	if e.owed.l != l || n+ackRecordLen > maxBody {
 		return n
 	}
 	o := e.owed
@@ -368,10 +368,10 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	in := &l.relIn
 	pk := h.Packet
 	off := pk - in.next
-	if int32(off) >= SendWindow || int32(off) < -SendWindow {
+	if int32(off) >= sendWindow || int32(off) < -sendWindow {
 		// Beyond what a conforming sender may have in flight: it holds at
-		// most SendWindow packets from its oldest unacked one, which is
-		// never older than SendWindow below our next, since everything
+		// most sendWindow packets from its oldest unacked one, which is
+		// never older than sendWindow below our next, since everything
 		// below our next arrived. Drop it unjudged and unacked; a sender
 		// that really has it will resend it.
 		e.rejected.Window++
@@ -379,13 +379,13 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	}
 	w := &l.windows[ChannelReliable]
 	if w.observe(h.Seq, &l.loss) == seqHeld {
-		if int32(off) < 0 || in.have[pk%SendWindow] || e.sealer == nil {
+		if int32(off) < 0 || in.have[pk%sendWindow] || e.sealer == nil {
 			// A far datagram number on a packet we already have is no
 			// evidence the peer's numbering moved: hold it. (The peer
 			// learns of the packet from the next cumulative ack.)
 			// Without a key, neither is a new packet number: one forged
 			// datagram would move the window as far as it says, up to
-			// 2^31 judged missing; the run of ResyncAfter
+			// 2^31 judged missing; the run of resyncAfter
 			// resends, as on the other channels, is the evidence then.
 			e.rejected.Window++
 			return
@@ -403,10 +403,10 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 		return
 	}
 	if off > 0 {
-		i := pk % SendWindow
+		i := pk % sendWindow
 		if !in.have[i] {
 			if in.slots == nil {
-				in.slots = make([][]byte, SendWindow)
+				in.slots = make([][]byte, sendWindow)
 			}
 			var b []byte
 			b, in.spare = takeSpare(in.spare)
@@ -418,14 +418,14 @@ func (e *Endpoint) receiveReliable(now time.Duration, l *link, h Header, body []
 	}
 	// In order: everything up to the next gap can be delivered.
 	cum := in.next + 1
-	for in.have[cum%SendWindow] && cum-in.next < SendWindow {
+	for in.have[cum%sendWindow] && cum-in.next < sendWindow {
 		cum++
 	}
 	e.ack(l, ChannelReliable, cum, pk)
 	in.next++
 	e.deliverReliable(now, l, body)
-	for !l.closed && in.have[in.next%SendWindow] {
-		i := in.next % SendWindow
+	for !l.closed && in.have[in.next%sendWindow] {
+		i := in.next % sendWindow
 		in.have[i] = false
 		in.next++
 		e.deliverReliable(now, l, in.slots[i])

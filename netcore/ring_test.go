@@ -49,7 +49,7 @@ func TestSendRingGrowsWithPacketsInFlight_T8(t *testing.T) {
 		t.Fatalf("A: in flight %d, retransmitted %d; want 0, %d", st.InFlight, st.Loss.Retransmitted, 1+n-minSlots)
 	}
 	// Steady state after: the grown ring is reused, bodies from spare.
-	for i := n; i < n+3*SendWindow; i++ {
+	for i := n; i < n+3*sendWindow; i++ {
 		a.ep.Send(ms(6000), peerB, ChannelReliable, msg(i))
 		pass(a, b, ms(6001))
 		pass(b, a, ms(6002))
@@ -57,21 +57,21 @@ func TestSendRingGrowsWithPacketsInFlight_T8(t *testing.T) {
 	if got := len(a.ep.links[peerB].rel.slots); got != 4*minSlots {
 		t.Fatalf("ring grew to %d with one packet in flight at a time", got)
 	}
-	if len(b.got) != n+3*SendWindow || string(b.got[len(b.got)-1].msg) != string(msg(n+3*SendWindow-1)) {
+	if len(b.got) != n+3*sendWindow || string(b.got[len(b.got)-1].msg) != string(msg(n+3*sendWindow-1)) {
 		t.Fatalf("B delivered %d", len(b.got))
 	}
 }
 
-// A full window still holds SendWindow packets: the ring reaches it.
+// A full window still holds sendWindow packets: the ring reaches it.
 func TestSendRingReachesTheWindow_T11(t *testing.T) {
 	a, _ := newPair(t, nil)
-	for i := range SendWindow + 5 {
+	for i := range sendWindow + 5 {
 		if err := a.ep.Send(0, peerB, ChannelReliable, []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st, _ := a.ep.Stats(peerB)
-	if st.InFlight != SendWindow || len(a.ep.links[peerB].rel.slots) != SendWindow || len(a.tr.take()) != SendWindow {
-		t.Fatalf("in flight %d, ring %d; want %d each", st.InFlight, len(a.ep.links[peerB].rel.slots), SendWindow)
+	if st.InFlight != sendWindow || len(a.ep.links[peerB].rel.slots) != sendWindow || len(a.tr.take()) != sendWindow {
+		t.Fatalf("in flight %d, ring %d; want %d each", st.InFlight, len(a.ep.links[peerB].rel.slots), sendWindow)
 	}
 }

@@ -5,10 +5,10 @@ import "time"
 // Retry-timeout and connection-timeout limits (T7, T9, T10, T12 in
 // docs/requirements.md).
 const (
-	MinRTO         = 100 * time.Millisecond  // T7: floor of a measured link's RTO
-	MaxRTO         = 4000 * time.Millisecond // T7, T12: ceiling, also of a doubled RTO
-	MinConnTimeout = 2 * time.Second         // T9, T10
-	MaxConnTimeout = 30 * time.Second        // T9, T10
+	minRTO         = 100 * time.Millisecond  // T7: floor of a measured link's RTO
+	maxRTO         = 4000 * time.Millisecond // T7, T12: ceiling, also of a doubled RTO
+	minConnTimeout = 2 * time.Second         // T9, T10
+	maxConnTimeout = 30 * time.Second        // T9, T10
 	// connTimeoutSlack is the 250 ms added to 8·SRTT (T10).
 	connTimeoutSlack = 250 * time.Millisecond
 )
@@ -69,7 +69,7 @@ func NewEstimator(retryInterval, connTimeout time.Duration) Estimator {
 	if retryInterval <= 0 {
 		retryInterval = time.Second
 	}
-	return Estimator{fixedRetry: retryInterval, fixedConn: clamp(connTimeout, MinConnTimeout, MaxConnTimeout)}
+	return Estimator{fixedRetry: retryInterval, fixedConn: clamp(connTimeout, minConnTimeout, maxConnTimeout)}
 }
 
 // State is Unmeasured, Provisional or Measured.
@@ -98,7 +98,7 @@ func (e *Estimator) ConnTimeout() time.Duration {
 	if e.state == Unmeasured {
 		return e.fixedConn
 	}
-	return clamp(max(8*e.srtt+connTimeoutSlack, 4*e.rto), MinConnTimeout, MaxConnTimeout)
+	return clamp(max(8*e.srtt+connTimeoutSlack, 4*e.rto), minConnTimeout, maxConnTimeout)
 }
 
 // Sample feeds the round trip of an acked packet, measured from its first
@@ -132,7 +132,7 @@ func (e *Estimator) Sample(rtt time.Duration, clean bool) bool {
 		}
 		e.rttvar = (3*e.rttvar + diff) / 4
 		e.srtt = (7*e.srtt + rtt) / 8
-		e.rto = clamp(e.srtt+4*e.rttvar, MinRTO, MaxRTO)
+		e.rto = clamp(e.srtt+4*e.rttvar, minRTO, maxRTO)
 	}
 	return true
 }
@@ -140,19 +140,19 @@ func (e *Estimator) Sample(rtt time.Duration, clean bool) bool {
 func (e *Estimator) first(rtt time.Duration) {
 	e.srtt = rtt
 	e.rttvar = rtt / 2
-	e.rto = clamp(e.srtt+4*e.rttvar, MinRTO, MaxRTO)
+	e.rto = clamp(e.srtt+4*e.rttvar, minRTO, maxRTO)
 }
 
-// Resent records that a packet first sent under retry timeout firstRTO has
+// resent records that a packet first sent under retry timeout firstRTO has
 // just been resent. On a link with an estimate, it doubles the RTO (up to
 // 4000 ms) if firstRTO is at least the current RTO, so the RTO doubles once
 // per round of resends and not once per resent packet (T12). It reports
 // whether the RTO doubled.
-func (e *Estimator) Resent(firstRTO time.Duration) bool {
-	if e.state == Unmeasured || firstRTO < e.rto || e.rto >= MaxRTO {
+func (e *Estimator) resent(firstRTO time.Duration) bool {
+	if e.state == Unmeasured || firstRTO < e.rto || e.rto >= maxRTO {
 		return false
 	}
-	e.rto = min(2*e.rto, MaxRTO)
+	e.rto = min(2*e.rto, maxRTO)
 	return true
 }
 

@@ -73,12 +73,12 @@ func TestRTOIsHeldBetween100msAnd4000ms_T7(t *testing.T) {
 	for _, c := range []struct {
 		sample, want time.Duration
 	}{
-		{ms(1), MinRTO},            // 1 + 4·0.5 = 3 ms → 100 ms
-		{ms(30), MinRTO},           // 30 + 60 = 90 ms → 100 ms
+		{ms(1), minRTO},            // 1 + 4·0.5 = 3 ms → 100 ms
+		{ms(30), minRTO},           // 30 + 60 = 90 ms → 100 ms
 		{ms(40), ms(120)},          // 40 + 80
 		{ms(1000), ms(3000)},       // 1000 + 2000
-		{ms(1500), MaxRTO},         // 1500 + 3000 → 4000 ms
-		{10 * time.Second, MaxRTO}, // far above
+		{ms(1500), maxRTO},         // 1500 + 3000 → 4000 ms
+		{10 * time.Second, maxRTO}, // far above
 	} {
 		e := newEst()
 		e.Sample(c.sample, true)
@@ -93,8 +93,8 @@ func TestUnmeasuredUsesSessionValues_T9(t *testing.T) {
 		retry, conn, wantConn time.Duration
 	}{
 		{time.Second, 10 * time.Second, 10 * time.Second},
-		{250 * time.Millisecond, time.Second, MinConnTimeout},
-		{2 * time.Second, time.Minute, MaxConnTimeout},
+		{250 * time.Millisecond, time.Second, minConnTimeout},
+		{2 * time.Second, time.Minute, maxConnTimeout},
 	} {
 		e := NewEstimator(c.retry, c.conn)
 		if e.State() != Unmeasured || e.RTO() != c.retry || e.ConnTimeout() != c.wantConn {
@@ -102,7 +102,7 @@ func TestUnmeasuredUsesSessionValues_T9(t *testing.T) {
 				c.retry, c.conn, e.State(), e.RTO(), e.ConnTimeout(), c.retry, c.wantConn)
 		}
 		// No estimate, no doubling (T12 applies only with an estimate).
-		if e.Resent(c.retry) || e.RTO() != c.retry {
+		if e.resent(c.retry) || e.RTO() != c.retry {
 			t.Errorf("an unmeasured link's RTO doubled")
 		}
 	}
@@ -115,13 +115,13 @@ func TestConnTimeoutFormulaAndClamps_T10(t *testing.T) {
 		want    time.Duration
 	}{
 		// 8·50+250 = 650, 4·RTO(150) = 600 → 650 → held at 2 s.
-		{"floor", []time.Duration{ms(50)}, MinConnTimeout},
+		{"floor", []time.Duration{ms(50)}, minConnTimeout},
 		// SRTT 400, RTTVAR 200, RTO 1200: 4·1200 = 4800 beats 8·400+250 = 3450.
 		{"4·RTO", []time.Duration{ms(400)}, ms(4800)},
 		// Steady 400 ms: RTTVAR shrinks, RTO falls toward the floor, 8·SRTT+250 wins.
 		{"8·SRTT", steady(ms(400), 40), 0},
 		// SRTT 5 s: 8·5000+250 → held at 30 s.
-		{"ceiling", []time.Duration{5 * time.Second}, MaxConnTimeout},
+		{"ceiling", []time.Duration{5 * time.Second}, maxConnTimeout},
 	} {
 		e := newEst()
 		for _, s := range c.samples {
@@ -141,7 +141,7 @@ func TestConnTimeoutFormulaAndClamps_T10(t *testing.T) {
 	// The doubled RTO counts: 4·RTO after doubling.
 	e := newEst()
 	e.Sample(ms(400), true) // RTO 1200
-	e.Resent(e.RTO())       // RTO 2400
+	e.resent(e.RTO())       // RTO 2400
 	if e.ConnTimeout() != ms(9600) {
 		t.Errorf("after doubling: conn timeout %v, want 4·2400ms = 9.6s", e.ConnTimeout())
 	}
@@ -161,25 +161,25 @@ func TestRTODoublesOncePerRound_T12(t *testing.T) {
 	first := e.RTO()
 	// Three packets first sent under RTO 300 ms are resent in one round:
 	// only the first resend doubles.
-	if !e.Resent(first) || e.RTO() != ms(600) {
+	if !e.resent(first) || e.RTO() != ms(600) {
 		t.Fatalf("first resend: RTO %v, want 600ms", e.RTO())
 	}
-	if e.Resent(first) || e.Resent(first) || e.RTO() != ms(600) {
+	if e.resent(first) || e.resent(first) || e.RTO() != ms(600) {
 		t.Errorf("later resends of the same round doubled again: RTO %v", e.RTO())
 	}
 	// A packet first sent under the doubled RTO starts the next round.
-	if !e.Resent(ms(600)) || e.RTO() != ms(1200) {
+	if !e.resent(ms(600)) || e.RTO() != ms(1200) {
 		t.Errorf("next round: RTO %v, want 1200ms", e.RTO())
 	}
-	e.Resent(ms(1200))
-	e.Resent(ms(2400))
-	if e.RTO() != MaxRTO || e.Resent(MaxRTO) || e.RTO() != MaxRTO {
+	e.resent(ms(1200))
+	e.resent(ms(2400))
+	if e.RTO() != maxRTO || e.resent(maxRTO) || e.RTO() != maxRTO {
 		t.Errorf("RTO %v, want held at 4000ms", e.RTO())
 	}
 	// A provisional estimate doubles too.
 	p := newEst()
 	p.Sample(ms(200), false) // provisional, RTO 600
-	if !p.Resent(ms(600)) || p.RTO() != ms(1200) {
+	if !p.resent(ms(600)) || p.RTO() != ms(1200) {
 		t.Errorf("provisional link: RTO %v, want 1200ms", p.RTO())
 	}
 }
@@ -188,8 +188,8 @@ func TestCleanSampleRecomputesDoubledRTO_T13(t *testing.T) {
 	e := newEst()
 	e.Sample(ms(100), true)
 	e.Sample(ms(140), true) // SRTT 105, RTTVAR 47.5, RTO 295
-	e.Resent(e.RTO())
-	e.Resent(e.RTO())
+	e.resent(e.RTO())
+	e.resent(e.RTO())
 	if e.RTO() != ms(1180) || e.SRTT() != ms(105) {
 		t.Fatalf("after two rounds: RTO %v SRTT %v, want 1180ms and SRTT kept at 105ms", e.RTO(), e.SRTT())
 	}
@@ -202,7 +202,7 @@ func TestCleanSampleRecomputesDoubledRTO_T13(t *testing.T) {
 func TestResetForgetsEstimate_T5(t *testing.T) {
 	e := newEst()
 	e.Sample(ms(100), true)
-	e.Resent(e.RTO())
+	e.resent(e.RTO())
 	e.Reset()
 	if e.State() != Unmeasured || e.SRTT() != 0 || e.RTO() != time.Second || e.ConnTimeout() != 10*time.Second {
 		t.Errorf("after reset: %v SRTT %v RTO %v conn %v", e.State(), e.SRTT(), e.RTO(), e.ConnTimeout())

@@ -53,7 +53,7 @@ type sealer struct {
 }
 
 // seal seals the datagram in b with aead: b[:HeaderLen] is the header
-// (with FlagSealed set), b[HeaderLen+sealPrefixLen:] the plaintext body. It
+// (with flagSealed set), b[HeaderLen+sealPrefixLen:] the plaintext body. It
 // returns the sealed datagram, which reuses b's memory; b must have room
 // for the tag.
 func (s *sealer) seal(aead cipher.AEAD, b []byte) []byte {
@@ -122,7 +122,7 @@ func (w *replayWindow) mark(c uint64) {
 // and the ciphertext with its tag.
 func sealedParts(b []byte) (instance, counter uint64, ct []byte, err error) {
 	if len(b) < HeaderLen+SealOverhead {
-		return 0, 0, nil, ErrShort
+		return 0, 0, nil, errShort
 	}
 	return le.Uint64(b[HeaderLen:]), le.Uint64(b[HeaderLen+8:]), b[HeaderLen+sealPrefixLen:], nil
 }
@@ -135,7 +135,7 @@ func (o *opener) open(dst, b []byte, counter uint64) ([]byte, error) {
 	start := HeaderLen + sealPrefixLen
 	body, err := o.aead.Open(dst[:0], o.nonce[:], b[start:], b[:start])
 	if err != nil {
-		return nil, ErrAuth
+		return nil, errAuth
 	}
 	return body, nil
 }

@@ -53,7 +53,7 @@ func TestSealedSessionCarriesEverything_Q7(t *testing.T) {
 		if bytes.Contains(d.data, secret) {
 			t.Fatalf("plaintext on the wire: %q", d.data)
 		}
-		if h, err := DecodeHeader(d.data); err != nil || h.Flags&FlagSealed == 0 {
+		if h, err := DecodeHeader(d.data); err != nil || h.Flags&flagSealed == 0 {
 			t.Fatalf("datagram not marked sealed: %+v %v", h, err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestHandshakeRecordsReachTheSessionLayer(t *testing.T) {
 		}
 		host, htr := mk(1, token, addrA, &hostGot)
 		joiner, jtr := mk(PeerUnassigned, 0, addrB, &joinGot)
-		if err := joiner.AddLink(0, 1, addrA); err != ErrNoSession {
+		if err := joiner.AddLink(0, 1, addrA); err != errNoSession {
 			t.Errorf("a joiner without a session opened a link: %v", err)
 		}
 		joiner.SendHandshake(addrA, Hello{Nonce: 11, Role: RolePlayer, Name: "bob"})
@@ -215,7 +215,7 @@ func TestHandshakeRecordsReachTheSessionLayer(t *testing.T) {
 		if r := host.Rejected(); r != (RejectCounts{}) {
 			t.Errorf("key %q: host rejected %+v", key, r)
 		}
-		if err := joiner.Rebind(3, token); err != ErrLinksOpen {
+		if err := joiner.Rebind(3, token); err != errLinksOpen {
 			t.Errorf("rebind with open links: %v", err)
 		}
 	}

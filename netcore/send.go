@@ -28,10 +28,10 @@ import (
 func (e *Endpoint) Send(now time.Duration, peer PeerID, ch Channel, msg []byte) error {
 	l := e.links[peer]
 	if l == nil {
-		return ErrUnknownPeer
+		return errUnknownPeer
 	}
-	if len(msg) > MaxMessage {
-		return ErrMessageTooLarge
+	if len(msg) > maxMessage {
+		return errMessageTooLarge
 	}
 	switch ch {
 	case ChannelUnreliable:
@@ -42,7 +42,7 @@ func (e *Endpoint) Send(now time.Duration, peer PeerID, ch Channel, msg []byte) 
 	case ChannelGlobal:
 		return e.sendAcked(now, l, &l.glob, ch, msg)
 	}
-	return ErrSendChannel
+	return errSendChannel
 }
 
 func (e *Endpoint) sendUnreliable(l *link, msg []byte) {
@@ -62,16 +62,16 @@ func appendPiece(b []byte, id uint32, msg []byte, off int) ([]byte, int, bool) {
 	if len(msg) <= MaxDataPayload {
 		return AppendData(b, Data{MsgID: id, Payload: msg}), len(msg), true
 	}
-	end := min(off+FragmentPayload, len(msg))
-	count := (len(msg) + FragmentPayload - 1) / FragmentPayload
-	b = appendFragment(b, fragment{MsgID: id, Index: uint16(off / FragmentPayload), Count: uint16(count), Payload: msg[off:end]})
+	end := min(off+fragmentPayload, len(msg))
+	count := (len(msg) + fragmentPayload - 1) / fragmentPayload
+	b = appendFragment(b, fragment{MsgID: id, Index: uint16(off / fragmentPayload), Count: uint16(count), Payload: msg[off:end]})
 	return b, end, end == len(msg)
 }
 
 func (e *Endpoint) sendAcked(now time.Duration, l *link, q *outQueue, ch Channel, msg []byte) error {
 	if len(q.backlog) > 0 || !q.room() {
-		if q.backlogBytes+len(msg) > MaxBacklog {
-			return ErrBacklog
+		if q.backlogBytes+len(msg) > maxBacklog {
+			return errBacklog
 		}
 		e.enqueue(q, q.nextMsg, msg, 0)
 		q.nextMsg++
@@ -157,7 +157,7 @@ func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) (sent tim
 		l.txSeq[ch]++
 	}
 	if e.sealer != nil {
-		h.Flags = FlagSealed
+		h.Flags = flagSealed
 	}
 	n = e.coalesceAck(l, ch, n)
 	PutHeader(e.tx[:], h)

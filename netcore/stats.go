@@ -19,11 +19,11 @@ type RejectCounts struct {
 	Malformed uint64 // header or records that do not decode
 	Auth      uint64 // sealing missing, unexpected or failing to authenticate
 	Replay    uint64 // a counter already seen, too old, or another instance
-	Oversize  uint64 // datagram above MaxDatagram, message above MaxMessage
+	Oversize  uint64 // datagram above MaxDatagram, message above maxMessage
 	// Window counts datagrams whose numbers the link's windows do not
 	// take: a reliable packet number outside the receive window, or a
 	// datagram number more than MaxJump from the newest on its channel,
-	// held back until believed (ResyncAfter).
+	// held back until believed (resyncAfter).
 	Window uint64
 	// Implausible counts link reports claiming more datagrams than were
 	// sent on the link, which no conforming peer sends: refused, the

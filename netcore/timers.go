@@ -68,7 +68,7 @@ func (e *Endpoint) retryReliable(now time.Duration, l *link) {
 		l.loss.Sent++
 		l.loss.Retransmitted++
 		if p.epoch == e.epoch {
-			l.est.Resent(p.firstRTO)
+			l.est.resent(p.firstRTO)
 		}
 		p.wait = max(p.wait, min(2*p.wait, l.est.ConnTimeout()))
 		p.nextRetry = now + p.wait

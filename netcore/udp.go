@@ -356,8 +356,8 @@ const (
 	modeDirect
 )
 
-// ErrReaderRunning: ReadUntil on a socket whose Inbox has been asked for.
-var ErrReaderRunning = errors.New("netcore: the socket has a reader goroutine (Inbox); ReadUntil cannot read it too")
+// errReaderRunning: ReadUntil on a socket whose Inbox has been asked for.
+var errReaderRunning = errors.New("netcore: the socket has a reader goroutine (Inbox); ReadUntil cannot read it too")
 
 // directReader is ReadUntil's state, touched only by the owner (and
 // woken, from anywhere).
@@ -376,14 +376,14 @@ var aLongTimeAgo = time.Unix(1, 0)
 // it, waiting until at least one arrives, until passes, or Wake is called;
 // then dst may be empty. Each datagram has its own arrival time (as
 // Inbox's do) and the caller Releases each. The error is net.ErrClosed
-// once the socket is closed, ErrReaderRunning after Inbox; a transient
+// once the socket is closed, errReaderRunning after Inbox; a transient
 // read error (an ICMP error the OS surfaced) is counted and returns an
 // empty dst. Only the owning goroutine may call it; the first call
 // decides that the socket has no reader goroutine.
 func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram, error) {
 	if t.direct == nil {
 		if !t.mode.CompareAndSwap(0, modeDirect) && t.mode.Load() != modeDirect {
-			return dst, ErrReaderRunning
+			return dst, errReaderRunning
 		}
 		t.readerOnce.Do(func() {}) // a later Inbox starts no reader
 		t.direct = &directReader{}

@@ -97,7 +97,7 @@ func TestReadUntilTakesDatagramsAndWakes(t *testing.T) {
 func TestReadUntilRefusesASocketWithAReader(t *testing.T) {
 	a := listenLoopback(t)
 	a.Inbox()
-	if _, err := a.ReadUntil(time.Now(), nil); !errors.Is(err, ErrReaderRunning) {
+	if _, err := a.ReadUntil(time.Now(), nil); !errors.Is(err, errReaderRunning) {
 		t.Fatalf("ReadUntil after Inbox: %v, want ErrReaderRunning", err)
 	}
 }

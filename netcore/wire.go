@@ -20,19 +20,19 @@ const (
 // Header layout.
 const (
 	HeaderLen = 24
-	// FlagSealed marks a datagram whose body is AEAD-sealed with the
+	// flagSealed marks a datagram whose body is AEAD-sealed with the
 	// session's pre-shared key (Q7). Other flag bits are reserved and must
 	// be zero.
-	FlagSealed = 0x01
+	flagSealed = 0x01
 	// sealPrefixLen is the sender instance (8) and nonce counter (8) that
 	// follow the header of a sealed datagram; sealTagLen the GCM tag.
 	sealPrefixLen = 16
 	sealTagLen    = 16
 	// SealOverhead is what sealing adds to a datagram.
 	SealOverhead = sealPrefixLen + sealTagLen
-	// MaxBody is the most body bytes a datagram may carry, sealed or not,
+	// maxBody is the most body bytes a datagram may carry, sealed or not,
 	// so that fragmenting does not depend on whether a key is set (Q5).
-	MaxBody = MaxDatagram - HeaderLen - SealOverhead
+	maxBody = MaxDatagram - HeaderLen - SealOverhead
 )
 
 // PeerID names a machine within a session.
@@ -104,17 +104,17 @@ const (
 	keepAliveFixed  = 5 // id, flags
 	keepReplyLen    = 4 // id
 	// MaxDataPayload is the largest message sent whole, in one Data record.
-	MaxDataPayload = MaxBody - recordHeaderLen - dataFixedLen
-	// FragmentPayload is the size of every fragment but the last (Q5).
-	FragmentPayload = MaxBody - recordHeaderLen - fragFixedLen
-	// MaxKeepAlivePayload is the largest message a KeepAlive carries: it
+	MaxDataPayload = maxBody - recordHeaderLen - dataFixedLen
+	// fragmentPayload is the size of every fragment but the last (Q5).
+	fragmentPayload = maxBody - recordHeaderLen - fragFixedLen
+	// maxKeepAlivePayload is the largest message a KeepAlive carries: it
 	// is never cut into fragments, so it fits one control datagram.
-	MaxKeepAlivePayload = MaxBody - recordHeaderLen - keepAliveFixed
-	// MaxMessage bounds a message, and so the memory reassembly may hold
+	maxKeepAlivePayload = maxBody - recordHeaderLen - keepAliveFixed
+	// maxMessage bounds a message, and so the memory reassembly may hold
 	// for one.
-	MaxMessage = 1 << 20
-	// MaxFragments is the most fragments a message of MaxMessage bytes needs.
-	MaxFragments = (MaxMessage + FragmentPayload - 1) / FragmentPayload
+	maxMessage = 1 << 20
+	// maxFragments is the most fragments a message of maxMessage bytes needs.
+	maxFragments = (maxMessage + fragmentPayload - 1) / fragmentPayload
 	// MaxNameLen bounds a player name in the handshake.
 	MaxNameLen = 32
 	// CookieLen is the size of a handshake challenge cookie.
@@ -124,15 +124,15 @@ const (
 // Decode errors. They are sentinels so that rejecting a flood of bad
 // datagrams allocates nothing.
 var (
-	ErrShort    = errors.New("netcore: datagram or record too short")
-	ErrMagic    = errors.New("netcore: bad magic")
-	ErrVersion  = errors.New("netcore: unsupported protocol version")
-	ErrReserved = errors.New("netcore: reserved bits set")
-	ErrChannel  = errors.New("netcore: bad channel")
-	ErrLength   = errors.New("netcore: length does not match content")
-	ErrField    = errors.New("netcore: field out of range")
+	errShort    = errors.New("netcore: datagram or record too short")
+	errMagic    = errors.New("netcore: bad magic")
+	errVersion  = errors.New("netcore: unsupported protocol version")
+	errReserved = errors.New("netcore: reserved bits set")
+	errChannel  = errors.New("netcore: bad channel")
+	errLength   = errors.New("netcore: length does not match content")
+	errField    = errors.New("netcore: field out of range")
 	ErrOversize = errors.New("netcore: datagram or message too large")
-	ErrAuth     = errors.New("netcore: authentication failed")
+	errAuth     = errors.New("netcore: authentication failed")
 )
 
 var le = binary.LittleEndian
@@ -167,16 +167,16 @@ func PutHeader(b []byte, h Header) {
 // DecodeHeader reads and checks the header at the start of b.
 func DecodeHeader(b []byte) (Header, error) {
 	if len(b) < HeaderLen {
-		return Header{}, ErrShort
+		return Header{}, errShort
 	}
 	if b[0] != Magic0 || b[1] != Magic1 {
-		return Header{}, ErrMagic
+		return Header{}, errMagic
 	}
 	if b[2] != Version {
-		return Header{}, ErrVersion
+		return Header{}, errVersion
 	}
-	if b[3]&^FlagSealed != 0 || b[15] != 0 {
-		return Header{}, ErrReserved
+	if b[3]&^flagSealed != 0 || b[15] != 0 {
+		return Header{}, errReserved
 	}
 	h := Header{
 		Flags:   b[3],
@@ -188,11 +188,11 @@ func DecodeHeader(b []byte) (Header, error) {
 	}
 	switch {
 	case h.Channel >= numChannels:
-		return Header{}, ErrChannel
+		return Header{}, errChannel
 	case h.Channel == ChannelControl && (h.Seq != 0 || h.Packet != 0):
-		return Header{}, ErrField
+		return Header{}, errField
 	case h.Channel == ChannelUnreliable && h.Packet != 0:
-		return Header{}, ErrField
+		return Header{}, errField
 	}
 	return h, nil
 }
@@ -201,11 +201,11 @@ func DecodeHeader(b []byte) (Header, error) {
 // (aliasing body) and the rest of the body.
 func NextRecord(body []byte) (typ uint8, payload, rest []byte, err error) {
 	if len(body) < recordHeaderLen {
-		return 0, nil, nil, ErrShort
+		return 0, nil, nil, errShort
 	}
 	n := int(le.Uint16(body[1:]))
 	if len(body)-recordHeaderLen < n {
-		return 0, nil, nil, ErrLength
+		return 0, nil, nil, errLength
 	}
 	end := recordHeaderLen + n
 	return body[0], body[recordHeaderLen:end], body[end:], nil
@@ -232,7 +232,7 @@ func AppendData(b []byte, d Data) []byte {
 // DecodeData decodes a Data record's payload.
 func DecodeData(p []byte) (Data, error) {
 	if len(p) < dataFixedLen {
-		return Data{}, ErrShort
+		return Data{}, errShort
 	}
 	if len(p)-dataFixedLen > MaxDataPayload {
 		return Data{}, ErrOversize
@@ -241,8 +241,8 @@ func DecodeData(p []byte) (Data, error) {
 }
 
 // fragment is one piece of a message longer than MaxDataPayload (Q5).
-// Every fragment but the last carries exactly FragmentPayload bytes, so a
-// fragment's place in the message is Index·FragmentPayload.
+// Every fragment but the last carries exactly fragmentPayload bytes, so a
+// fragment's place in the message is Index·fragmentPayload.
 type fragment struct {
 	MsgID   uint32
 	Index   uint16
@@ -260,10 +260,10 @@ func appendFragment(b []byte, f fragment) []byte {
 }
 
 // decodeFragment decodes a Fragment record's payload and checks that it
-// can belong to a message of at most MaxMessage bytes.
+// can belong to a message of at most maxMessage bytes.
 func decodeFragment(p []byte) (fragment, error) {
 	if len(p) < fragFixedLen {
-		return fragment{}, ErrShort
+		return fragment{}, errShort
 	}
 	f := fragment{
 		MsgID:   le.Uint32(p),
@@ -272,15 +272,15 @@ func decodeFragment(p []byte) (fragment, error) {
 		Payload: p[fragFixedLen:],
 	}
 	switch {
-	case f.Count > MaxFragments:
+	case f.Count > maxFragments:
 		return fragment{}, ErrOversize
 	case f.Count < 2 || f.Index >= f.Count:
-		return fragment{}, ErrField
-	case len(f.Payload) > FragmentPayload:
+		return fragment{}, errField
+	case len(f.Payload) > fragmentPayload:
 		return fragment{}, ErrOversize
-	case f.Index < f.Count-1 && len(f.Payload) != FragmentPayload:
-		return fragment{}, ErrLength
-	case f.Index == f.Count-1 && int(f.Index)*FragmentPayload+len(f.Payload) > MaxMessage:
+	case f.Index < f.Count-1 && len(f.Payload) != fragmentPayload:
+		return fragment{}, errLength
+	case f.Index == f.Count-1 && int(f.Index)*fragmentPayload+len(f.Payload) > maxMessage:
 		return fragment{}, ErrOversize
 	}
 	return f, nil
@@ -332,15 +332,15 @@ func appendAckRecord(b []byte, typ uint8, ch Channel, cumulative, packet uint32)
 // decodeAck decodes an Ack record's payload.
 func decodeAck(p []byte) (ack, error) {
 	if len(p) < ackFixedLen {
-		return ack{}, ErrShort
+		return ack{}, errShort
 	}
 	a := ack{Channel: Channel(p[0]), Cumulative: le.Uint32(p[2:])}
 	if a.Channel != ChannelReliable && a.Channel != ChannelGlobal {
-		return ack{}, ErrChannel
+		return ack{}, errChannel
 	}
 	n := int(p[1])
 	if len(p) != ackFixedLen+4*n {
-		return ack{}, ErrLength
+		return ack{}, errLength
 	}
 	a.packets = p[ackFixedLen:]
 	return a, nil
@@ -362,11 +362,11 @@ func AppendLinkReport(b []byte, r LinkReport) []byte {
 // decodeLinkReport decodes a LinkReport record's payload.
 func decodeLinkReport(p []byte) (LinkReport, error) {
 	if len(p) != linkReportLen {
-		return LinkReport{}, ErrLength
+		return LinkReport{}, errLength
 	}
 	r := LinkReport{Expected: le.Uint64(p), Missing: le.Uint64(p[8:])}
 	if r.Missing > r.Expected {
-		return LinkReport{}, ErrField
+		return LinkReport{}, errField
 	}
 	return r, nil
 }
@@ -387,7 +387,7 @@ type keepAlive struct {
 const keepAliveWantReply = 0x01
 
 // appendKeepAlive appends a KeepAlive record. The payload must be at most
-// MaxKeepAlivePayload bytes (the caller checks).
+// maxKeepAlivePayload bytes (the caller checks).
 func appendKeepAlive(b []byte, k keepAlive) []byte {
 	b = appendRecordHeader(b, RecKeepAlive, keepAliveFixed+len(k.Payload))
 	b = le.AppendUint32(b, k.ID)
@@ -402,13 +402,13 @@ func appendKeepAlive(b []byte, k keepAlive) []byte {
 // decodeKeepAlive decodes a KeepAlive record's payload.
 func decodeKeepAlive(p []byte) (keepAlive, error) {
 	if len(p) < keepAliveFixed {
-		return keepAlive{}, ErrShort
+		return keepAlive{}, errShort
 	}
-	if len(p)-keepAliveFixed > MaxKeepAlivePayload {
+	if len(p)-keepAliveFixed > maxKeepAlivePayload {
 		return keepAlive{}, ErrOversize
 	}
 	if p[4]&^keepAliveWantReply != 0 {
-		return keepAlive{}, ErrReserved
+		return keepAlive{}, errReserved
 	}
 	return keepAlive{ID: le.Uint32(p), WantReply: p[4]&keepAliveWantReply != 0, Payload: p[keepAliveFixed:]}, nil
 }
@@ -427,7 +427,7 @@ func appendKeepAliveReply(b []byte, r keepAliveReply) []byte {
 // decodeKeepAliveReply decodes a KeepAliveReply record's payload.
 func decodeKeepAliveReply(p []byte) (keepAliveReply, error) {
 	if len(p) != keepReplyLen {
-		return keepAliveReply{}, ErrLength
+		return keepAliveReply{}, errLength
 	}
 	return keepAliveReply{ID: le.Uint32(p)}, nil
 }
@@ -495,18 +495,18 @@ func appendName(b []byte, name string) []byte {
 
 func decodeName(p []byte) (string, error) {
 	if len(p) < 1 {
-		return "", ErrShort
+		return "", errShort
 	}
 	n := int(p[0])
 	if n > MaxNameLen {
 		return "", ErrOversize
 	}
 	if len(p) != 1+n {
-		return "", ErrLength
+		return "", errLength
 	}
 	name := p[1:]
 	if !utf8.Valid(name) {
-		return "", ErrField
+		return "", errField
 	}
 	return string(name), nil
 }
@@ -517,7 +517,7 @@ func validRole(r Role) bool { return r == RolePlayer || r == RoleObserver }
 // by the caller's choice; an over-long name is an encoding error.
 func AppendHello(b []byte, m Hello) ([]byte, error) {
 	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
-		return b, ErrField
+		return b, errField
 	}
 	b = appendRecordHeader(b, RecHello, 10+len(m.Name))
 	b = le.AppendUint64(b, m.Nonce)
@@ -528,11 +528,11 @@ func AppendHello(b []byte, m Hello) ([]byte, error) {
 // decodeHello decodes a Hello record's payload.
 func decodeHello(p []byte) (Hello, error) {
 	if len(p) < 10 {
-		return Hello{}, ErrShort
+		return Hello{}, errShort
 	}
 	m := Hello{Nonce: le.Uint64(p), Role: Role(p[8])}
 	if !validRole(m.Role) {
-		return Hello{}, ErrField
+		return Hello{}, errField
 	}
 	var err error
 	if m.Name, err = decodeName(p[9:]); err != nil {
@@ -551,7 +551,7 @@ func appendChallenge(b []byte, m Challenge) []byte {
 // decodeChallenge decodes a Challenge record's payload.
 func decodeChallenge(p []byte) (Challenge, error) {
 	if len(p) != 8+CookieLen {
-		return Challenge{}, ErrLength
+		return Challenge{}, errLength
 	}
 	m := Challenge{Nonce: le.Uint64(p)}
 	copy(m.Cookie[:], p[8:])
@@ -561,7 +561,7 @@ func decodeChallenge(p []byte) (Challenge, error) {
 // AppendResponse appends a Response record.
 func AppendResponse(b []byte, m Response) ([]byte, error) {
 	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
-		return b, ErrField
+		return b, errField
 	}
 	b = appendRecordHeader(b, RecResponse, 8+CookieLen+2+len(m.Name))
 	b = le.AppendUint64(b, m.Nonce)
@@ -573,12 +573,12 @@ func AppendResponse(b []byte, m Response) ([]byte, error) {
 // decodeResponse decodes a Response record's payload.
 func decodeResponse(p []byte) (Response, error) {
 	if len(p) < 8+CookieLen+2 {
-		return Response{}, ErrShort
+		return Response{}, errShort
 	}
 	m := Response{Nonce: le.Uint64(p), Role: Role(p[8+CookieLen])}
 	copy(m.Cookie[:], p[8:])
 	if !validRole(m.Role) {
-		return Response{}, ErrField
+		return Response{}, errField
 	}
 	var err error
 	if m.Name, err = decodeName(p[8+CookieLen+1:]); err != nil {
@@ -598,11 +598,11 @@ func appendWelcome(b []byte, m Welcome) []byte {
 // decodeWelcome decodes a Welcome record's payload.
 func decodeWelcome(p []byte) (Welcome, error) {
 	if len(p) != 18 {
-		return Welcome{}, ErrLength
+		return Welcome{}, errLength
 	}
 	m := Welcome{Nonce: le.Uint64(p), Peer: PeerID(le.Uint16(p[8:])), Token: le.Uint64(p[10:])}
 	if m.Peer == PeerUnassigned || m.Token == 0 {
-		return Welcome{}, ErrField
+		return Welcome{}, errField
 	}
 	return m, nil
 }
@@ -618,7 +618,7 @@ func AppendRefuse(b []byte, m Refuse) []byte {
 // as is: a newer host may know more reasons than we do.
 func decodeRefuse(p []byte) (Refuse, error) {
 	if len(p) != 9 {
-		return Refuse{}, ErrLength
+		return Refuse{}, errLength
 	}
 	return Refuse{Nonce: le.Uint64(p), Reason: RefuseReason(p[8])}, nil
 }

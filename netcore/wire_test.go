@@ -12,7 +12,7 @@ import (
 func TestHeaderRoundTrip(t *testing.T) {
 	for _, h := range []Header{
 		{Token: 1, Sender: 0, Channel: ChannelControl},
-		{Flags: FlagSealed, Token: 0xFFFFFFFFFFFFFFFF, Sender: 0xFFFE, Channel: ChannelReliable, Seq: 0xFFFFFFFF, Packet: 7},
+		{Flags: flagSealed, Token: 0xFFFFFFFFFFFFFFFF, Sender: 0xFFFE, Channel: ChannelReliable, Seq: 0xFFFFFFFF, Packet: 7},
 		{Token: 42, Sender: 3, Channel: ChannelUnreliable, Seq: 9},
 		{Token: 42, Sender: 3, Channel: ChannelGlobal, Seq: 9, Packet: 1 << 31},
 	} {
@@ -44,20 +44,20 @@ func TestDecodersRejectMalformedInput(t *testing.T) {
 		b    []byte
 		want error
 	}{
-		{"short", hdr(func([]byte) {})[:HeaderLen-1], ErrShort},
-		{"magic", hdr(func(b []byte) { b[0] = 'X' }), ErrMagic},
-		{"version", hdr(func(b []byte) { b[2] = 2 }), ErrVersion},
-		{"flag bits", hdr(func(b []byte) { b[3] = 0x80 }), ErrReserved},
-		{"reserved byte", hdr(func(b []byte) { b[15] = 1 }), ErrReserved},
-		{"channel", hdr(func(b []byte) { b[14] = 4 }), ErrChannel},
-		{"numbered control", hdr(func(b []byte) { b[14] = 0 }), ErrField},
-		{"unreliable with packet", hdr(func(b []byte) { b[14] = 2 }), ErrField},
+		{"short", hdr(func([]byte) {})[:HeaderLen-1], errShort},
+		{"magic", hdr(func(b []byte) { b[0] = 'X' }), errMagic},
+		{"version", hdr(func(b []byte) { b[2] = 2 }), errVersion},
+		{"flag bits", hdr(func(b []byte) { b[3] = 0x80 }), errReserved},
+		{"reserved byte", hdr(func(b []byte) { b[15] = 1 }), errReserved},
+		{"channel", hdr(func(b []byte) { b[14] = 4 }), errChannel},
+		{"numbered control", hdr(func(b []byte) { b[14] = 0 }), errField},
+		{"unreliable with packet", hdr(func(b []byte) { b[14] = 2 }), errField},
 	} {
 		if _, err := DecodeHeader(c.b); !errors.Is(err, c.want) {
 			t.Errorf("header %s: %v, want %v", c.name, err, c.want)
 		}
 	}
-	full := bytes.Repeat([]byte{1}, FragmentPayload)
+	full := bytes.Repeat([]byte{1}, fragmentPayload)
 	for _, c := range []struct {
 		name string
 		f    func() error
@@ -69,11 +69,11 @@ func TestDecodersRejectMalformedInput(t *testing.T) {
 		{"fragment short", func() error { _, err := decodeFragment(make([]byte, 7)); return err }},
 		{"fragment count 1", func() error { _, err := decodeFragment(fragPayload(1, 0, 1, nil)); return err }},
 		{"fragment index ≥ count", func() error { _, err := decodeFragment(fragPayload(1, 3, 3, nil)); return err }},
-		{"fragment count too large", func() error { _, err := decodeFragment(fragPayload(1, 0, MaxFragments+1, full)); return err }},
+		{"fragment count too large", func() error { _, err := decodeFragment(fragPayload(1, 0, maxFragments+1, full)); return err }},
 		{"fragment not full", func() error { _, err := decodeFragment(fragPayload(1, 0, 2, full[1:])); return err }},
 		{"fragment too long", func() error { _, err := decodeFragment(fragPayload(1, 1, 2, append(full, 1))); return err }},
 		{"fragment message too long", func() error {
-			_, err := decodeFragment(fragPayload(1, MaxFragments-1, MaxFragments, full))
+			_, err := decodeFragment(fragPayload(1, maxFragments-1, maxFragments, full))
 			return err
 		}},
 		{"ack short", func() error { _, err := decodeAck([]byte{1, 0, 0}); return err }},
@@ -91,7 +91,7 @@ func TestDecodersRejectMalformedInput(t *testing.T) {
 		}},
 		{"keep-alive short", func() error { _, err := decodeKeepAlive([]byte{1, 0, 0, 0}); return err }},
 		{"keep-alive flags", func() error { _, err := decodeKeepAlive([]byte{1, 0, 0, 0, 2}); return err }},
-		{"keep-alive oversize", func() error { _, err := decodeKeepAlive(make([]byte, 5+MaxKeepAlivePayload+1)); return err }},
+		{"keep-alive oversize", func() error { _, err := decodeKeepAlive(make([]byte, 5+maxKeepAlivePayload+1)); return err }},
 		{"keep-alive reply length", func() error { _, err := decodeKeepAliveReply(make([]byte, 5)); return err }},
 		{"hello role", func() error { _, err := decodeHello([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 0}); return err }},
 		{"hello name length", func() error {
@@ -207,7 +207,7 @@ func TestUnknownRecordTypesAreSkippedSilently(t *testing.T) {
 }
 
 func TestNoDatagramAbove1400AndEveryMessageArrives_Q5(t *testing.T) {
-	sizes := []int{0, 1, MaxDataPayload, MaxDataPayload + 1, 2 * FragmentPayload, 2*FragmentPayload + 1, 100000, MaxMessage}
+	sizes := []int{0, 1, MaxDataPayload, MaxDataPayload + 1, 2 * fragmentPayload, 2*fragmentPayload + 1, 100000, maxMessage}
 	for _, key := range [][]byte{nil, []byte("k")} {
 		a, b := newPair(t, func(_ PeerID, c *Config) { c.Key = key })
 		now := time.Duration(0)
@@ -246,13 +246,13 @@ func TestNoDatagramAbove1400AndEveryMessageArrives_Q5(t *testing.T) {
 			}
 		}
 		st, _ := a.ep.Stats(peerB)
-		// 1 each up to MaxDataPayload, then ceil(n / FragmentPayload):
+		// 1 each up to MaxDataPayload, then ceil(n / fragmentPayload):
 		// 1+1+1 + 2+2+3 + 76 (100 000 B) + 787 (1 MiB).
 		if want := uint64(1 + 1 + 1 + 2 + 2 + 3 + 76 + 787); st.Loss.Sent != want {
 			t.Errorf("key %q: reliable datagrams sent %d, want %d (every fragment counts, L1)", key, st.Loss.Sent, want)
 		}
 	}
-	if err := newPairEP(t).Send(0, peerB, ChannelReliable, make([]byte, MaxMessage+1)); err != ErrMessageTooLarge {
+	if err := newPairEP(t).Send(0, peerB, ChannelReliable, make([]byte, maxMessage+1)); err != errMessageTooLarge {
 		t.Errorf("oversize message: %v", err)
 	}
 }
@@ -261,7 +261,7 @@ func newPairEP(t *testing.T) *Endpoint { a, _ := newPair(t, nil); return a.ep }
 
 func TestReassemblyIsBoundedInMemoryAndTime_Q5(t *testing.T) {
 	_, b := newPair(t, nil)
-	full := bytes.Repeat([]byte{7}, FragmentPayload)
+	full := bytes.Repeat([]byte{7}, fragmentPayload)
 	seq := uint32(0)
 	send := func(ch Channel, id uint32, index, count uint16) {
 		h := Header{Token: token, Sender: peerA, Channel: ch, Seq: seq}
@@ -273,8 +273,8 @@ func TestReassemblyIsBoundedInMemoryAndTime_Q5(t *testing.T) {
 	}
 	// A flood of first halves of the largest messages.
 	for id := range uint32(1000) {
-		send(ChannelUnreliable, id+1, 0, MaxFragments)
-		if b.ep.budget.used > maxPartials*MaxFragments*FragmentPayload {
+		send(ChannelUnreliable, id+1, 0, maxFragments)
+		if b.ep.budget.used > maxPartials*maxFragments*fragmentPayload {
 			t.Fatalf("after %d half-messages: %d bytes held", id+1, b.ep.budget.used)
 		}
 	}
@@ -294,17 +294,17 @@ func TestReassemblyIsBoundedInMemoryAndTime_Q5(t *testing.T) {
 		t.Errorf("%d bytes still held after the timeout", b.ep.budget.used)
 	}
 	// The endpoint-wide budget holds across links and channels.
-	b.ep.budget.limit = 3 * FragmentPayload
+	b.ep.budget.limit = 3 * fragmentPayload
 	send(ChannelGlobal, 1, 0, 2)
 	send(ChannelGlobal, 2, 0, 2)
 	if b.ep.budget.used > b.ep.budget.limit {
 		t.Errorf("budget exceeded: %d > %d", b.ep.budget.used, b.ep.budget.limit)
 	}
 	// A complete message still gets through once room is back.
-	b.ep.budget.limit = ReassemblyBudget
+	b.ep.budget.limit = reassemblyBudget
 	send(ChannelGlobal, 3, 1, 2)
 	send(ChannelGlobal, 3, 0, 2)
-	if n := len(b.got); n != 1 || len(b.got[0].msg) != 2*FragmentPayload {
+	if n := len(b.got); n != 1 || len(b.got[0].msg) != 2*fragmentPayload {
 		t.Errorf("delivered %d messages", n)
 	}
 }
@@ -335,11 +335,11 @@ func TestProtocolSizesMatchTheDocument_Q5(t *testing.T) {
 	}{
 		{"HeaderLen", HeaderLen, 24},
 		{"SealOverhead", SealOverhead, 32},
-		{"MaxBody", MaxBody, 1344},
+		{"MaxBody", maxBody, 1344},
 		{"MaxDataPayload", MaxDataPayload, 1337},
-		{"FragmentPayload", FragmentPayload, 1333},
-		{"MaxFragments", MaxFragments, 787},
-		{"largest datagram", HeaderLen + SealOverhead + MaxBody, MaxDatagram},
+		{"FragmentPayload", fragmentPayload, 1333},
+		{"MaxFragments", maxFragments, 787},
+		{"largest datagram", HeaderLen + SealOverhead + maxBody, MaxDatagram},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, docs/protocol.md says %d", c.name, c.got, c.want)

@@ -49,9 +49,9 @@ type AlertConfig struct {
 
 // The defaults of AlertConfig, taken where a field is zero.
 const (
-	DefaultAlertLossPercent = 5
-	DefaultAlertLossWindow  = 10 * time.Second
-	DefaultAlertClearAfter  = 10 * time.Second
+	defaultAlertLossPercent = 5
+	defaultAlertLossWindow  = 10 * time.Second
+	defaultAlertClearAfter  = 10 * time.Second
 )
 
 // alertReadings is how many intervals the loss window is cut into: the
@@ -121,13 +121,13 @@ func (a *alerts) init(p *Peer) {
 	a.ready = true
 	a.cfg = p.cfg.Alerts
 	if a.cfg.LossPercent <= 0 {
-		a.cfg.LossPercent = DefaultAlertLossPercent
+		a.cfg.LossPercent = defaultAlertLossPercent
 	}
 	if a.cfg.LossWindow <= 0 {
-		a.cfg.LossWindow = DefaultAlertLossWindow
+		a.cfg.LossWindow = defaultAlertLossWindow
 	}
 	if a.cfg.ClearAfter <= 0 {
-		a.cfg.ClearAfter = DefaultAlertClearAfter
+		a.cfg.ClearAfter = defaultAlertClearAfter
 	}
 	a.links = make([]linkAlerts, len(p.players))
 	a.tier = p.cfg.Timing.Tier()
@@ -165,7 +165,7 @@ func (a *alerts) watch(now time.Duration, p *Peer) {
 				text := lossText(pl.Name, in, out, a.cfg.LossWindow)
 				p.emit(p.alert(AlertLoss, pl, text))
 				p.emit(&MessageEvent{Header: Header{Type: "message", Frame: p.frame}, Text: text, Player: p.self.Name,
-					Kind: MessageLinkLoss, Subject: pl.Name})
+					Kind: messageLinkLoss, Subject: pl.Name})
 			}
 		}
 	}

@@ -163,7 +163,7 @@ func TestAlertLossThresholdConfigurable_L2(t *testing.T) {
 				}
 				perLink[*e.To]++
 			case *MessageEvent:
-				if e.Kind == MessageLinkLoss {
+				if e.Kind == messageLinkLoss {
 					if !e.Kind.Alarm() || e.Player != me {
 						t.Fatalf("%s: loss line %+v", me, e)
 					}
@@ -200,13 +200,13 @@ func TestLossMessageKindReadsBack(t *testing.T) {
 		player string
 		kind   MessageKind
 		peer   string
-	}{{"alice", MessageLinkLoss, "bob"}, {"", MessageNote, ""}} { // one machine's line, or a note
+	}{{"alice", messageLinkLoss, "bob"}, {"", messageNote, ""}} { // one machine's line, or a note
 		b, _ := json.Marshal(&MessageEvent{Header: Header{Type: "message", Frame: 316}, Text: text, Player: c.player})
 		var back MessageEvent
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		if back.Kind != c.kind || back.Subject != c.peer || back.Kind.Alarm() != (c.kind == MessageLinkLoss) {
+		if back.Kind != c.kind || back.Subject != c.peer || back.Kind.Alarm() != (c.kind == messageLinkLoss) {
 			t.Fatalf("%s read back as kind %d subject %q, want %d %q", b, back.Kind, back.Subject, c.kind, c.peer)
 		}
 	}

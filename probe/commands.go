@@ -109,7 +109,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		}
 		p.record.Add(rep)
 		p.emitNet(ev)
-	case CmdTiming:
+	case cmdTiming:
 		t, err := decodeTiming(c.Payload)
 		if err != nil {
 			return
@@ -124,7 +124,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		if m := tierMessage(prev, target); m != nil {
 			p.emitNet(m)
 		}
-	case CmdRemove:
+	case cmdRemove:
 		r, err := decodeRemove(c.Payload)
 		if err != nil {
 			return
@@ -150,11 +150,11 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		if p.doubtful > 0 {
 			p.reconsiderRemovals()
 		}
-	case CmdGameSpeed:
+	case cmdGameSpeed:
 		if v, err := decodeSpeed(c.Payload); err == nil {
 			p.speed = v
 		}
-	case CmdLatencyFudge:
+	case cmdLatencyFudge:
 		// S19: reserved; the timing never reads it.
 	}
 }
@@ -165,7 +165,7 @@ func (p *Peer) SetSpeed(fps int) {
 	if fps < 1 || fps > 1000 || p.self.Observer || !p.started {
 		return
 	}
-	p.issue(CmdGameSpeed, speedBytes(fps))
+	p.issue(cmdGameSpeed, speedBytes(fps))
 }
 
 func (p *Peer) issueReport() {

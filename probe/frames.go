@@ -118,7 +118,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 		}
 		if p.masterP == p.self && rungs.IsEvaluationFrame(since) {
 			if d, ok := p.master.Evaluate(f, p.record, p.speed); ok {
-				p.issue(CmdTiming, timingPayload{
+				p.issue(cmdTiming, timingPayload{
 					Decided: int32(d.Frame), SendPeriod: uint16(d.Target.SendPeriod),
 					LookAhead: uint16(d.Target.LookAhead), FPS: uint16(d.FPS), Reason: uint8(d.Reason),
 				}.bytes())

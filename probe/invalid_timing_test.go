@@ -43,7 +43,7 @@ func runMasterTiming(t *testing.T, sp, la uint16) *invalidTimingRun {
 					t.Fatalf("p1 is not the master on frame %d", f)
 				}
 				issued = true
-				p.issue(CmdTiming, timingPayload{Decided: marker, SendPeriod: sp, LookAhead: la, FPS: 30, Reason: uint8(rungs.Worse)}.bytes())
+				p.issue(cmdTiming, timingPayload{Decided: marker, SendPeriod: sp, LookAhead: la, FPS: 30, Reason: uint8(rungs.Worse)}.bytes())
 			}
 		}
 	})
@@ -72,7 +72,7 @@ func (r *invalidTimingRun) inStep(t *testing.T) {
 	}
 	for i, evs := range r.w.events {
 		for _, e := range evs {
-			if m, ok := e.(*MessageEvent); ok && m.Kind == MessageDesync {
+			if m, ok := e.(*MessageEvent); ok && m.Kind == messageDesync {
 				t.Fatalf("p%d published %q", i+1, m.Text)
 			}
 		}

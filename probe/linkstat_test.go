@@ -67,7 +67,7 @@ func TestLinkStatRejectsMalformed(t *testing.T) {
 		if err := json.Unmarshal([]byte(s), &ls); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ls.Link(); !errors.Is(err, ErrLinkStat) {
+		if _, err := ls.Link(); !errors.Is(err, errLinkStat) {
 			t.Errorf("%s: %v", s, err)
 		}
 	}

@@ -84,9 +84,9 @@ func (m *MatrixView) Link(from, to string) (*MatrixLink, bool) {
 	return nil, false
 }
 
-// LinkStats appends every directed link the matrix knows to dst, row by
+// linkStats appends every directed link the matrix knows to dst, row by
 // row: what a live machine prints as `link` lines.
-func (m *MatrixView) LinkStats(dst []LinkStat) []LinkStat {
+func (m *MatrixView) linkStats(dst []LinkStat) []LinkStat {
 	for _, p := range m.Players {
 		for _, l := range p.Links {
 			dst = append(dst, l.Stat())

@@ -54,7 +54,7 @@ func TestMatrixLookupsAndLinkLines_L3(t *testing.T) {
 		t.Fatal("an observer has a row")
 	}
 	var pairs []string
-	for _, ls := range m.LinkStats(nil) {
+	for _, ls := range m.linkStats(nil) {
 		pairs = append(pairs, ls.From+">"+ls.To)
 	}
 	if want := []string{"alice>bob", "alice>carol", "alice>erin", "bob>alice", "bob>carol"}; !reflect.DeepEqual(pairs, want) {

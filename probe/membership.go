@@ -120,7 +120,7 @@ func (p *Peer) issueRemoval(now time.Duration, pl *player, last int) {
 		pl.removal = &r
 		pl.discardAfter(last)
 	}
-	p.issue(CmdRemove, r.bytes())
+	p.issue(cmdRemove, r.bytes())
 	p.sendFramePacket(now, p.frame, tag, true, true)
 }
 
@@ -129,7 +129,7 @@ func (p *Peer) issueRemoval(now time.Duration, pl *player, last int) {
 func (pl *player) discardAfter(last int) {
 	n := 0
 	for _, c := range pl.queue {
-		if int(c.Tag) <= last || c.Type == CmdRemove {
+		if int(c.Tag) <= last || c.Type == cmdRemove {
 			pl.queue[n] = c
 			n++
 		}

@@ -18,27 +18,27 @@ import (
 type MessageKind uint8
 
 const (
-	// MessageNote is every other line: lobby news, demo notes.
-	MessageNote MessageKind = iota
+	// messageNote is every other line: lobby news, demo notes.
+	messageNote MessageKind = iota
 	// MessageLinkBad: a packet to Subject outlived the connection
 	// timeout (T11). An alarm.
 	MessageLinkBad
-	// MessageLinkRecovered: the link to Subject is no longer bad.
-	MessageLinkRecovered
-	// MessageDesync: Subject's checksum differs from ours. An alarm.
-	MessageDesync
+	// messageLinkRecovered: the link to Subject is no longer bad.
+	messageLinkRecovered
+	// messageDesync: Subject's checksum differs from ours. An alarm.
+	messageDesync
 	// MessageTier: the connection quality target changed (S18); Subject
 	// is the new tier's name.
 	MessageTier
-	// MessageLinkLoss: the link to Subject lost more than the alert
+	// messageLinkLoss: the link to Subject lost more than the alert
 	// threshold over the alert window, one way or both (alerts.go). An
 	// alarm.
-	MessageLinkLoss
+	messageLinkLoss
 )
 
 // Alarm reports whether the line is one a user must not miss.
 func (k MessageKind) Alarm() bool {
-	return k == MessageLinkBad || k == MessageDesync || k == MessageLinkLoss
+	return k == MessageLinkBad || k == messageDesync || k == messageLinkLoss
 }
 
 const (
@@ -54,7 +54,7 @@ const (
 // linkMessage: the link from self to peer went bad or recovered (T11).
 func linkMessage(frame int, self, peer string, bad bool) *MessageEvent {
 	e := &MessageEvent{Header: Header{Type: "message", Frame: frame}, Text: linkPrefix + peer + okSuffix, Player: self,
-		Kind: MessageLinkRecovered, Subject: peer}
+		Kind: messageLinkRecovered, Subject: peer}
 	if bad {
 		e.Text, e.Kind = linkPrefix+peer+badSuffix, MessageLinkBad
 	}
@@ -64,7 +64,7 @@ func linkMessage(frame int, self, peer string, bad bool) *MessageEvent {
 // desyncMessage: self found peer's checksum of frame f different.
 func desyncMessage(frame int, self, peer string, f int) *MessageEvent {
 	return &MessageEvent{Header: Header{Type: "message", Frame: frame}, Text: fmt.Sprintf("%s%s%s%d", desyncPrefix, peer, desyncInfix, f),
-		Player: self, Kind: MessageDesync, Subject: peer}
+		Player: self, Kind: messageDesync, Subject: peer}
 }
 
 // tierMessage: the master's timing moved the quality target to another
@@ -97,25 +97,25 @@ func kindOf(text string, own bool) (MessageKind, string) {
 		if t, ok := strings.CutPrefix(text, tierPrefix); ok && t != "" {
 			return MessageTier, t
 		}
-		return MessageNote, ""
+		return messageNote, ""
 	}
 	if rest, ok := strings.CutPrefix(text, linkPrefix); ok {
 		if peer, ok := strings.CutSuffix(rest, badSuffix); ok && peer != "" {
 			return MessageLinkBad, peer
 		}
 		if peer, ok := strings.CutSuffix(rest, okSuffix); ok && peer != "" {
-			return MessageLinkRecovered, peer
+			return messageLinkRecovered, peer
 		}
 		if peer, _, ok := strings.Cut(rest, lossInfix); ok && peer != "" {
-			return MessageLinkLoss, peer
+			return messageLinkLoss, peer
 		}
 	}
 	if rest, ok := strings.CutPrefix(text, desyncPrefix); ok {
 		if i := strings.LastIndex(rest, desyncInfix); i > 0 {
 			if _, err := strconv.ParseUint(rest[i+len(desyncInfix):], 10, 31); err == nil {
-				return MessageDesync, rest[:i]
+				return messageDesync, rest[:i]
 			}
 		}
 	}
-	return MessageNote, ""
+	return messageNote, ""
 }

@@ -62,7 +62,7 @@ func TestMessageKindIsNotATextSearch(t *testing.T) {
 		if err := json.Unmarshal(b, &e); err != nil {
 			t.Fatal(err)
 		}
-		if e.Kind != MessageNote {
+		if e.Kind != messageNote {
 			t.Errorf("%q from %q read as kind %d", c.text, c.player, e.Kind)
 		}
 	}

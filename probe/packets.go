@@ -185,7 +185,7 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 			continue
 		}
 		pl.queue = append(pl.queue, c)
-		if c.Type == CmdRemove {
+		if c.Type == cmdRemove {
 			p.holdRemoval(pl, c)
 		}
 	}

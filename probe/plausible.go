@@ -85,13 +85,13 @@ func plausiblePayload(c Command) bool {
 	switch c.Type {
 	case CmdNetworkReport:
 		_, err = decodeReport(c.Payload)
-	case CmdTiming:
+	case cmdTiming:
 		if len(c.Payload) != timingLen {
 			return false
 		}
-	case CmdGameSpeed:
+	case cmdGameSpeed:
 		_, err = decodeSpeed(c.Payload)
-	case CmdRemove:
+	case cmdRemove:
 		var r removePayload
 		r, err = decodeRemove(c.Payload)
 		if err == nil && (r.Last < 0 || int(r.Last) > int(c.Tag)+maxLead) {
@@ -135,10 +135,10 @@ func (p *Peer) mayHoldRemoval(from, target *player) bool {
 // machine leaves it in step with the rest.
 func (p *Peer) mayExecute(from *player, c Command) bool {
 	switch c.Type {
-	case CmdTiming:
+	case cmdTiming:
 		_, err := decodeTiming(c.Payload)
 		return from == p.masterP && err == nil
-	case CmdRemove:
+	case cmdRemove:
 		r, err := decodeRemove(c.Payload)
 		if err != nil {
 			return true // executes as nothing, as before
@@ -182,7 +182,7 @@ func (p *Peer) reconsiderRemovals() {
 		n := 0
 		for _, pl := range p.players {
 			for _, c := range pl.queue {
-				if c.Type != CmdRemove {
+				if c.Type != cmdRemove {
 					continue
 				}
 				r, err := decodeRemove(c.Payload)

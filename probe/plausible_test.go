@@ -106,7 +106,7 @@ func (r *forgeryRun) inStep(t *testing.T) {
 	}
 	for i, evs := range r.w.events {
 		for _, e := range evs {
-			if m, ok := e.(*MessageEvent); ok && m.Kind == MessageDesync {
+			if m, ok := e.(*MessageEvent); ok && m.Kind == messageDesync {
 				t.Fatalf("p%d published %q", i+1, m.Text)
 			}
 		}
@@ -159,7 +159,7 @@ func TestForgedTimingFromNonMasterRefused_S16(t *testing.T) {
 		if ch != netcore.ChannelReliable {
 			return false
 		}
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: CmdTiming,
+		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdTiming,
 			Payload: timingPayload{Decided: pk.Frame, SendPeriod: 10, LookAhead: 250, FPS: 30, Reason: uint8(rungs.Worse)}.bytes()})
 		return true
 	})
@@ -179,7 +179,7 @@ func TestForgedRemovalRefused_S16(t *testing.T) {
 		if ch != netcore.ChannelReliable {
 			return false
 		}
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: CmdRemove,
+		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdRemove,
 			Payload: removePayload{Player: 3, Last: pk.Through}.bytes()})
 		return true
 	})

@@ -264,7 +264,7 @@ func TestTierMessageAgainstPreviousTargetMidStaging_S18(t *testing.T) {
 	w.start()
 	p := w.ms[1].peer
 	timing := func(decided, period, lookAhead int) Command {
-		return Command{Type: CmdTiming, Payload: timingPayload{Decided: int32(decided), SendPeriod: uint16(period),
+		return Command{Type: cmdTiming, Payload: timingPayload{Decided: int32(decided), SendPeriod: uint16(period),
 			LookAhead: uint16(lookAhead), FPS: 30, Reason: uint8(rungs.Worse)}.bytes()}
 	}
 	events := map[int]Command{
@@ -415,10 +415,10 @@ func TestEventIDsNeverChange_S19(t *testing.T) {
 	}{
 		{"CmdGame", int(CmdGame), 0x01},
 		{"CmdNetworkReport (NETWORK_REPORT)", int(CmdNetworkReport), 0x10},
-		{"CmdTiming", int(CmdTiming), 0x11},
-		{"CmdRemove", int(CmdRemove), 0x12},
-		{"CmdGameSpeed", int(CmdGameSpeed), 0x13},
-		{"CmdLatencyFudge (LATENCYFUDGE)", int(CmdLatencyFudge), 0x14},
+		{"CmdTiming", int(cmdTiming), 0x11},
+		{"CmdRemove", int(cmdRemove), 0x12},
+		{"CmdGameSpeed", int(cmdGameSpeed), 0x13},
+		{"CmdLatencyFudge (LATENCYFUDGE)", int(cmdLatencyFudge), 0x14},
 		{"ProtocolVersion", ProtocolVersion, 1},
 		{"kindFrame", int(kindFrame), 1},
 		{"kindStatus", int(kindStatus), 2},

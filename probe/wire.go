@@ -14,10 +14,10 @@ import (
 const (
 	CmdGame          uint8 = 0x01 // an opaque game command (synthetic in sim and demo)
 	CmdNetworkReport uint8 = 0x10 // S5: NETWORK_REPORT
-	CmdTiming        uint8 = 0x11 // S12: a timing change with its frame rate (S15)
-	CmdRemove        uint8 = 0x12 // S7/S16: a player is removed
-	CmdGameSpeed     uint8 = 0x13 // S17: the game speed (caps the frame rate)
-	CmdLatencyFudge  uint8 = 0x14 // S19: reserved, never sent, ignored on receipt
+	cmdTiming        uint8 = 0x11 // S12: a timing change with its frame rate (S15)
+	cmdRemove        uint8 = 0x12 // S7/S16: a player is removed
+	cmdGameSpeed     uint8 = 0x13 // S17: the game speed (caps the frame rate)
+	cmdLatencyFudge  uint8 = 0x14 // S19: reserved, never sent, ignored on receipt
 )
 
 // ProtocolVersion names the version of the frame-packet format and event IDs;

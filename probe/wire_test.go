@@ -80,11 +80,11 @@ func FuzzDecodeFramePacket(f *testing.F) {
 			switch c.Type {
 			case CmdNetworkReport:
 				_, _ = decodeReport(c.Payload)
-			case CmdTiming:
+			case cmdTiming:
 				_, _ = decodeTiming(c.Payload)
-			case CmdRemove:
+			case cmdRemove:
 				_, _ = decodeRemove(c.Payload)
-			case CmdGameSpeed:
+			case cmdGameSpeed:
 				_, _ = decodeSpeed(c.Payload)
 			}
 		}

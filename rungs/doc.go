@@ -13,7 +13,7 @@
 //     arithmetic, the extended look-ahead past rung 10 up to 10/250, headroom
 //     (×1.25), tiers and "a look-ahead longer than its rung normally uses reads
 //     as Bad"; which timings are valid (Valid for an event's target,
-//     ValidInForce for what a Schedule holds), and TierUnknown, "—", for any
+//     ValidInForce for what a Schedule holds), and tierUnknown, "—", for any
 //     other.
 //   - Record (S5–S8): every player's latest report, expiry after 512 frames,
 //     the players seated at game start, removal, and the forced 10/250 rule.

@@ -13,17 +13,17 @@ const (
 	// initialUntil is the last frame (since start) of the initial evaluations;
 	// incomplete reports then fall back to 3/9 (S10).
 	initialUntil = 128
-	// ChangeSpacing is how many frames must pass since the master last changed
+	// changeSpacing is how many frames must pass since the master last changed
 	// the timing before an evaluation counts toward an improvement (S11b.3).
-	ChangeSpacing = 256
+	changeSpacing = 256
 	// HandoffWait is how long a new master waits before an improvement (S16).
 	HandoffWait = 256
 	// InARow is how many passing evaluations in a row the first improvement
 	// needs (S11c).
 	InARow = 3
-	// MaxWait is the wait that blocks an improvement when any player reports
+	// maxWait is the wait that blocks an improvement when any player reports
 	// one at least this long (S11b.2).
-	MaxWait = 100 * time.Millisecond
+	maxWait = 100 * time.Millisecond
 )
 
 // IsEvaluationFrame reports whether the master evaluates on the frame that is
@@ -144,7 +144,7 @@ func (m *Master) restart() { m.inARow, m.descending = 0, false }
 func (m *Master) Evaluate(frame int, rec *Record, speedFPS int) (d Decision, ok bool) {
 	sum := rec.Summary(frame)
 	fps := m.fps
-	if sum.AllFresh() {
+	if sum.allFresh() {
 		fps = FrameRate(sum.MaxProcess, speedFPS)
 	}
 	d, ok = m.evaluate(frame, sum, fps)
@@ -167,7 +167,7 @@ func (m *Master) evaluate(frame int, sum Summary, fps int) (d Decision, ok bool)
 		case sum.Complete():
 			return m.decide(frame, Need(WithHeadroom(sum.Worst), fps), fps, Initial, true)
 		case frame-m.start >= initialUntil:
-			return m.decide(frame, FallbackTiming(), fps, Fallback, true)
+			return m.decide(frame, fallbackTiming(), fps, Fallback, true)
 		}
 		return Decision{}, false
 	}
@@ -177,7 +177,7 @@ func (m *Master) evaluate(frame int, sum Summary, fps int) (d Decision, ok bool)
 		return Decision{}, false
 	}
 	need := Need(sum.Worst, fps)
-	if need.Compare(m.target) > 0 { // S11a, and S8: fresh round trips may still worsen
+	if need.compare(m.target) > 0 { // S11a, and S8: fresh round trips may still worsen
 		m.restart()
 		return m.decide(frame, need, fps, Worse, false)
 	}
@@ -201,19 +201,19 @@ func (m *Master) evaluate(frame int, sum Summary, fps int) (d Decision, ok bool)
 
 // improves checks the four conditions of S11b.
 func (m *Master) improves(frame int, sum Summary, need Timing, fps int) bool {
-	if need.Compare(m.target) >= 0 { // (1) the round trip needs less
+	if need.compare(m.target) >= 0 { // (1) the round trip needs less
 		return false
 	}
-	if sum.MaxWait >= MaxWait { // (2) nobody waited 0.1 s or more
+	if sum.MaxWait >= maxWait { // (2) nobody waited 0.1 s or more
 		return false
 	}
 	if frame < m.holdUntil { // S16: a new master waits 256 frames
 		return false
 	}
-	if m.everChanged && !m.descending && frame-m.lastChange < ChangeSpacing { // (3)
+	if m.everChanged && !m.descending && frame-m.lastChange < changeSpacing { // (3)
 		return false
 	}
-	return Need(WithHeadroom(sum.Worst), fps).Compare(m.target) < 0 // (4) headroom too
+	return Need(WithHeadroom(sum.Worst), fps).compare(m.target) < 0 // (4) headroom too
 }
 
 // stepDown is one improvement from the current target (S11c, S11d): one rung

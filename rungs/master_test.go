@@ -594,11 +594,11 @@ func TestDescentNeverSkipsRung_S11d(t *testing.T) {
 				if !oneRung && !cut {
 					t.Fatalf("seed %d frame %d: improvement %v → %v skips a rung", seed, frame, prev, d.Target)
 				}
-				if d.Target.Compare(need) < 0 {
+				if d.Target.compare(need) < 0 {
 					t.Fatalf("seed %d frame %d: improvement to %v below the need %v", seed, frame, d.Target, need)
 				}
 			case Worse:
-				if d.Target != need || d.Target.Compare(prev) <= 0 {
+				if d.Target != need || d.Target.compare(prev) <= 0 {
 					t.Fatalf("seed %d frame %d: worse %v → %v, need %v", seed, frame, prev, d.Target, need)
 				}
 			}

@@ -4,12 +4,12 @@ import "time"
 
 // Constants of the reports (S5, S7, S8).
 const (
-	// ReportLifetime is how long a report stays fresh: it expires this many
+	// reportLifetime is how long a report stays fresh: it expires this many
 	// frames after it executes (S7).
-	ReportLifetime = 512
-	// ForcedAfter is how long after the record started a player may go
+	reportLifetime = 512
+	// forcedAfter is how long after the record started a player may go
 	// without ever reporting a round trip before it forces 10/250 (S8).
-	ForcedAfter = 512
+	forcedAfter = 512
 	// reportEvery is the report interval after the first two reports (S5).
 	reportEvery = 128
 )
@@ -128,7 +128,7 @@ func (r *Record) Fresh(player, frame int) bool {
 }
 
 func (s *seat) fresh(frame int) bool {
-	return s.reported && frame-s.latest.Frame < ReportLifetime
+	return s.reported && frame-s.latest.Frame < reportLifetime
 }
 
 // Summary is what the master reads from the record on one frame.
@@ -152,14 +152,14 @@ type Summary struct {
 // round trip (S8, S10): only then may the timing improve.
 func (s Summary) Complete() bool { return s.Seated > 0 && s.WithRTT == s.Seated }
 
-// AllFresh reports whether every seated player has a fresh report, which the
+// allFresh reports whether every seated player has a fresh report, which the
 // frame rate needs (S15).
-func (s Summary) AllFresh() bool { return s.Seated > 0 && s.Fresh == s.Seated }
+func (s Summary) allFresh() bool { return s.Seated > 0 && s.Fresh == s.Seated }
 
 // Summary reads the record as of frame. It does not allocate.
 func (r *Record) Summary(frame int) Summary {
 	sum := Summary{Seated: len(r.players)}
-	late := frame-r.start >= ForcedAfter
+	late := frame-r.start >= forcedAfter
 	for i := range r.players {
 		s := &r.players[i]
 		if late && !s.everRTT {

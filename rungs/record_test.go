@@ -61,7 +61,7 @@ func TestReportWithoutRoundTrip_S6(t *testing.T) {
 	if sum.Complete() {
 		t.Error("a report without a round trip made the record complete")
 	}
-	if !sum.AllFresh() {
+	if !sum.allFresh() {
 		t.Error("a report without a round trip is still a fresh report")
 	}
 	if sum.Worst != ms(90) || sum.WithRTT != 1 {

@@ -248,7 +248,7 @@ func TestScheduleZeroPeriod_S13(t *testing.T) {
 func TestStagedLookAheadProperty_S12(t *testing.T) {
 	targets := func(rng *rand.Rand) Timing {
 		if rng.IntN(4) == 0 {
-			return NeedFrames(21 + rng.IntN(230)) // extended rung 10
+			return needFrames(21 + rng.IntN(230)) // extended rung 10
 		}
 		return RungTiming(1 + rng.IntN(Rungs))
 	}

@@ -13,8 +13,8 @@ import (
 const (
 	// Rungs is the number of rungs on the ladder (S2).
 	Rungs = 10
-	// ExtendedStep is the step in which the look-ahead grows past rung 10 (S4).
-	ExtendedStep = 10
+	// extendedStep is the step in which the look-ahead grows past rung 10 (S4).
+	extendedStep = 10
 	// MaxLookAhead is the widest look-ahead a session ever runs at (S4, S8).
 	MaxLookAhead = 250
 )
@@ -30,9 +30,9 @@ type Timing struct {
 // StartTiming is the timing a compressed game starts at (S1).
 func StartTiming() Timing { return Timing{SendPeriod: 2, LookAhead: 6} }
 
-// FallbackTiming is the target when the reports are still incomplete at the
+// fallbackTiming is the target when the reports are still incomplete at the
 // 128-frame evaluation (S10).
-func FallbackTiming() Timing { return RungTiming(3) }
+func fallbackTiming() Timing { return RungTiming(3) }
 
 // WidestTiming is the widest timing there is, which a player that never
 // reported a round trip forces (S4, S8).
@@ -125,9 +125,9 @@ func (t Timing) MaxRTT(fps int) time.Duration {
 	return time.Duration(int64(c) * int64(2*time.Second) / int64(fps))
 }
 
-// Compare orders timings the way the master does (S11): by rung, then by
+// compare orders timings the way the master does (S11): by rung, then by
 // look-ahead. It returns -1 if t needs less than u, +1 if more, 0 if equal.
-func (t Timing) Compare(u Timing) int {
+func (t Timing) compare(u Timing) int {
 	switch {
 	case t.Rung() != u.Rung():
 		return cmp.Compare(t.Rung(), u.Rung())
@@ -138,23 +138,23 @@ func (t Timing) Compare(u Timing) int {
 
 // Tier is the connection quality a timing reads as (S17). A timing no
 // Schedule can hold in force (!ValidInForce: 0/0, 3/7, 1/1, …) reads as no
-// tier at all, TierUnknown, never as the tier its clamped rung has.
+// tier at all, tierUnknown, never as the tier its clamped rung has.
 func (t Timing) Tier() Tier {
 	if !t.ValidInForce() {
-		return TierUnknown
+		return tierUnknown
 	}
 	if t.Extended() {
 		return Bad
 	}
-	return RungTier(t.Rung())
+	return rungTier(t.Rung())
 }
 
 // Label is the text beside the options dialog's Connection slider, e.g.
 // "Fast (rung 2)" (S17). A timing with no tier is labelled "—" alone: it has
 // no rung either.
 func (t Timing) Label() string {
-	if t.Tier() == TierUnknown {
-		return TierUnknown.String()
+	if t.Tier() == tierUnknown {
+		return tierUnknown.String()
 	}
 	return t.Tier().String() + " (rung " + strconv.Itoa(t.Rung()) + ")"
 }
@@ -172,27 +172,27 @@ func (t Timing) String() string {
 // Tier is a band of rungs shown to players (S17).
 type Tier int
 
-// The tiers, best first. The zero Tier, TierUnknown, is not a tier: it is
+// The tiers, best first. The zero Tier, tierUnknown, is not a tier: it is
 // what a timing that is not valid reads as, and it is written "—", the mark
 // the UIs show for a value they do not know.
 const (
-	TierUnknown Tier = 0
+	tierUnknown Tier = 0
 
 	Fast   Tier = iota // rungs 1 and 2
-	Normal             // rungs 3 to 5
-	Poor               // rungs 6 to 8
+	normal             // rungs 3 to 5
+	poor               // rungs 6 to 8
 	Bad                // rungs 9 and 10, and any extended look-ahead
 )
 
-// RungTier is the tier of rung n (S17), n held to 1..10.
-func RungTier(n int) Tier {
+// rungTier is the tier of rung n (S17), n held to 1..10.
+func rungTier(n int) Tier {
 	switch n = clampRung(n); {
 	case n <= 2:
 		return Fast
 	case n <= 5:
-		return Normal
+		return normal
 	case n <= 8:
-		return Poor
+		return poor
 	}
 	return Bad
 }
@@ -201,13 +201,13 @@ func (t Tier) String() string {
 	switch t {
 	case Fast:
 		return "Fast"
-	case Normal:
+	case normal:
 		return "Normal"
-	case Poor:
+	case poor:
 		return "Poor"
 	case Bad:
 		return "Bad"
-	case TierUnknown:
+	case tierUnknown:
 		return "—"
 	}
 	return fmt.Sprintf("Tier(%d)", int(t))
@@ -238,11 +238,11 @@ func OneWayFrames(rtt time.Duration, fps int) int {
 	return int(q)
 }
 
-// NeedFrames is the lowest timing whose look-ahead covers a one-way trip of
+// needFrames is the lowest timing whose look-ahead covers a one-way trip of
 // oneWay frames plus one send period (S2–S4). Up to 3 frames that is rung 1;
 // up to 20 frames rung ceil(oneWay/2); past 20 the send period stays 10 and
 // the look-ahead grows in steps of 10 to cover oneWay+10, up to 10/250.
-func NeedFrames(oneWay int) Timing {
+func needFrames(oneWay int) Timing {
 	switch {
 	case oneWay <= RungTiming(1).Covers():
 		return RungTiming(1)
@@ -252,11 +252,11 @@ func NeedFrames(oneWay int) Timing {
 		return WidestTiming()
 	}
 	need := oneWay + Rungs // one-way plus one send period of 10
-	return Timing{SendPeriod: Rungs, LookAhead: (need + ExtendedStep - 1) / ExtendedStep * ExtendedStep}
+	return Timing{SendPeriod: Rungs, LookAhead: (need + extendedStep - 1) / extendedStep * extendedStep}
 }
 
 // Need is the timing a worst round trip rtt needs at fps (S3, S4).
-func Need(rtt time.Duration, fps int) Timing { return NeedFrames(OneWayFrames(rtt, fps)) }
+func Need(rtt time.Duration, fps int) Timing { return needFrames(OneWayFrames(rtt, fps)) }
 
 // WithHeadroom raises a round trip by a quarter (S9), saturating instead of
 // overflowing.

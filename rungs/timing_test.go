@@ -83,9 +83,9 @@ func TestTimingValid_S2(t *testing.T) {
 			t.Errorf("%v.ValidInForce() = %v, want %v", tc.t, got, inForce)
 		}
 		switch tier := tc.t.Tier(); {
-		case inForce && tier == TierUnknown:
+		case inForce && tier == tierUnknown:
 			t.Errorf("%v.Tier() = %v, want a tier", tc.t, tier)
-		case !inForce && (tier != TierUnknown || tier.String() != "—" || tc.t.Label() != "—"):
+		case !inForce && (tier != tierUnknown || tier.String() != "—" || tc.t.Label() != "—"):
 			t.Errorf("%v: Tier() = %v (%q), Label() = %q; want TierUnknown, \"—\"", tc.t, int(tier), tier, tc.t.Label())
 		}
 	}
@@ -208,7 +208,7 @@ func TestNeedFrames_S3(t *testing.T) {
 		9: {5, 15}, 16: {8, 24}, 17: {9, 27}, 19: {10, 30}, 20: {10, 30},
 	}
 	for ow, w := range want {
-		if got := NeedFrames(ow); got != w {
+		if got := needFrames(ow); got != w {
 			t.Errorf("NeedFrames(%d) = %v, want %v", ow, got, w)
 		}
 	}
@@ -228,11 +228,11 @@ func TestExtendedLookAhead_S4(t *testing.T) {
 		{241, Timing{10, 250}}, // more than 250 is never asked for
 		{math.MaxInt, Timing{10, 250}},
 	} {
-		got := NeedFrames(tc.oneWay)
+		got := needFrames(tc.oneWay)
 		if got != tc.want {
 			t.Errorf("NeedFrames(%d) = %v, want %v", tc.oneWay, got, tc.want)
 		}
-		if got.SendPeriod != 10 || got.LookAhead%ExtendedStep != 0 || !got.Extended() {
+		if got.SendPeriod != 10 || got.LookAhead%extendedStep != 0 || !got.Extended() {
 			t.Errorf("NeedFrames(%d) = %v is not an extended rung 10", tc.oneWay, got)
 		}
 	}
@@ -270,7 +270,7 @@ func TestNeedCoversOneWayPlusSendPeriod_S3(t *testing.T) {
 		// extended rung 10, would not cover it.
 		switch {
 		case got.Extended():
-			return got.LookAhead-ExtendedStep < ow+got.SendPeriod
+			return got.LookAhead-extendedStep < ow+got.SendPeriod
 		case got.Rung() > 1:
 			return RungTiming(got.Rung()-1).Covers() < ow
 		}
@@ -329,12 +329,12 @@ func TestHeadroom_S9(t *testing.T) {
 }
 
 func TestTiers_S17(t *testing.T) {
-	want := []Tier{0, Fast, Fast, Normal, Normal, Normal, Poor, Poor, Poor, Bad, Bad}
+	want := []Tier{0, Fast, Fast, normal, normal, normal, poor, poor, poor, Bad, Bad}
 	for n := 1; n <= Rungs; n++ {
 		if got := RungTiming(n).Tier(); got != want[n] {
 			t.Errorf("rung %d tier %v, want %v", n, got, want[n])
 		}
-		if got := RungTier(n); got != want[n] {
+		if got := rungTier(n); got != want[n] {
 			t.Errorf("RungTier(%d) = %v, want %v", n, got, want[n])
 		}
 	}
@@ -347,7 +347,7 @@ func TestTiers_S17(t *testing.T) {
 	for _, tc := range []struct {
 		tier Tier
 		s    string
-	}{{Fast, "Fast"}, {Normal, "Normal"}, {Poor, "Poor"}, {Bad, "Bad"}, {TierUnknown, "—"}, {0, "—"}, {9, "Tier(9)"}} {
+	}{{Fast, "Fast"}, {normal, "Normal"}, {poor, "Poor"}, {Bad, "Bad"}, {tierUnknown, "—"}, {0, "—"}, {9, "Tier(9)"}} {
 		if got := tc.tier.String(); got != tc.s {
 			t.Errorf("Tier(%d).String() = %q, want %q", int(tc.tier), got, tc.s)
 		}
@@ -389,7 +389,7 @@ func TestCompare_S11(t *testing.T) {
 		{Timing{9, 63}, Timing{10, 30}, -1}, // the rung decides first
 		{RungTiming(4), RungTiming(4), 0},
 	} {
-		if got := tc.a.Compare(tc.b); got != tc.want {
+		if got := tc.a.compare(tc.b); got != tc.want {
 			t.Errorf("%v.Compare(%v) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}

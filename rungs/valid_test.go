@@ -9,7 +9,7 @@ func eventTargets() []Timing {
 	for n := 1; n <= Rungs; n++ {
 		out = append(out, RungTiming(n))
 	}
-	for la := RungTiming(Rungs).LookAhead + ExtendedStep; la <= MaxLookAhead; la += ExtendedStep {
+	for la := RungTiming(Rungs).LookAhead + extendedStep; la <= MaxLookAhead; la += extendedStep {
 		out = append(out, Timing{SendPeriod: Rungs, LookAhead: la})
 	}
 	return out
@@ -17,13 +17,13 @@ func eventTargets() []Timing {
 
 // The timings the package builds are all valid event targets.
 func TestConstructedTimingsValid_S1(t *testing.T) {
-	for _, tm := range append(eventTargets(), StartTiming(), FallbackTiming(), WidestTiming()) {
+	for _, tm := range append(eventTargets(), StartTiming(), fallbackTiming(), WidestTiming()) {
 		if !tm.Valid() {
 			t.Errorf("%v is not Valid", tm)
 		}
 	}
 	for ow := 0; ow <= 300; ow++ {
-		if tm := NeedFrames(ow); !tm.Valid() {
+		if tm := needFrames(ow); !tm.Valid() {
 			t.Errorf("NeedFrames(%d) = %v, not Valid", ow, tm)
 		}
 	}

@@ -67,8 +67,8 @@ func c(hex string) lipgloss.TerminalColor { return lipgloss.Color(hex) }
 
 var none = lipgloss.NoColor{}
 
-// Dark suits a dark terminal background; it is the default.
-func Dark() Theme {
+// dark suits a dark terminal background; it is the default.
+func dark() Theme {
 	return Theme{
 		Name:     "dark",
 		Text:     Ink{Fg: c("#d0d0d0")},
@@ -93,8 +93,8 @@ func Dark() Theme {
 	}
 }
 
-// Light suits a light terminal background: darker, more saturated inks.
-func Light() Theme {
+// light suits a light terminal background: darker, more saturated inks.
+func light() Theme {
 	return Theme{
 		Name:     "light",
 		Text:     Ink{Fg: c("#1c1c1c")},
@@ -119,9 +119,9 @@ func Light() Theme {
 	}
 }
 
-// HighContrast uses the sixteen basic ANSI colours at full brightness, which
+// highContrast uses the sixteen basic ANSI colours at full brightness, which
 // every terminal has and most users have tuned to be legible.
-func HighContrast() Theme {
+func highContrast() Theme {
 	a := func(n uint) lipgloss.TerminalColor { return lipgloss.ANSIColor(n) }
 	return Theme{
 		Name:     "high-contrast",
@@ -160,11 +160,11 @@ const (
 	okGrey      = "#999999"
 )
 
-// ColourBlind is the colour-blind-safe theme on the Okabe–Ito palette. The
+// colourBlind is the colour-blind-safe theme on the Okabe–Ito palette. The
 // tiers run bluish green, sky blue, orange, vermilion: blue against orange is
 // the pair that stays apart for every common form of colour blindness, and
 // Bad is also reversed so it never hangs on hue alone.
-func ColourBlind() Theme {
+func colourBlind() Theme {
 	return Theme{
 		Name:     "colour-blind",
 		Text:     Ink{Fg: none},
@@ -189,10 +189,10 @@ func ColourBlind() Theme {
 	}
 }
 
-// Monochrome uses no colour at all; tiers are told apart by attributes
+// monochrome uses no colour at all; tiers are told apart by attributes
 // (Fast plain, Normal underlined, Poor bold, Bad reversed) and by their
 // names, which the UI always writes.
-func Monochrome() Theme {
+func monochrome() Theme {
 	return Theme{
 		Name:     "monochrome",
 		Text:     Ink{Fg: none},
@@ -220,7 +220,7 @@ func Monochrome() Theme {
 // Default is the theme used when none is named.
 const Default = "dark"
 
-var all = []func() Theme{Dark, Light, HighContrast, ColourBlind, Monochrome}
+var all = []func() Theme{dark, light, highContrast, colourBlind, monochrome}
 
 // aliases are other spellings accepted by ByName.
 var aliases = map[string]string{

@@ -62,7 +62,7 @@ func TestTierInksDistinct_S17(t *testing.T) {
 // The colour-blind theme's tiers and series are Okabe–Ito colours only.
 func TestColourBlindUsesOkabeIto(t *testing.T) {
 	palette := map[lipgloss.Color]bool{okOrange: true, okSkyBlue: true, okGreen: true, okYellow: true, okBlue: true, okVermilion: true, okPurple: true, okGrey: true}
-	th := ColourBlind()
+	th := colourBlind()
 	for _, i := range []Ink{th.Fast, th.Normal, th.Poor, th.Bad, th.SRTT, th.RTO, th.Resend, th.Inbound, th.Outbound} {
 		if c, ok := i.Fg.(lipgloss.Color); !ok || !palette[c] {
 			t.Errorf("ink %+v is not an Okabe–Ito colour", i)
@@ -72,7 +72,7 @@ func TestColourBlindUsesOkabeIto(t *testing.T) {
 
 // Monochrome has no colour at all.
 func TestMonochromeHasNoColour(t *testing.T) {
-	th := Monochrome()
+	th := monochrome()
 	for _, i := range []Ink{th.Text, th.Muted, th.Fast, th.Normal, th.Poor, th.Bad, th.SRTT, th.Selected} {
 		if _, ok := i.Fg.(lipgloss.NoColor); !ok {
 			t.Errorf("ink %+v has a colour", i)

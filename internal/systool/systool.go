@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// Require is the environment variable that turns a missing tool from a skip
+// require is the environment variable that turns a missing tool from a skip
 // into a failure; .ci/run sets it to 1.
-const Require = "LAGSCOPE_REQUIRE_TOOLS"
+const require = "LAGSCOPE_REQUIRE_TOOLS"
 
 // Need returns the path of the tool name. Without it the test skips with one
-// line saying why (hint says where to get it), or fails when Require is 1.
+// line saying why (hint says where to get it), or fails when require is 1.
 func Need(t testing.TB, name, hint string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
@@ -23,9 +23,9 @@ func Need(t testing.TB, name, hint string) string {
 		return path
 	}
 	msg := fmt.Sprintf("%s is not on the PATH (%s)", name, hint)
-	if os.Getenv(Require) == "1" {
-		t.Fatal(msg + "; " + Require + "=1 makes that a failure")
+	if os.Getenv(require) == "1" {
+		t.Fatal(msg + "; " + require + "=1 makes that a failure")
 	}
-	t.Skip(msg + "; skipping (set " + Require + "=1 to fail instead)")
+	t.Skip(msg + "; skipping (set " + require + "=1 to fail instead)")
 	return ""
 }

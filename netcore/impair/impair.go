@@ -57,8 +57,8 @@ type GilbertElliott struct {
 	LossGood, LossBad      float64
 }
 
-// MeanLoss is the long-run share of datagrams this model loses.
-func (g GilbertElliott) MeanLoss() float64 {
+// meanLoss is the long-run share of datagrams this model loses.
+func (g GilbertElliott) meanLoss() float64 {
 	if g.PGoodToBad+g.PBadToGood == 0 {
 		return g.LossGood // never leaves the good state it starts in
 	}
@@ -133,7 +133,7 @@ func (p Profile) String() string {
 	}
 	if g := p.Burst; g != nil {
 		fmt.Fprintf(&b, ", burst loss %s (bad spells of %.1f datagrams losing %s)",
-			percent(g.MeanLoss()), meanSpell(g.PBadToGood), percent(g.LossBad))
+			percent(g.meanLoss()), meanSpell(g.PBadToGood), percent(g.LossBad))
 	}
 	return b.String()
 }

@@ -158,14 +158,14 @@ func TestBurstLossLengthsAndRate(t *testing.T) {
 			run = 0
 		}
 	}
-	within(t, "burst loss rate", float64(dropped)/n, g.MeanLoss(), 0.004)
+	within(t, "burst loss rate", float64(dropped)/n, g.meanLoss(), 0.004)
 	within(t, "mean burst length", float64(dropped)/float64(runs), 4, 0.15)
 	if longest < 20 {
 		t.Errorf("longest burst %d: geometric run lengths of mean 4 should reach 20 in %d runs", longest, runs)
 	}
 
 	// Independent loss at the same rate has mean runs of 1/(1-loss), near 1.
-	q := NewPath(Profile{Loss: g.MeanLoss()}, 3)
+	q := NewPath(Profile{Loss: g.meanLoss()}, 3)
 	dropped, runs, run = 0, 0, 0
 	for _, d := range decideN(q, n) {
 		if len(d) == 0 {
@@ -176,13 +176,13 @@ func TestBurstLossLengthsAndRate(t *testing.T) {
 			run = 0
 		}
 	}
-	within(t, "independent mean run", float64(dropped)/float64(runs), 1/(1-g.MeanLoss()), 0.05)
+	within(t, "independent mean run", float64(dropped)/float64(runs), 1/(1-g.meanLoss()), 0.05)
 }
 
 func TestMeanLoss(t *testing.T) {
-	within(t, "mean loss", GilbertElliott{PGoodToBad: 0.1, PBadToGood: 0.3, LossGood: 0.01, LossBad: 0.5}.MeanLoss(),
+	within(t, "mean loss", GilbertElliott{PGoodToBad: 0.1, PBadToGood: 0.3, LossGood: 0.01, LossBad: 0.5}.meanLoss(),
 		0.25*0.5+0.75*0.01, 1e-12)
-	within(t, "mean loss, frozen good", GilbertElliott{LossGood: 0.2, LossBad: 1}.MeanLoss(), 0.2, 1e-12)
+	within(t, "mean loss, frozen good", GilbertElliott{LossGood: 0.2, LossBad: 1}.meanLoss(), 0.2, 1e-12)
 }
 
 func TestSameSeedSameDecisions(t *testing.T) {

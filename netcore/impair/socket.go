@@ -21,7 +21,7 @@ type Socket struct {
 	pools      [][]*[]byte // free buffers by size class (buffer)
 	dst        []time.Duration
 	sendErrors uint64
-	// A flush's due datagrams, for a BatchSender.
+	// A flush's due datagrams, for a batchSender.
 	batchTo  []netip.AddrPort
 	batchP   [][]byte
 	batchBuf []*[]byte
@@ -32,10 +32,10 @@ type Sender interface {
 	Send(to netip.AddrPort, p []byte) error
 }
 
-// BatchSender is a Sender that writes several datagrams in one call
+// batchSender is a Sender that writes several datagrams in one call
 // (*netcore.UDPTransport: sendmmsg on Linux) and says how many failed.
 // Flush hands it every datagram that came due together.
-type BatchSender interface {
+type batchSender interface {
 	SendBatch(to []netip.AddrPort, ps [][]byte) (failed int)
 }
 
@@ -88,12 +88,12 @@ func (s *Socket) epoch(now time.Duration) int {
 // Send holds a copy of p (the caller reuses it) for each copy the path to
 // `to` delivers, at the script's time of the wall clock now.
 func (s *Socket) Send(to netip.AddrPort, p []byte) error {
-	s.SendAt(time.Since(s.script.Start), to, p)
+	s.sendAt(time.Since(s.script.Start), to, p)
 	return nil
 }
 
-// SendAt is Send at the script's time now.
-func (s *Socket) SendAt(now time.Duration, to netip.AddrPort, p []byte) {
+// sendAt is Send at the script's time now.
+func (s *Socket) sendAt(now time.Duration, to netip.AddrPort, p []byte) {
 	pp := s.paths[to]
 	if pp == nil {
 		pp = &socketPath{epoch: -1}
@@ -167,7 +167,7 @@ func (s *Socket) release(b *[]byte) {
 // Flush sends every datagram due by now (the script's time): in one batch
 // when the real socket takes batches, each alone otherwise.
 func (s *Socket) Flush(now time.Duration) {
-	bs, batched := s.out.(BatchSender)
+	bs, batched := s.out.(batchSender)
 	for {
 		it, ok := s.line.popDue(now + flushSlack)
 		if !ok {

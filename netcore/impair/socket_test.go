@@ -48,11 +48,11 @@ func TestSocketFollowsScript_T1(t *testing.T) {
 	out := &sink{}
 	s := NewSocket(out, script)
 	p := []byte("x1")
-	s.SendAt(0, a, p)
+	s.sendAt(0, a, p)
 	p[1] = '9' // the caller reuses its buffer
-	s.SendAt(1*time.Millisecond, b, []byte("y1"))
-	s.SendAt(2*time.Millisecond, a, []byte("x2"))
-	s.SendAt(100*time.Millisecond, a, []byte("x3"))
+	s.sendAt(1*time.Millisecond, b, []byte("y1"))
+	s.sendAt(2*time.Millisecond, a, []byte("x2"))
+	s.sendAt(100*time.Millisecond, a, []byte("x3"))
 	if next, ok := s.NextDue(); !ok || next != 10*time.Millisecond {
 		t.Fatalf("NextDue = %v, %v; want 10ms", next, ok)
 	}
@@ -87,12 +87,12 @@ func TestSocketCountsRefusalsAndDrops(t *testing.T) {
 		Path: func(netip.AddrPort, time.Duration) Profile { return Profile{Delay: time.Millisecond} },
 		Seed: func(netip.AddrPort) uint64 { return 1 },
 	})
-	s.SendAt(0, a, []byte("x"))
+	s.sendAt(0, a, []byte("x"))
 	s.Flush(time.Second)
 	if s.SendErrors() != 1 || s.Held() != 0 {
 		t.Fatalf("send errors %d, held %d; want 1, 0", s.SendErrors(), s.Held())
 	}
-	s.SendAt(time.Second, a, []byte("y"))
+	s.sendAt(time.Second, a, []byte("y"))
 	s.Drop()
 	if s.Held() != 0 {
 		t.Fatalf("held %d after Drop", s.Held())
@@ -117,7 +117,7 @@ func BenchmarkSocketSendFlush(b *testing.B) {
 	b.ReportAllocs()
 	for i := range b.N {
 		now := time.Duration(i) * time.Millisecond
-		s.SendAt(now, a, p)
+		s.sendAt(now, a, p)
 		s.Flush(now)
 	}
 }
@@ -161,11 +161,11 @@ func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
 		},
 		Seed: func(netip.AddrPort) uint64 { return 1 },
 	})
-	s.SendAt(0, a, []byte("1"))
-	s.SendAt(0, b, []byte("3"))
-	s.SendAt(0, a, []byte("bad"))
-	s.SendAt(time.Millisecond/2, a, []byte("2"))
-	s.SendAt(10*time.Millisecond, a, []byte("later"))
+	s.sendAt(0, a, []byte("1"))
+	s.sendAt(0, b, []byte("3"))
+	s.sendAt(0, a, []byte("bad"))
+	s.sendAt(time.Millisecond/2, a, []byte("2"))
+	s.sendAt(10*time.Millisecond, a, []byte("later"))
 	s.Flush(3 * time.Millisecond)
 	want := []string{"127.0.0.1:1 1", "127.0.0.1:1 2", "127.0.0.1:2 3"}
 	if !slices.Equal(out.got, want) || !slices.Equal(out.batches, []int{4}) {
@@ -199,7 +199,7 @@ func TestSocketHoldsDatagramsInBuffersOfTheirSize(t *testing.T) {
 		for _, sz := range sizes {
 			d := make([]byte, sz.n)
 			d[0] = byte(round)
-			s.SendAt(now, a, d)
+			s.sendAt(now, a, d)
 			want = append(want, "127.0.0.1:1 "+string(d))
 		}
 		for _, it := range s.line.heap {

@@ -102,12 +102,12 @@ func (h *Host) Wake() {
 	switch {
 	case !ok:
 		if h.wake != nil {
-			h.wake.Cancel()
+			h.wake.cancel()
 		}
 	case h.wake == nil:
 		h.wake = h.sched.At(d, h.tick)
-	case !h.wake.Pending() || h.wake.Time() != d:
-		h.wake.Reschedule(d)
+	case !h.wake.Pending() || h.wake.time() != d:
+		h.wake.reschedule(d)
 	}
 }
 
@@ -121,7 +121,7 @@ func (h *Host) Stop() {
 	h.stopped = true
 	h.node.Detach()
 	if h.wake != nil {
-		h.wake.Cancel()
+		h.wake.cancel()
 	}
 }
 

@@ -185,7 +185,7 @@ func TestDriverStopVanishes(t *testing.T) {
 	if st := n.Stats(); st.Unreachable != 10 {
 		t.Errorf("%d pings unreachable, want 10 (sent at 10–100 ms)", st.Unreachable)
 	}
-	if err := hb.Node().Send(hostA, []byte("x")); !errors.Is(err, ErrDetached) {
+	if err := hb.Node().Send(hostA, []byte("x")); !errors.Is(err, errDetached) {
 		t.Errorf("Send from a stopped host: %v, want ErrDetached", err)
 	}
 	hb.Wake() // harmless

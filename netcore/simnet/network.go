@@ -10,13 +10,13 @@ import (
 	"github.com/lagscope/lagscope/netcore/impair"
 )
 
-// MaxPayload is the largest datagram the simulated network carries: the most
+// maxPayload is the largest datagram the simulated network carries: the most
 // a UDP datagram over IPv4 can hold. lagscope's own limit (1400 bytes, SPEC
 // Q5) is the sender's to keep; the network only refuses what real UDP would.
-const MaxPayload = 65507
+const maxPayload = 65507
 
-// ErrDetached is returned by Send on a node that has left the network.
-var ErrDetached = errors.New("simnet: node is detached")
+// errDetached is returned by Send on a node that has left the network.
+var errDetached = errors.New("simnet: node is detached")
 
 // RecvFunc receives a datagram at virtual time now. p is valid only during
 // the call: the network reuses its memory afterwards.
@@ -109,10 +109,10 @@ func (nd *Node) LocalAddr() netip.AddrPort { return nd.addr }
 // after any sequence number inside it was assigned.
 func (nd *Node) Send(to netip.AddrPort, p []byte) error {
 	if nd.detached {
-		return ErrDetached
+		return errDetached
 	}
-	if len(p) > MaxPayload {
-		return fmt.Errorf("simnet: datagram of %d bytes exceeds %d", len(p), MaxPayload)
+	if len(p) > maxPayload {
+		return fmt.Errorf("simnet: datagram of %d bytes exceeds %d", len(p), maxPayload)
 	}
 	n := nd.net
 	pa := n.path(nd.addr, to)

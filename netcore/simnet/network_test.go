@@ -252,7 +252,7 @@ func TestDetachLikeAKilledProcess(t *testing.T) {
 	if st := n.Stats(); st.Unreachable != 1 || st.Delivered != 1 || st.Dropped != 0 {
 		t.Fatalf("stats %+v: the datagram to a vanished node is unreachable, not impairment loss", st)
 	}
-	if err := b.Send(alice, []byte("ghost")); !errors.Is(err, ErrDetached) {
+	if err := b.Send(alice, []byte("ghost")); !errors.Is(err, errDetached) {
 		t.Fatalf("Send after Detach: %v", err)
 	}
 	// The address is free again: a new process may take it.
@@ -295,7 +295,7 @@ func TestRefusals(t *testing.T) {
 	s := NewScheduler()
 	n := NewNetwork(s, 1)
 	a := n.Attach(alice, func(time.Duration, netip.AddrPort, []byte) {})
-	if err := a.Send(bob, make([]byte, MaxPayload+1)); err == nil {
+	if err := a.Send(bob, make([]byte, maxPayload+1)); err == nil {
 		t.Error("Send accepted a datagram larger than UDP carries")
 	}
 	for name, f := range map[string]func(){

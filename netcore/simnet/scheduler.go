@@ -84,8 +84,8 @@ func (s *Scheduler) After(d time.Duration, fn func()) *Event {
 	return s.At(s.now+d, fn)
 }
 
-// Cancel stops e from running. It reports whether e was pending.
-func (e *Event) Cancel() bool {
+// cancel stops e from running. It reports whether e was pending.
+func (e *Event) cancel() bool {
 	if e.index < 0 {
 		return false
 	}
@@ -93,11 +93,11 @@ func (e *Event) Cancel() bool {
 	return true
 }
 
-// Reschedule moves e to time t (Now if t is past), whether it is pending,
+// reschedule moves e to time t (Now if t is past), whether it is pending,
 // cancelled or has already run. It counts as a new insertion for ordering
 // among events at the same time. Reusing one event this way is how a driver
 // re-arms a peer's wake-up without allocating.
-func (e *Event) Reschedule(t time.Duration) {
+func (e *Event) reschedule(t time.Duration) {
 	s := e.owner
 	if e.index >= 0 {
 		s.remove(e.index)
@@ -105,8 +105,8 @@ func (e *Event) Reschedule(t time.Duration) {
 	s.push(e, t)
 }
 
-// Time is when e runs, or last ran.
-func (e *Event) Time() time.Duration { return e.at }
+// time is when e runs, or last ran.
+func (e *Event) time() time.Duration { return e.at }
 
 // Pending reports whether e is waiting to run.
 func (e *Event) Pending() bool { return e.index >= 0 }

@@ -48,7 +48,7 @@ func TestHeapMatchesStableSort(t *testing.T) {
 		}
 	}
 	for _, e := range cancelled {
-		if !e.Cancel() {
+		if !e.cancel() {
 			t.Fatal("Cancel of a pending event reported false")
 		}
 	}
@@ -83,10 +83,10 @@ func TestCancelAndReschedule(t *testing.T) {
 	a := s.At(10*time.Millisecond, mark("a"))
 	b := s.At(20*time.Millisecond, mark("b"))
 	c := s.At(30*time.Millisecond, mark("c"))
-	if !a.Cancel() || a.Cancel() || a.Pending() {
+	if !a.cancel() || a.cancel() || a.Pending() {
 		t.Fatal("Cancel should succeed once")
 	}
-	b.Reschedule(40 * time.Millisecond)
+	b.reschedule(40 * time.Millisecond)
 	s.RunUntil(35 * time.Millisecond)
 	if _, ok := ran["a"]; ok {
 		t.Fatal("a cancelled event ran")
@@ -94,18 +94,18 @@ func TestCancelAndReschedule(t *testing.T) {
 	if ran["c"] != 30*time.Millisecond || s.Now() != 35*time.Millisecond {
 		t.Fatalf("ran %v, now %v", ran, s.Now())
 	}
-	if c.Cancel() {
+	if c.cancel() {
 		t.Fatal("Cancel of an event that ran reported true")
 	}
 	// An event that ran, or was cancelled, can be armed again.
-	c.Reschedule(36 * time.Millisecond)
-	a.Reschedule(0) // past: runs at Now
+	c.reschedule(36 * time.Millisecond)
+	a.reschedule(0) // past: runs at Now
 	s.Run(nil)
 	if ran["a"] != 35*time.Millisecond || ran["c"] != 36*time.Millisecond || ran["b"] != 40*time.Millisecond {
 		t.Fatalf("ran %v", ran)
 	}
-	if b.Time() != 40*time.Millisecond {
-		t.Fatalf("b.Time() = %v", b.Time())
+	if b.time() != 40*time.Millisecond {
+		t.Fatalf("b.Time() = %v", b.time())
 	}
 }
 
@@ -161,7 +161,7 @@ func BenchmarkScheduler(b *testing.B) {
 func BenchmarkReschedule(b *testing.B) {
 	s := NewScheduler()
 	var e *Event
-	e = s.At(0, func() { e.Reschedule(s.Now() + time.Millisecond) })
+	e = s.At(0, func() { e.reschedule(s.Now() + time.Millisecond) })
 	for range 1023 {
 		s.At(time.Duration(1<<62), func() {}) // never due: a standing queue
 	}

@@ -4,5 +4,5 @@ package live
 
 import "time"
 
-// ProcessCPU is not known on this system.
-func ProcessCPU() (time.Duration, bool) { return 0, false }
+// processCPU is not known on this system.
+func processCPU() (time.Duration, bool) { return 0, false }

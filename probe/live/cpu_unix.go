@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// ProcessCPU is the CPU time (user and system) this process has used so
+// processCPU is the CPU time (user and system) this process has used so
 // far, for the summary's process line; false where the system cannot say.
-func ProcessCPU() (time.Duration, bool) {
+func processCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false

@@ -33,7 +33,7 @@ type DemoConfig struct {
 	Speed   int
 	Key     []byte
 	Name    string // your name (default "you")
-	// Spike adds the scripted latency spike (SpikeStart…SpikeEnd on the
+	// Spike adds the scripted latency spike (spikeStart…spikeEnd on the
 	// second player's access link: every path to that player slows).
 	Spike  bool
 	Logger *slog.Logger
@@ -65,9 +65,9 @@ type DemoLeave struct {
 	At   time.Duration
 }
 
-// MaxDemoSlow bounds --slow: a frame that takes longer than a second is
+// maxDemoSlow bounds --slow: a frame that takes longer than a second is
 // no game.
-const MaxDemoSlow = time.Second
+const maxDemoSlow = time.Second
 
 // ParseDemoSlow reads --slow's NAME=DURATION, e.g. "bob=50ms".
 func ParseDemoSlow(s string) (string, time.Duration, error) {
@@ -76,8 +76,8 @@ func ParseDemoSlow(s string) (string, time.Duration, error) {
 		return "", 0, fmt.Errorf("%q: want NAME=DURATION, e.g. bob=50ms", s)
 	}
 	cost, err := time.ParseDuration(d)
-	if err != nil || cost <= 0 || cost > MaxDemoSlow {
-		return "", 0, fmt.Errorf("%q: the extra time per frame must be a duration above 0 and at most %v, e.g. 50ms", s, MaxDemoSlow)
+	if err != nil || cost <= 0 || cost > maxDemoSlow {
+		return "", 0, fmt.Errorf("%q: the extra time per frame must be a duration above 0 and at most %v, e.g. 50ms", s, maxDemoSlow)
 	}
 	return name, cost, nil
 }
@@ -103,14 +103,14 @@ func ParseDemoLeave(s string) (DemoLeave, error) {
 // once the interference calms, three good evaluations and a descent rung by
 // rung (S11c, S11d) bring the target back to Fast before two minutes are up.
 const (
-	SpikeStart = 10 * time.Second
-	SpikeEnd   = 30 * time.Second
-	// SpikeExtra is added each way: about 430 ms round trip on a cable
+	spikeStart = 10 * time.Second
+	spikeEnd   = 30 * time.Second
+	// spikeExtra is added each way: about 430 ms round trip on a cable
 	// link, which needs rung 4 (Normal) at 30 fps.
-	SpikeExtra = 200 * time.Millisecond
-	// CalmAt is when Wi-Fi access links lose their burst loss (their
+	spikeExtra = 200 * time.Millisecond
+	// calmAt is when Wi-Fi access links lose their burst loss (their
 	// jitter stays).
-	CalmAt = 45 * time.Second
+	calmAt = 45 * time.Second
 	// demoCommandsPerMinute is twice a live player's rate: twice the
 	// clean samples, so SRTT follows the spike within seconds.
 	demoCommandsPerMinute = 120
@@ -131,8 +131,8 @@ func DemoProfiles() []string {
 	return names
 }
 
-// Demo is a running demo.
-type Demo struct {
+// demo is a running demo.
+type demo struct {
 	demoPlan
 	cfg     DemoConfig
 	start   time.Time
@@ -160,10 +160,10 @@ func (cfg *DemoConfig) settle() error {
 	return nil
 }
 
-// StartDemo opens every player's socket, forms the session (you host, the
+// startDemo opens every player's socket, forms the session (you host, the
 // others join) and starts every driver. opt applies to your driver; the
 // others only publish with PublishAll.
-func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
+func startDemo(cfg DemoConfig, opt Options) (*demo, error) {
 	if err := cfg.settle(); err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func StartDemo(cfg DemoConfig, opt Options) (*Demo, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Demo{demoPlan: plan, cfg: cfg, start: cfg.Start}
+	d := &demo{demoPlan: plan, cfg: cfg, start: cfg.Start}
 	udps, index, err := listenDemoSockets(cfg.Players)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func listenDemoSockets(n int) ([]*netcore.UDPTransport, map[netip.AddrPort]int, 
 // startMachine makes player i's session on sock, hosting it (i 0: yours,
 // driven with opt and the narration) or joining host, and starts its
 // driver.
-func (d *Demo) startMachine(i int, sock *impairedSocket, host netip.AddrPort, opt Options) error {
+func (d *demo) startMachine(i int, sock *impairedSocket, host netip.AddrPort, opt Options) error {
 	cfg := d.cfg
 	c := session.Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
 		CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
@@ -259,7 +259,7 @@ func (d *Demo) startMachine(i int, sock *impairedSocket, host netip.AddrPort, op
 
 // scheduleLeaves starts a timer for each scripted leave: at its time the
 // player's machine leaves cleanly, unless its driver has ended by then.
-func (d *Demo) scheduleLeaves() {
+func (d *demo) scheduleLeaves() {
 	for _, l := range d.leaves {
 		r := d.runners[l.index]
 		d.leaving.Add(1)
@@ -276,14 +276,14 @@ func (d *Demo) scheduleLeaves() {
 	}
 }
 
-// Feed is your machine's feed.
-func (d *Demo) Feed() *Runner { return d.runners[0] }
+// feed is your machine's feed.
+func (d *demo) feed() *Runner { return d.runners[0] }
 
-// Runners are every machine's drivers, you first.
-func (d *Demo) Runners() []*Runner { return d.runners }
+// allRunners are every machine's drivers, you first.
+func (d *demo) allRunners() []*Runner { return d.runners }
 
-// Sockets are the players' UDP sockets, for their counts.
-func (d *Demo) Sockets() []*netcore.UDPTransport {
+// sockets are the players' UDP sockets, for their counts.
+func (d *demo) sockets() []*netcore.UDPTransport {
 	out := make([]*netcore.UDPTransport, len(d.socks))
 	for i, s := range d.socks {
 		out[i] = s.UDPTransport
@@ -295,7 +295,7 @@ func (d *Demo) Sockets() []*netcore.UDPTransport {
 // executed and acknowledged), the other machines end at once: they are
 // this process's own, and with everyone leaving together no removal could
 // execute, so a clean leave of each would only hold the exit.
-func (d *Demo) Stop() {
+func (d *demo) Stop() {
 	d.stop.Do(func() {
 		you := d.runners[0]
 		you.Stop()
@@ -311,7 +311,7 @@ func (d *Demo) Stop() {
 // Wait waits for every machine, closes the sockets and returns your
 // session's error. Every runner's feed must be read to its end (or not
 // publish) for Wait to return.
-func (d *Demo) Wait() error {
+func (d *demo) Wait() error {
 	var err error
 	for i, r := range d.runners {
 		e := r.Wait()
@@ -324,17 +324,17 @@ func (d *Demo) Wait() error {
 	return err
 }
 
-// MaxLate is the latest any machine's driver has woken for a deadline so
+// maxLate is the latest any machine's driver has woken for a deadline so
 // far: the longest wait the process caused itself.
-func (d *Demo) MaxLate() time.Duration {
+func (d *demo) maxLate() time.Duration {
 	var m time.Duration
 	for _, r := range d.runners {
-		m = max(m, r.MaxLate())
+		m = max(m, r.maxLateness())
 	}
 	return m
 }
 
-func (d *Demo) closeSockets() {
+func (d *demo) closeSockets() {
 	for _, s := range d.socks {
 		s.UDPTransport.Close()
 		s.link.Drop()
@@ -343,7 +343,7 @@ func (d *Demo) closeSockets() {
 
 // impairedSocket is a player's UDP socket with its access link in front
 // (an impair.Socket following the demo's plan); the driver flushes what is
-// due (Pacer). Everything happens on the owning driver's goroutine.
+// due (pacer). Everything happens on the owning driver's goroutine.
 type impairedSocket struct {
 	*netcore.UDPTransport
 	link *impair.Socket
@@ -351,7 +351,7 @@ type impairedSocket struct {
 
 var (
 	_ Socket = (*impairedSocket)(nil)
-	_ Pacer  = (*impairedSocket)(nil)
+	_ pacer  = (*impairedSocket)(nil)
 )
 
 // Send implements netcore.Transport. p is copied: the caller reuses it.
@@ -362,14 +362,14 @@ func (s *impairedSocket) Send(to netip.AddrPort, p []byte) error {
 	return s.link.Send(to, p)
 }
 
-// Flush implements Pacer: it sends every datagram that is due.
+// Flush implements pacer: it sends every datagram that is due.
 func (s *impairedSocket) Flush(now time.Duration) { s.link.Flush(now) }
 
-// NextDue implements Pacer.
+// NextDue implements pacer.
 func (s *impairedSocket) NextDue() (time.Duration, bool) { return s.link.NextDue() }
 
-// ErrDemoProfile is returned for an unknown --profile.
-var ErrDemoProfile = errors.New("live: unknown demo profile")
+// errDemoProfile is returned for an unknown --profile.
+var errDemoProfile = errors.New("live: unknown demo profile")
 
 // ErrDemoSlow is returned for a --slow that names no player.
 var ErrDemoSlow = errors.New("live: bad --slow")

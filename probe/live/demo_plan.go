@@ -54,7 +54,7 @@ func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
 		} else {
 			prof, ok := impair.ProfileByName(cfg.Profile)
 			if !ok {
-				return p, fmt.Errorf("%w %q (one of %s)", ErrDemoProfile, cfg.Profile, strings.Join(DemoProfiles(), ", "))
+				return p, fmt.Errorf("%w %q (one of %s)", errDemoProfile, cfg.Profile, strings.Join(DemoProfiles(), ", "))
 			}
 			p.access = append(p.access, prof)
 		}
@@ -98,8 +98,8 @@ func (d *demoPlan) narration() []Note {
 	if d.spike && len(d.names) > 1 {
 		who := d.names[spikeAt]
 		notes = append(notes,
-			Note{At: SpikeStart, Text: fmt.Sprintf("Demo: %s's connection slows down by %v each way (every path to %s)", who, SpikeExtra, who)},
-			Note{At: SpikeEnd, Text: fmt.Sprintf("Demo: %s's connection is back to normal", who)})
+			Note{At: spikeStart, Text: fmt.Sprintf("Demo: %s's connection slows down by %v each way (every path to %s)", who, spikeExtra, who)},
+			Note{At: spikeEnd, Text: fmt.Sprintf("Demo: %s's connection is back to normal", who)})
 		var wifi []string
 		for i, p := range d.access {
 			if p.Burst != nil {
@@ -107,7 +107,7 @@ func (d *demoPlan) narration() []Note {
 			}
 		}
 		if len(wifi) > 0 {
-			notes = append(notes, Note{At: CalmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
+			notes = append(notes, Note{At: calmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
 		}
 	}
 	for i, cost := range d.slow {
@@ -147,11 +147,11 @@ func (d *demoPlan) linkProfile(a, b int) impair.Profile {
 }
 
 // profileAt is the path from a to b at now: the link profile, with the
-// spike added and, after CalmAt, the bursts gone.
+// spike added and, after calmAt, the bursts gone.
 func (d *demoPlan) profileAt(a, b int, now time.Duration) impair.Profile {
 	p := d.linkProfile(a, b)
 	p.Delay += d.extraDelay(a, b, now)
-	if d.spike && now >= CalmAt {
+	if d.spike && now >= calmAt {
 		p.Burst = nil
 	}
 	return p
@@ -162,7 +162,7 @@ func (d *demoPlan) changes() []time.Duration {
 	if !d.spike {
 		return nil
 	}
-	return []time.Duration{SpikeStart, SpikeEnd, CalmAt}
+	return []time.Duration{spikeStart, spikeEnd, calmAt}
 }
 
 // spikeAt is the player whose access link the scripted spike slows: the
@@ -174,11 +174,11 @@ const spikeAt = 1
 // extraDelay is the scripted spike on the path from a to b at now: the
 // spiking player's access link lies on every path that has it at one end.
 func (d *demoPlan) extraDelay(a, b int, now time.Duration) time.Duration {
-	if !d.spike || now < SpikeStart || now >= SpikeEnd {
+	if !d.spike || now < spikeStart || now >= spikeEnd {
 		return 0
 	}
 	if a == spikeAt || b == spikeAt {
-		return SpikeExtra
+		return spikeExtra
 	}
 	return 0
 }

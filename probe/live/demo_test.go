@@ -153,14 +153,14 @@ func TestDemoLinkProfiles(t *testing.T) {
 		at   time.Duration
 		want time.Duration
 	}{
-		{0, 1, SpikeStart - time.Millisecond, 0},
-		{0, 1, SpikeStart, SpikeExtra},
-		{1, 0, SpikeEnd - time.Millisecond, SpikeExtra},
-		{1, 0, SpikeEnd, 0},
-		{0, 2, SpikeStart + time.Second, 0},
-		{2, 3, SpikeStart + time.Second, 0},
-		{2, 1, SpikeStart + time.Second, SpikeExtra}, // ada's access link is on every path to her
-		{1, 4, SpikeEnd - time.Millisecond, SpikeExtra},
+		{0, 1, spikeStart - time.Millisecond, 0},
+		{0, 1, spikeStart, spikeExtra},
+		{1, 0, spikeEnd - time.Millisecond, spikeExtra},
+		{1, 0, spikeEnd, 0},
+		{0, 2, spikeStart + time.Second, 0},
+		{2, 3, spikeStart + time.Second, 0},
+		{2, 1, spikeStart + time.Second, spikeExtra}, // ada's access link is on every path to her
+		{1, 4, spikeEnd - time.Millisecond, spikeExtra},
 	} {
 		if got := plan.extraDelay(c.a, c.b, c.at); got != c.want {
 			t.Errorf("extra %d→%d at %v = %v, want %v", c.a, c.b, c.at, got, c.want)
@@ -177,7 +177,7 @@ func TestDemoLinkProfiles(t *testing.T) {
 
 // On the demo's own plan in virtual time, the scripted spike is an access
 // spike: during it every measured path to ada is about
-// 2·SpikeExtra slower than before, the paths that avoid her are not, and
+// 2·spikeExtra slower than before, the paths that avoid her are not, and
 // once it is over her paths come back.
 func TestDemoSpikeIsOnAdasAccessLink(t *testing.T) {
 	plan, err := newDemoPlan(DemoConfig{Players: 4, Profile: "lan", Name: "you", Spike: true})
@@ -197,7 +197,7 @@ func TestDemoSpikeIsOnAdasAccessLink(t *testing.T) {
 		}
 		return out
 	}
-	before, during, after := srtt(SpikeStart), srtt(SpikeEnd), srtt(SpikeEnd+20*time.Second)
+	before, during, after := srtt(spikeStart), srtt(spikeEnd), srtt(spikeEnd+20*time.Second)
 	if len(during) != 12 {
 		t.Fatalf("%d links, want 12", len(during))
 	}
@@ -205,8 +205,8 @@ func TestDemoSpikeIsOnAdasAccessLink(t *testing.T) {
 		rise := d - before[k]
 		onAda := k[0] == "ada" || k[1] == "ada"
 		switch {
-		case onAda && (rise < 2*SpikeExtra*8/10 || rise > 2*SpikeExtra*12/10):
-			t.Errorf("%s → %s rose %v during the spike, want about %v", k[0], k[1], rise, 2*SpikeExtra)
+		case onAda && (rise < 2*spikeExtra*8/10 || rise > 2*spikeExtra*12/10):
+			t.Errorf("%s → %s rose %v during the spike, want about %v", k[0], k[1], rise, 2*spikeExtra)
 		case !onAda && rise.Abs() > 10*time.Millisecond:
 			t.Errorf("%s → %s (not on ada's link) moved %v during the spike", k[0], k[1], rise)
 		case after[k]-before[k] > 20*time.Millisecond:

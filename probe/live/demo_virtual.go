@@ -74,7 +74,7 @@ func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sin
 		m.hosts[i] = drv.Attach(m.addrs[i])
 	}
 	for i, name := range plan.names {
-		// As StartDemo's sessions, with a seeded source for the session
+		// As startDemo's sessions, with a seeded source for the session
 		// token and nonces so that a run repeats.
 		var seed [32]byte
 		for b := range 8 {

@@ -11,7 +11,7 @@ import (
 )
 
 // PlayDemo is the demo in virtual time: the same names and narration as
-// StartDemo, every link measured, the spike worsening the target (S11a),
+// startDemo, every link measured, the spike worsening the target (S11a),
 // and the same run twice gives the same updates (what lets the README's
 // screen be pinned).
 func TestPlayDemoRepeatsAndShowsThePlan_S11(t *testing.T) {

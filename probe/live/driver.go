@@ -15,7 +15,7 @@ import (
 // The wall-clock driver. One goroutine owns a Session (and so its Peer and
 // Endpoint); everything else talks to it through channels:
 //
-//  1. a socket the owner can read itself (a DirectSocket: the UDP
+//  1. a socket the owner can read itself (a directSocket: the UDP
 //     transport) it waits in, until a datagram arrives or the next
 //     deadline passes, and the other goroutines Wake it when they put
 //     something in a channel — one goroutine from the kernel to the ack,
@@ -24,7 +24,7 @@ import (
 //  2. it wakes at the earliest of the session's NextDeadline, the next
 //     publish, the next link lines and, for a socket that holds datagrams
 //     back (the demo's impaired links), its next due datagram — a
-//     time.Timer in the select, the read deadline on a DirectSocket;
+//     time.Timer in the select, the read deadline on a directSocket;
 //  3. now is always time.Since(start), taken when the owner wakes;
 //  4. front ends get probe.Updates (at most PublishEvery apart, plus a last
 //     one) and send probe.Controls back.
@@ -39,18 +39,18 @@ type Socket interface {
 	Inbox() <-chan *netcore.Datagram
 }
 
-// DirectSocket is a socket its owner reads itself (*netcore.UDPTransport):
+// directSocket is a socket its owner reads itself (*netcore.UDPTransport):
 // ReadUntil waits for datagrams until a time or a Wake from another
 // goroutine. The driver then never asks for its Inbox.
-type DirectSocket interface {
+type directSocket interface {
 	ReadUntil(until time.Time, dst []*netcore.Datagram) ([]*netcore.Datagram, error)
 	Wake()
 }
 
-// Pacer is a socket that holds datagrams back until they are due (the
+// pacer is a socket that holds datagrams back until they are due (the
 // demo's impaired links): the driver flushes it on every wake-up and wakes
 // for its next due datagram.
-type Pacer interface {
+type pacer interface {
 	Flush(now time.Duration)
 	NextDue() (time.Duration, bool)
 }
@@ -98,10 +98,10 @@ type Stats struct {
 type Runner struct {
 	s     *session.Session
 	sock  Socket
-	pacer Pacer
-	// waker is the DirectSocket the owner waits in, if the socket is
+	pacer pacer
+	// waker is the directSocket the owner waits in, if the socket is
 	// one: Control, Stop and Abort wake it.
-	waker DirectSocket
+	waker directSocket
 	batch []*netcore.Datagram // ReadUntil's, reused
 	opt   Options
 	start time.Time
@@ -143,8 +143,8 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 		abort:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	r.pacer, _ = sock.(Pacer)
-	if w, ok := sock.(DirectSocket); ok {
+	r.pacer, _ = sock.(pacer)
+	if w, ok := sock.(directSocket); ok {
 		r.waker, r.batch = w, make([]*netcore.Datagram, 0, netcore.MaxReadBatch)
 	}
 	// Send times read at the write, on this driver's clock (netcore.Clock).
@@ -202,9 +202,9 @@ func (r *Runner) Wait() error {
 // Done is closed when the driver has finished.
 func (r *Runner) Done() <-chan struct{} { return r.done }
 
-// MaxLate is the latest the driver has woken for a deadline so far; safe
+// maxLateness is the latest the driver has woken for a deadline so far; safe
 // from any goroutine.
-func (r *Runner) MaxLate() time.Duration { return time.Duration(r.maxLate.Load()) }
+func (r *Runner) maxLateness() time.Duration { return time.Duration(r.maxLate.Load()) }
 
 func (r *Runner) clock() time.Duration { return time.Since(r.start) }
 
@@ -385,12 +385,12 @@ func (r *Runner) after(nextPublish, nextLinks *time.Duration) {
 	}
 }
 
-// waitDirect is one wake-up on a DirectSocket: what another goroutine put
+// waitDirect is one wake-up on a directSocket: what another goroutine put
 // in a channel first (it Woke the read), else the datagrams that arrive
 // before deadline — each at its own arrival time, received in this same
 // wake-up, so its ack leaves at once — and then the deadline's work if it
 // is due. False: the socket closed (the session ends).
-func (r *Runner) waitDirect(sock DirectSocket, deadline time.Duration, stop, abort *chan struct{}) bool {
+func (r *Runner) waitDirect(sock directSocket, deadline time.Duration, stop, abort *chan struct{}) bool {
 	s := r.s
 	select {
 	case c := <-r.controls:
@@ -456,11 +456,11 @@ func (r *Runner) drain(inbox *<-chan *netcore.Datagram) {
 	}
 }
 
-// ErrSocketClosed ends a session whose socket was closed under it.
-var ErrSocketClosed = errors.New("live: the socket closed under the session")
+// errSocketClosed ends a session whose socket was closed under it.
+var errSocketClosed = errors.New("live: the socket closed under the session")
 
 func (r *Runner) socketClosed() {
-	r.err = ErrSocketClosed
+	r.err = errSocketClosed
 	r.s.End(r.err)
 }
 

@@ -180,11 +180,11 @@ func TestDriverSocketClosed(t *testing.T) {
 		log := readFeed(r)
 		time.Sleep(time.Second)
 		close(sock.in)
-		if err := r.Wait(); err != ErrSocketClosed {
+		if err := r.Wait(); err != errSocketClosed {
 			t.Fatalf("err = %v", err)
 		}
 		<-log.done
-		if last := log.updates[len(log.updates)-1]; !last.Done || last.Err != ErrSocketClosed {
+		if last := log.updates[len(log.updates)-1]; !last.Done || last.Err != errSocketClosed {
 			t.Fatalf("last update %+v", last)
 		}
 	})

@@ -10,7 +10,7 @@ import (
 )
 
 // On a real UDP socket the driver reads the socket itself
-// (DirectSocket): a host and a joiner on loopback get into a game and measure
+// (directSocket): a host and a joiner on loopback get into a game and measure
 // their link (T1, T2), a Control reaches an owner waiting in its socket,
 // and Stop ends both; no reader goroutine was started (the socket still
 // takes ReadUntil) or is left behind (goleak in TestMain). Times here only
@@ -35,7 +35,7 @@ func TestDriverReadsItsOwnSocket_T1(t *testing.T) {
 	}
 	host := Run(hs, hu, Options{Publish: true, PublishEvery: 20 * time.Millisecond})
 	join := Run(js, ju, Options{Publish: true, PublishEvery: 20 * time.Millisecond})
-	var _ DirectSocket = hu // what makes the driver read it itself
+	var _ directSocket = hu // what makes the driver read it itself
 	// Two seats of three taken: the game starts on the host's Start
 	// control.
 	var last probe.Update

@@ -162,7 +162,7 @@ func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func
 	return func(own Stats) *probe.ProcessStats {
 		wall := time.Since(out.started)
 		ps := &probe.ProcessStats{WallMs: units.Millis(wall), MaxLateMs: units.Millis(late(own))}
-		if cpu, ok := ProcessCPU(); ok {
+		if cpu, ok := processCPU(); ok {
 			ps.CPUMs = units.Millis(cpu)
 			if wall > 0 {
 				ps.CPUShare = float64(cpu) / float64(wall)

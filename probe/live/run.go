@@ -147,23 +147,23 @@ func RunDemo(cfg RunConfig, dc DemoConfig) error {
 	if err != nil {
 		return err
 	}
-	var d *Demo
+	var d *demo
 	opt := Options{Publish: true,
-		Process: out.processStats(func() []*netcore.UDPTransport { return d.Sockets() },
-			func(Stats) time.Duration { return d.MaxLate() })}
+		Process: out.processStats(func() []*netcore.UDPTransport { return d.sockets() },
+			func(Stats) time.Duration { return d.maxLate() })}
 	dc.Key, dc.Speed, dc.Name, dc.Alerts = cfg.Key, cfg.Speed, cfg.Name, cfg.Alerts
 	dc.Logger, dc.Start = out.logger, out.started
 	dc.PublishAll, dc.OnCommand = out.mlisten != nil, out.onCommand()
-	d, err = StartDemo(dc, opt)
+	d, err = startDemo(dc, opt)
 	if err != nil {
 		out.abandon()
 		return err
 	}
 	var extra []probe.Feed
 	if out.mlisten != nil {
-		for _, r := range d.Runners()[1:] {
+		for _, r := range d.allRunners()[1:] {
 			extra = append(extra, r)
 		}
 	}
-	return out.run(d.Feed(), extra, d.Stop, d.Wait)
+	return out.run(d.feed(), extra, d.Stop, d.Wait)
 }

@@ -89,12 +89,12 @@ func TestScaleDemo(t *testing.T) {
 	})
 	defer mid.Stop()
 	go func() {
-		cpu0, _ := ProcessCPU()
+		cpu0, _ := processCPU()
 		start := time.Now()
 		err := RunDemo(RunConfig{Cmd: "demo", Name: "you", Duration: length, Stdout: pw},
 			DemoConfig{Players: players, Profile: "mix", Seed: 1, Spike: true})
 		wall := time.Since(start)
-		cpu1, _ := ProcessCPU()
+		cpu1, _ := processCPU()
 		pw.Close()
 		done <- result{cpu1 - cpu0, wall, err}
 	}()
@@ -129,8 +129,8 @@ func TestScaleDemo(t *testing.T) {
 			stalls++
 			maxWait = max(maxWait, e.WaitMs)
 			// Outside the scripted spike and the Wi-Fi interference
-			// (SpikeStart…CalmAt): the waits the process causes itself.
-			if at := time.Duration(*e.TMs * float64(time.Millisecond)); at < SpikeStart || at > CalmAt+5*time.Second {
+			// (spikeStart…calmAt): the waits the process causes itself.
+			if at := time.Duration(*e.TMs * float64(time.Millisecond)); at < spikeStart || at > calmAt+5*time.Second {
 				calmWait = max(calmWait, e.WaitMs)
 			}
 		case "link":
@@ -169,7 +169,7 @@ func TestScaleDemo(t *testing.T) {
 		return float64(b.frame-a.frame) / ((b.t - a.t) / 1000)
 	}
 	end := float64(length / time.Millisecond)
-	calm := float64((CalmAt + 5*time.Second) / time.Millisecond)
+	calm := float64((calmAt + 5*time.Second) / time.Millisecond)
 	frames := 0
 	if len(points) > 0 {
 		frames = points[len(points)-1].frame
@@ -181,7 +181,7 @@ func TestScaleDemo(t *testing.T) {
 		perFrame = res.cpu / time.Duration(frames*players)
 	}
 	t.Logf("demo --players %d for %v: %.1f fps over the game, %.1f fps after %v; %d stalls, largest wait %.0f ms (%.0f ms outside %v…%v), driver late by up to %.0f ms; %.2f cores, %v CPU per machine-frame (%d frames); peak RSS %d MiB, heap in use %d MiB at %v; %d events (%d link lines)",
-		players, length, fps(0, end), fps(calm, end), CalmAt+5*time.Second, stalls, maxWait, calmWait, SpikeStart, CalmAt+5*time.Second, maxLate,
+		players, length, fps(0, end), fps(calm, end), calmAt+5*time.Second, stalls, maxWait, calmWait, spikeStart, calmAt+5*time.Second, maxLate,
 		float64(res.cpu)/float64(res.wall), perFrame.Round(time.Microsecond), frames, procStatus("VmHWM")/1024, midHeap.Load()>>20, length*2/3, evs, links)
 }
 
@@ -278,13 +278,13 @@ func TestScaleSockets(t *testing.T) {
 			}
 		}
 	}()
-	cpu0, _ := ProcessCPU()
+	cpu0, _ := processCPU()
 	t0 := time.Now()
 	time.Sleep(200 * time.Millisecond)
 	f0 := frame.Load()
 	time.Sleep(length)
 	wall := time.Since(t0)
-	cpu1, _ := ProcessCPU()
+	cpu1, _ := processCPU()
 	fps := float64(frame.Load()-f0) / length.Seconds()
 	rss := procStatus("VmRSS")
 	if path := os.Getenv("LAGSCOPE_HEAPPROFILE"); path != "" {

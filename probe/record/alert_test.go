@@ -73,7 +73,7 @@ func TestImplausibleAlertIsDamage(t *testing.T) {
 		switch s := rec.Stop; {
 		case s == nil:
 			t.Errorf("%s: read without a word", c.name)
-		case !errors.Is(s, ErrCorrupt) || s.Offset != int64(bad):
+		case !errors.Is(s, errCorrupt) || s.Offset != int64(bad):
 			t.Errorf("%s: stop %v, want damage at byte %d", c.name, s, bad)
 		case !strings.Contains(s.Error(), c.want) || strings.ContainsAny(s.Error(), "\n\x1b"):
 			t.Errorf("%s: %q, want one clean line with %q", c.name, s.Error(), c.want)

@@ -27,7 +27,7 @@ func recordedSim(t *testing.T, js string) *Recording {
 		t.Fatal(err)
 	}
 	_, err = sim.RunWith(sc, &bytes.Buffer{}, sim.Options{
-		OnLine: func(at time.Duration, from string, line []byte) { w.EventLine(at, from, line) },
+		OnLine: func(at time.Duration, from string, line []byte) { w.eventLine(at, from, line) },
 		OnView: func(v probe.View) { w.View(v) },
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if s := rec.Stop; s == nil || !errors.Is(s, ErrCorrupt) || len(rec.Records) != 0 || strings.Contains(s.Error(), "\x1b") {
+		if s := rec.Stop; s == nil || !errors.Is(s, errCorrupt) || len(rec.Records) != 0 || strings.Contains(s.Error(), "\x1b") {
 			t.Errorf("%s: stop %v, %d records; want damage", name, s, len(rec.Records))
 		}
 	}

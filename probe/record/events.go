@@ -39,10 +39,10 @@ func newEvent(typ string) probe.Event {
 	return nil
 }
 
-// DecodeEvent turns one NDJSON event object into its probe type. An object
+// decodeEvent turns one NDJSON event object into its probe type. An object
 // of an unknown type gives (nil, nil); anything that is not an event object
 // gives an error.
-func DecodeEvent(raw []byte) (probe.Event, error) {
+func decodeEvent(raw []byte) (probe.Event, error) {
 	var head struct {
 		Type *string `json:"type"`
 	}

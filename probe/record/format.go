@@ -10,18 +10,18 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// Format is the version of the recording layout this package writes. A
+// format is the version of the recording layout this package writes. A
 // reader refuses a newer one rather than guess at it.
-const Format = 1
+const format = 1
 
-// Magic is the header's "magic" value: a file whose first record does not
+// magic is the header's "magic" value: a file whose first record does not
 // carry it is not a recording.
-const Magic = "lagscope-recording"
+const magic = "lagscope-recording"
 
-// MaxRecord bounds one record (one line), so a damaged or hostile file
+// maxRecord bounds one record (one line), so a damaged or hostile file
 // cannot make a reader allocate without limit. A View of 64 machines is a
 // few tens of KiB; a megabyte leaves room without being a risk.
-const MaxRecord = 1 << 20
+const maxRecord = 1 << 20
 
 // Kind says what a record holds. Kinds are letters so a person can read a
 // recording with grep; a kind keeps its letter for ever (S19's rule for
@@ -29,7 +29,7 @@ const MaxRecord = 1 << 20
 type Kind byte
 
 const (
-	KindHeader  Kind = 'H' // the first record: format, protocol version (S19)
+	kindHeader  Kind = 'H' // the first record: format, protocol version (S19)
 	KindEvent   Kind = 'E' // one published event, as its NDJSON object
 	KindView    Kind = 'V' // a machine's picture, once a second (link lines)
 	KindCommand Kind = 'C' // an executed command with its send frame (S13)
@@ -37,7 +37,7 @@ const (
 
 func (k Kind) String() string {
 	switch k {
-	case KindHeader:
+	case kindHeader:
 		return "header"
 	case KindEvent:
 		return "event"
@@ -97,7 +97,7 @@ type Record struct {
 	At     time.Duration // since the session's t=0 (virtual for a simulation)
 	From   string        // the machine that published (events, views) or executed (commands) it
 
-	Header *Header // KindHeader
+	Header *Header // kindHeader
 	// Raw is the event's NDJSON object byte for byte as recorded (KindEvent);
 	// Event is it decoded, or nil for a type this build does not know.
 	Raw     json.RawMessage
@@ -131,9 +131,9 @@ func appendLine(dst []byte, kind Kind, body []byte) []byte {
 var (
 	// ErrTruncated: the file ends inside a record (a cut-off write).
 	ErrTruncated = errors.New("record: recording ends inside a record")
-	// ErrCorrupt: a complete line that fails its checksum, does not decode,
+	// errCorrupt: a complete line that fails its checksum, does not decode,
 	// or holds a value no writer writes (plausible.go).
-	ErrCorrupt = errors.New("record: damaged record")
+	errCorrupt = errors.New("record: damaged record")
 	// ErrNotRecording: the first record is not a lagscope recording header.
 	ErrNotRecording = errors.New("record: not a lagscope recording")
 	// ErrVersion: the recording was written in a format this build cannot read.
@@ -145,7 +145,7 @@ var (
 type StopError struct {
 	Offset int64 // byte offset of the first record not returned
 	Index  int   // its position (0 = header)
-	Err    error // ErrTruncated or ErrCorrupt
+	Err    error // ErrTruncated or errCorrupt
 	Detail string
 }
 

@@ -19,8 +19,8 @@ func FuzzReader(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:len(b)/2])
 	f.Add([]byte{})
-	f.Add(appendLine(nil, KindHeader, []byte(`{"magic":"lagscope-recording","format":1,"protocol":1}`)))
-	f.Add(append(appendLine(nil, KindHeader, []byte(`{"magic":"lagscope-recording","format":1,"protocol":1}`)),
+	f.Add(appendLine(nil, kindHeader, []byte(`{"magic":"lagscope-recording","format":1,"protocol":1}`)))
+	f.Add(append(appendLine(nil, kindHeader, []byte(`{"magic":"lagscope-recording","format":1,"protocol":1}`)),
 		appendLine(nil, KindView, []byte(`{"at_ns":1,"view":{"Links":[{"srtt_ms":null}]}}`))...))
 	// Impossible values behind good checksums: damage, never records.
 	f.Add(append(headerLine(1), appendLine(nil, KindEvent,
@@ -35,7 +35,7 @@ func FuzzReader(f *testing.F) {
 			`"players":[{"player":"ada","access_rtt_ms":155,"access_loss":null,"rung_without":1,"fps_without":30,"causes":["latency"]}],`+
 			`"links":[{"between":["ada","bob"],"rtt_ms":60,"excess_rtt_ms":-2,"loss":0,"causes":[]}]}}`))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rd, err := NewReader(bytes.NewReader(data))
+		rd, err := newReader(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -77,7 +77,7 @@ func FuzzReader(f *testing.F) {
 // could steer a terminal.
 func assertPlausible(t *testing.T, r Record) {
 	t.Helper()
-	if r.At < 0 || r.At > MaxAt {
+	if r.At < 0 || r.At > maxAt {
 		t.Fatalf("record at %d ns returned", int64(r.At))
 	}
 	if !textsafe.Safe(r.From) {

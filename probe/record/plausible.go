@@ -14,23 +14,23 @@ import (
 // A record whose checksum is right may still hold what no writer of this
 // program writes: a file can be crafted, and its checksum recomputed. The
 // reader checks every value a replay or report would act on or print, and
-// reports a record that fails as damage (ErrCorrupt, with the record's
+// reports a record that fails as damage (errCorrupt, with the record's
 // place), so that it is never replayed.
 
-// MaxAt bounds a record's time since t=0. A session recorded for more than
+// maxAt bounds a record's time since t=0. A session recorded for more than
 // a year is not a session; the bound keeps times far from the int64 edge,
 // where printing them as minutes and seconds overflowed.
-const MaxAt = 366 * 24 * time.Hour
+const maxAt = 366 * 24 * time.Hour
 
-// maxFrame bounds a frame number: MaxAt at the highest frame rate.
-const maxFrame = int(MaxAt/time.Second) * maxFPS
+// maxFrame bounds a frame number: maxAt at the highest frame rate.
+const maxFrame = int(maxAt/time.Second) * maxFPS
 
 // maxFPS is the highest frame rate anything in lagscope runs at (the game
 // speed cap of `--fps` and of a scenario, and the wire's timing payload).
 const maxFPS = 1000
 
-// maxMs bounds a duration in milliseconds (a wait, a round trip): MaxAt.
-const maxMs = float64(MaxAt / time.Millisecond)
+// maxMs bounds a duration in milliseconds (a wait, a round trip): maxAt.
+const maxMs = float64(maxAt / time.Millisecond)
 
 // checkHeader refuses a header of another protocol (S19: a recording names
 // the protocol version that wrote it, and event IDs mean what that version
@@ -55,8 +55,8 @@ func checkHeader(h *Header) error {
 // checkRecord checks a decoded record's content; the error says which
 // field is impossible, for StopError's Detail.
 func checkRecord(rec *Record) error {
-	if rec.At < 0 || rec.At > MaxAt {
-		return fmt.Errorf("time %d ns is outside 0..%v", int64(rec.At), MaxAt)
+	if rec.At < 0 || rec.At > maxAt {
+		return fmt.Errorf("time %d ns is outside 0..%v", int64(rec.At), maxAt)
 	}
 	if rec.From != "" {
 		if err := checkName("from", rec.From); err != nil {

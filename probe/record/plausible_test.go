@@ -12,7 +12,7 @@ import (
 )
 
 func headerLine(protocol int) []byte {
-	return appendLine(nil, KindHeader, []byte(fmt.Sprintf(`{"magic":%q,"format":%d,"protocol":%d}`, Magic, Format, protocol)))
+	return appendLine(nil, kindHeader, []byte(fmt.Sprintf(`{"magic":%q,"format":%d,"protocol":%d}`, magic, format, protocol)))
 }
 
 // S19: a recording of another protocol version is
@@ -41,7 +41,7 @@ func TestHeaderWithControlCharactersRefused(t *testing.T) {
 		`{"magic":%q,"format":1,"protocol":1,"program":"x\u009by"}`,
 		`{"magic":%q,"format":1,"protocol":1,"self":"\u3164"}`,
 	} {
-		line := appendLine(nil, KindHeader, []byte(fmt.Sprintf(body, Magic)))
+		line := appendLine(nil, kindHeader, []byte(fmt.Sprintf(body, magic)))
 		if _, err := ReadAll(bytes.NewReader(line)); !errors.Is(err, ErrNotRecording) {
 			t.Errorf("%s: err %v, want ErrNotRecording", body, err)
 		}
@@ -115,7 +115,7 @@ func TestImpossibleValuesAreDamage_S19(t *testing.T) {
 		switch s := rec.Stop; {
 		case s == nil:
 			t.Errorf("%s: read without a word (%d records)", c.name, len(rec.Records))
-		case !errors.Is(s, ErrCorrupt) || s.Index != 2 || s.Offset != int64(bad):
+		case !errors.Is(s, errCorrupt) || s.Index != 2 || s.Offset != int64(bad):
 			t.Errorf("%s: stop %v, want damage at record 2, byte %d", c.name, s, bad)
 		case !strings.Contains(s.Error(), c.want) || strings.Contains(s.Error(), "\n") || strings.Contains(s.Error(), "\x1b"):
 			t.Errorf("%s: %q, want one clean line with %q", c.name, s.Error(), c.want)
@@ -143,7 +143,7 @@ func TestPlausibleEdgesRead(t *testing.T) {
 		// rounded up to send period 9), never as an event's target.
 		`{"at_ns":1,"event":{"type":"timing_active","frame":0,"send_period":9,"look_ahead":252,"rung":9,"tier":"Bad","fps":30}}`,
 		`{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":true,"FPS":30,"InForce":{"SendPeriod":9,"LookAhead":252},"Target":{"SendPeriod":9,"LookAhead":27}}}`,
-		fmt.Sprintf(`{"at_ns":%d,"event":{"type":"master","frame":0,"player":"Bob Smith"}}`, int64(MaxAt)),
+		fmt.Sprintf(`{"at_ns":%d,"event":{"type":"master","frame":0,"player":"Bob Smith"}}`, int64(maxAt)),
 		`{"at_ns":1,"event":{"type":"message","frame":0,"text":"Desync with Zoë <&> | ok"}}`,
 		`{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":false,"FPS":0}}`, // a lobby's view
 	}

@@ -80,8 +80,8 @@ func NewCursor(rec *Recording, as string) *Cursor {
 // End is the time of the last record.
 func (c *Cursor) End() time.Duration { return c.end }
 
-// Pos is the time the cursor has reached.
-func (c *Cursor) Pos() time.Duration { return max(c.pos, 0) }
+// position is the time the cursor has reached.
+func (c *Cursor) position() time.Duration { return max(c.pos, 0) }
 
 // Advance moves the cursor to t (clamped to the end) and returns the latest
 // View at or before t and the events after the previous position up to t.
@@ -131,7 +131,7 @@ func dropNil(es []probe.Event) []probe.Event {
 // Player is a probe.Feed over a recording: the live front ends (TUI,
 // NDJSON, metrics) read a replay exactly as they read a session, so there
 // is no second renderer. Besides probe.Control (Quit ends the replay) it
-// takes the playback controls of Playback.
+// takes the playback controls of playback.
 type Player struct {
 	cur     *Cursor
 	updates chan probe.Update
@@ -144,9 +144,9 @@ type Player struct {
 	seekTo  *time.Duration
 }
 
-// Playback is what a front end may do to a replay besides probe.Control.
+// playback is what a front end may do to a replay besides probe.Control.
 // A front end finds it by asserting its probe.Feed to this interface.
-type Playback interface {
+type playback interface {
 	TogglePause()
 	SetSpeed(x float64) // clamped to [MinSpeed, MaxSpeed]
 	Seek(t time.Duration)
@@ -157,7 +157,7 @@ type Playback interface {
 
 var (
 	_ probe.Feed = (*Player)(nil)
-	_ Playback   = (*Player)(nil)
+	_ playback   = (*Player)(nil)
 )
 
 // updateEvery is how often a playing replay hands out an update: the live
@@ -200,12 +200,12 @@ func (p *Player) SetSpeed(x float64) { p.mu.Lock(); p.speed = clampSpeed(x); p.m
 
 func (p *Player) Seek(t time.Duration) { p.mu.Lock(); p.seekTo = &t; p.mu.Unlock() }
 
-// Position implements Playback. A seek not yet played counts as done, so
+// Position implements playback. A seek not yet played counts as done, so
 // that several presses of a seek key in a row add up.
 func (p *Player) Position() (time.Duration, time.Duration, bool, float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	at := p.cur.Pos()
+	at := p.cur.position()
 	if p.seekTo != nil {
 		at = min(max(*p.seekTo, 0), p.cur.End())
 	}
@@ -244,19 +244,19 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 			return
 		case now := <-ticks:
 			p.mu.Lock()
-			target := p.cur.Pos()
+			target := p.cur.position()
 			if p.seekTo != nil {
 				target, p.seekTo = *p.seekTo, nil
 			} else if p.playing && !last.IsZero() {
 				target += time.Duration(float64(now.Sub(last)) * p.speed)
 			}
 			last = now
-			moved := target != p.cur.Pos()
+			moved := target != p.cur.position()
 			var u probe.Update
 			if moved {
 				u = p.cur.Advance(target)
 			}
-			if p.cur.Pos() >= p.cur.End() {
+			if p.cur.position() >= p.cur.End() {
 				p.playing = false // hold the last picture; a seek plays on
 			}
 			p.mu.Unlock()
@@ -271,7 +271,7 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 // finish hands out the last update without blocking on a reader that left.
 func (p *Player) finish() {
 	p.mu.Lock()
-	u := p.cur.Advance(p.cur.Pos())
+	u := p.cur.Advance(p.cur.position())
 	p.mu.Unlock()
 	u.Events, u.Done = nil, true
 	select {

@@ -65,8 +65,8 @@ func TestCursorPlaysSeeksBack(t *testing.T) {
 		}
 	}
 	u = c.Advance(time.Hour)
-	if len(u.Events) != 18 || c.Pos() != 10*time.Second || u.View.At != 10*time.Second {
-		t.Fatalf("past the end: %d events, pos %v", len(u.Events), c.Pos())
+	if len(u.Events) != 18 || c.position() != 10*time.Second || u.View.At != 10*time.Second {
+		t.Fatalf("past the end: %d events, pos %v", len(u.Events), c.position())
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// Reader reads a recording record by record.
-type Reader struct {
+// reader reads a recording record by record.
+type reader struct {
 	r      *bufio.Reader
 	header Header
 	off    int64 // offset of the next record
@@ -22,31 +22,31 @@ type Reader struct {
 	line   []byte
 }
 
-// NewReader reads and checks the header. A file that is not a recording, or
+// newReader reads and checks the header. A file that is not a recording, or
 // is one in a newer format or of another protocol version (S19; the error
 // wraps ErrVersion), is refused; a file cut off inside its header is a
 // StopError wrapping ErrTruncated.
-func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+func newReader(r io.Reader) (*reader, error) {
+	rd := &reader{r: bufio.NewReaderSize(r, 64<<10)}
 	kind, body, err := rd.readLine()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: empty file", ErrNotRecording)
 		}
 		var se *StopError
-		if errors.As(err, &se) && errors.Is(se.Err, ErrCorrupt) {
+		if errors.As(err, &se) && errors.Is(se.Err, errCorrupt) {
 			return nil, fmt.Errorf("%w: %v", ErrNotRecording, err)
 		}
 		return nil, err
 	}
-	if kind != KindHeader {
+	if kind != kindHeader {
 		return nil, fmt.Errorf("%w: first record is a %v", ErrNotRecording, kind)
 	}
-	if err := json.Unmarshal(body, &rd.header); err != nil || rd.header.Magic != Magic {
+	if err := json.Unmarshal(body, &rd.header); err != nil || rd.header.Magic != magic {
 		return nil, fmt.Errorf("%w: bad header", ErrNotRecording)
 	}
-	if rd.header.Format < 1 || rd.header.Format > Format {
-		return nil, fmt.Errorf("%w: format %d (this build reads 1 to %d)", ErrVersion, rd.header.Format, Format)
+	if rd.header.Format < 1 || rd.header.Format > format {
+		return nil, fmt.Errorf("%w: format %d (this build reads 1 to %d)", ErrVersion, rd.header.Format, format)
 	}
 	if err := checkHeader(&rd.header); err != nil {
 		return nil, err
@@ -56,12 +56,12 @@ func NewReader(r io.Reader) (*Reader, error) {
 }
 
 // Header is the recording's header.
-func (r *Reader) Header() Header { return r.header }
+func (r *reader) Header() Header { return r.header }
 
 // Offset is the byte offset of the next record to read.
-func (r *Reader) Offset() int64 { return r.off }
+func (r *reader) Offset() int64 { return r.off }
 
-func (r *Reader) advance() {
+func (r *reader) advance() {
 	r.off += int64(len(r.line))
 	r.index++
 }
@@ -69,10 +69,10 @@ func (r *Reader) advance() {
 // Next returns the next record. At a clean end it returns io.EOF; when the
 // file ends inside a record or a record is damaged it returns a *StopError
 // naming the place, and every record before it has been returned. A record
-// with a good checksum but an impossible value (a time past MaxAt, a
+// with a good checksum but an impossible value (a time past maxAt, a
 // timing no session runs at, a name that is not a name: plausible.go) is
 // damaged too: it is reported, never returned.
-func (r *Reader) Next() (Record, error) {
+func (r *reader) Next() (Record, error) {
 	if r.stop != nil {
 		return Record{}, r.stop
 	}
@@ -83,7 +83,7 @@ func (r *Reader) Next() (Record, error) {
 	}
 	rec := Record{Kind: kind, Offset: r.off}
 	if err := decodeBody(&rec, body); err != nil {
-		r.stop = r.stopped(ErrCorrupt, fmt.Sprintf("%v record: %v", kind, err))
+		r.stop = r.stopped(errCorrupt, fmt.Sprintf("%v record: %v", kind, err))
 		return Record{}, r.stop
 	}
 	r.advance()
@@ -91,7 +91,7 @@ func (r *Reader) Next() (Record, error) {
 }
 
 func decodeBody(rec *Record, body []byte) error {
-	if rec.Kind == KindHeader {
+	if rec.Kind == kindHeader {
 		return errors.New("a second header")
 	}
 	var env envelope
@@ -104,7 +104,7 @@ func decodeBody(rec *Record, body []byte) error {
 		if len(env.Event) == 0 {
 			return errors.New("no event")
 		}
-		e, err := DecodeEvent(env.Event)
+		e, err := decodeEvent(env.Event)
 		if err != nil {
 			return err
 		}
@@ -129,18 +129,18 @@ func decodeBody(rec *Record, body []byte) error {
 	return checkRecord(rec)
 }
 
-func (r *Reader) stopped(err error, detail string) *StopError {
+func (r *reader) stopped(err error, detail string) *StopError {
 	return &StopError{Offset: r.off, Index: r.index, Err: err, Detail: detail}
 }
 
 // readLine reads one whole line and checks its frame and checksum.
-func (r *Reader) readLine() (Kind, []byte, error) {
+func (r *reader) readLine() (Kind, []byte, error) {
 	r.line = r.line[:0]
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		r.line = append(r.line, chunk...)
-		if len(r.line) > MaxRecord {
-			return 0, nil, r.stopped(ErrCorrupt, fmt.Sprintf("record longer than %d bytes", MaxRecord))
+		if len(r.line) > maxRecord {
+			return 0, nil, r.stopped(errCorrupt, fmt.Sprintf("record longer than %d bytes", maxRecord))
 		}
 		if err == nil {
 			break
@@ -159,7 +159,7 @@ func (r *Reader) readLine() (Kind, []byte, error) {
 	l := r.line
 	// "xxxxxxxx K {...}\n": 8 hex digits, space, kind, space, body, newline.
 	if len(l) < 13 || l[8] != ' ' || l[10] != ' ' {
-		return 0, nil, r.stopped(ErrCorrupt, "not a record line")
+		return 0, nil, r.stopped(errCorrupt, "not a record line")
 	}
 	var want uint32
 	for _, c := range l[:8] {
@@ -170,16 +170,16 @@ func (r *Reader) readLine() (Kind, []byte, error) {
 		case c >= 'a' && c <= 'f':
 			d = c - 'a' + 10
 		default:
-			return 0, nil, r.stopped(ErrCorrupt, "bad checksum digits")
+			return 0, nil, r.stopped(errCorrupt, "bad checksum digits")
 		}
 		want = want<<4 | uint32(d)
 	}
 	if got := crc32.Checksum(l[9:len(l)-1], castagnoli); got != want {
-		return 0, nil, r.stopped(ErrCorrupt, fmt.Sprintf("checksum %08x, want %08x", got, want))
+		return 0, nil, r.stopped(errCorrupt, fmt.Sprintf("checksum %08x, want %08x", got, want))
 	}
 	body := l[11 : len(l)-1]
 	if bytes.IndexByte(body, '\n') >= 0 {
-		return 0, nil, r.stopped(ErrCorrupt, "newline inside a record")
+		return 0, nil, r.stopped(errCorrupt, "newline inside a record")
 	}
 	return Kind(l[9]), body, nil
 }
@@ -198,7 +198,7 @@ type Recording struct {
 // file is not a readable recording at all; a cut-off or damaged tail is
 // reported in Recording.Stop.
 func ReadAll(r io.Reader) (*Recording, error) {
-	rd, err := NewReader(r)
+	rd, err := newReader(r)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func TestRoundTrip_S19(t *testing.T) {
 		t.Fatalf("clean file stopped: %v", rec.Stop)
 	}
 	h := rec.Header
-	if h.Magic != Magic || h.Format != Format || h.Protocol != probe.ProtocolVersion || h.Session != "s1" || !h.Virtual {
+	if h.Magic != magic || h.Format != format || h.Protocol != probe.ProtocolVersion || h.Session != "s1" || !h.Virtual {
 		t.Fatalf("header %+v", h)
 	}
 	if rec.Size != int64(len(b)) {
@@ -217,14 +217,14 @@ func TestNotARecording(t *testing.T) {
 		"empty":   "",
 		"ndjson":  `{"type":"master","frame":0,"player":"alice"}` + "\n",
 		"badcrc":  "00000000 H {}\n",
-		"nomagic": string(appendLine(nil, KindHeader, []byte(`{"magic":"x","format":1}`))),
+		"nomagic": string(appendLine(nil, kindHeader, []byte(`{"magic":"x","format":1}`))),
 		"event":   string(appendLine(nil, KindEvent, []byte(`{"at_ns":0}`))),
 	} {
 		if _, err := ReadAll(strings.NewReader(in)); !errors.Is(err, ErrNotRecording) {
 			t.Errorf("%s: err %v, want ErrNotRecording", name, err)
 		}
 	}
-	newer := appendLine(nil, KindHeader, []byte(fmt.Sprintf(`{"magic":%q,"format":%d,"protocol":1}`, Magic, Format+1)))
+	newer := appendLine(nil, kindHeader, []byte(fmt.Sprintf(`{"magic":%q,"format":%d,"protocol":1}`, magic, format+1)))
 	if _, err := ReadAll(bytes.NewReader(newer)); !errors.Is(err, ErrVersion) {
 		t.Errorf("newer format: %v", err)
 	}
@@ -353,7 +353,7 @@ func (t *tearingFile) Write(p []byte) (int, error) {
 	return n, syscall.ENOSPC
 }
 
-// Records are written out within FlushEvery of being added (flushed at
+// Records are written out within flushEvery of being added (flushed at
 // least every second), measured on an injected clock.
 func TestFlushedWithinASecond(t *testing.T) {
 	var out bytes.Buffer

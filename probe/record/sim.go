@@ -31,7 +31,7 @@ func NewSimRecorder(w *Writer) *SimRecorder {
 }
 
 // Line records one printed line.
-func (r *SimRecorder) Line(at time.Duration, from string, line []byte) { r.w.EventLine(at, from, line) }
+func (r *SimRecorder) Line(at time.Duration, from string, line []byte) { r.w.eventLine(at, from, line) }
 
 // View records a machine's View.
 func (r *SimRecorder) View(v probe.View) { r.w.View(v) }

@@ -11,14 +11,14 @@ import (
 	"github.com/lagscope/lagscope/units"
 )
 
-// FlushEvery is the longest a complete record waits in memory before it is
+// flushEvery is the longest a complete record waits in memory before it is
 // written out (at least every second), so a recording cut
 // off by SIGKILL loses at most this much.
-const FlushEvery = time.Second
+const flushEvery = time.Second
 
-// ViewEvery is how often Observe stores a machine's View: the per-second
+// viewEvery is how often Observe stores a machine's View: the per-second
 // `link` lines of the NDJSON events (docs/cli.md).
-const ViewEvery = time.Second
+const viewEvery = time.Second
 
 // flushSize is the buffered amount that triggers a write regardless of time:
 // large enough that a simulation writing thousands of records a millisecond
@@ -70,13 +70,13 @@ func NewWriterClock(w io.Writer, h Header, now func() time.Time) (*Writer, error
 }
 
 func newWriter(w io.Writer, h Header, now func() time.Time) (*Writer, error) {
-	h.Magic, h.Format, h.Protocol = Magic, Format, probe.ProtocolVersion
+	h.Magic, h.Format, h.Protocol = magic, format, probe.ProtocolVersion
 	body, err := json.Marshal(h)
 	if err != nil {
 		return nil, err
 	}
 	wr := &Writer{w: w, now: now, lastFlush: now(), lastView: map[string]time.Duration{}}
-	wr.buf = appendLine(wr.buf, KindHeader, body)
+	wr.buf = appendLine(wr.buf, kindHeader, body)
 	wr.ends = append(wr.ends, len(wr.buf))
 	// The header goes out at once: a recording that exists names its version.
 	if err := wr.flushLocked(); err != nil {
@@ -91,12 +91,12 @@ func (w *Writer) Event(at time.Duration, from string, e probe.Event) error {
 	if err != nil {
 		return err
 	}
-	return w.EventLine(at, from, raw)
+	return w.eventLine(at, from, raw)
 }
 
-// EventLine appends an event already encoded as its NDJSON object (without
+// eventLine appends an event already encoded as its NDJSON object (without
 // the newline), so a replay prints exactly the bytes a sink printed.
-func (w *Writer) EventLine(at time.Duration, from string, raw []byte) error {
+func (w *Writer) eventLine(at time.Duration, from string, raw []byte) error {
 	return w.add(KindEvent, envelope{AtNs: int64(at), From: from, Event: raw})
 }
 
@@ -111,7 +111,7 @@ func (w *Writer) Command(at time.Duration, from string, c Command) error {
 }
 
 // Observe is the recorder as a sink of a live feed: it appends the update's
-// events, the machine's View at most once a ViewEvery (and on the last
+// events, the machine's View at most once a viewEvery (and on the last
 // update), and flushes. An event's time is its t_ms when the driver set one,
 // else the View's time.
 func (w *Writer) Observe(u probe.Update) {
@@ -125,7 +125,7 @@ func (w *Writer) Observe(u probe.Update) {
 	}
 	w.mu.Lock()
 	last, seen := w.lastView[self]
-	due := !seen || u.View.At-last >= ViewEvery || u.Done
+	due := !seen || u.View.At-last >= viewEvery || u.Done
 	if due {
 		w.lastView[self] = u.View.At
 	}
@@ -151,7 +151,7 @@ func (w *Writer) add(kind Kind, env envelope) error {
 	}
 	w.buf = appendLine(w.buf, kind, body)
 	w.ends = append(w.ends, len(w.buf))
-	if len(w.buf) >= flushSize || w.now().Sub(w.lastFlush) >= FlushEvery {
+	if len(w.buf) >= flushSize || w.now().Sub(w.lastFlush) >= flushEvery {
 		return w.flushLocked()
 	}
 	return nil

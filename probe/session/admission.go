@@ -90,14 +90,14 @@ func (s *Session) handshake(now time.Duration, from netip.AddrPort, sender netco
 			s.rejected.Handshake++
 			return
 		}
-		s.fail(RefusedError{Reason: m.Reason})
+		s.fail(refusedError{Reason: m.Reason})
 	default:
 		s.rejected.Handshake++
 	}
 }
 
 func (s *Session) onHello(now time.Duration, from netip.AddrPort, m netcore.Hello) {
-	if s.role != RoleHost || s.quitting {
+	if s.role != roleHost || s.quitting {
 		s.rejected.Handshake++
 		return
 	}
@@ -157,7 +157,7 @@ func (s *Session) refuse(to netip.AddrPort, nonce uint64, why netcore.RefuseReas
 }
 
 func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.Response) {
-	if s.role != RoleHost || s.quitting {
+	if s.role != roleHost || s.quitting {
 		s.rejected.Handshake++
 		return
 	}
@@ -205,10 +205,10 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 		s.refuse(from, m.Nonce, netcore.RefuseStarted)
 		return
 	case checkName(m.Name) != nil:
-		s.refuse(from, m.Nonce, RefuseBadName)
+		s.refuse(from, m.Nonce, refuseBadName)
 		return
 	case s.nameTaken(m.Name):
-		s.refuse(from, m.Nonce, RefuseNameTaken)
+		s.refuse(from, m.Nonce, refuseNameTaken)
 		return
 	case !observer && s.seated() >= s.need, observer && s.observers() >= maxObservers,
 		s.nextID == netcore.PeerUnassigned:

@@ -10,9 +10,9 @@ import (
 
 func (s *Session) onLeave(now time.Duration, m *member) {
 	switch {
-	case m.ID == HostID && !s.started && s.role != RoleHost:
-		s.fail(ErrHostLeft)
-	case s.role == RoleHost && !s.started:
+	case m.ID == HostID && !s.started && s.role != roleHost:
+		s.fail(errHostLeft)
+	case s.role == roleHost && !s.started:
 		s.dropMember(now, m, "left")
 	case s.started && m.Observer:
 		s.forgetObserver(m, "stopped watching")
@@ -65,7 +65,7 @@ func (s *Session) Quit(now time.Duration) {
 	case s.join == joinHello || s.join == joinResponse:
 		// Never joined: the run did not do what it was asked, whether
 		// the host is silent or the user gave up first (exit 1).
-		s.fail(ErrNotJoined)
+		s.fail(errNotJoined)
 	case s.started && s.role != RoleObserver:
 		s.peer.Quit(now)
 	default:

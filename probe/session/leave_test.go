@@ -213,7 +213,7 @@ func TestLobbyLeavesAndSilence(t *testing.T) {
 	w.runFor(2 * time.Second)
 	alice.quit()
 	w.runUntil(5*time.Second, func() bool { return alice.s.Done() && dave.s.Done() })
-	if alice.s.Err() != nil || !errors.Is(dave.s.Err(), ErrHostLeft) {
+	if alice.s.Err() != nil || !errors.Is(dave.s.Err(), errHostLeft) {
 		t.Fatalf("host quit: %v; dave: %v", alice.s.Err(), dave.s.Err())
 	}
 }

@@ -34,7 +34,7 @@ func (s *Session) deliver(now time.Duration, from netcore.PeerID, ch netcore.Cha
 }
 
 func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel, msg []byte) {
-	fromHost := m.ID == HostID && s.role != RoleHost
+	fromHost := m.ID == HostID && s.role != roleHost
 	switch msg[0] {
 	case kindRoster:
 		r, err := decodeRoster(msg)
@@ -49,7 +49,7 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			s.badLobby(m, err)
 			return
 		}
-		if s.role == RoleHost {
+		if s.role == roleHost {
 			s.hostPing(now, m, pg)
 		}
 	case kindStart:
@@ -79,7 +79,7 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 		// lastHeard is all it is for.
 	case kindAddrs:
 		addrs, err := decodeAddrs(msg)
-		if err != nil || s.role != RoleHost {
+		if err != nil || s.role != roleHost {
 			s.badLobby(m, err)
 			return
 		}
@@ -93,7 +93,7 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 		s.onPeers(now, list)
 	case kindPairs:
 		list, err := decodePairs(msg)
-		if err != nil || s.role != RoleHost {
+		if err != nil || s.role != roleHost {
 			s.badLobby(m, err)
 			return
 		}
@@ -179,7 +179,7 @@ func (s *Session) allReady() bool {
 // StartNow starts the game with whoever is seated (a host's key in the
 // TUI). Machines still behind on the roster start when it reaches them.
 func (s *Session) StartNow(now time.Duration) {
-	if s.role != RoleHost || s.started || s.done || s.quitting {
+	if s.role != roleHost || s.started || s.done || s.quitting {
 		return
 	}
 	s.hostStart(now)
@@ -278,15 +278,15 @@ func (s *Session) checkSilence(now time.Duration) {
 		lobbyLimit = maxLobbySilence
 	}
 	switch {
-	case s.role == RoleHost && !s.started:
+	case s.role == roleHost && !s.started:
 		for _, m := range slices.Clone(s.members) {
 			if m.ID != s.self && !m.removed && now-m.lastHeard > lobbyLimit {
 				s.dropMember(now, m, "went silent")
 			}
 		}
-	case s.role != RoleHost && s.join == joinWelcomed && !s.started:
+	case s.role != roleHost && s.join == joinWelcomed && !s.started:
 		if h := s.byID[HostID]; h != nil && now-h.lastHeard > lobbyLimit {
-			s.fail(ErrLostHost)
+			s.fail(errLostHost)
 		}
 	case s.started && s.role != RoleObserver:
 		for _, m := range s.members {

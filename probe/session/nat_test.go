@@ -167,15 +167,15 @@ func TestNATTraversal_T1(t *testing.T) {
 		}
 		for _, c := range []struct {
 			a, b *machine
-			want Path
+			want path
 		}{
-			{bob, cyd, PathDirect}, {cyd, bob, PathDirect},
-			{bob, dan, PathRelayed}, {dan, bob, PathRelayed}, {cyd, dan, PathRelayed}, {dan, cyd, PathRelayed},
-			{eve, bob, PathDirect}, {bob, eve, PathDirect}, {eve, dan, PathDirect}, {dan, eve, PathDirect},
-			{mon, bob, PathDirect}, {mon, dan, PathRelayed}, {dan, mon, PathRelayed},
-			{bob, ada, PathDirect}, {ada, dan, PathDirect}, {eve, ada, PathDirect},
+			{bob, cyd, pathDirect}, {cyd, bob, pathDirect},
+			{bob, dan, pathRelayed}, {dan, bob, pathRelayed}, {cyd, dan, pathRelayed}, {dan, cyd, pathRelayed},
+			{eve, bob, pathDirect}, {bob, eve, pathDirect}, {eve, dan, pathDirect}, {dan, eve, pathDirect},
+			{mon, bob, pathDirect}, {mon, dan, pathRelayed}, {dan, mon, pathRelayed},
+			{bob, ada, pathDirect}, {ada, dan, pathDirect}, {eve, ada, pathDirect},
 		} {
-			if got := c.a.s.PathTo(c.b.name); got != c.want {
+			if got := c.a.s.pathTo(c.b.name); got != c.want {
 				t.Errorf("key=%v: %s → %s path %v, want %v", key != nil, c.a.name, c.b.name, got, c.want)
 			}
 		}

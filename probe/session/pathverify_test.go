@@ -48,8 +48,8 @@ func trio(t *testing.T, punched bool, key []byte) (w *world, ada, bob, cyd *mach
 		t.Fatal("the game did not start")
 	}
 	w.runFor(3 * time.Second)
-	if punched && (bob.s.PathTo("cyd") != PathDirect || bob.s.byID[cyd.s.self].path.state != PathDirect) {
-		t.Fatalf("bob → cyd path %v, want a punched direct path", bob.s.PathTo("cyd"))
+	if punched && (bob.s.pathTo("cyd") != pathDirect || bob.s.byID[cyd.s.self].path.state != pathDirect) {
+		t.Fatalf("bob → cyd path %v, want a punched direct path", bob.s.pathTo("cyd"))
 	}
 	return w, ada, bob, cyd
 }
@@ -204,7 +204,7 @@ func TestForgedNominationWhilePunching(t *testing.T) {
 	cyd := w.join("cyd", RolePlayer, ada, cfg)
 	punching := func() bool {
 		m := cyd.s.byID[bob.s.self]
-		return m != nil && m.path.state == PathPunching
+		return m != nil && m.path.state == pathPunching
 	}
 	if !w.runUntil(20*time.Second, punching) {
 		t.Fatal("cyd never punched towards bob")
@@ -223,8 +223,8 @@ func TestForgedNominationWhilePunching(t *testing.T) {
 	if got := cyd.s.byID[bob.s.self].Addr; got != bob.addr {
 		t.Errorf("cyd's path to bob is %v, want bob's own address %v", got, bob.addr)
 	}
-	if cyd.s.PathTo("bob") != PathDirect {
-		t.Errorf("cyd → bob %v, want direct", cyd.s.PathTo("bob"))
+	if cyd.s.pathTo("bob") != pathDirect {
+		t.Errorf("cyd → bob %v, want direct", cyd.s.pathTo("bob"))
 	}
 }
 
@@ -253,8 +253,8 @@ func TestRelayFrameDoesNotMoveDirectPath(t *testing.T) {
 			w.after(cyd)
 		}
 		w.runFor(5 * time.Second)
-		if cyd.s.PathTo("bob") != PathDirect {
-			t.Errorf("key=%v: cyd → bob %v after relay frames, want direct", key != nil, cyd.s.PathTo("bob"))
+		if cyd.s.pathTo("bob") != pathDirect {
+			t.Errorf("key=%v: cyd → bob %v after relay frames, want direct", key != nil, cyd.s.pathTo("bob"))
 		}
 		if after := pathsOf(ada, bob, cyd); !maps(before, after) {
 			t.Errorf("key=%v: paths moved:\n before %v\n after  %v", key != nil, before, after)
@@ -296,8 +296,8 @@ func TestNATRebindingFollowsVerifiedCheck(t *testing.T) {
 		if !slices.Contains(ada.s.byID[bob.s.self].path.verified, newAtAda) {
 			t.Errorf("key=%v: ada moved to %v without it answering a check", key != nil, newAtAda)
 		}
-		if cyd.s.PathTo("bob") != PathDirect {
-			t.Errorf("key=%v: cyd → bob %v", key != nil, cyd.s.PathTo("bob"))
+		if cyd.s.pathTo("bob") != pathDirect {
+			t.Errorf("key=%v: cyd → bob %v", key != nil, cyd.s.pathTo("bob"))
 		}
 		moved := slices.ContainsFunc(cyd.messages(), func(s string) bool { return strings.Contains(s, "cyd ↔ bob: path moved to "+newAtCyd.String()) })
 		if !moved {

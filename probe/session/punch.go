@@ -63,23 +63,23 @@ const (
 	explainAfter = 5 * time.Second
 )
 
-// Path is how a pair's datagrams travel.
-type Path uint8
+// path is how a pair's datagrams travel.
+type path uint8
 
 const (
-	PathNone     Path = iota // not worked out (yet)
-	PathPunching             // checks under way
-	PathDirect               // straight between the two machines
-	PathRelayed              // through the host
+	pathNone     path = iota // not worked out (yet)
+	pathPunching             // checks under way
+	pathDirect               // straight between the two machines
+	pathRelayed              // through the host
 )
 
-func (p Path) String() string {
+func (p path) String() string {
 	switch p {
-	case PathPunching:
+	case pathPunching:
 		return "punching"
-	case PathDirect:
+	case pathDirect:
 		return "direct"
-	case PathRelayed:
+	case pathRelayed:
 		return "relayed"
 	}
 	return "none"
@@ -87,7 +87,7 @@ func (p Path) String() string {
 
 // pairPath is this machine's side of its pair with one member.
 type pairPath struct {
-	state     Path
+	state     path
 	open      bool          // a pair that may punch: its link is open
 	opened    time.Duration // when its link opened
 	cands     []netip.AddrPort
@@ -184,7 +184,7 @@ func (s *Session) localAddrs() []netip.AddrPort {
 // punches: this machine finds its own path to m (a pair of members, the
 // host in neither).
 func (s *Session) punches(m *member) bool {
-	return s.role != RoleHost && m.ID != HostID && m.ID != s.self
+	return s.role != roleHost && m.ID != HostID && m.ID != s.self
 }
 
 func (s *Session) controlling(m *member) bool { return s.self < m.ID }
@@ -208,14 +208,14 @@ func (s *Session) punchAfter() time.Duration { return max(minPunchAfter, 3*s.nat
 // startPunch: the pair has not heard each other at the address the host
 // saw (or the other side has started punching).
 func (s *Session) startPunch(now time.Duration, m *member) {
-	if !s.punches(m) || m.path.state != PathNone {
+	if !s.punches(m) || m.path.state != pathNone {
 		return
 	}
 	s.nat.needAddrs = true
 	var b [8]byte
 	_ = s.random(b[:])
 	m.path.tx = le.Uint64(b[:])
-	m.path.state = PathPunching
+	m.path.state = pathPunching
 	m.path.since = now
 	m.path.nextCheck = now
 	s.addCand(m, m.Addr)
@@ -226,7 +226,7 @@ func (s *Session) startPunch(now time.Duration, m *member) {
 }
 
 func (s *Session) addCand(m *member, a netip.AddrPort) bool {
-	if !a.IsValid() || IsRelayed(a) || slices.Contains(m.path.cands, a) || len(m.path.cands) >= maxCands {
+	if !a.IsValid() || isRelayed(a) || slices.Contains(m.path.cands, a) || len(m.path.cands) >= maxCands {
 		return false
 	}
 	m.path.cands = append(m.path.cands, a)
@@ -236,7 +236,7 @@ func (s *Session) addCand(m *member, a netip.AddrPort) bool {
 // sendAddrs (member): tell the host the local addresses, once per roster
 // version (the global channel may drop one; a new roster repeats it).
 func (s *Session) sendAddrs(now time.Duration) {
-	if s.role == RoleHost || !s.nat.needAddrs || s.nat.addrsSent == s.version {
+	if s.role == roleHost || !s.nat.needAddrs || s.nat.addrsSent == s.version {
 		return
 	}
 	s.nat.addrsSent = s.version
@@ -246,7 +246,7 @@ func (s *Session) sendAddrs(now time.Duration) {
 
 // onAddrs (host): a member's local addresses.
 func (s *Session) onAddrs(m *member, addrs []netip.AddrPort) {
-	if s.role != RoleHost || slices.Equal(m.path.locals, addrs) {
+	if s.role != roleHost || slices.Equal(m.path.locals, addrs) {
 		return
 	}
 	m.path.locals = addrs
@@ -255,7 +255,7 @@ func (s *Session) onAddrs(m *member, addrs []netip.AddrPort) {
 
 // sendTables (host): every member learns what to try for each other.
 func (s *Session) sendTables(now time.Duration) {
-	if s.role != RoleHost || !s.nat.tableDirty {
+	if s.role != roleHost || !s.nat.tableDirty {
 		return
 	}
 	s.nat.tableDirty = false
@@ -304,7 +304,7 @@ func (s *Session) onPeers(now time.Duration, list []peerAddrs) {
 			a := s.seenFromHere(e.Addrs[0])
 			seen := m.path.hostSeen
 			m.path.hostSeen = a
-			if seen.IsValid() && a != seen && a != m.Addr && m.path.state != PathPunching {
+			if seen.IsValid() && a != seen && a != m.Addr && m.path.state != pathPunching {
 				s.probePath(now, m, a)
 			}
 		}
@@ -312,7 +312,7 @@ func (s *Session) onPeers(now time.Duration, list []peerAddrs) {
 			if i == 0 {
 				a = s.seenFromHere(a)
 			}
-			if s.addCand(m, a) && m.path.state == PathPunching {
+			if s.addCand(m, a) && m.path.state == pathPunching {
 				m.path.nextCheck = now
 			}
 		}
@@ -334,13 +334,13 @@ func (s *Session) tickPunch(now time.Duration) {
 		if m.removed || !m.linked {
 			continue
 		}
-		if m.path.state == PathNone && m.path.open && !m.heard && s.punchOpen(m) && now-m.path.opened >= s.punchAfter() {
+		if m.path.state == pathNone && m.path.open && !m.heard && s.punchOpen(m) && now-m.path.opened >= s.punchAfter() {
 			s.startPunch(now, m)
 		}
 		switch m.path.state {
-		case PathPunching:
+		case pathPunching:
 			if s.controlling(m) && now-m.path.since >= relayAfter {
-				s.usePath(now, m, PathRelayed, relayAddr(m.ID))
+				s.usePath(now, m, pathRelayed, relayAddr(m.ID))
 				continue
 			}
 			if now >= m.path.nextCheck {
@@ -349,7 +349,7 @@ func (s *Session) tickPunch(now time.Duration) {
 					s.sendCheck(m, a, false)
 				}
 			}
-		case PathDirect:
+		case pathDirect:
 			if s.controlling(m) && !m.path.nominated && now >= m.path.nextCheck && now-m.path.since < giveUpAfter {
 				m.path.nextCheck = now + punchEvery
 				s.sendCheck(m, m.Addr, true)
@@ -366,12 +366,12 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 		if m.removed || !m.linked {
 			continue
 		}
-		if m.path.state == PathNone && m.path.open && !m.heard && s.punchOpen(m) {
+		if m.path.state == pathNone && m.path.open && !m.heard && s.punchOpen(m) {
 			if t := m.path.opened + s.punchAfter(); !ok || t < d {
 				d, ok = t, true
 			}
 		}
-		if m.path.state == PathPunching || (m.path.state == PathDirect && s.controlling(m) && !m.path.nominated &&
+		if m.path.state == pathPunching || (m.path.state == pathDirect && s.controlling(m) && !m.path.nominated &&
 			m.path.nextCheck-m.path.since < giveUpAfter) {
 			if !ok || m.path.nextCheck < d {
 				d, ok = m.path.nextCheck, true
@@ -451,10 +451,10 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 		return
 	}
 	punches := s.punches(m)
-	if punches && m.path.state == PathNone && s.punchOpen(m) {
+	if punches && m.path.state == pathNone && s.punchOpen(m) {
 		s.startPunch(now, m) // the other side punches: so do we
 	}
-	punching := punches && m.path.state == PathPunching
+	punching := punches && m.path.state == pathPunching
 	if !punching && !m.checkedAt(from) {
 		s.rejected.Path++ // not a path of this pair: no answer at all
 		return
@@ -486,8 +486,8 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 	}
 	if take {
 		m.path.peerSeq = c.Seq
-		if m.path.state != PathDirect || m.Addr != from {
-			s.usePath(now, m, PathDirect, from)
+		if m.path.state != pathDirect || m.Addr != from {
+			s.usePath(now, m, pathDirect, from)
 		}
 	}
 }
@@ -503,7 +503,7 @@ func (s *Session) onAnswer(now time.Duration, m *member, from netip.AddrPort, c 
 		return
 	}
 	m.verify(from)
-	if from == m.path.probe && m.path.state != PathPunching {
+	if from == m.path.probe && m.path.state != pathPunching {
 		m.path.probe = netip.AddrPort{}
 		if from != m.Addr {
 			s.movePath(now, m, from)
@@ -514,11 +514,11 @@ func (s *Session) onAnswer(now time.Duration, m *member, from netip.AddrPort, c 
 		return // the controlling side picks; an answer only says the way is open
 	}
 	switch {
-	case m.path.state == PathPunching:
-		s.usePath(now, m, PathDirect, from)
+	case m.path.state == pathPunching:
+		s.usePath(now, m, pathDirect, from)
 		m.path.nextCheck = now
 		s.sendCheck(m, from, true)
-	case m.path.state == PathDirect && c.Nominate && from == m.Addr:
+	case m.path.state == pathDirect && c.Nominate && from == m.Addr:
 		m.path.nominated = true
 	}
 }
@@ -529,10 +529,10 @@ func (s *Session) onAnswer(now time.Duration, m *member, from netip.AddrPort, c 
 // only for one at least as large, so nobody gets more bytes than came.
 func (s *Session) onNewSource(now time.Duration, id netcore.PeerID, from netip.AddrPort, n int) {
 	m := s.byID[id]
-	if m == nil || m.removed || !m.linked || IsRelayed(from) || from == m.Addr || n < s.checkSize() {
+	if m == nil || m.removed || !m.linked || isRelayed(from) || from == m.Addr || n < s.checkSize() {
 		return
 	}
-	if s.punches(m) && m.path.state == PathPunching {
+	if s.punches(m) && m.path.state == pathPunching {
 		s.addCand(m, from)
 		return
 	}
@@ -567,11 +567,11 @@ func (s *Session) checkSize() int {
 func (s *Session) movePath(now time.Duration, m *member, addr netip.AddrPort) {
 	old := m.Addr
 	m.Addr = addr
-	if m.path.state == PathRelayed {
-		m.path.state = PathDirect
+	if m.path.state == pathRelayed {
+		m.path.state = pathDirect
 	}
 	_ = s.ep.AddLink(now, m.ID, addr)
-	if s.role == RoleHost {
+	if s.role == roleHost {
 		s.nat.tableDirty = true
 	}
 	s.log.Info("path moved", "peer", m.Name, "from", old, "to", addr)
@@ -579,8 +579,8 @@ func (s *Session) movePath(now time.Duration, m *member, addr netip.AddrPort) {
 }
 
 // usePath moves the pair's link to addr.
-func (s *Session) usePath(now time.Duration, m *member, p Path, addr netip.AddrPort) {
-	first := m.path.state == PathPunching || m.path.state == PathNone
+func (s *Session) usePath(now time.Duration, m *member, p path, addr netip.AddrPort) {
+	first := m.path.state == pathPunching || m.path.state == pathNone
 	m.path.state = p
 	if first {
 		m.path.took = now - m.path.since
@@ -590,34 +590,34 @@ func (s *Session) usePath(now time.Duration, m *member, p Path, addr netip.AddrP
 		_ = s.ep.AddLink(now, m.ID, addr) // moves the link
 	}
 	switch p {
-	case PathDirect:
+	case pathDirect:
 		s.log.Info("direct path", "peer", m.Name, "addr", addr, "after", m.path.took)
 		if first {
 			s.message(fmt.Sprintf("%s ↔ %s: direct path at %v (found in %v)", s.cfg.Name, m.Name, addr, m.path.took.Round(time.Millisecond)))
 		}
-	case PathRelayed:
+	case pathRelayed:
 		s.log.Info("relayed through the host", "peer", m.Name)
 		s.message(fmt.Sprintf("%s ↔ %s: no direct path after %v, relaying through the host", s.cfg.Name, m.Name,
 			m.path.took.Round(100*time.Millisecond)))
 	}
 }
 
-// PathTo is how this machine's datagrams to the named machine travel:
+// pathTo is how this machine's datagrams to the named machine travel:
 // direct for the host's links and every pair that found its path, relayed
 // through the host, or still being worked out.
-func (s *Session) PathTo(name string) Path {
+func (s *Session) pathTo(name string) path {
 	for _, m := range s.members {
 		if m.Name == name && m.ID != s.self && !m.removed {
-			if m.ID == HostID || s.role == RoleHost {
-				return PathDirect
+			if m.ID == HostID || s.role == roleHost {
+				return pathDirect
 			}
-			if m.path.state == PathNone {
-				return PathDirect
+			if m.path.state == pathNone {
+				return pathDirect
 			}
 			return m.path.state
 		}
 	}
-	return PathNone
+	return pathNone
 }
 
 // checkUnconnected: a pair of this machine still without traffic after
@@ -626,7 +626,7 @@ func (s *Session) checkUnconnected(now time.Duration) {
 	if s.started || s.nat.failed {
 		return
 	}
-	if s.role == RoleHost {
+	if s.role == roleHost {
 		// The host has no pair of its own to punch; it says what its
 		// members report.
 		for _, p := range s.pending(now) {
@@ -649,7 +649,7 @@ func (s *Session) checkUnconnected(now time.Duration) {
 		waited := now - m.path.opened
 		if waited >= giveUpAfter {
 			s.nat.failed = true
-			s.fail(UnconnectedError{Peer: m.Name, Tried: m.path.state})
+			s.fail(unconnectedError{Peer: m.Name, Tried: m.path.state})
 			return
 		}
 		// Say what the lobby waits for, now and then.
@@ -661,13 +661,13 @@ func (s *Session) checkUnconnected(now time.Duration) {
 	}
 }
 
-// UnconnectedError ends a lobby in which a pair found no path at all.
-type UnconnectedError struct {
+// unconnectedError ends a lobby in which a pair found no path at all.
+type unconnectedError struct {
 	Peer  string
-	Tried Path
+	Tried path
 }
 
-func (e UnconnectedError) Error() string {
+func (e unconnectedError) Error() string {
 	return fmt.Sprintf("no path to %s after %v (tried %s): a firewall may drop UDP between you "+
 		"(allow lagscope's port), the host may need its UDP port forwarded on its router, "+
 		"or give --listen an address the others can reach", e.Peer, giveUpAfter, e.Tried)
@@ -691,7 +691,7 @@ func (s *Session) pending(now time.Duration) []probe.PendingPair {
 		seen[keyOf(s.self, m.ID)] = true
 		out = append(out, probe.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying(m.path.state), For: since})
 	}
-	if s.role != RoleHost {
+	if s.role != roleHost {
 		return out
 	}
 	if s.nat.pendingSince == nil {
@@ -726,12 +726,12 @@ func (s *Session) pending(now time.Duration) []probe.PendingPair {
 // sendPairs (member): tell the host which pairs still wait, when that
 // changes, so the host's lobby can say it too.
 func (s *Session) sendPairs(now time.Duration) {
-	if s.role == RoleHost {
+	if s.role == roleHost {
 		return
 	}
 	var list []pairReport
 	for _, m := range s.members {
-		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID || m.path.state == PathNone {
+		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID || m.path.state == pathNone {
 			continue
 		}
 		list = append(list, pairReport{Peer: m.ID, Trying: m.path.state})
@@ -757,8 +757,8 @@ func (s *Session) setCheckKey() error {
 
 // trying is what a pair tries, in the lobby's words: "direct" (the address
 // the host saw) until it punches.
-func trying(p Path) string {
-	if p == PathNone {
+func trying(p path) string {
+	if p == pathNone {
 		return "direct"
 	}
 	return p.String()

@@ -23,7 +23,7 @@ func FuzzPunchWire(f *testing.F) {
 	f.Add(appendAddrs(nil, kindAddrs, a), false)
 	f.Add(appendPeers(nil, []peerAddrs{{ID: 2, Addrs: a}, {ID: 3}}), false)
 	f.Add(appendPaths(nil, []pairKey{{2, 4}, {3, 4}}), false)
-	f.Add(appendPairs(nil, []pairReport{{4, PathPunching}, {5, PathRelayed}}), false)
+	f.Add(appendPairs(nil, []pairReport{{4, pathPunching}, {5, pathRelayed}}), false)
 	f.Add([]byte("LR\x03\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x02\x00\x01\x00\x00\x00\x00\x00\x00\x00"), false)
 	f.Fuzz(func(t *testing.T, b []byte, keyed bool) {
 		k := []byte(nil)
@@ -77,8 +77,8 @@ func natWorld(t *testing.T, key []byte) (*world, []*machine) {
 	if !w.runUntil(10*time.Second, allStarted(ada, bob, dan)) {
 		t.Fatal("game did not start")
 	}
-	if bob.s.PathTo("dan") != PathRelayed {
-		t.Fatalf("bob → dan %v, want relayed", bob.s.PathTo("dan"))
+	if bob.s.pathTo("dan") != pathRelayed {
+		t.Fatalf("bob → dan %v, want relayed", bob.s.pathTo("dan"))
 	}
 	return w, []*machine{ada, bob, dan}
 }
@@ -112,8 +112,8 @@ func TestForgedChecksAndFrames_Q7(t *testing.T) {
 		if dan.s.Rejected().Lobby == before {
 			t.Errorf("key=%v: forged checks not counted", key != nil)
 		}
-		if dan.s.PathTo("bob") != PathRelayed {
-			t.Errorf("key=%v: a forged nomination moved dan's link to bob: %v", key != nil, dan.s.PathTo("bob"))
+		if dan.s.pathTo("bob") != pathRelayed {
+			t.Errorf("key=%v: a forged nomination moved dan's link to bob: %v", key != nil, dan.s.pathTo("bob"))
 		}
 		// A relay frame for dan, claiming bob, sent from elsewhere.
 		rel := ada.s.Relayed()
@@ -213,7 +213,7 @@ func TestUnconnectedPairGivesUp(t *testing.T) {
 	if !w.runUntil(40*time.Second, func() bool { return bob.s.Done() && dan.s.Done() }) {
 		t.Fatal("the lobby did not give up")
 	}
-	var ue UnconnectedError
+	var ue unconnectedError
 	if !errors.As(bob.s.Err(), &ue) || ue.Peer != "dan" {
 		t.Fatalf("bob ended with %v", bob.s.Err())
 	}

@@ -158,8 +158,8 @@ func relayPeer(a netip.AddrPort) (netcore.PeerID, bool) {
 	return netcore.PeerID(uint16(b[14])<<8 | uint16(b[15])), true
 }
 
-// IsRelayed reports whether addr is a relayed link's address.
-func IsRelayed(addr netip.AddrPort) bool { _, ok := relayPeer(addr); return ok }
+// isRelayed reports whether addr is a relayed link's address.
+func isRelayed(addr netip.AddrPort) bool { _, ok := relayPeer(addr); return ok }
 
 // addrs messages: a member's local addresses (to the host), and the host's
 // table of every address it knows for each other member.
@@ -344,7 +344,7 @@ func decodePaths(p []byte) ([]pairKey, error) {
 // traffic yet: what it tries (a Path).
 type pairReport struct {
 	Peer   netcore.PeerID
-	Trying Path
+	Trying path
 }
 
 func appendPairs(b []byte, list []pairReport) []byte {
@@ -370,8 +370,8 @@ func decodePairs(p []byte) ([]pairReport, error) {
 	}
 	out := make([]pairReport, 0, n)
 	for i := range n {
-		r := pairReport{Peer: netcore.PeerID(le.Uint16(p[3+3*i:])), Trying: Path(p[5+3*i])}
-		if r.Trying > PathRelayed || r.Peer == netcore.PeerUnassigned {
+		r := pairReport{Peer: netcore.PeerID(le.Uint16(p[3+3*i:])), Trying: path(p[5+3*i])}
+		if r.Trying > pathRelayed || r.Peer == netcore.PeerUnassigned {
 			return nil, errLobbyField
 		}
 		out = append(out, r)

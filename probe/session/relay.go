@@ -103,7 +103,7 @@ func (s *Session) onRelayFrame(now time.Duration, from netip.AddrPort, p []byte)
 		s.rejected.Lobby++
 		return
 	}
-	if s.role == RoleHost {
+	if s.role == roleHost {
 		s.forward(now, from, p, to, sender)
 		return
 	}
@@ -113,14 +113,14 @@ func (s *Session) onRelayFrame(now time.Duration, from netip.AddrPort, p []byte)
 		return
 	}
 	switch {
-	case m.path.state == PathDirect:
+	case m.path.state == pathDirect:
 		// A pair with a direct path never falls back on a relay frame: it
 		// moves only through a verified check.
 		s.rejected.Path++
 		return
-	case m.path.state != PathRelayed && !s.controlling(m):
+	case m.path.state != pathRelayed && !s.controlling(m):
 		// The controlling side gave up on a direct path: follow it.
-		s.usePath(now, m, PathRelayed, relayAddr(m.ID))
+		s.usePath(now, m, pathRelayed, relayAddr(m.ID))
 	}
 	if len(p) > len(s.nat.rxFrame) {
 		s.rejected.Lobby++
@@ -184,7 +184,7 @@ func (s *Session) Relayed() []probe.RelayStat {
 // (the From end is this machine) and of pairs it knows are relayed.
 func (s *Session) markPaths(ls []probe.LinkStat) []probe.LinkStat {
 	for i := range ls {
-		if ls[i].From == s.cfg.Name && s.PathTo(ls[i].To) == PathRelayed {
+		if ls[i].From == s.cfg.Name && s.pathTo(ls[i].To) == pathRelayed {
 			ls[i].Path = probe.PathRelayed
 		} else if s.relayedPair(ls[i].From, ls[i].To) {
 			ls[i].Path = probe.PathRelayed
@@ -206,7 +206,7 @@ func (s *Session) relayedPair(a, b string) bool {
 
 // sendPaths (host): tell everyone when a pair starts being relayed.
 func (s *Session) sendPaths(now time.Duration) {
-	if s.role != RoleHost || s.nat.pathsSent == len(s.nat.relayedPairs) {
+	if s.role != roleHost || s.nat.pathsSent == len(s.nat.relayedPairs) {
 		return
 	}
 	s.nat.pathsSent = len(s.nat.relayedPairs)

@@ -59,7 +59,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		}
 	}
 	if self == nil {
-		s.fail(ErrDropped)
+		s.fail(errDropped)
 		return
 	}
 	if r.Members[0].ID != HostID {
@@ -84,7 +84,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		m.path.hostSeen = addr
 		var moved netip.AddrPort
 		switch {
-		case m.path.state == PathDirect || m.path.state == PathRelayed:
+		case m.path.state == pathDirect || m.path.state == pathRelayed:
 			addr = m.Addr // the pair found its own path (punch.go)
 		case m.linked && m.Addr.IsValid() && addr != m.Addr:
 			// A live link moves only to an address that answered a check

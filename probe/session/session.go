@@ -17,14 +17,14 @@ import (
 type Role uint8
 
 const (
-	RoleHost     Role = iota + 1 // starts the session, seats players, is the master at start
+	roleHost     Role = iota + 1 // starts the session, seats players, is the master at start
 	RolePlayer                   // joins and is seated (house order: join order)
 	RoleObserver                 // joins without a seat: sees everything, is never waited for
 )
 
 func (r Role) String() string {
 	switch r {
-	case RoleHost:
+	case roleHost:
 		return "host"
 	case RolePlayer:
 		return "player"
@@ -168,18 +168,18 @@ type Config struct {
 // Errors that end a session.
 var (
 	ErrNoAnswer = errors.New("the host does not answer (is it running at that address, with the same --key?)")
-	ErrHostLeft = errors.New("the host closed the session before the game started")
-	ErrLostHost = errors.New("lost contact with the host before the game started")
-	ErrDropped  = errors.New("the host dropped this machine from the lobby")
-	// ErrNotJoined: the machine left (Ctrl-C, --duration) before the host
+	errHostLeft = errors.New("the host closed the session before the game started")
+	errLostHost = errors.New("lost contact with the host before the game started")
+	errDropped  = errors.New("the host dropped this machine from the lobby")
+	// errNotJoined: the machine left (Ctrl-C, --duration) before the host
 	// answered its join.
-	ErrNotJoined = errors.New("left before the host answered (is it running at that address, with the same --key?)")
+	errNotJoined = errors.New("left before the host answered (is it running at that address, with the same --key?)")
 )
 
-// RefusedError is a host's refusal of a join.
-type RefusedError struct{ Reason netcore.RefuseReason }
+// refusedError is a host's refusal of a join.
+type refusedError struct{ Reason netcore.RefuseReason }
 
-func (e RefusedError) Error() string {
+func (e refusedError) Error() string {
 	switch e.Reason {
 	case netcore.RefuseFull:
 		return "the host refused: no seat left"
@@ -187,9 +187,9 @@ func (e RefusedError) Error() string {
 		return "the host refused: the game has already started"
 	case netcore.RefuseBadCookie:
 		return "the host refused: the handshake did not check out"
-	case RefuseNameTaken:
+	case refuseNameTaken:
 		return "the host refused: that name is taken in this session (choose another with --name)"
-	case RefuseBadName:
+	case refuseBadName:
 		return "the host refused: not a valid name"
 	}
 	return fmt.Sprintf("the host refused (reason %d)", e.Reason)
@@ -284,7 +284,7 @@ type Session struct {
 	watch    watchState // late watchers (watch.go)
 	lateSelf bool       // this machine is a late watcher: it follows, never starts
 
-	rejected Rejected
+	rejected rejected
 	events   []probe.Event
 	buf      []byte
 }
@@ -296,8 +296,8 @@ type held struct {
 	msg  []byte
 }
 
-// Rejected counts what the session layer refused, beside netcore's counts.
-type Rejected struct {
+// rejected counts what the session layer refused, beside netcore's counts.
+type rejected struct {
 	Handshake uint64 // handshake records out of place, too small to answer, or with a bad cookie
 	Lobby     uint64 // lobby messages that did not decode or came from the wrong machine
 	Path      uint64 // checks and relay frames that would move a link without a verified path
@@ -306,7 +306,7 @@ type Rejected struct {
 // NewHost starts a session on tr: the host is seated first and is the master
 // at the start (S16). It listens for joiners at once.
 func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
-	s, err := newSession(cfg, RoleHost, tr)
+	s, err := newSession(cfg, roleHost, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 	}
 	s.addMember(&member{Member: probe.Member{ID: HostID, Name: cfg.Name, Addr: tr.LocalAddr()}})
 	s.version = 1
-	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: RoleHost.String(),
+	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: roleHost.String(),
 		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})
 	s.emitRoster()
 	return s, nil
@@ -387,7 +387,7 @@ func newSession(cfg Config, role Role, tr netcore.Transport) (*Session, error) {
 	if tr == nil {
 		return nil, errors.New("live: no transport")
 	}
-	if cfg.Speed == 0 && role == RoleHost {
+	if cfg.Speed == 0 && role == roleHost {
 		cfg.Speed = 30
 	}
 	if cfg.Speed != 0 && (cfg.Speed < minSpeed || cfg.Speed > maxSpeed) {

@@ -147,8 +147,8 @@ func TestJoinRefusesLookAlikeName(t *testing.T) {
 	if !w.runUntil(5*time.Second, func() bool { return fake.s.Done() }) {
 		t.Fatal("look-alike still joining")
 	}
-	var re RefusedError
-	if !errors.As(fake.s.Err(), &re) || re.Reason != RefuseNameTaken {
+	var re refusedError
+	if !errors.As(fake.s.Err(), &re) || re.Reason != refuseNameTaken {
 		t.Fatalf("err = %v, want name taken", fake.s.Err())
 	}
 	for _, n := range []string{"Bob", "BOB", "b\u043eb"} {
@@ -180,8 +180,8 @@ func TestJoinRefusesTakenName(t *testing.T) {
 	if !w.runUntil(5*time.Second, func() bool { return bob2.s.Done() }) {
 		t.Fatal("second bob still joining")
 	}
-	var re RefusedError
-	if !errors.As(bob2.s.Err(), &re) || re.Reason != RefuseNameTaken {
+	var re refusedError
+	if !errors.As(bob2.s.Err(), &re) || re.Reason != refuseNameTaken {
 		t.Fatalf("err = %v, want name taken", bob2.s.Err())
 	}
 	if v := host.s.View(w.now()); v.Lobby == nil || v.Lobby.Seated != 2 {
@@ -204,7 +204,7 @@ func TestJoinRefusesFullAndStarted(t *testing.T) {
 	late := w.join("carol", RolePlayer, host, Config{})
 	watcher := w.join("eve", RoleObserver, host, Config{})
 	w.runUntil(5*time.Second, func() bool { return late.s.Done() && watcher.s.Started() })
-	var re RefusedError
+	var re refusedError
 	if !errors.As(late.s.Err(), &re) || re.Reason != netcore.RefuseStarted {
 		t.Errorf("%s: err = %v, want game started", late.name, late.s.Err())
 	}

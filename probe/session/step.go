@@ -127,7 +127,7 @@ func (s *Session) NextDeadline() (time.Duration, bool) {
 
 // inLobby: welcomed (or hosting) and the game has not started.
 func (s *Session) inLobby() bool {
-	return !s.started && (s.role == RoleHost || s.join == joinWelcomed)
+	return !s.started && (s.role == roleHost || s.join == joinWelcomed)
 }
 
 // after runs once an input has been handled: a start decided during it,
@@ -137,7 +137,7 @@ func (s *Session) after(now time.Duration) {
 		s.startWanted = false
 		s.startGame(now)
 	}
-	if s.role == RoleHost && !s.started && !s.quitting && s.allReady() {
+	if s.role == roleHost && !s.started && !s.quitting && s.allReady() {
 		s.hostStart(now)
 	}
 	if s.peer != nil && !s.askedSpeed && s.role == RolePlayer && s.cfg.Speed != 0 && s.cfg.Speed != s.speed {

@@ -88,7 +88,7 @@ func (s *Session) Links() []probe.LinkStat {
 		}
 		if st, ok := s.ep.Stats(m.ID); ok {
 			l := probe.LinkOf(s.cfg.Name, m.Name, st)
-			l.Relayed = IsRelayed(m.Addr)
+			l.Relayed = isRelayed(m.Addr)
 			out = append(out, l.Stat())
 		}
 	}
@@ -149,7 +149,7 @@ func (s *Session) View(now time.Duration) probe.View {
 			}
 			if ls, ok := s.ep.Stats(m.ID); ok {
 				l := probe.LinkOf(s.cfg.Name, m.Name, ls)
-				l.Relayed = IsRelayed(m.Addr)
+				l.Relayed = isRelayed(m.Addr)
 				v.Links = append(v.Links, probe.LinkView{Link: l,
 					Peer: m.Name, Observer: m.Observer, Bad: ls.State == netcore.Bad})
 			}
@@ -158,14 +158,14 @@ func (s *Session) View(now time.Duration) probe.View {
 	}
 	v.Session = s.SessionName()
 	for i := range v.Links {
-		if s.PathTo(v.Links[i].Peer) == PathRelayed {
+		if s.pathTo(v.Links[i].Peer) == pathRelayed {
 			v.Links[i].Relayed = true
 		}
 	}
 	for _, row := range v.Matrix.Players {
 		for i := range row.Links {
 			l := &row.Links[i].Link
-			l.Relayed = (l.From == s.cfg.Name && s.PathTo(l.To) == PathRelayed) || s.relayedPair(l.From, l.To)
+			l.Relayed = (l.From == s.cfg.Name && s.pathTo(l.To) == pathRelayed) || s.relayedPair(l.From, l.To)
 		}
 	}
 	v.Relay = s.Relayed()
@@ -198,7 +198,7 @@ func (s *Session) peerEvent(from string, e probe.Event) {
 			}
 		}
 	}
-	if s.role == RoleHost && s.peer != nil {
+	if s.role == roleHost && s.peer != nil {
 		if w, ok := s.peer.WatchEventOf(e); ok {
 			s.noteWatch(w)
 		}

@@ -58,7 +58,7 @@ func (s *Session) anyLate() bool {
 
 // noteWatch (host): one network event for the late watchers.
 func (s *Session) noteWatch(w probe.WatchEvent) {
-	if s.role != RoleHost {
+	if s.role != roleHost {
 		return
 	}
 	if w.Kind == probe.WatchMessage {
@@ -104,7 +104,7 @@ func (s *Session) sendWatch(now time.Duration, m *member, snapshot bool) {
 // flushWatch (host): every late watcher gets an update with the pending
 // events.
 func (s *Session) flushWatch(now time.Duration) {
-	if s.role != RoleHost || s.peer == nil {
+	if s.role != roleHost || s.peer == nil {
 		return
 	}
 	s.watch.any = s.anyLate()
@@ -123,14 +123,14 @@ func (s *Session) flushWatch(now time.Duration) {
 
 // tickWatch (host): the updates that are due.
 func (s *Session) tickWatch(now time.Duration) {
-	if s.role == RoleHost && s.started && s.watch.any && (len(s.watch.pending) > 0 || now >= s.watch.next) {
+	if s.role == roleHost && s.started && s.watch.any && (len(s.watch.pending) > 0 || now >= s.watch.next) {
 		s.flushWatch(now)
 	}
 }
 
 // watchDeadline (host): when the next update is due.
 func (s *Session) watchDeadline() (time.Duration, bool) {
-	return s.watch.next, s.role == RoleHost && s.started && s.watch.any
+	return s.watch.next, s.role == roleHost && s.started && s.watch.any
 }
 
 // onWatch (a late watcher): the host's snapshot or an update.

@@ -113,7 +113,7 @@ func TestLateWatcherFollowsRunningGame_S7_S12(t *testing.T) {
 			ws.Frame, ws.SendPeriod, ws.LookAhead, ws.FPS, ws.Master, *ws.MatrixCompleteAfter)
 	}
 	w.runUntil(5*time.Second, func() bool { return late.s.Done() })
-	var re RefusedError
+	var re refusedError
 	if !errors.As(late.s.Err(), &re) || re.Reason != netcore.RefuseStarted {
 		t.Errorf("late player: err = %v, want the game has started", late.s.Err())
 	}
@@ -360,7 +360,7 @@ func TestLateWatchersBounded(t *testing.T) {
 	}
 	extra := w.join("extra", RoleObserver, host, Config{})
 	w.runUntil(5*time.Second, func() bool { return extra.s.Done() })
-	var re RefusedError
+	var re refusedError
 	if !errors.As(extra.s.Err(), &re) || re.Reason != netcore.RefuseFull {
 		t.Errorf("watcher %d: err = %v, want no seat left", maxObservers+1, extra.s.Err())
 	}

@@ -33,8 +33,8 @@ const roleLate = 0x80
 // Refusals the session layer gives; netcore names every reason so the
 // numbers stay stable on the wire (S19).
 const (
-	RefuseNameTaken = netcore.RefuseNameTaken // another machine in the session has that name
-	RefuseBadName   = netcore.RefuseBadName   // empty, too long, or not printable
+	refuseNameTaken = netcore.RefuseNameTaken // another machine in the session has that name
+	refuseBadName   = netcore.RefuseBadName   // empty, too long, or not printable
 )
 
 // Limits of what a roster may hold. maxMembers bounds the roster's size on

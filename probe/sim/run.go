@@ -65,9 +65,9 @@ type runner struct {
 	lobbyErr  error
 }
 
-// ErrStuck is returned when a session stops making progress (every machine
+// errStuck is returned when a session stops making progress (every machine
 // waits on a machine that will never answer) for longer than a run allows.
-var ErrStuck = errors.New("sim: the session stopped making progress")
+var errStuck = errors.New("sim: the session stopped making progress")
 
 // Run plays the scenario and writes NDJSON events to w. The last line is
 // the summary.
@@ -115,9 +115,9 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	var err error
 	switch r.drv.Run(func() bool { return r.stop || r.werr != nil }, limit) {
 	case simnet.ErrIdle:
-		err = ErrStuck
+		err = errStuck
 	case simnet.ErrPastLimit:
-		err = fmt.Errorf("%w by virtual time %v", ErrStuck, limit)
+		err = fmt.Errorf("%w by virtual time %v", errStuck, limit)
 	}
 	if r.lobbyErr != nil {
 		err = r.lobbyErr

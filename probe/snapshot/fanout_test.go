@@ -16,15 +16,15 @@ func TestSetNextMatchesEncode(t *testing.T) {
 	tb := TelemetryTable()
 	rng := rand.New(rand.NewPCG(16, 64))
 	const receivers = 9
-	shared := NewSender(tb)
+	shared := newSender(tb)
 	alone := make([]*Sender[Telemetry], receivers)
 	for q := range alone {
-		alone[q] = NewSender(tb)
+		alone[q] = newSender(tb)
 	}
 	rcvA := make([]*Receiver[Telemetry], receivers)
 	rcvS := make([]*Receiver[Telemetry], receivers)
 	for q := range receivers {
-		rcvA[q], rcvS[q] = NewReceiver(tb), NewReceiver(tb)
+		rcvA[q], rcvS[q] = newReceiver(tb), newReceiver(tb)
 	}
 	var st Telemetry
 	links := make([]Link, 12)

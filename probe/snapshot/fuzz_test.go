@@ -69,7 +69,7 @@ func checkCanonical[S any](t *testing.T, prev, r *Receiver[S], b []byte) {
 	if back != 0 {
 		base = prev.slot(seq - back)
 	}
-	out := make([]uint32, prev.table.Fields())
+	out := make([]uint32, prev.table.numFields())
 	rd := bitReader{b: b[HeaderLen:]}
 	if err := prev.table.decode(&rd, base, out); err != nil {
 		t.Fatalf("Receiver accepted %x but the table decode fails: %v", b, err)
@@ -121,7 +121,7 @@ func FuzzDecodeTelemetry(f *testing.F) {
 
 func FuzzDecodeSeedExample(f *testing.F) {
 	tb := seedTable(f)
-	s, primed := NewSender(tb), NewReceiver(tb)
+	s, primed := newSender(tb), newReceiver(tb)
 	st := seedState{X: valA, Y: valB, Z: valC, Health: valD}
 	m := s.Encode(nil, 0, &st)
 	if _, _, err := primed.Decode(m); err != nil {

@@ -26,7 +26,7 @@ type inFlight struct {
 // anywhere in the field's range (the full form), and back to zero.
 func mutate[S any](rng *rand.Rand, tb *Table[S], s *S) {
 	for range rng.IntN(6) {
-		f := tb.Field(rng.IntN(tb.Fields()))
+		f := tb.Field(rng.IntN(tb.numFields()))
 		v := int64(f.Get(s))
 		switch rng.IntN(4) {
 		case 0:
@@ -50,7 +50,7 @@ func mutate[S any](rng *rand.Rand, tb *Table[S], s *S) {
 func runLossy[S comparable](t *testing.T, tb *Table[S], seed uint64, ticks int, nm netModel) (fresh, noBase int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	snd, rcv := NewSender(tb), NewReceiver(tb)
+	snd, rcv := newSender(tb), newReceiver(tb)
 	var cur S
 	history := make([]S, 1) // history[seq] is the state sent as seq
 	var updates, acks []inFlight

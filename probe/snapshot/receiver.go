@@ -29,10 +29,10 @@ type Receiver[S any] struct {
 	stale bool
 }
 
-// NewReceiver returns a receiver for states described by table, holding
+// newReceiver returns a receiver for states described by table, holding
 // nothing yet.
-func NewReceiver[S any](table *Table[S]) *Receiver[S] {
-	n := table.Fields()
+func newReceiver[S any](table *Table[S]) *Receiver[S] {
+	n := table.numFields()
 	return &Receiver[S]{table: table, zero: make([]uint32, n), scratch: make([]uint32, n), base: make([]uint32, n)}
 }
 

@@ -12,7 +12,7 @@ type seedState struct{ X, Y, Z, Health uint32 }
 
 func seedTable(t testing.TB) *Table[seedState] {
 	t.Helper()
-	tb, err := NewTable(
+	tb, err := newTable(
 		Field[seedState]{Name: "pos[X]", Bits: 32, Get: func(s *seedState) uint32 { return s.X }, Set: func(s *seedState, v uint32) { s.X = v }},
 		Field[seedState]{Name: "pos[Y]", Bits: 32, Get: func(s *seedState) uint32 { return s.Y }, Set: func(s *seedState, v uint32) { s.Y = v }},
 		Field[seedState]{Name: "pos[Z]", Bits: 32, Get: func(s *seedState) uint32 { return s.Z }, Set: func(s *seedState, v uint32) { s.Z = v }},
@@ -90,8 +90,8 @@ func checkPayload(t *testing.T, tb *Table[seedState], base, cur seedState, got u
 func TestSeedWorkedExample_Q2_Q3_Q4(t *testing.T) {
 	tb := seedTable(t)
 	const client1 = 1
-	server := NewSender(tb)
-	client := NewReceiver(tb)
+	server := newSender(tb)
+	client := newReceiver(tb)
 	var zero seedState
 
 	// First server frame: nothing acked, so the delta is against the
@@ -171,7 +171,7 @@ func TestSeedWorkedExample_Q2_Q3_Q4(t *testing.T) {
 // misapplied (Q2: the update names its base).
 func TestDeltaWithoutItsBaseIsDropped_Q2(t *testing.T) {
 	tb := seedTable(t)
-	s, r := NewSender(tb), NewReceiver(tb)
+	s, r := newSender(tb), newReceiver(tb)
 	st := seedState{X: 1, Y: 2, Z: 3, Health: 4}
 	s.Encode(nil, 0, &st) // lost
 	s.Acked(0, 1)         // a forged or mistaken ack
@@ -189,7 +189,7 @@ func TestDeltaWithoutItsBaseIsDropped_Q2(t *testing.T) {
 // ack for a snapshot never sent is ignored (Q2).
 func TestAckedKeepsNewest_Q2(t *testing.T) {
 	tb := seedTable(t)
-	s := NewSender(tb)
+	s := newSender(tb)
 	st := seedState{X: 1}
 	for range 5 {
 		s.Encode(nil, 7, &st)

@@ -21,7 +21,7 @@ const HeaderLen = 5
 // and does no I/O: the caller sends the bytes on an unreliable channel (Q1)
 // and hands back the acks that ride on traffic flowing anyway.
 //
-// The zero value is not usable; build one with NewSender. Not safe for
+// The zero value is not usable; build one with newSender. Not safe for
 // concurrent use.
 type Sender[S any] struct {
 	table     *Table[S]
@@ -125,9 +125,9 @@ func (s *slots) get(i int, v []uint32) []uint32 {
 	return v
 }
 
-// NewSender returns a sender for states described by table.
-func NewSender[S any](table *Table[S]) *Sender[S] {
-	n := table.Fields()
+// newSender returns a sender for states described by table.
+func newSender[S any](table *Table[S]) *Sender[S] {
+	n := table.numFields()
 	return &Sender[S]{table: table, zero: make([]uint32, n), cur: make([]uint32, n), base: make([]uint32, n),
 		rings: make(map[int]*sendRing), hist: slots{count: histLen}}
 }

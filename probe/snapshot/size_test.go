@@ -19,9 +19,9 @@ type mesh struct {
 func newMesh(tb *Table[Telemetry], players int, acks bool) *mesh {
 	m := &mesh{acks: acks, receivers: make([][]*Receiver[Telemetry], players)}
 	for p := range players {
-		m.senders = append(m.senders, NewSender(tb))
+		m.senders = append(m.senders, newSender(tb))
 		for range players {
-			m.receivers[p] = append(m.receivers[p], NewReceiver(tb))
+			m.receivers[p] = append(m.receivers[p], newReceiver(tb))
 		}
 	}
 	return m

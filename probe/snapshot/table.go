@@ -27,17 +27,17 @@ type Field[S any] struct {
 	Set  func(*S, uint32)
 }
 
-// Group gathers entries behind one changed-bit of its own: when nothing in
+// group gathers entries behind one changed-bit of its own: when nothing in
 // the group differs from the base, the whole group costs one bit instead of
 // one bit per field. It is how an unused link slot of a fixed-size table
 // stays cheap. Groups may nest.
-type Group[S any] struct {
+type group[S any] struct {
 	Name    string
-	Entries []Entry[S]
+	Entries []entry[S]
 }
 
-// Entry is a Field or a Group.
-type Entry[S any] interface {
+// entry is a Field or a Group.
+type entry[S any] interface {
 	flatten(t *Table[S], prefix string) error
 }
 
@@ -53,7 +53,7 @@ type op struct {
 }
 
 // Table is a compiled field table: every field in order, each group with
-// the range of fields it covers. Build one with NewTable; it is read-only
+// the range of fields it covers. Build one with newTable; it is read-only
 // afterwards and may be shared by any number of Senders and Receivers.
 type Table[S any] struct {
 	fields  []Field[S]
@@ -65,10 +65,10 @@ type Table[S any] struct {
 // maxDepth bounds group nesting so the decoder needs no allocation.
 const maxDepth = 8
 
-// NewTable compiles entries into a table. It fails on a field without
+// newTable compiles entries into a table. It fails on a field without
 // accessors, a width outside 1..32, a Max beyond the width, a Near not
 // smaller than Bits, an empty group or a repeated name.
-func NewTable[S any](entries ...Entry[S]) (*Table[S], error) {
+func newTable[S any](entries ...entry[S]) (*Table[S], error) {
 	t := &Table[S]{}
 	for _, e := range entries {
 		if err := e.flatten(t, ""); err != nil {
@@ -117,7 +117,7 @@ func (f Field[S]) flatten(t *Table[S], prefix string) error {
 	return nil
 }
 
-func (g Group[S]) flatten(t *Table[S], prefix string) error {
+func (g group[S]) flatten(t *Table[S], prefix string) error {
 	if len(g.Entries) == 0 {
 		return fmt.Errorf("snapshot: group %q is empty", prefix+g.Name)
 	}
@@ -139,8 +139,8 @@ func (g Group[S]) flatten(t *Table[S], prefix string) error {
 	return nil
 }
 
-// Fields is the number of fields: the length of a snapshot's value vector.
-func (t *Table[S]) Fields() int { return len(t.fields) }
+// numFields is the number of fields: the length of a snapshot's value vector.
+func (t *Table[S]) numFields() int { return len(t.fields) }
 
 // Field returns the i-th field in wire order.
 func (t *Table[S]) Field(i int) Field[S] { return t.fields[i] }

@@ -65,28 +65,28 @@ func TestNewTableRejectsBadFields_Q3(t *testing.T) {
 	set := func(*seedState, uint32) {}
 	for _, c := range []struct {
 		name    string
-		entries []Entry[seedState]
+		entries []entry[seedState]
 		want    string
 	}{
 		{"empty", nil, "no fields"},
-		{"no name", []Entry[seedState]{Field[seedState]{Bits: 1, Get: get, Set: set}}, "without a name"},
-		{"no accessor", []Entry[seedState]{Field[seedState]{Name: "a", Bits: 1, Get: get}}, "accessor"},
-		{"zero width", []Entry[seedState]{Field[seedState]{Name: "a", Get: get, Set: set}}, "bits wide"},
-		{"too wide", []Entry[seedState]{Field[seedState]{Name: "a", Bits: 33, Get: get, Set: set}}, "bits wide"},
-		{"near too wide", []Entry[seedState]{Field[seedState]{Name: "a", Bits: 8, Near: 8, Get: get, Set: set}}, "near width"},
-		{"max too big", []Entry[seedState]{Field[seedState]{Name: "a", Bits: 4, Max: 16, Get: get, Set: set}}, "does not fit"},
-		{"twice", []Entry[seedState]{Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}, Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}}, "twice"},
-		{"empty group", []Entry[seedState]{Group[seedState]{Name: "g"}}, "empty"},
+		{"no name", []entry[seedState]{Field[seedState]{Bits: 1, Get: get, Set: set}}, "without a name"},
+		{"no accessor", []entry[seedState]{Field[seedState]{Name: "a", Bits: 1, Get: get}}, "accessor"},
+		{"zero width", []entry[seedState]{Field[seedState]{Name: "a", Get: get, Set: set}}, "bits wide"},
+		{"too wide", []entry[seedState]{Field[seedState]{Name: "a", Bits: 33, Get: get, Set: set}}, "bits wide"},
+		{"near too wide", []entry[seedState]{Field[seedState]{Name: "a", Bits: 8, Near: 8, Get: get, Set: set}}, "near width"},
+		{"max too big", []entry[seedState]{Field[seedState]{Name: "a", Bits: 4, Max: 16, Get: get, Set: set}}, "does not fit"},
+		{"twice", []entry[seedState]{Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}, Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}}, "twice"},
+		{"empty group", []entry[seedState]{group[seedState]{Name: "g"}}, "empty"},
 	} {
-		if _, err := NewTable(c.entries...); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := newTable(c.entries...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want one containing %q", c.name, err, c.want)
 		}
 	}
-	deep := Entry[seedState](Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set})
+	deep := entry[seedState](Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set})
 	for range maxDepth + 1 {
-		deep = Group[seedState]{Entries: []Entry[seedState]{deep}}
+		deep = group[seedState]{Entries: []entry[seedState]{deep}}
 	}
-	if _, err := NewTable(deep); err == nil {
+	if _, err := newTable(deep); err == nil {
 		t.Error("groups nested too deep accepted")
 	}
 }
@@ -105,11 +105,11 @@ func groupTable(t testing.TB) *Table[groupState] {
 	f := func(name string, bits, near uint8, p func(*S) *uint32) Field[S] {
 		return Field[S]{Name: name, Bits: bits, Near: near, Get: func(s *S) uint32 { return *p(s) }, Set: func(s *S, v uint32) { *p(s) = v }}
 	}
-	tb, err := NewTable[S](
+	tb, err := newTable[S](
 		f("a", 8, 0, func(s *S) *uint32 { return &s.A }),
-		Group[S]{Name: "g.", Entries: []Entry[S]{
+		group[S]{Name: "g.", Entries: []entry[S]{
 			f("0", 8, 0, func(s *S) *uint32 { return &s.G[0] }),
-			Group[S]{Name: "in.", Entries: []Entry[S]{
+			group[S]{Name: "in.", Entries: []entry[S]{
 				f("1", 8, 0, func(s *S) *uint32 { return &s.G[1] }),
 				f("2", 8, 0, func(s *S) *uint32 { return &s.G[2] }),
 			}},
@@ -126,7 +126,7 @@ func groupTable(t testing.TB) *Table[groupState] {
 // payloadBits encodes cur against base with the table and returns the bit
 // string without padding.
 func payloadBits[S any](tb *Table[S], base, cur *S) string {
-	bv, cv := make([]uint32, tb.Fields()), make([]uint32, tb.Fields())
+	bv, cv := make([]uint32, tb.numFields()), make([]uint32, tb.numFields())
 	tb.load(base, bv)
 	tb.load(cur, cv)
 	var w bitWriter
@@ -180,7 +180,7 @@ func TestNearFieldSendsSmallDifferences_Q3(t *testing.T) {
 			t.Errorf("n %d→%d: %s, want %s", base.N, c.n, got, want)
 		}
 		// And it decodes back.
-		bv, cv, out := make([]uint32, tb.Fields()), make([]uint32, tb.Fields()), make([]uint32, tb.Fields())
+		bv, cv, out := make([]uint32, tb.numFields()), make([]uint32, tb.numFields()), make([]uint32, tb.numFields())
 		tb.load(&base, bv)
 		tb.load(&cur, cv)
 		var w bitWriter
@@ -209,7 +209,7 @@ func TestDecodeRejectsNonCanonical_Q3(t *testing.T) {
 		{"cut short", base, "1" + "0000"}, // a needs 8 bits, 7 are left
 	} {
 		r := bitReader{b: pack(c.bits)}
-		err := tb.decode(&r, c.base, make([]uint32, tb.Fields()))
+		err := tb.decode(&r, c.base, make([]uint32, tb.numFields()))
 		if err == nil {
 			err = r.done()
 		}
@@ -220,20 +220,20 @@ func TestDecodeRejectsNonCanonical_Q3(t *testing.T) {
 	}
 	// Max: a count field of 7 bits that stops at 64.
 	tm := TelemetryTable()
-	cur := make([]uint32, tm.Fields())
+	cur := make([]uint32, tm.numFields())
 	var w bitWriter
 	cur[6] = 64
-	tm.encode(&w, make([]uint32, tm.Fields()), cur)
+	tm.encode(&w, make([]uint32, tm.numFields()), cur)
 	ok := w.flush()
 	r := bitReader{b: ok}
-	if err := tm.decode(&r, make([]uint32, tm.Fields()), cur); err != nil {
+	if err := tm.decode(&r, make([]uint32, tm.numFields()), cur); err != nil {
 		t.Fatalf("count 64: %v", err)
 	}
 	cur[6] = 65
 	w = bitWriter{}
-	tm.encode(&w, make([]uint32, tm.Fields()), cur)
+	tm.encode(&w, make([]uint32, tm.numFields()), cur)
 	r = bitReader{b: w.flush()}
-	if err := tm.decode(&r, make([]uint32, tm.Fields()), cur); err == nil {
+	if err := tm.decode(&r, make([]uint32, tm.numFields()), cur); err == nil {
 		t.Error("count 65 accepted, max is 64")
 	}
 }

@@ -110,11 +110,11 @@ var telemetryTable = mustTelemetryTable(true)
 // it bit by bit).
 func TelemetryTable() *Table[Telemetry] { return telemetryTable }
 
-// NewTelemetrySender and NewTelemetryReceiver are NewSender and
-// NewReceiver for the telemetry table.
-func NewTelemetrySender() *Sender[Telemetry] { return NewSender(telemetryTable) }
+// NewTelemetrySender and NewTelemetryReceiver are newSender and
+// newReceiver for the telemetry table.
+func NewTelemetrySender() *Sender[Telemetry] { return newSender(telemetryTable) }
 
-func NewTelemetryReceiver() *Receiver[Telemetry] { return NewReceiver(telemetryTable) }
+func NewTelemetryReceiver() *Receiver[Telemetry] { return newReceiver(telemetryTable) }
 
 func boolBit(b bool) uint32 {
 	if b {
@@ -125,7 +125,7 @@ func boolBit(b bool) uint32 {
 
 // telemetryFields builds the table; near false gives every field the plain
 // Q3 form, so tests and benchmarks can measure what the near form saves.
-func telemetryFields(near bool) []Entry[Telemetry] {
+func telemetryFields(near bool) []entry[Telemetry] {
 	nw := func(n uint8) uint8 {
 		if near {
 			return n
@@ -143,9 +143,9 @@ func telemetryFields(near bool) []Entry[Telemetry] {
 	// Fields are grouped by how often they change, so the common update
 	// (frame advanced, a few datagrams arrived) pays one bit per group
 	// that stayed put rather than one per field.
-	es := []Entry[T]{
+	es := []entry[T]{
 		u32("frame", 32, frameNear, func(t *T) *uint32 { return &t.Frame }),
-		Group[T]{Entries: []Entry[T]{ // changes with a stall or a report (S5)
+		group[T]{Entries: []entry[T]{ // changes with a stall or a report (S5)
 			u32("waited_ms", waitedBits, waitNear, func(t *T) *uint32 { return &t.WaitedMs }),
 			flag("wait_known", func(t *T) *bool { return &t.WaitKnown }),
 			u32("wait_us", waitBits, waitNear, func(t *T) *uint32 { return &t.WaitUs }),
@@ -158,7 +158,7 @@ func telemetryFields(near bool) []Entry[Telemetry] {
 	// Slots come in blocks of linkBlock behind a changed-bit each, so the
 	// unused slots of a small session cost a bit per block, not per slot.
 	for b := 0; b < MaxLinks; b += linkBlock {
-		var block []Entry[T]
+		var block []entry[T]
 		for i := b; i < b+linkBlock; i++ {
 			lu32 := func(name string, bits, near uint8, p func(*Link) *uint32) F {
 				return u32(name, bits, near, func(t *T) *uint32 { return p(&t.Links[i]) })
@@ -169,11 +169,11 @@ func telemetryFields(near bool) []Entry[Telemetry] {
 			state := func(name string, p func(*Link) *netcore.LinkState) F {
 				return F{Name: name, Bits: 2, Get: func(t *T) uint32 { return uint32(*p(&t.Links[i])) }, Set: func(t *T, v uint32) { *p(&t.Links[i]) = netcore.LinkState(v) }}
 			}
-			block = append(block, Group[T]{Name: fmt.Sprintf("links[%d].", i), Entries: []Entry[T]{
+			block = append(block, group[T]{Name: fmt.Sprintf("links[%d].", i), Entries: []entry[T]{
 				// Every numbered datagram that arrives moves it (L2):
 				// on a live link it changes on every update.
 				lu32("expected", counterBits, counterNear, func(k *Link) *uint32 { return &k.Expected }),
-				Group[T]{Entries: []Entry[T]{ // a clean sample moves these (T3, T7, T10)
+				group[T]{Entries: []entry[T]{ // a clean sample moves these (T3, T7, T10)
 					state("state", func(k *Link) *netcore.LinkState { return &k.State }),
 					state("estimate", func(k *Link) *netcore.LinkState { return &k.Estimate }),
 					lu32("srtt_us", rttBits, rttNear, func(k *Link) *uint32 { return &k.SRTTUs }),
@@ -181,16 +181,16 @@ func telemetryFields(near bool) []Entry[Telemetry] {
 					lu32("rto_us", timeoutBits, timeoutNear, func(k *Link) *uint32 { return &k.RTOUs }),
 					lu32("conn_timeout_us", timeoutBits, timeoutNear, func(k *Link) *uint32 { return &k.ConnTimeoutUs }),
 				}},
-				Group[T]{Entries: []Entry[T]{ // reliable datagrams sent (L1)
+				group[T]{Entries: []entry[T]{ // reliable datagrams sent (L1)
 					lu32("sent", counterBits, counterNear, func(k *Link) *uint32 { return &k.Sent }),
 					lu32("retransmitted", counterBits, counterNear, func(k *Link) *uint32 { return &k.Retransmitted }),
 				}},
-				Group[T]{Entries: []Entry[T]{ // once per ping interval (L4)
+				group[T]{Entries: []entry[T]{ // once per ping interval (L4)
 					lflag("peer_known", func(k *Link) *bool { return &k.PeerKnown }),
 					lu32("peer_expected", counterBits, counterNear, func(k *Link) *uint32 { return &k.PeerExpected }),
 					lu32("peer_missing", counterBits, counterNear, func(k *Link) *uint32 { return &k.PeerMissing }),
 				}},
-				Group[T]{Entries: []Entry[T]{ // seldom: set once, or on a loss or a stall
+				group[T]{Entries: []entry[T]{ // seldom: set once, or on a loss or a stall
 					F{Name: "peer", Bits: 16,
 						Get: func(t *T) uint32 { return uint32(t.Links[i].Peer) }, Set: func(t *T, v uint32) { t.Links[i].Peer = netcore.PeerID(v) }},
 					lflag("loss_known", func(k *Link) *bool { return &k.LossKnown }),
@@ -199,13 +199,13 @@ func telemetryFields(near bool) []Entry[Telemetry] {
 				}},
 			}})
 		}
-		es = append(es, Group[T]{Entries: block})
+		es = append(es, group[T]{Entries: block})
 	}
 	return es
 }
 
 func mustTelemetryTable(near bool) *Table[Telemetry] {
-	t, err := NewTable(telemetryFields(near)...)
+	t, err := newTable(telemetryFields(near)...)
 	if err != nil {
 		panic(err) // the table is static; its test builds it
 	}

@@ -31,7 +31,7 @@ func widthTelemetry(n, step int) Telemetry {
 // narrows back, so old bases stay readable.
 func TestRingsSizedByNeed_Q2(t *testing.T) {
 	s, r := NewTelemetrySender(), NewTelemetryReceiver()
-	n := telemetryTable.Fields()
+	n := telemetryTable.numFields()
 	step := 0
 	send := func(links int) {
 		step++

@@ -23,18 +23,18 @@ import (
 // since that is how players quote a ping.
 func ParseRTT(s string) (time.Duration, error) {
 	d, err := parseRTTUnbounded(s)
-	if err == nil && d > MaxRTT {
-		return 0, fmt.Errorf("round trip %q is too long (at most %v)", s, MaxRTT)
+	if err == nil && d > maxRTT {
+		return 0, fmt.Errorf("round trip %q is too long (at most %v)", s, maxRTT)
 	}
 	return d, err
 }
 
-// MaxRTT is the longest round trip the rung command takes. Past 8 minutes
+// maxRTT is the longest round trip the rung command takes. Past 8 minutes
 // every round trip needs the widest timing at any frame rate (10/250 covers
 // 480 s at 1 fps), so an hour refuses nothing useful, and its headroom
 // (S9, a quarter more) stays exact instead of saturating at the largest
 // Duration, which printed a "headroom" smaller than 1.25×.
-const MaxRTT = time.Hour
+const maxRTT = time.Hour
 
 func parseRTTUnbounded(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
