@@ -69,52 +69,8 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 	keep := map[netcore.PeerID]bool{}
 	var list []*member
 	for _, e := range r.Members {
-		addr := e.Addr
-		if !addr.IsValid() {
-			addr = s.hostAddr
-		} else if addr.Addr().IsLoopback() && !s.hostAddr.Addr().IsLoopback() {
-			// The host saw this member on its own loopback: from here it
-			// is at the host's address.
-			addr = netip.AddrPortFrom(s.hostAddr.Addr(), addr.Port())
-		}
-		m := s.byID[e.ID]
-		if m == nil {
-			m = &member{lastHeard: now}
-		}
-		m.path.hostSeen = addr
-		var moved netip.AddrPort
-		switch {
-		case m.path.state == pathDirect || m.path.state == pathRelayed:
-			addr = m.Addr // the pair found its own path (punch.go)
-		case m.linked && m.Addr.IsValid() && addr != m.Addr:
-			// A live link moves only to an address that answered a check
-			// of this machine's (punch.go): check the new one first.
-			moved, addr = addr, m.Addr
-		}
-		m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
-		if moved.IsValid() {
-			s.probePath(now, m, moved)
-		}
-		m.late = e.Late
 		keep[e.ID] = true
-		list = append(list, m)
-		// Every player links to every other machine; an observer only to
-		// the players (T1: one private link per pair that has traffic).
-		want := e.ID != s.self && (s.role != RoleObserver || !e.Observer)
-		switch {
-		case want && !m.linked:
-			if err := s.ep.AddLink(now, e.ID, addr); err != nil {
-				s.log.Warn("cannot open link", "peer", e.Name, "err", err)
-				continue
-			}
-			m.linked, m.heard, m.lastHeard = true, false, now
-			s.openPair(now, m)
-		case want && m.linked:
-			_ = s.ep.AddLink(now, e.ID, addr) // moves it if the address changed
-		case !want && m.linked:
-			s.ep.RemoveLink(e.ID)
-			m.linked = false
-		}
+		list = append(list, s.takeEntry(now, e))
 	}
 	for _, m := range s.members {
 		if !keep[m.ID] && m.linked {
@@ -143,6 +99,62 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		s.startWanted = true
 	}
 	s.startWatching(now) // a snapshot that waited for this roster
+}
+
+// seenAt is where this machine reaches the member the host lists in e:
+// the host itself for "the sender", and the host's address for a member
+// the host saw on its own loopback.
+func (s *Session) seenAt(e rosterEntry) netip.AddrPort {
+	switch {
+	case !e.Addr.IsValid():
+		return s.hostAddr
+	case e.Addr.Addr().IsLoopback() && !s.hostAddr.Addr().IsLoopback():
+		return netip.AddrPortFrom(s.hostAddr.Addr(), e.Addr.Port())
+	}
+	return e.Addr
+}
+
+// takeEntry updates, or makes, the member of roster entry e and opens,
+// keeps or closes this machine's link to it. Every player links to every
+// other machine; an observer only to the players (T1: one private link per
+// pair that has traffic).
+func (s *Session) takeEntry(now time.Duration, e rosterEntry) *member {
+	addr := s.seenAt(e)
+	m := s.byID[e.ID]
+	if m == nil {
+		m = &member{lastHeard: now}
+	}
+	m.path.hostSeen = addr
+	var moved netip.AddrPort
+	switch {
+	case m.path.state == pathDirect || m.path.state == pathRelayed:
+		addr = m.Addr // the pair found its own path (punch.go)
+	case m.linked && m.Addr.IsValid() && addr != m.Addr:
+		// A live link moves only to an address that answered a check of
+		// this machine's (punch.go): check the new one first.
+		moved, addr = addr, m.Addr
+	}
+	m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
+	if moved.IsValid() {
+		s.probePath(now, m, moved)
+	}
+	m.late = e.Late
+	want := e.ID != s.self && (s.role != RoleObserver || !e.Observer)
+	switch {
+	case want && !m.linked:
+		if err := s.ep.AddLink(now, e.ID, addr); err != nil {
+			s.log.Warn("cannot open link", "peer", e.Name, "err", err)
+			return m
+		}
+		m.linked, m.heard, m.lastHeard = true, false, now
+		s.openPair(now, m)
+	case want && m.linked:
+		_ = s.ep.AddLink(now, e.ID, addr) // a no-op unless the path moved
+	case !want && m.linked:
+		s.ep.RemoveLink(e.ID)
+		m.linked = false
+	}
+	return m
 }
 
 func (s *Session) emitRoster() {

@@ -232,6 +232,115 @@ func (r *watchReader) report() (bool, rungs.Report) {
 // and the three counts at their smallest (no players is refused).
 const watchFixed = 1 + 1 + 4 + 4 + 2 + 2 + 4 + 4 + 2
 
+// players reads the snapshot's players into st: at least one, unique
+// PeerIDs, valid names. seen holds their IDs.
+func (r *watchReader) players(st *probe.WatchState) (seen map[netcore.PeerID]bool, err error) {
+	n := int(r.u16())
+	if r.err == nil && (n == 0 || n > maxMembers || n > len(r.p)/5) {
+		return nil, errLobbyField
+	}
+	seen = make(map[netcore.PeerID]bool, n)
+	for range n {
+		wp := probe.WatchPlayer{ID: netcore.PeerID(r.u16())}
+		pf := r.u8()
+		name := string(r.take(int(r.u8())))
+		if r.err != nil {
+			return nil, r.err
+		}
+		if wp.ID == netcore.PeerUnassigned || seen[wp.ID] {
+			return nil, errLobbyDup
+		}
+		seen[wp.ID] = true
+		if pf&^3 != 0 {
+			return nil, errLobbyField
+		}
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
+		wp.Name, wp.Observer, wp.Removed = name, pf&1 != 0, pf&2 != 0
+		st.Players = append(st.Players, wp)
+	}
+	return seen, nil
+}
+
+// reports reads the report record (S7) into st: at most one a player, each
+// of a player in the snapshot.
+func (r *watchReader) reports(st *probe.WatchState, seen map[netcore.PeerID]bool) error {
+	n := int(r.u16())
+	if r.err == nil && n > len(st.Players) {
+		return errLobbyField
+	}
+	for range n {
+		wr := probe.WatchReport{Player: netcore.PeerID(r.u16())}
+		wr.Reported, wr.Report = r.report()
+		if r.err == nil && !seen[wr.Player] {
+			return errLobbyField
+		}
+		st.Reports = append(st.Reports, wr)
+	}
+	return nil
+}
+
+// events reads the network events that follow the state, each naming only
+// players of the snapshot.
+func (r *watchReader) events(seen map[netcore.PeerID]bool) ([]probe.WatchEvent, error) {
+	n := int(r.u16())
+	if r.err == nil && (n > maxWatchEvents || n > len(r.p)/5) {
+		return nil, errLobbyField
+	}
+	var out []probe.WatchEvent
+	for range n {
+		if r.err != nil {
+			break
+		}
+		e := r.event()
+		if r.err == nil && e.Player != 0 && !seen[e.Player] {
+			r.fail(errLobbyField)
+		}
+		out = append(out, e)
+	}
+	return out, r.err
+}
+
+// event reads one network event: its kind decides its fields.
+func (r *watchReader) event() probe.WatchEvent {
+	e := probe.WatchEvent{Kind: probe.WatchEventKind(r.u8()), Frame: r.frame()}
+	switch e.Kind {
+	case probe.WatchTiming:
+		e.Decided = r.frame()
+		e.Timing = r.timing()
+		e.FPS = r.fps()
+		e.Reason = rungs.Reason(r.u8())
+		if e.Reason < rungs.Initial || e.Reason > rungs.Rate {
+			r.fail(errLobbyField)
+		}
+	case probe.WatchActive:
+		e.Timing = r.inForce()
+		e.FPS = r.fps()
+	case probe.WatchMaster, probe.WatchRemoved:
+		e.Player = netcore.PeerID(r.u16())
+	case probe.WatchReportK:
+		e.Player = netcore.PeerID(r.u16())
+		var ok bool
+		ok, e.Report = r.report()
+		if !ok {
+			r.fail(errLobbyField)
+		}
+	case probe.WatchMessage:
+		l := int(r.u16())
+		if l > maxWatchText {
+			r.fail(errLobbyField)
+		}
+		e.Text = string(r.take(l))
+		if r.err == nil && !utf8.ValidString(e.Text) {
+			r.fail(errLobbyField)
+		}
+	default:
+		r.fail(errWatchEvent)
+	}
+	return e
+}
+
 func decodeWatch(p []byte) (watchMsg, error) {
 	var w watchMsg
 	if len(p) < watchFixed+2 {
@@ -257,92 +366,18 @@ func decodeWatch(p []byte) (watchMsg, error) {
 	st.InForce = r.inForce()
 	st.Target = r.timing()
 	st.Master = netcore.PeerID(r.u16())
-	n := int(r.u16())
-	if r.err == nil && (n == 0 || n > maxMembers || n > len(r.p)/5) {
-		return w, errLobbyField
-	}
-	seen := make(map[netcore.PeerID]bool, n)
-	for range n {
-		wp := probe.WatchPlayer{ID: netcore.PeerID(r.u16())}
-		pf := r.u8()
-		name := string(r.take(int(r.u8())))
-		if r.err != nil {
-			return w, r.err
-		}
-		if wp.ID == netcore.PeerUnassigned || seen[wp.ID] {
-			return w, errLobbyDup
-		}
-		seen[wp.ID] = true
-		if pf&^3 != 0 {
-			return w, errLobbyField
-		}
-		if err := checkName(name); err != nil {
-			return w, err
-		}
-		wp.Name, wp.Observer, wp.Removed = name, pf&1 != 0, pf&2 != 0
-		st.Players = append(st.Players, wp)
+	seen, err := r.players(st)
+	if err != nil {
+		return watchMsg{}, err
 	}
 	if st.Master != 0 && !seen[st.Master] {
-		return w, errLobbyField
+		return watchMsg{}, errLobbyField
 	}
-	n = int(r.u16())
-	if r.err == nil && n > len(st.Players) {
-		return w, errLobbyField
+	if err := r.reports(st, seen); err != nil {
+		return watchMsg{}, err
 	}
-	for range n {
-		wr := probe.WatchReport{Player: netcore.PeerID(r.u16())}
-		wr.Reported, wr.Report = r.report()
-		if r.err == nil && !seen[wr.Player] {
-			return w, errLobbyField
-		}
-		st.Reports = append(st.Reports, wr)
-	}
-	n = int(r.u16())
-	if r.err == nil && (n > maxWatchEvents || n > len(r.p)/5) {
-		return w, errLobbyField
-	}
-	for range n {
-		if r.err != nil {
-			break
-		}
-		e := probe.WatchEvent{Kind: probe.WatchEventKind(r.u8()), Frame: r.frame()}
-		switch e.Kind {
-		case probe.WatchTiming:
-			e.Decided = r.frame()
-			e.Timing = r.timing()
-			e.FPS = r.fps()
-			e.Reason = rungs.Reason(r.u8())
-			if e.Reason < rungs.Initial || e.Reason > rungs.Rate {
-				r.fail(errLobbyField)
-			}
-		case probe.WatchActive:
-			e.Timing = r.inForce()
-			e.FPS = r.fps()
-		case probe.WatchMaster, probe.WatchRemoved:
-			e.Player = netcore.PeerID(r.u16())
-		case probe.WatchReportK:
-			e.Player = netcore.PeerID(r.u16())
-			var ok bool
-			ok, e.Report = r.report()
-			if !ok {
-				r.fail(errLobbyField)
-			}
-		case probe.WatchMessage:
-			l := int(r.u16())
-			if l > maxWatchText {
-				r.fail(errLobbyField)
-			}
-			e.Text = string(r.take(l))
-			if r.err == nil && !utf8.ValidString(e.Text) {
-				r.fail(errLobbyField)
-			}
-		default:
-			r.fail(errWatchEvent)
-		}
-		if r.err == nil && e.Player != 0 && !seen[e.Player] {
-			r.fail(errLobbyField)
-		}
-		w.Events = append(w.Events, e)
+	if w.Events, err = r.events(seen); err != nil {
+		return watchMsg{}, err
 	}
 	if r.err != nil {
 		return watchMsg{}, r.err
