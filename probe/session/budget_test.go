@@ -34,10 +34,10 @@ func handshakeDatagram(t testing.TB, records ...netcore.HandshakeMsg) []byte {
 
 // sentTo sums what m sent to addr since its transport started keeping.
 func sentTo(m *machine, addr netip.AddrPort) (n, bytes int) {
-	for _, d := range m.tr.sent {
-		if d.to == addr {
+	for _, d := range m.tr.Sent {
+		if d.To == addr {
 			n++
-			bytes += len(d.data)
+			bytes += len(d.Data)
 		}
 	}
 	return n, bytes
@@ -49,7 +49,7 @@ func sentTo(m *machine, addr netip.AddrPort) (n, bytes int) {
 func TestOneReplyPerDatagram_Q7(t *testing.T) {
 	w := newWorld(t, 23, lan30)
 	host := w.host("alice", Config{Players: 2})
-	host.tr.keep = true
+	host.tr.Keep = true
 	src := netip.MustParseAddrPort("10.66.0.7:4000")
 	hello := netcore.Hello{Nonce: 9, Role: netcore.RolePlayer, Name: ""}
 	resp := netcore.Response{Nonce: 9, Role: netcore.RolePlayer, Name: "x"}
@@ -58,7 +58,7 @@ func TestOneReplyPerDatagram_Q7(t *testing.T) {
 		handshakeDatagram(t, resp, resp, resp, resp),
 		handshakeDatagram(t, netcore.Hello{Nonce: 1, Role: netcore.RolePlayer, Name: paddedHello("y")}, hello, resp),
 	} {
-		host.tr.sent = nil
+		host.tr.Sent = nil
 		host.s.Receive(w.now(), src, d)
 		w.after(host)
 		n, b := sentTo(host, src)
@@ -100,7 +100,7 @@ func FuzzUnverifiedAmplification(f *testing.F) {
 			netcore.PutHeader(d, netcore.Header{Sender: netcore.PeerUnassigned, Channel: netcore.ChannelControl})
 			d = append(d, b...)
 		}
-		host.tr.keep = true
+		host.tr.Keep = true
 		src := netip.MustParseAddrPort("10.66.0.8:4000")
 		host.s.Receive(w.now(), src, d)
 		w.after(host)

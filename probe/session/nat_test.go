@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
@@ -91,7 +92,7 @@ func (w *world) behind(name string, n *testNAT, private string) *machine {
 	// unreachable: everything in and out goes through the router.
 	m.h = w.d.Attach(netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, w.nextIP}), 9))
 	w.nextIP++
-	m.tr = &recordingTransport{inner: natSide{n: n, m: m}}
+	m.tr = &simworld.Recorder{Inner: natSide{n: n, m: m}}
 	return m
 }
 

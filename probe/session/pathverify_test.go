@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 )
 
@@ -235,15 +236,15 @@ func TestForgedNominationWhilePunching(t *testing.T) {
 func TestRelayFrameDoesNotMoveDirectPath(t *testing.T) {
 	for _, key := range [][]byte{nil, []byte("k")} {
 		w, ada, bob, cyd := trio(t, true, key)
-		bob.tr.keep = true
+		bob.tr.Keep = true
 		w.runFor(time.Second)
-		i := slices.IndexFunc(bob.tr.sent, func(d sentDatagram) bool {
-			return d.to == ada.s.byID[cyd.s.self].Addr || d.to.Addr() == netip.MustParseAddr("10.0.2.1")
+		i := slices.IndexFunc(bob.tr.Sent, func(d simworld.Sent) bool {
+			return d.To == ada.s.byID[cyd.s.self].Addr || d.To.Addr() == netip.MustParseAddr("10.0.2.1")
 		})
 		if i < 0 {
 			t.Fatal("bob sent cyd nothing")
 		}
-		frame := append([]byte(nil), bob.tr.sent[i].data...)
+		frame := append([]byte(nil), bob.tr.Sent[i].Data...)
 		toRelayFrame(frame, cyd.s.self)
 		before := pathsOf(ada, bob, cyd)
 		rej0 := cyd.s.Rejected().Path

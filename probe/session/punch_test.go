@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 )
@@ -178,7 +179,7 @@ func TestUnconnectedPairGivesUp(t *testing.T) {
 	w := newWorld(t, 6, impair.Profile{Delay: 5 * time.Millisecond})
 	cfg := Config{Players: 3}
 	ada := w.attach("ada")
-	ada.tr = &recordingTransport{inner: dropRelay{ada.h.Node()}}
+	ada.tr = &simworld.Recorder{Inner: dropRelay{ada.h.Node()}}
 	s, err := NewHost(w.config(ada, cfg), ada.tr)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
@@ -122,7 +123,7 @@ func floodRun(t *testing.T, flood bool) (events [3][]string, rejected probe.Reje
 	alice := w.host("alice", Config{Players: 3, DropTimeout: 10 * time.Second})
 	bob := w.join("bob", RolePlayer, alice, Config{})
 	carol := w.join("carol", RolePlayer, alice, Config{})
-	bob.tr.keep, carol.tr.keep = true, true
+	bob.tr.Keep, carol.tr.Keep = true, true
 	if !w.runUntil(5*time.Second, started(alice, bob, carol)) {
 		t.Fatal("no start")
 	}
@@ -130,11 +131,11 @@ func floodRun(t *testing.T, flood bool) (events [3][]string, rejected probe.Reje
 	before := alice.s.Rejected()
 	if flood {
 		rng := rand.New(rand.NewPCG(5, 6))
-		var real []sentDatagram
+		var real []simworld.Sent
 		for _, m := range []*machine{bob, carol} {
-			for _, d := range m.tr.sent {
-				if d.to == alice.addr && len(d.data) > netcore.HeaderLen+1 {
-					d.to = m.addr // remember the real sender
+			for _, d := range m.tr.Sent {
+				if d.To == alice.addr && len(d.Data) > netcore.HeaderLen+1 {
+					d.To = m.addr // remember the real sender
 					real = append(real, d)
 				}
 			}
@@ -154,11 +155,11 @@ func floodRun(t *testing.T, flood bool) (events [3][]string, rejected probe.Reje
 				src := real[rng.IntN(len(real))]
 				// Any cut but at the end of the header: a header with an
 				// empty body is a well-formed (if pointless) datagram.
-				n := 1 + rng.IntN(len(src.data)-1)
+				n := 1 + rng.IntN(len(src.Data)-1)
 				if n == netcore.HeaderLen {
 					n--
 				}
-				d, from = src.data[:n], src.to
+				d, from = src.Data[:n], src.To
 			}
 			injected++
 			w.at(start+time.Duration(i)*2*time.Millisecond, func() { alice.s.Receive(w.now(), from, d); w.after(alice) })
@@ -213,7 +214,7 @@ func fuzzWorld(t testing.TB) (w *world, alice, bob *machine) {
 	w = newWorld(t, 41, lan30)
 	alice = w.host("alice", Config{Players: 2})
 	bob = w.join("bob", RolePlayer, alice, Config{})
-	alice.tr.keep, bob.tr.keep = true, true
+	alice.tr.Keep, bob.tr.Keep = true, true
 	w.runFor(3 * time.Second)
 	return
 }
@@ -227,9 +228,9 @@ func fuzzWorld(t testing.TB) (w *world, alice, bob *machine) {
 func FuzzSessionReceive(f *testing.F) {
 	w, alice, bob := fuzzWorld(f)
 	for _, m := range []*machine{alice, bob} {
-		for i, d := range m.tr.sent {
+		for i, d := range m.tr.Sent {
 			if i%7 == 0 {
-				f.Add(d.data, uint8(i))
+				f.Add(d.Data, uint8(i))
 			}
 		}
 	}

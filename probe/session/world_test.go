@@ -32,33 +32,10 @@ type machine struct {
 	addr   netip.AddrPort
 	s      *Session
 	h      *simnet.Host // the machine's node and wake-up on the one virtual driver
-	tr     *recordingTransport
+	tr     *simworld.Recorder
 	events []probe.Event
 	cks    map[int]uint32
 }
-
-// recordingTransport remembers what a machine sent, for the amplification
-// and flood tests. It is simworld.Recorder with the field names the tests
-// here build and read.
-type recordingTransport struct {
-	inner netcore.Transport
-	keep  bool
-	sent  []sentDatagram
-}
-
-type sentDatagram struct {
-	to   netip.AddrPort
-	data []byte
-}
-
-func (r *recordingTransport) Send(to netip.AddrPort, p []byte) error {
-	if r.keep {
-		r.sent = append(r.sent, sentDatagram{to: to, data: append([]byte(nil), p...)})
-	}
-	return r.inner.Send(to, p)
-}
-
-func (r *recordingTransport) LocalAddr() netip.AddrPort { return r.inner.LocalAddr() }
 
 func newWorld(t testing.TB, seed uint64, link impair.Profile) *world {
 	sim := simworld.New(seed, link)
@@ -71,7 +48,7 @@ func (w *world) attach(name string) *machine {
 	m := &machine{w: w, name: name, cks: map[int]uint32{}}
 	m.addr, m.h = w.sim.Attach(w.nextIP)
 	w.nextIP++
-	m.tr = &recordingTransport{inner: m.h.Node()}
+	m.tr = &simworld.Recorder{Inner: m.h.Node()}
 	return m
 }
 
