@@ -316,9 +316,6 @@ func (p *Peer) Done() bool { return p.done }
 // Observer reports whether this machine watches without a seat.
 func (p *Peer) Observer() bool { return p.self.Observer }
 
-// Started reports whether the game has started here.
-func (p *Peer) Started() bool { return p.started }
-
 // FPS is the frame rate in force (S15); before the start, the game speed.
 func (p *Peer) FPS() int {
 	if p.started {

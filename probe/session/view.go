@@ -10,9 +10,6 @@ import (
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// Role is what this machine is in the session.
-func (s *Session) Role() Role { return s.role }
-
 // Name is this machine's player name.
 func (s *Session) Name() string { return s.cfg.Name }
 
