@@ -127,7 +127,10 @@ func cleanLowerBound(st netcore.LinkStats) int {
 // This is the one wall-clock test in netcore. Another process hogging the
 // CPU stalls the proxy's timers and shows up as lateness in its stats; an
 // attempt during which the proxy ran more than disturbedLate behind is
-// repeated (at most three attempts) instead of being judged.
+// repeated (at most three attempts). If every attempt was disturbed, the
+// least disturbed one is judged with its lateness added to the upper
+// tolerance: a late proxy can only lengthen round trips, so the lower bound
+// stays exact and a real bias either way still fails.
 func TestLoopbackThroughProxySRTT_T3(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const (
@@ -136,27 +139,32 @@ func TestLoopbackThroughProxySRTT_T3(t *testing.T) {
 		oneWay        = 40 * time.Millisecond
 		tolerance     = 3 * time.Millisecond
 	)
-	for attempt := 1; ; attempt++ {
-		m := measureThroughProxy(t, oneWay, 5*time.Millisecond, 200, 5)
-		if m.late > disturbedLate {
-			if attempt < attempts {
-				t.Logf("attempt %d disturbed: the proxy ran up to %v late (SRTT %v / %v); measuring again", attempt, m.late, m.a.SRTT, m.b.SRTT)
-				continue
-			}
-			t.Fatalf("every attempt disturbed: the proxy ran up to %v late; the machine is too busy to measure", m.late)
+	var m proxyMeasurement
+	for attempt := 1; attempt <= attempts; attempt++ {
+		got := measureThroughProxy(t, oneWay, 5*time.Millisecond, 200, 5)
+		if attempt == 1 || got.late < m.late {
+			m = got
 		}
-		for name, st := range map[string]netcore.LinkStats{"A→B": m.a, "B→A": m.b} {
-			if st.Estimate != netcore.Measured {
-				t.Errorf("%s: estimate %v, want measured", name, st.Estimate)
-			}
-			if d := st.SRTT - 2*oneWay; d < -tolerance || d > tolerance {
-				t.Errorf("%s: SRTT %v after ≥ 200 clean samples, want %v ± %v (RTTVAR %v, resent %d of %d)",
-					name, st.SRTT, 2*oneWay, tolerance, st.RTTVAR, st.Loss.Retransmitted, st.Loss.Sent)
-			}
+		if m.late <= disturbedLate {
+			break
 		}
-		t.Logf("SRTT A→B %v, B→A %v; proxy at most %v late", m.a.SRTT, m.b.SRTT, m.late)
-		return
+		t.Logf("attempt %d disturbed: the proxy ran up to %v late (SRTT %v / %v)", attempt, got.late, got.a.SRTT, got.b.SRTT)
 	}
+	above := tolerance
+	if m.late > disturbedLate {
+		above += m.late
+		t.Logf("every attempt disturbed; judging the least disturbed one (%v late) with %v above", m.late, above)
+	}
+	for name, st := range map[string]netcore.LinkStats{"A→B": m.a, "B→A": m.b} {
+		if st.Estimate != netcore.Measured {
+			t.Errorf("%s: estimate %v, want measured", name, st.Estimate)
+		}
+		if d := st.SRTT - 2*oneWay; d < -tolerance || d > above {
+			t.Errorf("%s: SRTT %v after ≥ 200 clean samples, want %v −%v/+%v (RTTVAR %v, resent %d of %d)",
+				name, st.SRTT, 2*oneWay, tolerance, above, st.RTTVAR, st.Loss.Retransmitted, st.Loss.Sent)
+		}
+	}
+	t.Logf("SRTT A→B %v, B→A %v; proxy at most %v late", m.a.SRTT, m.b.SRTT, m.late)
 }
 
 type proxyMeasurement struct {
