@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,11 +36,21 @@ type childResult struct {
 // that only a hang fails it, never a slow machine.
 func runChild(t *testing.T, configDir string, args ...string) childResult {
 	t.Helper()
+	return runChildWith(t, os.Args[0], nil, configDir, args...)
+}
+
+// runChildWith is runChild with another copy of the test binary and a
+// credential to run it under (nil: this process's).
+func runChildWith(t *testing.T, bin string, cred *syscall.Credential, configDir string, args ...string) childResult {
+	t.Helper()
 	const hang = 10 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0])
+	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), "LAGSCOPE_TEST_CHILD="+strings.Join(args, "\x1f"), "XDG_CONFIG_HOME="+configDir)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -188,19 +199,49 @@ func TestFileBoundsOSErrorExit1(t *testing.T) {
 	})
 }
 
-// Permission denied is exit 1 too. Root reads a file of mode 000, so this
-// runs only as another user; TestFileBoundsOSErrorExit1 covers exit 1 for
-// root.
+// Permission denied is exit 1 too, in the system's words. Root reads a
+// file of mode 000, so as root the child runs as user 65534 ("nobody"):
+// from a copy of the test binary that user can run, with a config it can
+// read, naming a key file of mode 000 that only root could read.
 func TestFileBoundsPermissionDeniedExit1(t *testing.T) {
+	bin, cred := os.Args[0], (*syscall.Credential)(nil)
+	open := func(dir string) string { return dir }
 	if os.Geteuid() == 0 {
-		t.Skip("root reads a file of mode 000")
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		open = func(dir string) string {
+			for d := dir; d != os.TempDir() && d != "/" && d != "."; d = filepath.Dir(d) {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return dir
+		}
+		bin = filepath.Join(open(t.TempDir()), "lagscope.test")
+		exe, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, exe, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	key := writeFile(t, filepath.Join(t.TempDir(), "key"), 3)
+	key := writeFile(t, filepath.Join(open(t.TempDir()), "key"), 3)
 	if err := os.Chmod(key, 0); err != nil {
 		t.Fatal(err)
 	}
-	cdir := t.TempDir()
+	cdir := open(t.TempDir())
 	cfg := writeUserConfig(t, cdir, "key_file = "+strconv.Quote(key)+"\n")
-	r := runChild(t, cdir, hostArgs...)
+	if cred != nil {
+		// The config is readable by all, so only the key file is refused.
+		if err := filepath.WalkDir(cdir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Chmod(p, map[bool]fs.FileMode{true: 0o755, false: 0o644}[d.IsDir()])
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runChildWith(t, bin, cred, cdir, hostArgs...)
 	r.wantLine(t, 1, "lagscope host: "+cfg+":1: key_file: open "+key+": permission denied")
 }
