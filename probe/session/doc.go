@@ -26,7 +26,8 @@
 //   - step.go: Receive, Tick and NextDeadline;
 //   - wire.go: the lobby's messages, byte by byte in docs/live.md; their
 //     kinds are stable (S19);
-//   - punch.go, punchwire.go, relay.go: paths between members behind NAT —
+//   - punch.go, verify.go, punchwire.go, relay.go: paths between members
+//     behind NAT (verify.go: a link moves only to a verified address) —
 //     checks to every candidate address, and the host's relay when none
 //     answers;
 //   - watch.go, watchwire.go: a watcher that arrives after the start gets
