@@ -86,93 +86,68 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 }
 
 // open returns the datagram's plaintext body, authenticating it when the
-// session has a key. It counts what it rejects.
+// session has a key. It counts what it rejects; a sealed datagram that
+// passes marks its counter as seen and locks the link onto its sender's
+// instance.
 func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
-	sealed := h.Flags&flagSealed != 0
-	if e.sealer == nil {
-		if sealed {
-			e.rejected.Auth++
-			return nil, false
-		}
-		return d[HeaderLen:], true
-	}
-	if !sealed {
-		e.rejected.Auth++
+	body, o, ctr, bad := e.unseal(l, h, d)
+	if bad != nil {
+		*bad++
 		return nil, false
 	}
-	inst, ctr, _, err := sealedParts(d)
-	if err != nil {
-		e.rejected.Malformed++
-		return nil, false
+	if o != nil {
+		o.window.mark(ctr)
+		l.open = o // lock onto the first instance that authenticated
 	}
-	o := l.open
-	if o != nil && o.instance != inst {
-		// Another instance of the peer (a restart) or a forgery: only a
-		// new link (after a new handshake) may speak with a new key.
-		e.rejected.Replay++
-		return nil, false
-	}
-	if o == nil {
-		aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
-		if err != nil {
-			e.rejected.Auth++
-			return nil, false
-		}
-		o = &opener{aead: aead, instance: inst}
-	}
-	if !o.window.fresh(ctr) {
-		e.rejected.Replay++
-		return nil, false
-	}
-	body, err := o.open(e.rx[:], d, ctr)
-	if err != nil {
-		e.rejected.Auth++
-		return nil, false
-	}
-	o.window.mark(ctr)
-	l.open = o // lock onto the first instance that authenticated
 	return body, true
 }
 
 // authentic reports whether d would pass open and validateBody on link l,
-// without marking its counter as seen or locking the link onto a sealing
-// instance: the datagram is not taken, so it must leave no trace on the
-// link (the same datagram from the link's own address is still fresh).
+// leaving no trace: the datagram is not taken, so its counter stays fresh
+// for the same datagram from the link's own address.
 func (e *Endpoint) authentic(l *link, h Header, d []byte) bool {
+	body, _, _, bad := e.unseal(l, h, d)
+	return bad == nil && validateBody(h.Channel, body) == nil
+}
+
+// unseal is open's checks without their effects: the plaintext body, the
+// opener and counter a sealed datagram passed with (nil without a key), or
+// the count a refusal goes under.
+func (e *Endpoint) unseal(l *link, h Header, d []byte) (body []byte, o *opener, ctr uint64, bad *uint64) {
 	sealed := h.Flags&flagSealed != 0
-	var body []byte
 	if e.sealer == nil {
 		if sealed {
-			return false
+			return nil, nil, 0, &e.rejected.Auth
 		}
-		body = d[HeaderLen:]
-	} else {
-		if !sealed {
-			return false
-		}
-		inst, ctr, _, err := sealedParts(d)
-		if err != nil {
-			return false
-		}
-		o := l.open
-		if o != nil && o.instance != inst {
-			return false
-		}
-		if o == nil {
-			aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
-			if err != nil {
-				return false
-			}
-			o = &opener{aead: aead, instance: inst}
-		}
-		if !o.window.fresh(ctr) {
-			return false
-		}
-		if body, err = o.open(e.rx[:], d, ctr); err != nil {
-			return false
-		}
+		return d[HeaderLen:], nil, 0, nil
 	}
-	return validateBody(h.Channel, body) == nil
+	if !sealed {
+		return nil, nil, 0, &e.rejected.Auth
+	}
+	inst, ctr, _, err := sealedParts(d)
+	if err != nil {
+		return nil, nil, 0, &e.rejected.Malformed
+	}
+	o = l.open
+	if o != nil && o.instance != inst {
+		// Another instance of the peer (a restart) or a forgery: only a
+		// new link (after a new handshake) may speak with a new key.
+		return nil, nil, 0, &e.rejected.Replay
+	}
+	if o == nil {
+		aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
+		if err != nil {
+			return nil, nil, 0, &e.rejected.Auth
+		}
+		o = &opener{aead: aead, instance: inst}
+	}
+	if !o.window.fresh(ctr) {
+		return nil, nil, 0, &e.rejected.Replay
+	}
+	if body, err = o.open(e.rx[:], d, ctr); err != nil {
+		return nil, nil, 0, &e.rejected.Auth
+	}
+	return body, o, ctr, nil
 }
 
 // validateBody decodes every known record so that a malformed datagram is
