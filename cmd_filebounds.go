@@ -8,8 +8,7 @@ import (
 // maxScenarioBytes is the most a scenario file of `lagscope sim` may hold:
 // the largest real one is a few KiB; a path naming something larger, or not
 // a regular file, is refused before it is read (internal/boundedfile). The
-// config file's and the key file's bounds are config.MaxConfigBytes and
-// config.MaxKeyBytes.
+// config file and the key file have bounds of their own, in package config.
 const maxScenarioBytes = 4 << 20
 
 // fileInputError sorts an error from reading a file the user named (the

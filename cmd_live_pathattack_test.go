@@ -158,7 +158,7 @@ func learnAsWatcher(t *testing.T, host netip.AddrPort, key []byte) stolen {
 		token, senders := sock.seen()
 		joiners := map[netcore.PeerID]netip.AddrPort{}
 		for id, a := range senders {
-			if id != session.HostID {
+			if a != host {
 				joiners[id] = a
 			}
 		}

@@ -54,10 +54,11 @@ func settled(t *testing.T, dir, cmd string, args ...string) (*liveFlags, error) 
 }
 
 func TestMainIsolatesUserConfig(t *testing.T) {
-	path, err := config.Path()
+	c, err := config.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	path := c.Path
 	if testConfigDir == "" || !strings.HasPrefix(path, testConfigDir+string(filepath.Separator)) {
 		t.Fatalf("config path %s is not under the tests' own directory %q: the user's config leaks into tests", path, testConfigDir)
 	}
@@ -109,13 +110,13 @@ func TestLiveCommandsConfigPrecedence(t *testing.T) {
 		t.Errorf("demo: name %q key %q theme %q alerts %+v bell %v", lf.name, lf.key, lf.theme, lf.alerts, lf.bell)
 	}
 
-	// No file: the defaults.
+	// No file: the defaults (a loss of 5 % over 10 s raises the alert).
 	lf, err = settled(t, t.TempDir(), "join")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lf.name != defaultName() || lf.theme != "" || lf.key != "" || lf.bell ||
-		lf.alerts.LossPercent != config.DefaultLossPercent || lf.alerts.LossWindow != config.DefaultLossWindow {
+		lf.alerts.LossPercent != 5 || lf.alerts.LossWindow != 10*time.Second {
 		t.Errorf("defaults: name %q theme %q key %q alerts %+v bell %v", lf.name, lf.theme, lf.key, lf.alerts, lf.bell)
 	}
 }

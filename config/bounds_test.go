@@ -16,12 +16,12 @@ import (
 )
 
 // A config file too large to be one, or a path naming something that is
-// not a regular file, is a bad file: an *Error of one line naming it, with
+// not a regular file, is a bad file: a *fileError of one line naming it, with
 // the *boundedfile.Error behind it.
 func TestConfigLoadRefusesWhatIsNotAConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.toml")
-	body := "# " + strings.Repeat("x", MaxConfigBytes) + "\n"
+	body := "# " + strings.Repeat("x", maxConfigBytes) + "\n"
 	if err := os.WriteFile(big, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +35,11 @@ func TestConfigLoadRefusesWhatIsNotAConfigFile(t *testing.T) {
 		"/dev/zero": "not a regular file (a character device)",
 		dir:         "not a regular file (a directory)",
 	} {
-		_, err := LoadFile(path)
-		var ce *Error
+		_, err := loadFile(path)
+		var ce *fileError
 		var be *boundedfile.Error
 		if !errors.As(err, &ce) || !errors.As(err, &be) {
-			t.Errorf("%s: %v (%T), want a *config.Error over a *boundedfile.Error", path, err, err)
+			t.Errorf("%s: %v (%T), want a *fileError over a *boundedfile.Error", path, err, err)
 			continue
 		}
 		if msg := err.Error(); !strings.HasPrefix(msg, path+": ") || !strings.Contains(msg, says) || strings.Contains(msg, "\n") {
@@ -48,7 +48,7 @@ func TestConfigLoadRefusesWhatIsNotAConfigFile(t *testing.T) {
 	}
 }
 
-// An error of the system is not a bad file: it is not an *Error, and it
+// An error of the system is not a bad file: it is not a *fileError, and it
 // keeps the system's words.
 func TestConfigLoadOSError(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
@@ -56,22 +56,22 @@ func TestConfigLoadOSError(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(file, "config.toml")
-	_, err := LoadFile(path)
-	var ce *Error
+	_, err := loadFile(path)
+	var ce *fileError
 	var pe *fs.PathError
 	if err == nil || errors.As(err, &ce) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "not a directory") {
-		t.Fatalf("%v (%T), want the system's *fs.PathError, not a *config.Error", err, err)
+		t.Fatalf("%v (%T), want the system's *fs.PathError, not a *fileError", err, err)
 	}
 }
 
 func TestConfigKeyFileBounds(t *testing.T) {
 	dir := t.TempDir()
 	at := filepath.Join(dir, "at")
-	if err := os.WriteFile(at, bytes.Repeat([]byte("k"), MaxKeyBytes), 0o600); err != nil {
+	if err := os.WriteFile(at, bytes.Repeat([]byte("k"), maxKeyBytes), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if k, err := (Settings{KeyFile: at}).Key(); err != nil || len(k) != MaxKeyBytes {
-		t.Fatalf("a key of exactly %d bytes: %d bytes, %v", MaxKeyBytes, len(k), err)
+	if k, err := (Settings{KeyFile: at}).Key(); err != nil || len(k) != maxKeyBytes {
+		t.Fatalf("a key of exactly %d bytes: %d bytes, %v", maxKeyBytes, len(k), err)
 	}
 	over := filepath.Join(dir, "over")
 	if err := os.WriteFile(over, bytes.Repeat([]byte("k"), 5<<10), 0o600); err != nil {
@@ -107,15 +107,15 @@ func TestConfigKeyFileBounds(t *testing.T) {
 func TestConfigSaveLastHostLeavesWhatItRefuses(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.toml")
-	bigBody := []byte("# " + strings.Repeat("x", MaxConfigBytes) + "\n")
+	bigBody := []byte("# " + strings.Repeat("x", maxConfigBytes) + "\n")
 	full := filepath.Join(dir, "full.toml")
 	// Within the limit by a few bytes: adding last_host passes it.
-	fullBody := []byte("# " + strings.Repeat("x", MaxConfigBytes-10) + "\n")
+	fullBody := []byte("# " + strings.Repeat("x", maxConfigBytes-10) + "\n")
 	for path, body := range map[string][]byte{big: bigBody, full: fullBody} {
 		if err := os.WriteFile(path, body, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := LoadFile(path); (err == nil) != (path == full) {
+		if _, err := loadFile(path); (err == nil) != (path == full) {
 			t.Fatalf("%s loads: %v", path, err)
 		}
 		if err := SaveLastHost(path, "192.0.2.1:7373"); err == nil || !strings.Contains(err.Error(), "larger than the 64 KiB") {

@@ -7,7 +7,7 @@
 //
 // Precedence is flag > file > default: Load gives the file over the
 // defaults, ApplyFlags lets every flag the user set on the command line win.
-// Decoding is strict: an unknown key or a bad value is an *Error naming the
+// Decoding is strict: an unknown key or a bad value is an error naming the
 // file and the line, which the commands print as one line and exit 2.
 //
 // sim, replay and report never read this file: their output depends on
@@ -37,16 +37,16 @@ import (
 // (a key a few dozen bytes); a path naming something larger, or not a
 // regular file at all, is refused before it is read (boundedfile).
 const (
-	MaxConfigBytes = 64 << 10
-	MaxKeyBytes    = 4 << 10
+	maxConfigBytes = 64 << 10
+	maxKeyBytes    = 4 << 10
 )
 
 // Defaults of the alert thresholds: a link's loss over the last
 // 10 s passing 5 % raises an alert; the terminal bell is off unless asked for.
 const (
-	DefaultLossPercent = 5.0
-	DefaultLossWindow  = 10 * time.Second
-	DefaultBell        = false
+	defaultLossPercent = 5.0
+	defaultLossWindow  = 10 * time.Second
+	defaultBell        = false
 )
 
 // Settings are the values in force. An empty string means "not set": the
@@ -111,28 +111,28 @@ type Config struct {
 	Line     map[string]int    // by key, the file's line for settings from the file
 }
 
-// Error is a bad config file: the file, the line (0 when unknown) and what
-// is wrong, printed as one line. Err, when set, is the error behind it (a
+// fileError is a bad config file: the file, the line (0 when unknown) and
+// what is wrong, printed as one line. Err, when set, is the error behind it (a
 // *boundedfile.Error for a file that is too large or not a regular file).
-type Error struct {
+type fileError struct {
 	Path string
 	Line int
 	Msg  string
 	Err  error
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *fileError) Unwrap() error { return e.Err }
 
-func (e *Error) Error() string {
+func (e *fileError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
 }
 
-// Path is where the config file lives: lagscope/config.toml under
+// configPath is where the config file lives: lagscope/config.toml under
 // os.UserConfigDir.
-func Path() (string, error) {
+func configPath() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("no config directory: %w", err)
@@ -140,14 +140,14 @@ func Path() (string, error) {
 	return filepath.Join(dir, "lagscope", "config.toml"), nil
 }
 
-// Defaults is the configuration with no file and no flags.
-func Defaults(path string) *Config {
+// defaults is the configuration with no file and no flags.
+func defaults(path string) *Config {
 	c := &Config{
 		Path: path,
 		Settings: Settings{Alerts: Alerts{
-			LossPercent: DefaultLossPercent,
-			Bell:        DefaultBell,
-			LossWindow:  Duration(DefaultLossWindow),
+			LossPercent: defaultLossPercent,
+			Bell:        defaultBell,
+			LossWindow:  Duration(defaultLossWindow),
 		}},
 		From: map[string]Source{},
 		Line: map[string]int{},
@@ -158,31 +158,31 @@ func Defaults(path string) *Config {
 	return c
 }
 
-// Load reads the config file at Path. A missing file is not an error: the
+// Load reads the config file at configPath. A missing file is not an error: the
 // defaults are in force.
 func Load() (*Config, error) {
-	path, err := Path()
+	path, err := configPath()
 	if err != nil {
 		return nil, err
 	}
-	return LoadFile(path)
+	return loadFile(path)
 }
 
-// LoadFile reads the config file at path over the defaults. A missing file
+// loadFile reads the config file at path over the defaults. A missing file
 // gives the defaults; anything wrong in it, or a path naming something that
-// is not a regular file of at most MaxConfigBytes, is an *Error. A file the
+// is not a regular file of at most maxConfigBytes, is a *fileError. A file the
 // system will not let us read is the system's error (an *fs.PathError
-// under "config file: "), not an *Error.
-func LoadFile(path string) (*Config, error) {
-	c := Defaults(path)
-	doc, err := boundedfile.Read("config file", path, MaxConfigBytes)
+// under "config file: "), not a *fileError.
+func loadFile(path string) (*Config, error) {
+	c := defaults(path)
+	doc, err := boundedfile.Read("config file", path, maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
 	if err != nil {
 		var be *boundedfile.Error
 		if errors.As(err, &be) {
-			return nil, &Error{Path: path, Msg: be.Problem, Err: be}
+			return nil, &fileError{Path: path, Msg: be.Problem, Err: be}
 		}
 		return nil, fmt.Errorf("config file: %w", err)
 	}
@@ -205,7 +205,7 @@ func LoadFile(path string) (*Config, error) {
 			continue
 		}
 		if msg := check(k, c.Settings); msg != "" {
-			return nil, &Error{Path: path, Line: c.Line[k], Msg: msg}
+			return nil, &fileError{Path: path, Line: c.Line[k], Msg: msg}
 		}
 	}
 	return c, nil
@@ -269,7 +269,7 @@ func orUnset(v, fallback string) string {
 // is set. One trailing newline (an editor's) is not part of the key. The
 // live commands' --key, when given, wins over this.
 //
-// A key file that is not a regular file of at most MaxKeyBytes is refused
+// A key file that is not a regular file of at most maxKeyBytes is refused
 // unread with a *boundedfile.Error naming it ("key file /dev/zero: not a
 // regular file (a character device)"); an error of the system (not found,
 // permission denied) comes back wrapped under "key_file: ".
@@ -277,7 +277,7 @@ func (s Settings) Key() ([]byte, error) {
 	if s.KeyFile == "" {
 		return nil, nil
 	}
-	b, err := boundedfile.Read("key file", expandHome(s.KeyFile), MaxKeyBytes)
+	b, err := boundedfile.Read("key file", expandHome(s.KeyFile), maxKeyBytes)
 	var be *boundedfile.Error
 	if errors.As(err, &be) {
 		return nil, err
@@ -342,7 +342,7 @@ func decodeError(path string, err error) error {
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		e := strict.Errors[0]
 		line, _ := e.Position()
-		return &Error{Path: path, Line: line, Msg: fmt.Sprintf("unknown key %s (known: %s)", strings.Join(e.Key(), "."), strings.Join(Keys, ", "))}
+		return &fileError{Path: path, Line: line, Msg: fmt.Sprintf("unknown key %s (known: %s)", strings.Join(e.Key(), "."), strings.Join(Keys, ", "))}
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -351,9 +351,9 @@ func decodeError(path string, err error) error {
 		if k := de.Key(); len(k) > 0 {
 			msg = strings.Join(k, ".") + ": " + msg
 		}
-		return &Error{Path: path, Line: line, Msg: msg}
+		return &fileError{Path: path, Line: line, Msg: msg}
 	}
-	return &Error{Path: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	return &fileError{Path: path, Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 }
 
 // keysIn maps each key the document sets to the line that sets it. A key

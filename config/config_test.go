@@ -26,14 +26,14 @@ func writeConfig(t *testing.T, body string) string {
 func TestConfigPathFollowsXDG(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
-	got, err := Path()
+	got, err := configPath()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// os.UserConfigDir reads XDG_CONFIG_HOME on Unix other than macOS;
 	// elsewhere the platform's place is not ours to check.
 	if want := filepath.Join(dir, "lagscope", "config.toml"); got != want && runtime.GOOS == "linux" {
-		t.Fatalf("Path() = %q, want %q", got, want)
+		t.Fatalf("configPath() = %q, want %q", got, want)
 	}
 }
 
@@ -68,7 +68,7 @@ last_host = "192.0.2.1:7373"
 loss_percent = 2.5
 bell = true
 `)
-	c, err := LoadFile(path)
+	c, err := loadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ bell = true
 }
 
 func TestConfigInlineTableAndIntegerPercent(t *testing.T) {
-	c, err := LoadFile(writeConfig(t, "alerts = { loss_percent = 7, loss_window = \"30s\" }\n"))
+	c, err := loadFile(writeConfig(t, "alerts = { loss_percent = 7, loss_window = \"30s\" }\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestConfigInlineTableAndIntegerPercent(t *testing.T) {
 
 // Flag > file > default, key by key.
 func TestConfigPrecedenceFlagOverFileOverDefault(t *testing.T) {
-	c, err := LoadFile(writeConfig(t, "name = \"alice\"\ntheme = \"light\"\n"))
+	c, err := loadFile(writeConfig(t, "name = \"alice\"\ntheme = \"light\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestConfigPrecedenceFlagOverFileOverDefault(t *testing.T) {
 }
 
 func TestConfigBadFlagValue(t *testing.T) {
-	c := Defaults("x")
+	c := defaults("x")
 	fs := pflag.NewFlagSet("join", pflag.ContinueOnError)
 	fs.String("theme", "", "")
 	_ = fs.Parse([]string{"--theme", "plaid"})
@@ -160,10 +160,10 @@ func TestConfigBadFileNamesTheLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.body)
-			_, err := LoadFile(path)
-			var ce *Error
+			_, err := loadFile(path)
+			var ce *fileError
 			if !errors.As(err, &ce) {
-				t.Fatalf("err %v (%T), want *config.Error", err, err)
+				t.Fatalf("err %v (%T), want *fileError", err, err)
 			}
 			if ce.Line != tc.line || ce.Path != path {
 				t.Errorf("line %d path %q, want line %d path %q", ce.Line, ce.Path, tc.line, path)
@@ -200,7 +200,7 @@ func TestConfigSaveLastHostKeepsTheRest(t *testing.T) {
 	if err := SaveLastHost(path, "192.0.2.1:7373"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadFile(path)
+	c, err := loadFile(path)
 	if err != nil || c.Settings.LastHost != "192.0.2.1:7373" {
 		t.Fatalf("after a first save: %+v, %v", c, err)
 	}
@@ -229,7 +229,7 @@ func TestConfigSaveLastHostKeepsTheRest(t *testing.T) {
 }
 
 // The file comes from the user: decoding never panics, and every error is
-// an *Error of one line.
+// a *fileError of one line.
 func FuzzConfigDecode(f *testing.F) {
 	f.Add("name = \"a\"\n[alerts]\nloss_percent = 5\nbell = true\nloss_window = \"10s\"\n")
 	f.Add("alerts = { bell = 1 }\n")
@@ -239,10 +239,10 @@ func FuzzConfigDecode(f *testing.F) {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadFile(path)
-		var ce *Error
+		_, err := loadFile(path)
+		var ce *fileError
 		if err != nil && (!errors.As(err, &ce) || strings.Contains(err.Error(), "\n")) {
-			t.Fatalf("error %q (%T): want one line of *config.Error", err, err)
+			t.Fatalf("error %q (%T): want one line of *fileError", err, err)
 		}
 	})
 }

@@ -18,13 +18,13 @@ import (
 // directory and the file are created when missing; the file is replaced
 // whole (write to a temporary file, then rename) so a crash never leaves
 // half a file. A file that cannot be read whole (not a regular file, more
-// than MaxConfigBytes, unreadable) is left untouched and the error returned.
+// than maxConfigBytes, unreadable) is left untouched and the error returned.
 // The live commands call it after a successful join.
 func SaveLastHost(path, host string) error {
 	if host == "" {
 		return fmt.Errorf("last_host: empty host")
 	}
-	doc, err := boundedfile.Read("config file", path, MaxConfigBytes)
+	doc, err := boundedfile.Read("config file", path, maxConfigBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -47,7 +47,7 @@ func SaveLastHost(path, host string) error {
 		out = append(append(out, entry...), '\n')
 	}
 	out = append(out, bytes.Join(lines, nil)...)
-	// What we write must read back: never leave a file LoadFile refuses.
+	// What we write must read back: never leave a file loadFile refuses.
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func SaveLastHost(path, host string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if _, err := LoadFile(tmp.Name()); err != nil {
+	if _, err := loadFile(tmp.Name()); err != nil {
 		return fmt.Errorf("last_host not saved: %w", err)
 	}
 	return os.Rename(tmp.Name(), path)

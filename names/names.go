@@ -11,7 +11,8 @@
 //     become their plain letters. Control characters (ESC included),
 //     bidirectional overrides, invisible fillers such as U+3164 and other
 //     default-ignorable code points are refused, and so is a name that is
-//     empty or longer than MaxLen bytes once canonical.
+//     empty or longer than 32 bytes once canonical (the handshake's name
+//     field).
 //   - Key is the comparison key: the Nickname comparison form (case folded)
 //     reduced to its confusables skeleton (Unicode UTS #39, through
 //     github.com/mtibben/confusables), so `Ｂｏｂ`, `BOB` and `bob` share a
@@ -32,24 +33,24 @@ import (
 	"golang.org/x/text/secure/precis"
 )
 
-// MaxLen is the longest canonical name, in bytes: the handshake carries a
+// maxLen is the longest canonical name, in bytes: the handshake carries a
 // name in a field of this size (netcore.MaxNameLen; a test holds the two
 // equal).
-const MaxLen = 32
+const maxLen = 32
 
 // maxInput bounds the bytes Validate looks at. NFKC may shorten a name
 // (fullwidth letters are 3 bytes, plain ones 1), so the input may be longer
-// than MaxLen, but not without limit: the work done for a stranger's name
+// than maxLen, but not without limit: the work done for a stranger's name
 // stays small.
-const maxInput = 4 * MaxLen
+const maxInput = 4 * maxLen
 
-// ErrInvalid is wrapped by every error of Validate.
-var ErrInvalid = errors.New("invalid name")
+// errInvalid is wrapped by every error of Validate.
+var errInvalid = errors.New("invalid name")
 
-// invalid is an ErrInvalid naming the problem, on one line. The name is
+// invalid is an errInvalid naming the problem, on one line. The name is
 // quoted with %q so that a control character in it is never printed raw.
 func invalid(name, format string, args ...any) error {
-	return fmt.Errorf("%w %q: %s", ErrInvalid, name, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w %q: %s", errInvalid, name, fmt.Sprintf(format, args...))
 }
 
 // Validate checks a name and returns its canonical form, the one to store,
@@ -57,10 +58,10 @@ func invalid(name, format string, args ...any) error {
 // returned. The error is one line and names the problem.
 func Validate(name string) (canonical string, err error) {
 	if name == "" {
-		return "", fmt.Errorf("%w: the name is empty", ErrInvalid)
+		return "", fmt.Errorf("%w: the name is empty", errInvalid)
 	}
 	if len(name) > maxInput {
-		return "", fmt.Errorf("%w: %d bytes, far longer than %d", ErrInvalid, len(name), MaxLen)
+		return "", fmt.Errorf("%w: %d bytes, far longer than %d", errInvalid, len(name), maxLen)
 	}
 	if !utf8.ValidString(name) {
 		return "", invalid(name, "not valid UTF-8")
@@ -87,8 +88,8 @@ func Validate(name string) (canonical string, err error) {
 		}
 		return "", invalid(name, "not allowed by the nickname rules (%v)", err)
 	}
-	if len(c) > MaxLen {
-		return "", invalid(name, "%d bytes, longer than %d", len(c), MaxLen)
+	if len(c) > maxLen {
+		return "", invalid(name, "%d bytes, longer than %d", len(c), maxLen)
 	}
 	return c, nil
 }
@@ -136,7 +137,3 @@ func Key(name string) string {
 	}
 	return confusables.Skeleton(fold(confusables.Skeleton(s)))
 }
-
-// Same reports whether a and b are the same name for a session: their keys
-// are equal.
-func Same(a, b string) bool { return Key(a) == Key(b) }

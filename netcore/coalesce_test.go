@@ -47,7 +47,7 @@ func TestAckRidesOnTheReplyOfTheSameWakeUp_T1(t *testing.T) {
 				t.Fatalf("B sent %d datagrams for one message and its echo, want 1", len(out))
 			}
 			h, typs, recs := recordTypes(t, out[0].data)
-			if h.Channel != ch || len(typs) != 2 || typs[1] != RecCarriedAck {
+			if h.Channel != ch || len(typs) != 2 || typs[1] != recCarriedAck {
 				t.Fatalf("B's datagram: channel %v records %x, want %v with a message and a CarriedAck", h.Channel, typs, ch)
 			}
 			ack, err := decodeAck(recs[1].payload)
@@ -157,7 +157,7 @@ func TestAckRidesOnAKeepAliveAsAPlainAck_L2(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d datagrams, want 1", len(out))
 	}
-	if h, typs, _ := recordTypes(t, out[0].data); h.Channel != ChannelControl || len(typs) != 2 || typs[0] != RecKeepAlive || typs[1] != RecAck {
+	if h, typs, _ := recordTypes(t, out[0].data); h.Channel != ChannelControl || len(typs) != 2 || typs[0] != recKeepAlive || typs[1] != RecAck {
 		t.Fatalf("%v %x, want a control KeepAlive with an Ack", h.Channel, typs)
 	}
 	b.tr.sent = out
@@ -170,7 +170,7 @@ func TestAckRidesOnAKeepAliveAsAPlainAck_L2(t *testing.T) {
 // A CarriedAck is an Ack's bytes under type 0x24 (docs/protocol.md; the
 // type never changes meaning, S19).
 func TestCarriedAckIsAnAckUnderItsOwnType_S19(t *testing.T) {
-	got := appendAckRecord(nil, RecCarriedAck, ChannelReliable, 0x04030201, 0x08070605)
+	got := appendAckRecord(nil, recCarriedAck, ChannelReliable, 0x04030201, 0x08070605)
 	want := []byte{0x24, 10, 0, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("CarriedAck % x, want % x", got, want)

@@ -109,7 +109,7 @@ func TestLinkReportsShareOneWakeUp_L4(t *testing.T) {
 		e.Tick(d)
 		wakes = append(wakes, d)
 		for _, s := range tr.take() {
-			if _, recs := parse(t, s.data); len(recs) == 1 && recs[0].typ == RecLinkReport {
+			if _, recs := parse(t, s.data); len(recs) == 1 && recs[0].typ == recLinkReport {
 				reports[s.to]++
 			}
 		}

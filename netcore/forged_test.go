@@ -20,7 +20,7 @@ import (
 func forgeries() map[string][]byte {
 	hdr := func(ch Channel) Header { return Header{Token: token, Sender: peerA, Channel: ch} }
 	ack := appendAck(nil, ChannelReliable, 0, 0)
-	carried := appendAckRecord(nil, RecCarriedAck, ChannelReliable, 0, 0)
+	carried := appendAckRecord(nil, recCarriedAck, ChannelReliable, 0, 0)
 	report := AppendLinkReport(nil, LinkReport{Expected: 5})
 	hello := must(AppendHello(nil, Hello{Nonce: 1, Role: RolePlayer, Name: "x"}))
 	data := AppendData(nil, Data{MsgID: 0, Payload: []byte("forged")})

@@ -100,15 +100,15 @@ func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h He
 		b = rest
 		var m HandshakeMsg
 		switch typ {
-		case RecHello:
+		case recHello:
 			m, err = decodeHello(p)
-		case RecChallenge:
+		case recChallenge:
 			m, err = decodeChallenge(p)
-		case RecResponse:
+		case recResponse:
 			m, err = decodeResponse(p)
-		case RecWelcome:
+		case recWelcome:
 			m, err = decodeWelcome(p)
-		case RecRefuse:
+		case recRefuse:
 			m, err = decodeRefuse(p)
 		default:
 			continue // unknown or not a handshake record: skipped

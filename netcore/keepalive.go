@@ -75,13 +75,13 @@ func (e *Endpoint) receiveKeepAlives(now time.Duration, l *link, b []byte) {
 		typ, p, rest, _ := NextRecord(b)
 		b = rest
 		switch typ {
-		case RecKeepAlive:
+		case recKeepAlive:
 			k, _ := decodeKeepAlive(p)
 			if k.WantReply {
 				reply, replyID = true, k.ID
 			}
 			e.deliver(now, l.peer, ChannelControl, k.Payload)
-		case RecKeepAliveReply:
+		case recKeepAliveReply:
 			r, _ := decodeKeepAliveReply(p)
 			e.onKeepAliveReply(now, l, r.ID)
 		}
@@ -128,7 +128,7 @@ func (l *link) silentSince() (time.Duration, bool) {
 // validateBody.
 func validKeepAlive(typ uint8, p []byte) error {
 	var err error
-	if typ == RecKeepAlive {
+	if typ == recKeepAlive {
 		_, err = decodeKeepAlive(p)
 	} else {
 		_, err = decodeKeepAliveReply(p)

@@ -189,7 +189,7 @@ func TestKeepAliveReplyIsNeverLarger(t *testing.T) {
 		}
 		_, recs := parse(t, out[0].data)
 		r, err := decodeKeepAliveReply(recs[0].payload)
-		if err != nil || len(recs) != 1 || recs[0].typ != RecKeepAliveReply || r.ID != c.id {
+		if err != nil || len(recs) != 1 || recs[0].typ != recKeepAliveReply || r.ID != c.id {
 			t.Errorf("reply %+v %v, want one echoing id %d", r, err, c.id)
 		}
 	}

@@ -247,7 +247,7 @@ func TestLinkReportEveryPingIntervalAndHighWaterMark_L4(t *testing.T) {
 	runTicks(t, a, time.Second, func(now time.Duration) {
 		for _, d := range a.tr.take() {
 			h, recs := parse(t, d.data)
-			if h.Channel == ChannelControl && recs[0].typ == RecLinkReport {
+			if h.Channel == ChannelControl && recs[0].typ == recLinkReport {
 				at = append(at, now)
 				r, _ := decodeLinkReport(recs[0].payload)
 				if own, _ := a.ep.Stats(peerB); r.Expected != own.Loss.Expected || r.Missing != own.Loss.Missing {
@@ -413,7 +413,7 @@ func TestResendShareAboveLossMeansEstimateBehind_L8(t *testing.T) {
 			n.SetLink(addrA, addrB, impair.Profile{Delay: 600 * time.Millisecond})
 		}
 		if sent < 300 {
-			s.After(20*time.Millisecond, next)
+			s.At(s.Now()+20*time.Millisecond, next)
 		}
 	}
 	s.At(0, next)

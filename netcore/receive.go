@@ -179,7 +179,7 @@ func validateBody(ch Channel, b []byte) error {
 			}
 			message = true
 			_, err = DecodeData(p)
-		case RecFragment:
+		case recFragment:
 			if !numbered {
 				return errChannel
 			}
@@ -190,7 +190,7 @@ func validateBody(ch Channel, b []byte) error {
 				return errChannel
 			}
 			_, err = decodeAck(p)
-		case RecCarriedAck:
+		case recCarriedAck:
 			// Only beside a message (checked below): alone it would be
 			// a datagram that carries nothing.
 			if !numbered {
@@ -198,17 +198,17 @@ func validateBody(ch Channel, b []byte) error {
 			}
 			carried = true
 			_, err = decodeAck(p)
-		case RecLinkReport:
+		case recLinkReport:
 			if numbered {
 				return errChannel
 			}
 			_, err = decodeLinkReport(p)
-		case RecKeepAlive, RecKeepAliveReply:
+		case recKeepAlive, recKeepAliveReply:
 			if numbered {
 				return errChannel
 			}
 			err = validKeepAlive(typ, p)
-		case RecHello, RecChallenge, RecResponse, RecWelcome, RecRefuse:
+		case recHello, recChallenge, recResponse, recWelcome, recRefuse:
 			return errChannel
 		}
 		if err != nil {
@@ -231,11 +231,11 @@ func (e *Endpoint) control(now time.Duration, l *link, b []byte) {
 		typ, p, rest, _ := NextRecord(b)
 		b = rest
 		switch typ {
-		case RecAck, RecCarriedAck:
+		case RecAck, recCarriedAck:
 			a, _ := decodeAck(p)
 			e.onAck(now, l, a)
 			acked = true
-		case RecLinkReport:
+		case recLinkReport:
 			r, _ := decodeLinkReport(p)
 			if r.Expected > l.numberedSent()+reportMargin {
 				e.rejected.Implausible++ // more than we ever sent: no conforming peer reports that
@@ -331,7 +331,7 @@ func (e *Endpoint) coalesceAck(l *link, ch Channel, n int) int {
 	}
 	o := e.owed
 	e.owed = owedAck{}
-	typ := RecCarriedAck
+	typ := recCarriedAck
 	if ch == ChannelControl {
 		typ = RecAck // a keep-alive sent from DeliverFunc: a plain Ack fits there
 	}
@@ -420,7 +420,7 @@ func (e *Endpoint) deliverReliable(now time.Duration, l *link, b []byte) {
 			d, _ := DecodeData(p)
 			in.asmNext = 0
 			e.deliver(now, l.peer, ChannelReliable, d.Payload)
-		case RecFragment:
+		case recFragment:
 			f, _ := decodeFragment(p)
 			switch {
 			case f.Index == 0:
@@ -466,7 +466,7 @@ func (e *Endpoint) receiveUnreliable(now time.Duration, l *link, h Header, b []b
 		case RecData:
 			d, _ := DecodeData(p)
 			msg, id = d.Payload, d.MsgID
-		case RecFragment:
+		case recFragment:
 			f, _ := decodeFragment(p)
 			if !u.newer(f.MsgID) {
 				continue
@@ -506,7 +506,7 @@ func (e *Endpoint) receiveGlobal(now time.Duration, l *link, h Header, b []byte)
 		case RecData:
 			d, _ := DecodeData(p)
 			e.deliver(now, l.peer, ChannelGlobal, d.Payload)
-		case RecFragment:
+		case recFragment:
 			f, _ := decodeFragment(p)
 			e.touch(l) // a reassembly timeout starts or ends
 			if m, ok := l.globAsm.add(now, f, &e.budget); ok {

@@ -27,7 +27,7 @@ func TestReliableOverLossySimnet_L8(t *testing.T) {
 		a.send(t, peerB, ChannelReliable, fmt.Appendf(nil, "msg %05d", sent))
 		sent++
 		if sent < msgs {
-			s.After(5*time.Millisecond, next)
+			s.At(s.Now()+5*time.Millisecond, next)
 		}
 	}
 	s.At(0, next)
@@ -82,7 +82,7 @@ func TestExactlyOnceUnderDuplicationAndReordering_T11(t *testing.T) {
 			a.send(t, peerB, ChannelUnreliable, fmt.Appendf(nil, "u%05d", i))
 			i++
 			if i < msgs {
-				s.After(10*time.Millisecond, next)
+				s.At(s.Now()+10*time.Millisecond, next)
 			}
 		}
 		s.At(0, next)

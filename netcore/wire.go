@@ -70,28 +70,30 @@ func (c Channel) String() string {
 }
 
 // Record types. Stable numeric IDs (S19 applies to the wire as well).
+// RecData and RecAck are the two a reader of NextRecord tells apart: a
+// message and its acknowledgement.
 const (
-	RecHello      uint8 = 0x01
-	RecChallenge  uint8 = 0x02
-	RecResponse   uint8 = 0x03
-	RecWelcome    uint8 = 0x04
-	RecRefuse     uint8 = 0x05
+	recHello      uint8 = 0x01
+	recChallenge  uint8 = 0x02
+	recResponse   uint8 = 0x03
+	recWelcome    uint8 = 0x04
+	recRefuse     uint8 = 0x05
 	RecData       uint8 = 0x10
-	RecFragment   uint8 = 0x11
+	recFragment   uint8 = 0x11
 	RecAck        uint8 = 0x20
-	RecLinkReport uint8 = 0x21
-	// RecKeepAlive and RecKeepAliveReply carry keep-alives outside the
+	recLinkReport uint8 = 0x21
+	// recKeepAlive and recKeepAliveReply carry keep-alives outside the
 	// numbered channels, so they are in no loss total (L2) yet still show
 	// a silent peer (T11): see keepalive.go.
-	RecKeepAlive      uint8 = 0x22
-	RecKeepAliveReply uint8 = 0x23
-	// RecCarriedAck is an Ack, byte for byte, carried by a numbered
+	recKeepAlive      uint8 = 0x22
+	recKeepAliveReply uint8 = 0x23
+	// recCarriedAck is an Ack, byte for byte, carried by a numbered
 	// datagram going the other way: the ack rides on a reply that leaves
 	// in the same wake-up (docs/protocol.md "Coalescing"). It
 	// has a type of its own so that a receiver that does not know it
 	// skips it (and is resent what it did not ack) rather than reject the
 	// message with it, and so that a plain Ack stays control-only.
-	RecCarriedAck uint8 = 0x24
+	recCarriedAck uint8 = 0x24
 )
 
 // Record and message sizes.
@@ -252,7 +254,7 @@ type fragment struct {
 
 // appendFragment appends a Fragment record.
 func appendFragment(b []byte, f fragment) []byte {
-	b = appendRecordHeader(b, RecFragment, fragFixedLen+len(f.Payload))
+	b = appendRecordHeader(b, recFragment, fragFixedLen+len(f.Payload))
 	b = le.AppendUint32(b, f.MsgID)
 	b = le.AppendUint16(b, f.Index)
 	b = le.AppendUint16(b, f.Count)
@@ -354,7 +356,7 @@ type LinkReport struct {
 
 // AppendLinkReport appends a LinkReport record.
 func AppendLinkReport(b []byte, r LinkReport) []byte {
-	b = appendRecordHeader(b, RecLinkReport, linkReportLen)
+	b = appendRecordHeader(b, recLinkReport, linkReportLen)
 	b = le.AppendUint64(b, r.Expected)
 	return le.AppendUint64(b, r.Missing)
 }
@@ -389,7 +391,7 @@ const keepAliveWantReply = 0x01
 // appendKeepAlive appends a KeepAlive record. The payload must be at most
 // maxKeepAlivePayload bytes (the caller checks).
 func appendKeepAlive(b []byte, k keepAlive) []byte {
-	b = appendRecordHeader(b, RecKeepAlive, keepAliveFixed+len(k.Payload))
+	b = appendRecordHeader(b, recKeepAlive, keepAliveFixed+len(k.Payload))
 	b = le.AppendUint32(b, k.ID)
 	var flags byte
 	if k.WantReply {
@@ -420,7 +422,7 @@ type keepAliveReply struct {
 
 // appendKeepAliveReply appends a KeepAliveReply record.
 func appendKeepAliveReply(b []byte, r keepAliveReply) []byte {
-	b = appendRecordHeader(b, RecKeepAliveReply, keepReplyLen)
+	b = appendRecordHeader(b, recKeepAliveReply, keepReplyLen)
 	return le.AppendUint32(b, r.ID)
 }
 
@@ -483,7 +485,7 @@ const (
 	RefuseFull       RefuseReason = 1 // no seat left
 	RefuseStarted    RefuseReason = 2 // game running, players cannot join
 	RefuseBadCookie  RefuseReason = 3 // challenge not answered correctly
-	RefuseBadVersion RefuseReason = 4 // reserved: the header version already differs
+	refuseBadVersion RefuseReason = 4 // reserved: the header version already differs
 	RefuseNameTaken  RefuseReason = 5 // another machine in the session has that name
 	RefuseBadName    RefuseReason = 6 // empty, too long, or not printable
 )
@@ -519,7 +521,7 @@ func AppendHello(b []byte, m Hello) ([]byte, error) {
 	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
 		return b, errField
 	}
-	b = appendRecordHeader(b, RecHello, 10+len(m.Name))
+	b = appendRecordHeader(b, recHello, 10+len(m.Name))
 	b = le.AppendUint64(b, m.Nonce)
 	b = append(b, byte(m.Role))
 	return appendName(b, m.Name), nil
@@ -543,7 +545,7 @@ func decodeHello(p []byte) (Hello, error) {
 
 // appendChallenge appends a Challenge record.
 func appendChallenge(b []byte, m Challenge) []byte {
-	b = appendRecordHeader(b, RecChallenge, 8+CookieLen)
+	b = appendRecordHeader(b, recChallenge, 8+CookieLen)
 	b = le.AppendUint64(b, m.Nonce)
 	return append(b, m.Cookie[:]...)
 }
@@ -563,7 +565,7 @@ func AppendResponse(b []byte, m Response) ([]byte, error) {
 	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
 		return b, errField
 	}
-	b = appendRecordHeader(b, RecResponse, 8+CookieLen+2+len(m.Name))
+	b = appendRecordHeader(b, recResponse, 8+CookieLen+2+len(m.Name))
 	b = le.AppendUint64(b, m.Nonce)
 	b = append(b, m.Cookie[:]...)
 	b = append(b, byte(m.Role))
@@ -589,7 +591,7 @@ func decodeResponse(p []byte) (Response, error) {
 
 // appendWelcome appends a Welcome record.
 func appendWelcome(b []byte, m Welcome) []byte {
-	b = appendRecordHeader(b, RecWelcome, 18)
+	b = appendRecordHeader(b, recWelcome, 18)
 	b = le.AppendUint64(b, m.Nonce)
 	b = le.AppendUint16(b, uint16(m.Peer))
 	return le.AppendUint64(b, m.Token)
@@ -609,7 +611,7 @@ func decodeWelcome(p []byte) (Welcome, error) {
 
 // AppendRefuse appends a Refuse record.
 func AppendRefuse(b []byte, m Refuse) []byte {
-	b = appendRecordHeader(b, RecRefuse, 9)
+	b = appendRecordHeader(b, recRefuse, 9)
 	b = le.AppendUint64(b, m.Nonce)
 	return append(b, byte(m.Reason))
 }

@@ -158,23 +158,23 @@ func TestRecordsRoundTrip(t *testing.T) {
 	}{
 		{AppendData(nil, Data{MsgID: 9, Payload: []byte("hi")}), RecData,
 			func(p []byte) (any, error) { return DecodeData(p) }, Data{MsgID: 9, Payload: []byte("hi")}},
-		{appendFragment(nil, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}), RecFragment,
+		{appendFragment(nil, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}), recFragment,
 			func(p []byte) (any, error) { return decodeFragment(p) }, fragment{MsgID: 1, Index: 1, Count: 2, Payload: []byte("x")}},
-		{AppendLinkReport(nil, LinkReport{Expected: 1 << 40, Missing: 3}), RecLinkReport,
+		{AppendLinkReport(nil, LinkReport{Expected: 1 << 40, Missing: 3}), recLinkReport,
 			func(p []byte) (any, error) { return decodeLinkReport(p) }, LinkReport{Expected: 1 << 40, Missing: 3}},
-		{appendKeepAlive(nil, keepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}), RecKeepAlive,
+		{appendKeepAlive(nil, keepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}), recKeepAlive,
 			func(p []byte) (any, error) { return decodeKeepAlive(p) }, keepAlive{ID: 0x04030201, WantReply: true, Payload: []byte{0x24}}},
-		{appendKeepAliveReply(nil, keepAliveReply{ID: 0x04030201}), RecKeepAliveReply,
+		{appendKeepAliveReply(nil, keepAliveReply{ID: 0x04030201}), recKeepAliveReply,
 			func(p []byte) (any, error) { return decodeKeepAliveReply(p) }, keepAliveReply{ID: 0x04030201}},
-		{must(AppendHello(nil, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"})), RecHello,
+		{must(AppendHello(nil, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"})), recHello,
 			func(p []byte) (any, error) { return decodeHello(p) }, Hello{Nonce: 5, Role: RoleObserver, Name: "Zoë"}},
-		{appendChallenge(nil, Challenge{Nonce: 6, Cookie: cookie}), RecChallenge,
+		{appendChallenge(nil, Challenge{Nonce: 6, Cookie: cookie}), recChallenge,
 			func(p []byte) (any, error) { return decodeChallenge(p) }, Challenge{Nonce: 6, Cookie: cookie}},
-		{must(AppendResponse(nil, Response{Nonce: 7, Cookie: cookie, Role: RolePlayer, Name: ""})), RecResponse,
+		{must(AppendResponse(nil, Response{Nonce: 7, Cookie: cookie, Role: RolePlayer, Name: ""})), recResponse,
 			func(p []byte) (any, error) { return decodeResponse(p) }, Response{Nonce: 7, Cookie: cookie, Role: RolePlayer}},
-		{appendWelcome(nil, Welcome{Nonce: 8, Peer: 4, Token: 99}), RecWelcome,
+		{appendWelcome(nil, Welcome{Nonce: 8, Peer: 4, Token: 99}), recWelcome,
 			func(p []byte) (any, error) { return decodeWelcome(p) }, Welcome{Nonce: 8, Peer: 4, Token: 99}},
-		{AppendRefuse(nil, Refuse{Nonce: 9, Reason: RefuseFull}), RecRefuse,
+		{AppendRefuse(nil, Refuse{Nonce: 9, Reason: RefuseFull}), recRefuse,
 			func(p []byte) (any, error) { return decodeRefuse(p) }, Refuse{Nonce: 9, Reason: RefuseFull}},
 	} {
 		typ, p, rest, err := NextRecord(c.rec)
@@ -347,6 +347,32 @@ func TestProtocolSizesMatchTheDocument_Q5(t *testing.T) {
 	}
 }
 
+// Record types are wire numbers: pinned here so one can never be
+// renumbered (S19), and the same as docs/protocol.md's table.
+func TestRecordTypesAreStable_S19(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want uint8
+	}{
+		{"Hello", recHello, 0x01},
+		{"Challenge", recChallenge, 0x02},
+		{"Response", recResponse, 0x03},
+		{"Welcome", recWelcome, 0x04},
+		{"Refuse", recRefuse, 0x05},
+		{"Data", RecData, 0x10},
+		{"Fragment", recFragment, 0x11},
+		{"Ack", RecAck, 0x20},
+		{"LinkReport", recLinkReport, 0x21},
+		{"KeepAlive", recKeepAlive, 0x22},
+		{"KeepAliveReply", recKeepAliveReply, 0x23},
+		{"CarriedAck", recCarriedAck, 0x24},
+	} {
+		if c.got != c.want {
+			t.Errorf("record type %s = %#x, the wire says %#x", c.name, c.got, c.want)
+		}
+	}
+}
+
 // Refusal reasons are wire numbers: pinned here so one can never be
 // renumbered (S19), and the same as docs/protocol.md's table. probe/live
 // sends 5 and 6.
@@ -359,7 +385,7 @@ func TestRefuseReasonsAreStable_S19(t *testing.T) {
 		{"RefuseFull", RefuseFull, 1},
 		{"RefuseStarted", RefuseStarted, 2},
 		{"RefuseBadCookie", RefuseBadCookie, 3},
-		{"RefuseBadVersion", RefuseBadVersion, 4},
+		{"RefuseBadVersion", refuseBadVersion, 4},
 		{"RefuseNameTaken", RefuseNameTaken, 5},
 		{"RefuseBadName", RefuseBadName, 6},
 	} {

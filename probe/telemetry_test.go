@@ -18,7 +18,8 @@ import (
 // tmMessage builds a telemetry message as a peer does.
 func tmMessage(snd *snapshot.Sender[snapshot.Telemetry], to int, tel *snapshot.Telemetry, ack uint32, inner []byte) []byte {
 	b := beginTelemetry(nil, ack)
-	b = snd.Encode(b, to, tel)
+	snd.Set(tel)
+	b = snd.Next(b, to)
 	return endTelemetry(b, 0, inner)
 }
 
@@ -29,7 +30,9 @@ func TestTelemetryMessageRoundTrip_Q2(t *testing.T) {
 	var tel snapshot.Telemetry
 	tel.Frame = 300
 	tel.SetLinks([]snapshot.Link{{Peer: 2, State: 2, Estimate: 2, SRTTUs: 41_000, RTTVARUs: 3000, RTOUs: 100_000, ConnTimeoutUs: 2_000_000, LossKnown: true, Sent: 10, Expected: 12}})
-	update := snapshot.NewTelemetrySender().Encode(nil, 2, &tel)
+	snd := snapshot.NewTelemetrySender()
+	snd.Set(&tel)
+	update := snd.Next(nil, 2)
 	fp := framePacket{Kind: kindFrame, Frame: 300, Through: 304}
 	packet := fp.appendTo(nil)
 	for _, inner := range [][]byte{nil, packet} {
@@ -216,7 +219,7 @@ func (w *tmWorld) logSends(warm time.Duration) *sentLog {
 				l.states[k] = map[uint32]snapshot.Telemetry{}
 			}
 			l.states[k][seq] = *st
-			delete(l.states[k], seq-snapshot.Ring) // older than any base
+			delete(l.states[k], seq-32) // older than any base: the ring holds the last 32 (Q2)
 			l.last[k] = seq
 			if msg[telemetryHead+4] == 0 && w.sched.Now() >= warm {
 				l.full[k]++

@@ -50,8 +50,8 @@ func BenchmarkEvaluate(b *testing.B) {
 			// Every evaluation passes all four conditions; the count restarts
 			// by hand so that no improvement is sent.
 			m.TakeOver(0)
-			if _, ok := m.Evaluate(1024, rec, 30); ok || m.InARow() != 1 {
-				b.Fatalf("count %d, want 1", m.InARow())
+			if _, ok := m.Evaluate(1024, rec, 30); ok || m.inARow != 1 {
+				b.Fatalf("count %d, want 1", m.inARow)
 			}
 		}
 	})

@@ -39,7 +39,7 @@ func ExampleMaster() {
 			rec.Add(rungs.Report{Player: 1, Frame: frame, RTT: rtt, HasRTT: true})
 			rec.Add(rungs.Report{Player: 2, Frame: frame, RTT: rtt / 2, HasRTT: true})
 		}
-		if !m.IsEvaluationFrame(frame) {
+		if !rungs.IsEvaluationFrame(frame) { // the game, and the master, start on frame 0
 			continue
 		}
 		if d, ok := m.Evaluate(frame, rec, 30); ok {

@@ -16,8 +16,8 @@ const (
 	// changeSpacing is how many frames must pass since the master last changed
 	// the timing before an evaluation counts toward an improvement (S11b.3).
 	changeSpacing = 256
-	// HandoffWait is how long a new master waits before an improvement (S16).
-	HandoffWait = 256
+	// handoffWait is how long a new master waits before an improvement (S16).
+	handoffWait = 256
 	// InARow is how many passing evaluations in a row the first improvement
 	// needs (S11c).
 	InARow = 3
@@ -106,15 +106,8 @@ func (m *Master) Target() Timing { return m.target }
 // FPS is the frame rate the last decision carried.
 func (m *Master) FPS() int { return m.fps }
 
-// Descending reports whether a descent is running (S11d).
-func (m *Master) Descending() bool { return m.descending }
-
-// InARow is how many evaluations in a row have met every condition of an
-// improvement while no descent runs (S11c).
-func (m *Master) InARow() int { return m.inARow }
-
-// IsEvaluationFrame reports whether frame is one the master evaluates on.
-func (m *Master) IsEvaluationFrame(frame int) bool { return IsEvaluationFrame(frame - m.start) }
+// isEvaluationFrame reports whether frame is one the master evaluates on.
+func (m *Master) isEvaluationFrame(frame int) bool { return IsEvaluationFrame(frame - m.start) }
 
 // Observe takes in a timing event that executed, so that the target and frame
 // rate follow the master's decisions on every machine and a new master knows
@@ -132,7 +125,7 @@ func (m *Master) Observe(d Decision) {
 // improvement for the next 256 frames.
 func (m *Master) TakeOver(frame int) {
 	m.restart()
-	m.holdUntil = frame + HandoffWait
+	m.holdUntil = frame + handoffWait
 }
 
 func (m *Master) restart() { m.inARow, m.descending = 0, false }

@@ -19,8 +19,8 @@ func TestEvaluationFrames_S9(t *testing.T) {
 		t.Fatalf("evaluation frames %v, want %v", got, want)
 	}
 	m := NewMaster(1000, StartTiming(), 30)
-	if !m.IsEvaluationFrame(1064) || !m.IsEvaluationFrame(1256) || m.IsEvaluationFrame(1200) {
-		t.Error("Master.IsEvaluationFrame does not count from the game's start")
+	if !m.isEvaluationFrame(1064) || !m.isEvaluationFrame(1256) || m.isEvaluationFrame(1200) {
+		t.Error("Master.isEvaluationFrame does not count from the game's start")
 	}
 }
 
@@ -106,8 +106,8 @@ func (r *evalRun) step(t *testing.T, s evalStep) (Decision, bool) {
 		t.Errorf("frame %d: master's target %v after deciding %v", s.frame, r.master.Target(), d.Target)
 	}
 	if s.count != "" {
-		state := strconv.Itoa(r.master.InARow())
-		if r.master.Descending() {
+		state := strconv.Itoa(r.master.inARow)
+		if r.master.descending {
 			state = "desc"
 		}
 		if state != s.count {
@@ -452,8 +452,8 @@ func TestHandoff_S16(t *testing.T) {
 			for _, s := range lead {
 				r.step(t, s)
 			}
-			if r.master.Target() != RungTiming(7) || r.master.Descending() || r.master.InARow() != 0 {
-				t.Fatalf("after the handoff: target %v descending %v count %d", r.master.Target(), r.master.Descending(), r.master.InARow())
+			if r.master.Target() != RungTiming(7) || r.master.descending || r.master.inARow != 0 {
+				t.Fatalf("after the handoff: target %v descending %v count %d", r.master.Target(), r.master.descending, r.master.inARow)
 			}
 			for _, s := range tc.steps {
 				r.step(t, s)

@@ -49,9 +49,9 @@ func (s *Schedule) FPS() int { return s.fps }
 // waiting to activate or stepping the look-ahead down.
 func (s *Schedule) Staged() bool { return s.phase != steady }
 
-// Activation is the frame a waiting decrease activates on; ok is false when
+// pendingActivation is the frame a waiting decrease activates on; ok is false when
 // no decrease is waiting.
-func (s *Schedule) Activation() (frame int, ok bool) {
+func (s *Schedule) pendingActivation() (frame int, ok bool) {
 	return s.activation, s.phase == waiting
 }
 

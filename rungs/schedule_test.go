@@ -102,7 +102,7 @@ func TestStagedDecrease_S12(t *testing.T) {
 func TestStagedDecreaseWaits_S12(t *testing.T) {
 	s := NewSchedule(Timing{10, 70}, 30)
 	s.Change(1000, RungTiming(9), 20)
-	if f, ok := s.Activation(); !ok || f != 1080 {
+	if f, ok := s.pendingActivation(); !ok || f != 1080 {
 		t.Fatalf("Activation() = %d, %v; want 1080", f, ok)
 	}
 	for f := 1000; f < 1080; f++ {
@@ -117,7 +117,7 @@ func TestStagedDecreaseWaits_S12(t *testing.T) {
 	if !s.Advance(1080) || s.FPS() != 20 {
 		t.Fatalf("activation: changed in force %v at %d fps", s.InForce(), s.FPS())
 	}
-	if _, ok := s.Activation(); ok {
+	if _, ok := s.pendingActivation(); ok {
 		t.Fatal("Activation() still pending after activation")
 	}
 	// A caller that skips frames catches up on each step it passed.
@@ -265,7 +265,7 @@ func TestStagedLookAheadProperty_S12(t *testing.T) {
 			}
 			s.Advance(f)
 			in, tg := s.InForce(), s.Target()
-			if _, waiting := s.Activation(); s.Staged() && !waiting {
+			if _, waiting := s.pendingActivation(); s.Staged() && !waiting {
 				if in.LookAhead < tg.LookAhead {
 					t.Fatalf("seed %d frame %d: look-ahead %v below target %v", seed, f, in, tg)
 				}

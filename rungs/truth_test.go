@@ -23,7 +23,7 @@ func TestRateEventLeavesStagedDecrease_S12_S14_S15(t *testing.T) {
 				s.Change(f, target, 30)
 			case 1050:
 				s.Change(f, target, 20)
-				if a, ok := s.Activation(); !ok || a != 1080 {
+				if a, ok := s.pendingActivation(); !ok || a != 1080 {
 					t.Fatalf("frame 1050: activation %d (waiting %v), want 1080 still", a, ok)
 				}
 			}

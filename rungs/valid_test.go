@@ -130,7 +130,7 @@ func TestStagedTimingsValidInForce_S12(t *testing.T) {
 func TestInForcePast250_S12(t *testing.T) {
 	s := NewSchedule(WidestTiming(), 30)
 	s.Change(1000, RungTiming(7), 30)
-	act, ok := s.Activation()
+	act, ok := s.pendingActivation()
 	if !ok || act != 1260 {
 		t.Fatalf("activation %d, %v; want 1260 (1000 + 250 rounded up to 70)", act, ok)
 	}

@@ -168,10 +168,6 @@ func (s Stats) Add(o Stats) Stats {
 	}
 }
 
-// Delivered is the number of copies handed on: offered, less dropped, plus
-// duplicates.
-func (s Stats) Delivered() uint64 { return s.Offered - s.Dropped + s.Duplicated }
-
 // Path is one direction of one link: a Profile and the random stream and
 // burst state it draws from. A Path is not safe for concurrent use.
 type Path struct {

@@ -24,9 +24,9 @@ import (
 //  3. the direction's writer goroutine sends each copy when it is due, to the
 //     target (upstream) or to the client known at arrival time (downstream).
 type Proxy struct {
-	client *net.UDPConn // the listening socket; talks to the client
-	target *net.UDPConn // talks to the target
-	to     netip.AddrPort
+	client *net.UDPConn   // the listening socket; talks to the client
+	target *net.UDPConn   // talks to the target
+	to     netip.AddrPort // where the proxy forwards
 	start  time.Time
 
 	up, down *direction
@@ -145,9 +145,6 @@ func (r *Proxy) Addr() netip.AddrPort {
 	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
 }
 
-// Target is where the proxy forwards.
-func (r *Proxy) Target() netip.AddrPort { return r.to }
-
 // ForwardAddr is the address the target sees the client's datagrams come
 // from: a peer behind the proxy is known to the target by this address.
 func (r *Proxy) ForwardAddr() netip.AddrPort {
@@ -155,9 +152,9 @@ func (r *Proxy) ForwardAddr() netip.AddrPort {
 	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
 }
 
-// SetProfiles changes both directions' profiles from the next datagram on,
+// setProfiles changes both directions' profiles from the next datagram on,
 // keeping their random streams (a scripted spike, say).
-func (r *Proxy) SetProfiles(upstream, downstream Profile) error {
+func (r *Proxy) setProfiles(upstream, downstream Profile) error {
 	for _, p := range []Profile{upstream, downstream} {
 		if err := p.Validate(); err != nil {
 			return err

@@ -120,8 +120,8 @@ func TestProxyForwardsBothWaysInOrder(t *testing.T) {
 		st.Upstream.Dropped+st.Downstream.Dropped != 0 || st.Downstream.Ignored != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	if r.Target() != addrOf(echo.conn) {
-		t.Fatalf("Target = %v", r.Target())
+	if r.to != addrOf(echo.conn) {
+		t.Fatalf("forwarding to %v", r.to)
 	}
 }
 
@@ -269,7 +269,7 @@ func TestListenProxyRejectsBadConfig(t *testing.T) {
 		}
 	}
 	r := startProxy(t, netip.MustParseAddrPort("127.0.0.1:9"), Profile{}, Profile{}, 1)
-	if err := r.SetProfiles(Profile{}, Profile{Dup: -1}); err == nil {
+	if err := r.setProfiles(Profile{}, Profile{Dup: -1}); err == nil {
 		t.Error("SetProfiles accepted an invalid profile")
 	}
 }

@@ -27,7 +27,7 @@ func Serve(cfg ProxyConfig, duration time.Duration, out io.Writer) error {
 		defer cancel()
 	}
 	fmt.Fprintf(out, "lagscope impair: relaying %v -> %v, each way: %v (seed %d)\n",
-		proxy.Addr(), proxy.Target(), cfg.Upstream, cfg.Seed)
+		proxy.Addr(), proxy.to, cfg.Upstream, cfg.Seed)
 	if d := cfg.Upstream.Delay; d > 0 {
 		// People read --delay as "the ping goes up by this much"; it is
 		// added in each direction, so the round trip grows by twice it.

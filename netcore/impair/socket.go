@@ -20,7 +20,7 @@ type Socket struct {
 	line       delayLine
 	pools      [][]*[]byte // free buffers by size class (buffer)
 	dst        []time.Duration
-	sendErrors uint64
+	sendErrors uint64 // held datagrams the real socket refused when they came due
 	// A flush's due datagrams, for a batchSender.
 	batchTo  []netip.AddrPort
 	batchP   [][]byte
@@ -199,12 +199,8 @@ func (s *Socket) Flush(now time.Duration) {
 // NextDue is the due time of the earliest held datagram.
 func (s *Socket) NextDue() (time.Duration, bool) { return s.line.next() }
 
-// Held is how many datagrams wait in the delay line.
-func (s *Socket) Held() int { return s.line.len() }
-
-// SendErrors counts held datagrams the real socket refused when they came
-// due.
-func (s *Socket) SendErrors() uint64 { return s.sendErrors }
+// held is how many datagrams wait in the delay line.
+func (s *Socket) held() int { return s.line.len() }
 
 // Drop forgets every held datagram (the real socket is closing).
 func (s *Socket) Drop() {

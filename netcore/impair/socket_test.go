@@ -65,8 +65,8 @@ func TestSocketFollowsScript_T1(t *testing.T) {
 	}
 	s.Flush(21 * time.Millisecond)
 	s.Flush(159 * time.Millisecond)
-	if s.Held() != 1 {
-		t.Fatalf("held %d before the changed path's delay, want 1", s.Held())
+	if s.held() != 1 {
+		t.Fatalf("held %d before the changed path's delay, want 1", s.held())
 	}
 	s.Flush(160 * time.Millisecond)
 	want := []string{"127.0.0.1:1 x1", "127.0.0.1:1 x2", "127.0.0.1:2 y1", "127.0.0.1:1 x3"}
@@ -89,13 +89,13 @@ func TestSocketCountsRefusalsAndDrops(t *testing.T) {
 	})
 	s.sendAt(0, a, []byte("x"))
 	s.Flush(time.Second)
-	if s.SendErrors() != 1 || s.Held() != 0 {
-		t.Fatalf("send errors %d, held %d; want 1, 0", s.SendErrors(), s.Held())
+	if s.sendErrors != 1 || s.held() != 0 {
+		t.Fatalf("send errors %d, held %d; want 1, 0", s.sendErrors, s.held())
 	}
 	s.sendAt(time.Second, a, []byte("y"))
 	s.Drop()
-	if s.Held() != 0 {
-		t.Fatalf("held %d after Drop", s.Held())
+	if s.held() != 0 {
+		t.Fatalf("held %d after Drop", s.held())
 	}
 	if _, ok := s.NextDue(); ok {
 		t.Fatal("NextDue after Drop")
@@ -171,8 +171,8 @@ func TestSocketFlushesDueDatagramsAsOneBatch(t *testing.T) {
 	if !slices.Equal(out.got, want) || !slices.Equal(out.batches, []int{4}) {
 		t.Fatalf("sent %q in batches %v; want %q in one batch of 4", out.got, out.batches, want)
 	}
-	if s.SendErrors() != 1 || s.Held() != 1 {
-		t.Fatalf("send errors %d held %d; want 1, 1", s.SendErrors(), s.Held())
+	if s.sendErrors != 1 || s.held() != 1 {
+		t.Fatalf("send errors %d held %d; want 1, 1", s.sendErrors, s.held())
 	}
 	s.Flush(3 * time.Millisecond) // nothing due: no empty batch
 	if len(out.batches) != 1 {

@@ -46,9 +46,9 @@ const (
 	accessDownSalt = 0x5ca1ab1e_00000002
 )
 
-// AccessStats is the impairment count of the access link of addr, up and
+// accessStats is the impairment count of the access link of addr, up and
 // down; zeros when it has none.
-func (n *Network) AccessStats(addr netip.AddrPort) (up, down impair.Stats) {
+func (n *Network) accessStats(addr netip.AddrPort) (up, down impair.Stats) {
 	if a, ok := n.access[addr]; ok {
 		return a.up.Stats(), a.down.Stats()
 	}

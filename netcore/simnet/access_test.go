@@ -50,8 +50,8 @@ func TestAccessLossesCompound_L7(t *testing.T) {
 	if tol := 4 * math.Sqrt(want*(1-want/sent)); math.Abs(float64(got)-want) > tol {
 		t.Fatalf("%d of %d arrived, want %.0f ± %.0f", got, sent, want, tol)
 	}
-	up, _ := n.AccessStats(alice)
-	_, down := n.AccessStats(bob)
+	up, _ := n.accessStats(alice)
+	_, down := n.accessStats(bob)
 	if up.Offered != sent || down.Offered == 0 || down.Offered >= up.Offered {
 		t.Fatalf("access stats up %+v down %+v", up, down)
 	}

@@ -119,7 +119,7 @@ func (h *Host) Stop() {
 		return
 	}
 	h.stopped = true
-	h.node.Detach()
+	h.node.detach()
 	if h.wake != nil {
 		h.wake.cancel()
 	}

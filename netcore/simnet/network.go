@@ -93,8 +93,8 @@ func (n *Network) Detach(addr netip.AddrPort) {
 	}
 }
 
-// Detach removes the node from its network (see Network.Detach).
-func (nd *Node) Detach() {
+// detach removes the node from its network (see Network.Detach).
+func (nd *Node) detach() {
 	if !nd.detached {
 		nd.net.Detach(nd.addr)
 	}

@@ -25,7 +25,7 @@ import (
 )
 
 // Event is a function scheduled to run at a virtual time. Events created by
-// At and After belong to the caller, who may Cancel or Reschedule them at any
+// At belong to the caller, who may Cancel or Reschedule them at any
 // time, including after they ran.
 type Event struct {
 	at    time.Duration
@@ -79,8 +79,8 @@ func (s *Scheduler) At(t time.Duration, fn func()) *Event {
 	return e
 }
 
-// After schedules fn to run d after Now.
-func (s *Scheduler) After(d time.Duration, fn func()) *Event {
+// after schedules fn to run d after Now.
+func (s *Scheduler) after(d time.Duration, fn func()) *Event {
 	return s.At(s.now+d, fn)
 }
 

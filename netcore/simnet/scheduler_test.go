@@ -64,7 +64,7 @@ func TestPastTimesRunAtNowAfterWhatIsDue(t *testing.T) {
 	var got []string
 	s.At(50*time.Millisecond, func() {
 		s.At(0, func() { got = append(got, "past") })
-		s.After(0, func() { got = append(got, "now") })
+		s.after(0, func() { got = append(got, "now") })
 	})
 	s.At(50*time.Millisecond, func() { got = append(got, "due") })
 	s.Run(nil)
@@ -113,7 +113,7 @@ func TestRunUntilAndStop(t *testing.T) {
 	s := NewScheduler()
 	count := 0
 	var tick func()
-	tick = func() { count++; s.After(10*time.Millisecond, tick) }
+	tick = func() { count++; s.after(10*time.Millisecond, tick) }
 	s.At(0, tick)
 	s.RunUntil(95 * time.Millisecond)
 	if count != 10 || s.Now() != 95*time.Millisecond {
@@ -144,9 +144,9 @@ func BenchmarkScheduler(b *testing.B) {
 			s := NewScheduler()
 			rng := rand.New(rand.NewPCG(1, 1))
 			var fn func()
-			fn = func() { s.After(time.Duration(rng.IntN(1000))*time.Microsecond, fn) }
+			fn = func() { s.after(time.Duration(rng.IntN(1000))*time.Microsecond, fn) }
 			for range pending {
-				s.After(time.Duration(rng.IntN(1000))*time.Microsecond, fn)
+				s.after(time.Duration(rng.IntN(1000))*time.Microsecond, fn)
 			}
 			b.ReportAllocs()
 			for b.Loop() {

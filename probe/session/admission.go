@@ -37,7 +37,7 @@ func paddedHello(name string) string {
 
 func (s *Session) tickJoin(now time.Duration) {
 	if now >= s.joinUntil {
-		s.fail(ErrNoAnswer)
+		s.fail(errNoAnswer)
 		return
 	}
 	if now < s.nextHello {
@@ -292,9 +292,9 @@ func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
 		s.fail(err)
 		return
 	}
-	host := &member{Member: probe.Member{ID: HostID, Addr: s.hostAddr}, lastHeard: now}
+	host := &member{Member: probe.Member{ID: hostID, Addr: s.hostAddr}, lastHeard: now}
 	s.addMember(host)
-	if err := s.ep.AddLink(now, HostID, s.hostAddr); err != nil {
+	if err := s.ep.AddLink(now, hostID, s.hostAddr); err != nil {
 		s.fail(err)
 		return
 	}

@@ -155,6 +155,6 @@ func (s *Session) replySize(record []byte) int {
 	return n
 }
 
-// ReplyBudget reports the handshake replies the host sent to unverified
+// replyBudget reports the handshake replies the host sent to unverified
 // sources and the records its budget silenced.
-func (s *Session) ReplyBudget() (sent, silenced uint64) { return s.budget.Sent, s.budget.Silenced }
+func (s *Session) replyBudget() (sent, silenced uint64) { return s.budget.Sent, s.budget.Silenced }

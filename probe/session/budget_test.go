@@ -125,7 +125,7 @@ func helloFloodRun(t *testing.T, rate int) (events [3]string, replies, thrown in
 		t.Fatal("no start")
 	}
 	w.runUntil(8*time.Second, func() bool { return w.now() >= 8*time.Second })
-	sent0, _ := alice.s.ReplyBudget()
+	sent0, _ := alice.s.replyBudget()
 	if rate > 0 {
 		start := w.now()
 		every := time.Second / time.Duration(rate)
@@ -138,7 +138,7 @@ func helloFloodRun(t *testing.T, rate int) (events [3]string, replies, thrown in
 		}
 	}
 	w.runFor(12 * time.Second)
-	sent1, _ := alice.s.ReplyBudget()
+	sent1, _ := alice.s.replyBudget()
 	replies = int(sent1 - sent0)
 	for i, m := range []*machine{alice, bob, carol} {
 		var sb strings.Builder
@@ -267,7 +267,7 @@ func BenchmarkSpoofedHello(b *testing.B) {
 		host.s.Receive(now, froms[i%len(froms)], d)
 	}
 	b.StopTimer()
-	sent, silenced := host.s.ReplyBudget()
+	sent, silenced := host.s.replyBudget()
 	b.ReportMetric(float64(sent), "replies")
 	_ = silenced
 }

@@ -10,7 +10,7 @@ import (
 
 func (s *Session) onLeave(now time.Duration, m *member) {
 	switch {
-	case m.ID == HostID && !s.started && s.role != roleHost:
+	case m.ID == hostID && !s.started && s.role != roleHost:
 		s.fail(errHostLeft)
 	case s.role == roleHost && !s.started:
 		s.dropMember(now, m, "left")

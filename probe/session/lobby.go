@@ -34,7 +34,7 @@ func (s *Session) deliver(now time.Duration, from netcore.PeerID, ch netcore.Cha
 }
 
 func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel, msg []byte) {
-	fromHost := m.ID == HostID && s.role != roleHost
+	fromHost := m.ID == hostID && s.role != roleHost
 	switch msg[0] {
 	case kindRoster:
 		r, err := decodeRoster(msg)
@@ -285,7 +285,7 @@ func (s *Session) checkSilence(now time.Duration) {
 			}
 		}
 	case s.role != roleHost && s.join == joinWelcomed && !s.started:
-		if h := s.byID[HostID]; h != nil && now-h.lastHeard > lobbyLimit {
+		if h := s.byID[hostID]; h != nil && now-h.lastHeard > lobbyLimit {
 			s.fail(errLostHost)
 		}
 	case s.started && s.role != RoleObserver:

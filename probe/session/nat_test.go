@@ -251,7 +251,7 @@ func TestNATTraversal_T1(t *testing.T) {
 				}
 			}
 		}
-		rel := ada.s.Relayed()
+		rel := ada.s.relayed()
 		pairs := map[[2]string]bool{}
 		for _, r := range rel {
 			pairs[r.Between] = true

@@ -185,7 +185,7 @@ func (s *Session) localAddrs() []netip.AddrPort {
 // punches: this machine finds its own path to m (a pair of members, the
 // host in neither).
 func (s *Session) punches(m *member) bool {
-	return s.role != roleHost && m.ID != HostID && m.ID != s.self
+	return s.role != roleHost && m.ID != hostID && m.ID != s.self
 }
 
 func (s *Session) controlling(m *member) bool { return s.self < m.ID }
@@ -242,7 +242,7 @@ func (s *Session) sendAddrs(now time.Duration) {
 	}
 	s.nat.addrsSent = s.version
 	s.buf = appendAddrs(s.buf[:0], kindAddrs, s.localAddrs())
-	_ = s.ep.Send(now, HostID, netcore.ChannelGlobal, s.buf)
+	_ = s.ep.Send(now, hostID, netcore.ChannelGlobal, s.buf)
 }
 
 // onAddrs (host): a member's local addresses.
@@ -285,7 +285,7 @@ func (s *Session) onPeers(now time.Duration, list []peerAddrs) {
 	s.nat.needAddrs = true
 	for _, e := range list {
 		m := s.byID[e.ID]
-		if m == nil && e.ID != HostID && e.ID != s.self && len(s.nat.early) < maxMembers {
+		if m == nil && e.ID != hostID && e.ID != s.self && len(s.nat.early) < maxMembers {
 			if s.nat.early == nil {
 				s.nat.early = map[netcore.PeerID][]netip.AddrPort{}
 			}
@@ -421,7 +421,7 @@ func (s *Session) usePath(now time.Duration, m *member, p path, addr netip.AddrP
 func (s *Session) pathTo(name string) path {
 	for _, m := range s.members {
 		if m.Name == name && m.ID != s.self && !m.removed {
-			if m.ID == HostID || s.role == roleHost {
+			if m.ID == hostID || s.role == roleHost {
 				return pathDirect
 			}
 			if m.path.state == pathNone {
@@ -544,7 +544,7 @@ func (s *Session) sendPairs(now time.Duration) {
 	}
 	var list []pairReport
 	for _, m := range s.members {
-		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == HostID || m.path.state == pathNone {
+		if m.removed || !m.linked || m.heard || m.ID == s.self || m.ID == hostID || m.path.state == pathNone {
 			continue
 		}
 		list = append(list, pairReport{Peer: m.ID, Trying: m.path.state})
@@ -555,7 +555,7 @@ func (s *Session) sendPairs(now time.Duration) {
 	}
 	s.nat.pairsSent, s.nat.pairsSentYet = list, true
 	s.buf = appendPairs(s.buf[:0], list)
-	_ = s.ep.Send(now, HostID, netcore.ChannelGlobal, s.buf)
+	_ = s.ep.Send(now, hostID, netcore.ChannelGlobal, s.buf)
 }
 
 // setCheckKey derives the checks' key once the session token is known.

@@ -117,7 +117,7 @@ func TestForgedChecksAndFrames_Q7(t *testing.T) {
 			t.Errorf("key=%v: a forged nomination moved dan's link to bob: %v", key != nil, dan.s.pathTo("bob"))
 		}
 		// A relay frame for dan, claiming bob, sent from elsewhere.
-		rel := ada.s.Relayed()
+		rel := ada.s.relayed()
 		frame := make([]byte, netcore.HeaderLen+8)
 		netcore.PutHeader(frame, netcore.Header{Token: ada.s.token, Sender: bob.s.self, Channel: netcore.ChannelUnreliable, Seq: 1})
 		toRelayFrame(frame, dan.s.self)
@@ -126,7 +126,7 @@ func TestForgedChecksAndFrames_Q7(t *testing.T) {
 		if ada.s.Rejected().Lobby != rej+1 {
 			t.Errorf("key=%v: spoofed relay frame not refused", key != nil)
 		}
-		if got := ada.s.Relayed(); got[0].Datagrams != rel[0].Datagrams {
+		if got := ada.s.relayed(); got[0].Datagrams != rel[0].Datagrams {
 			t.Errorf("key=%v: spoofed relay frame forwarded", key != nil)
 		}
 		w.runFor(3 * time.Second)

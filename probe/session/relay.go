@@ -170,8 +170,8 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 	s.nat.relay.total++
 }
 
-// Relayed lists what the host relayed, per pair (names in house order).
-func (s *Session) Relayed() []probe.RelayStat {
+// relayed lists what the host relayed, per pair (names in house order).
+func (s *Session) relayed() []probe.RelayStat {
 	var out []probe.RelayStat
 	for _, c := range s.nat.relay.pairs {
 		out = append(out, probe.RelayStat{Between: [2]string{c.aName, c.bName}, Datagrams: c.forwarded,

@@ -62,7 +62,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 		s.fail(errDropped)
 		return
 	}
-	if r.Members[0].ID != HostID {
+	if r.Members[0].ID != hostID {
 		s.rejected.Lobby++
 		return
 	}

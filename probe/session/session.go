@@ -34,9 +34,9 @@ func (r Role) String() string {
 	return "invalid"
 }
 
-// HostID is the host's PeerID in every session: a Welcome names only the
+// hostID is the host's PeerID in every session: a Welcome names only the
 // joiner's ID, so the joiner knows the host's by this convention.
-const HostID netcore.PeerID = 1
+const hostID netcore.PeerID = 1
 
 // Timing of the lobby. None of these touch the game's timing; they pace
 // the handshake and the lobby's keep-alives.
@@ -167,7 +167,7 @@ type Config struct {
 
 // Errors that end a session.
 var (
-	ErrNoAnswer = errors.New("the host does not answer (is it running at that address, with the same --key?)")
+	errNoAnswer = errors.New("the host does not answer (is it running at that address, with the same --key?)")
 	errHostLeft = errors.New("the host closed the session before the game started")
 	errLostHost = errors.New("lost contact with the host before the game started")
 	errDropped  = errors.New("the host dropped this machine from the lobby")
@@ -320,8 +320,8 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 		}
 		s.token = le.Uint64(b[:])
 	}
-	s.self = HostID
-	s.nextID = HostID + 1
+	s.self = hostID
+	s.nextID = hostID + 1
 	s.need = cfg.Players
 	if s.need <= 0 {
 		s.need = DefaultPlayers
@@ -337,13 +337,13 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 	if s.dropTimeout > maxDropLimit {
 		return nil, fmt.Errorf("live: drop timeout above %v", maxDropLimit)
 	}
-	if err := s.newEndpoint(HostID, s.token); err != nil {
+	if err := s.newEndpoint(hostID, s.token); err != nil {
 		return nil, err
 	}
 	if err := s.setCheckKey(); err != nil {
 		return nil, err
 	}
-	s.addMember(&member{Member: probe.Member{ID: HostID, Name: cfg.Name, Addr: tr.LocalAddr()}})
+	s.addMember(&member{Member: probe.Member{ID: hostID, Name: cfg.Name, Addr: tr.LocalAddr()}})
 	s.version = 1
 	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: roleHost.String(),
 		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})

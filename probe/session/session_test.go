@@ -2,11 +2,11 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
@@ -26,8 +26,15 @@ func started(ms ...*machine) func() bool {
 	}
 }
 
-// timingKey is what every machine must agree on about a timing event.
-func timingKeys(m *machine) []string { return simworld.TimingKeys(m.events) }
+// timingKeys is what every machine must agree on about its timing events:
+// frame, decision frame, timing, frame rate and reason of each (S12, S15).
+func timingKeys(m *machine) []string {
+	var out []string
+	for _, e := range of[*probe.TimingEvent](m) {
+		out = append(out, fmt.Sprintf("f%d d%d %d/%d %dfps %s", e.Frame, e.Decided, e.SendPeriod, e.LookAhead, e.FPS, e.Reason))
+	}
+	return out
+}
 
 // prefixUpTo keeps the timing keys of events on frames every machine has
 // executed.
@@ -60,7 +67,7 @@ func TestLobbyFullMeshStartAndMeasure_T1_T5(t *testing.T) {
 	// At the start no link has an estimate: measurement starts over (T5).
 	for _, m := range all {
 		for _, id := range m.linkPeers() {
-			st, _ := m.s.Endpoint().Stats(id)
+			st, _ := m.s.endpoint().Stats(id)
 			if st.Estimate == netcore.Measured {
 				t.Errorf("%s: link to %d measured at the start (T5)", m.name, id)
 			}
@@ -214,7 +221,7 @@ func TestJoinRefusesFullAndStarted(t *testing.T) {
 }
 
 // A joiner whose host does not answer (nobody there, or another key) gives
-// up with ErrNoAnswer after joinTimeout.
+// up with errNoAnswer after joinTimeout.
 func TestJoinNoAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -237,7 +244,7 @@ func TestJoinNoAnswer(t *testing.T) {
 			if !w.runUntil(joinTimeout+time.Second, func() bool { return j.s.Done() }) {
 				t.Fatal("still trying")
 			}
-			if !errors.Is(j.s.Err(), ErrNoAnswer) {
+			if !errors.Is(j.s.Err(), errNoAnswer) {
 				t.Fatalf("err = %v", j.s.Err())
 			}
 			if tc.name != "nobody" {

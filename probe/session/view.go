@@ -16,8 +16,8 @@ func (s *Session) Name() string { return s.cfg.Name }
 // Peer is the game's peer once the game has started here, else nil.
 func (s *Session) Peer() *probe.Peer { return s.peer }
 
-// Endpoint is the session's transport state (links, totals, rejections).
-func (s *Session) Endpoint() *netcore.Endpoint { return s.ep }
+// endpoint is the session's transport state (links, totals, rejections).
+func (s *Session) endpoint() *netcore.Endpoint { return s.ep }
 
 // Started reports whether the game runs here.
 func (s *Session) Started() bool { return s.started }
@@ -116,7 +116,7 @@ func (s *Session) Summary() *probe.SummaryEvent {
 	}
 	r := s.Rejected()
 	sum.Rejected = &r
-	sum.Relay = s.Relayed()
+	sum.Relay = s.relayed()
 	if s.peer != nil {
 		sum.Watch = s.peer.WatchSummary()
 	}
@@ -137,8 +137,8 @@ func (s *Session) View(now time.Duration) probe.View {
 				continue
 			}
 			v.Players = append(v.Players, probe.PlayerView{Name: m.Name, Observer: m.Observer,
-				Master: m.ID == HostID, Self: m.ID == s.self})
-			if m.ID == HostID {
+				Master: m.ID == hostID, Self: m.ID == s.self})
+			if m.ID == hostID {
 				v.Master = m.Name
 			}
 			if m.ID == s.self || !m.linked {
@@ -165,7 +165,7 @@ func (s *Session) View(now time.Duration) probe.View {
 			l.Relayed = (l.From == s.cfg.Name && s.pathTo(l.To) == pathRelayed) || s.relayedPair(l.From, l.To)
 		}
 	}
-	v.Relay = s.Relayed()
+	v.Relay = s.relayed()
 	if !s.started {
 		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
 			Pending: s.pending(now)}

@@ -202,7 +202,7 @@ func (s *Session) rosterWhileRunning(now time.Duration, r roster) {
 	if r.Version <= s.version || s.peer == nil || s.peer.Spectator() {
 		return
 	}
-	if len(r.Members) == 0 || r.Members[0].ID != HostID {
+	if len(r.Members) == 0 || r.Members[0].ID != hostID {
 		s.rejected.Lobby++
 		return
 	}

@@ -52,16 +52,21 @@ func (w *world) attach(name string) *machine {
 	return m
 }
 
+// commandsPerMinute is the command rate a machine's config gets when the
+// test leaves it zero.
+const commandsPerMinute = 60
+
 // config fills in what every machine of the world gets: its name, its
 // seeds, and the hooks that collect its events and frame checksums.
 func (w *world) config(m *machine, cfg Config) Config {
 	cfg.Name = m.name
 	if cfg.CommandsPerMinute == 0 {
-		cfg.CommandsPerMinute = simworld.CommandsPerMinute
+		cfg.CommandsPerMinute = commandsPerMinute
 	}
-	cfg.Seed = w.sim.MachineSeed(len(w.machines))
-	cfg.Rand = w.sim.MachineRand(len(w.machines))
-	cfg.Sink, cfg.OnFrame = simworld.Record(&m.events, &m.cks)
+	cfg.Seed, cfg.Rand = w.sim.Seeds(len(w.machines))
+	// The hooks read m's fields at each call, so a test may reset either.
+	cfg.Sink = probe.SinkFunc(func(_ string, e probe.Event) { m.events = append(m.events, e) })
+	cfg.OnFrame = func(f int, ck uint32) { m.cks[f] = ck }
 	return cfg
 }
 
@@ -69,7 +74,11 @@ func (w *world) config(m *machine, cfg Config) Config {
 func (w *world) start(m *machine, s *Session) *machine {
 	m.s = s
 	w.machines = append(w.machines, m)
-	simworld.Start(m.h, s)
+	// The driver delivers s's datagrams and wakes it at its deadlines from
+	// now on; what its constructor queued goes out now.
+	m.h.Drive(s)
+	s.Flush()
+	m.h.Wake()
 	return m
 }
 
@@ -101,21 +110,41 @@ func (w *world) after(m *machine) { m.h.Wake() }
 func (m *machine) vanish() { m.h.Stop() }
 
 // at runs fn at virtual time t.
-func (w *world) at(t time.Duration, fn func()) { w.sim.At(t, fn) }
+func (w *world) at(t time.Duration, fn func()) { w.sim.Sched.At(t, fn) }
 
 // runFor advances virtual time by d.
-func (w *world) runFor(d time.Duration) { w.sim.RunFor(d) }
+func (w *world) runFor(d time.Duration) { w.sim.Sched.RunUntil(w.sim.Now() + d) }
 
 // runUntil advances until cond holds or limit passes; it reports cond.
 func (w *world) runUntil(limit time.Duration, cond func() bool) bool {
 	return w.sim.RunUntil(limit, cond)
 }
 
-func (m *machine) quit() { m.w.sim.Quit(m.h, m.s) }
+// quit has m leave the session now and re-arms its wake-up, as the driver
+// does after its own calls.
+func (m *machine) quit() {
+	m.s.Quit(m.w.now())
+	m.h.Wake()
+}
 
 // of returns m's events of one type, in order.
-func of[E probe.Event](m *machine) []E { return simworld.Of[E](m.events) }
+func of[E probe.Event](m *machine) []E {
+	var out []E
+	for _, e := range m.events {
+		if x, ok := e.(E); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
 
-func (m *machine) messages() []string { return simworld.Messages(m.events) }
+// messages returns the texts of m's message events, in order.
+func (m *machine) messages() []string {
+	var out []string
+	for _, e := range of[*probe.MessageEvent](m) {
+		out = append(out, e.Text)
+	}
+	return out
+}
 
-func (m *machine) linkPeers() []netcore.PeerID { return m.s.Endpoint().Peers(nil) }
+func (m *machine) linkPeers() []netcore.PeerID { return m.s.endpoint().Peers(nil) }

@@ -34,6 +34,9 @@ func TestNewMasterWaits256FramesEndToEnd_S16(t *testing.T) {
 		t.Fatalf("masters %v, want alice then bob:\n%s", masters, describe(r))
 	}
 	handoff := masters[1].int("frame")
+	// S16: a new master waits 256 frames before an improvement counts, and
+	// the first improvement takes three passing evaluations in a row.
+	const handoffWait, inARow = 256, 3
 	// The test needs the handoff after the reports of 512 (the last to
 	// measure alice's links) and before those of 640, and an evaluation
 	// inside the wait that would otherwise count.
@@ -43,7 +46,7 @@ func TestNewMasterWaits256FramesEndToEnd_S16(t *testing.T) {
 			evals = append(evals, f)
 		}
 	}
-	if handoff <= 512 || handoff >= 640 || evals[0] >= handoff+rungs.HandoffWait {
+	if handoff <= 512 || handoff >= 640 || evals[0] >= handoff+handoffWait {
 		t.Fatalf("handoff at %d, first evaluation after it %d: the test needs the handoff between the reports of 512 and 640 and an evaluation within 256 frames of it",
 			handoff, evals[0])
 	}
@@ -51,8 +54,8 @@ func TestNewMasterWaits256FramesEndToEnd_S16(t *testing.T) {
 	want := -1
 	n := 0
 	for _, f := range evals {
-		if f >= handoff+rungs.HandoffWait {
-			if n++; n == rungs.InARow {
+		if f >= handoff+handoffWait {
+			if n++; n == inARow {
 				want = f
 				break
 			}
@@ -70,6 +73,6 @@ func TestNewMasterWaits256FramesEndToEnd_S16(t *testing.T) {
 	}
 	if first.str("reason") != "better" || first.int("decided") != want {
 		t.Fatalf("first timing event after the handoff at %d: %s decided at %d, want better decided at %d (three evaluations from %d on)\n%s",
-			handoff, first.str("reason"), first.int("decided"), want, handoff+rungs.HandoffWait, describe(r))
+			handoff, first.str("reason"), first.int("decided"), want, handoff+handoffWait, describe(r))
 	}
 }

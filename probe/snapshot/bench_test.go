@@ -19,7 +19,7 @@ func BenchmarkTelemetryBytesPerSecond(b *testing.B) {
 	tables := []struct {
 		name  string
 		table *Table[Telemetry]
-	}{{"near", TelemetryTable()}, {"plain", mustTelemetryTable(false)}}
+	}{{"near", telemetryTable}, {"plain", mustTelemetryTable(false)}}
 	for _, sc := range scenarios {
 		for _, tab := range tables {
 			for _, acks := range []bool{false, true} {
@@ -59,7 +59,7 @@ func steadyStream(b *testing.B, acks bool) (*session, *Sender[Telemetry], *Recei
 	var buf []byte
 	for range warmTicks {
 		s.step()
-		buf = snd.Encode(buf[:0], 1, &s.players[0].tel)
+		buf = snd.encode(buf[:0], 1, &s.players[0].tel)
 		if _, _, err := rcv.Decode(buf); err != nil {
 			b.Fatal(err)
 		}
@@ -83,12 +83,12 @@ func BenchmarkEncode(b *testing.B) {
 				s.step()
 				states[i] = s.players[0].tel
 			}
-			buf := make([]byte, 0, HeaderLen+TelemetryTable().MaxLen())
+			buf := make([]byte, 0, HeaderLen+telemetryTable.maxLen())
 			total := 0
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
-				buf = snd.Encode(buf[:0], 1, &states[i%len(states)])
+				buf = snd.encode(buf[:0], 1, &states[i%len(states)])
 				total += len(buf)
 				if acks {
 					// The receiver got it; its ack is the new sequence.
@@ -108,15 +108,15 @@ func BenchmarkDecode(b *testing.B) {
 		name := map[bool]string{false: "full", true: "delta"}[acks]
 		b.Run(name, func(b *testing.B) {
 			s, snd, rcv := steadyStream(b, acks)
-			// The next Ring−1 updates, all against the base the receiver
+			// The next ringLen−1 updates, all against the base the receiver
 			// acked last (no further acks, so each carries everything
 			// since that base), replayed in a loop: rewinding the receiver
 			// to that base is forgetting the slots after it.
 			held := rcv.Ack()
 			var msgs [][]byte
-			for range Ring - 1 {
+			for range ringLen - 1 {
 				s.step()
-				msgs = append(msgs, snd.Encode(nil, 1, &s.players[0].tel))
+				msgs = append(msgs, snd.encode(nil, 1, &s.players[0].tel))
 			}
 			total := 0
 			b.ReportAllocs()
@@ -125,7 +125,7 @@ func BenchmarkDecode(b *testing.B) {
 				k := i % len(msgs)
 				if k == 0 {
 					for seq := held + 1; seq <= held+uint32(len(msgs)); seq++ {
-						rcv.seq[seq%Ring] = 0
+						rcv.seq[seq%ringLen] = 0
 					}
 					rcv.newest = held
 				}
@@ -152,7 +152,7 @@ func BenchmarkFlate_Q7(b *testing.B) {
 				// Steady state only: skip the warm-up's updates.
 				var msgs [][]byte
 				skip := warmTicks * sc.players * (sc.players - 1)
-				measure(b, TelemetryTable(), sc, 1, warmTicks, measureTicks, func(full bool, msg []byte) {
+				measure(b, telemetryTable, sc, 1, warmTicks, measureTicks, func(full bool, msg []byte) {
 					if full != (kind == "full") {
 						return
 					}
@@ -202,7 +202,7 @@ func BenchmarkFanOut64(b *testing.B) {
 	sc := scenarios[0]
 	sc.players = 64
 	s := newSession(sc, 1)
-	m := newMesh(TelemetryTable(), sc.players, true)
+	m := newMesh(telemetryTable, sc.players, true)
 	for range warmTicks {
 		s.step()
 		if !m.send(s) {

@@ -5,7 +5,7 @@
 //
 // Requirements implemented here (docs/requirements.md):
 //
-//   - Q2  Sender keeps, per receiver, a ring of the last Ring (32)
+//   - Q2  Sender keeps, per receiver, a ring of the last 32
 //     snapshots it sent and encodes each update against the newest one
 //     that receiver acked, or against the all-zero baseline (a full
 //     update) when none is acked or it has left the ring. Receiver keeps

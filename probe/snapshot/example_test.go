@@ -22,7 +22,8 @@ func Example() {
 	update := func(srtt time.Duration, expected uint64) []byte {
 		link.SRTT, link.Loss.Expected = srtt, expected
 		tel.SetLinks([]snapshot.Link{snapshot.LinkFrom(link, 0)})
-		return snd.Encode(nil, bob, &tel)
+		snd.Set(&tel)
+		return snd.Next(nil, bob)
 	}
 
 	m1 := update(40*time.Millisecond, 100)

@@ -9,11 +9,11 @@ import (
 // TestSetNextMatchesEncode: a state set once and sent to many receivers
 // with Next (each payload written once per base and shared by receivers
 // on that base) is, byte for byte, what a sender of its own for
-// each receiver writes with Encode — where no payload is ever shared —
+// each receiver writes with encode — where no payload is ever shared —
 // across receivers that ack every update, some, or none (Q2, Q4), and
 // states that change or stay.
 func TestSetNextMatchesEncode(t *testing.T) {
-	tb := TelemetryTable()
+	tb := telemetryTable
 	rng := rand.New(rand.NewPCG(16, 64))
 	const receivers = 9
 	shared := newSender(tb)
@@ -39,10 +39,10 @@ func TestSetNextMatchesEncode(t *testing.T) {
 		}
 		shared.Set(&st)
 		for q := range receivers {
-			a = alone[q].Encode(a[:0], q, &st)
+			a = alone[q].encode(a[:0], q, &st)
 			s = shared.Next(s[:0], q)
 			if !bytes.Equal(a, s) {
-				t.Fatalf("tick %d, receiver %d: Next wrote %x, Encode %x", tick, q, s, a)
+				t.Fatalf("tick %d, receiver %d: Next wrote %x, encode %x", tick, q, s, a)
 			}
 			// Receiver q acks with chance q/receivers: 0 never acks,
 			// the last almost always.
@@ -75,7 +75,7 @@ func TestApplyBuildsStateOnDemand(t *testing.T) {
 	for i := range states {
 		states[i].Frame = uint32(100 * (i + 1))
 		states[i].SetLinks([]Link{{Peer: 2, SRTTUs: uint32(500 * (i + 1))}})
-		msgs[i] = snd.Encode(nil, 1, &states[i]) // no acks: each a full update
+		msgs[i] = snd.encode(nil, 1, &states[i]) // no acks: each a full update
 	}
 	for _, i := range []int{0, 2, 1} { // 1 arrives late, after 2
 		fresh, err := rcv.Apply(msgs[i])

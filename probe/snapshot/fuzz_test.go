@@ -40,16 +40,16 @@ func primedTelemetry(tb testing.TB) (*Receiver[Telemetry], [][]byte) {
 	s, r := NewTelemetrySender(), NewTelemetryReceiver()
 	for n := 1; n <= 3; n++ {
 		st := fuzzTelemetry(n)
-		if _, _, err := r.Decode(s.Encode(nil, 0, &st)); err != nil {
+		if _, _, err := r.Decode(s.encode(nil, 0, &st)); err != nil {
 			tb.Fatal(err)
 		}
 		s.Acked(0, r.Ack())
 	}
 	var seeds [][]byte
 	st := fuzzTelemetry(4)
-	seeds = append(seeds, s.Encode(nil, 0, &st)) // seq 4 against 3
+	seeds = append(seeds, s.encode(nil, 0, &st)) // seq 4 against 3
 	s2 := NewTelemetrySender()
-	seeds = append(seeds, s2.Encode(nil, 0, &st)) // seq 1 full
+	seeds = append(seeds, s2.encode(nil, 0, &st)) // seq 1 full
 	return r, seeds
 }
 
@@ -123,16 +123,16 @@ func FuzzDecodeSeedExample(f *testing.F) {
 	tb := seedTable(f)
 	s, primed := newSender(tb), newReceiver(tb)
 	st := seedState{X: valA, Y: valB, Z: valC, Health: valD}
-	m := s.Encode(nil, 0, &st)
+	m := s.encode(nil, 0, &st)
 	if _, _, err := primed.Decode(m); err != nil {
 		f.Fatal(err)
 	}
 	s.Acked(0, 1)
 	f.Add(m)
 	st.Y = valE
-	f.Add(s.Encode(nil, 0, &st))
+	f.Add(s.encode(nil, 0, &st))
 	st.Health = valH
-	f.Add(s.Encode(nil, 0, &st))
+	f.Add(s.encode(nil, 0, &st))
 	f.Add([]byte{2, 0, 0, 0, 1, 0x40})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := cloneReceiver(primed)

@@ -87,7 +87,7 @@ func runLossy[S comparable](t *testing.T, tb *Table[S], seed uint64, ticks int, 
 	for now := range ticks + cleanTail {
 		clean := now >= ticks
 		mutate(rng, tb, &cur)
-		buf = snd.Encode(buf[:0], 0, &cur)
+		buf = snd.encode(buf[:0], 0, &cur)
 		history = append(history, cur)
 		updates = send(updates, now, buf, 0, clean)
 
@@ -152,7 +152,7 @@ func TestLatestStateSurvivesLossDupReorder_Q4(t *testing.T) {
 			for seed := range uint64(40) {
 				f, nb := runLossy(t, seedTable(t), seed, 200, nm)
 				fresh, noBase = fresh+f, noBase+nb
-				f, nb = runLossy(t, TelemetryTable(), seed, 120, nm)
+				f, nb = runLossy(t, telemetryTable, seed, 120, nm)
 				fresh, noBase = fresh+f, noBase+nb
 			}
 			if fresh == 0 {

@@ -16,7 +16,7 @@ import (
 type Receiver[S any] struct {
 	table *Table[S]
 	zero  []uint32
-	seq   [Ring]uint32
+	seq   [ringLen]uint32
 	slots // what it got, each as wide as it needs (sender.go)
 	// scratch is the update being decoded, base the snapshot it is
 	// against: full length.
@@ -37,12 +37,12 @@ func newReceiver[S any](table *Table[S]) *Receiver[S] {
 }
 
 // slot is the snapshot held for seq, full length (in the base scratch).
-func (r *Receiver[S]) slot(seq uint32) []uint32 { return r.get(int(seq%Ring), r.base) }
+func (r *Receiver[S]) slot(seq uint32) []uint32 { return r.get(int(seq%ringLen), r.base) }
 
 // held is the snapshot held for seq as kept: its used prefix, zero past
 // the end, read in place (decode takes it so).
 func (r *Receiver[S]) held(seq uint32) []uint32 {
-	i := int(seq % Ring)
+	i := int(seq % ringLen)
 	return r.vals[i*r.width : (i+1)*r.width]
 }
 
@@ -76,15 +76,15 @@ func (r *Receiver[S]) Apply(b []byte) (bool, error) {
 	switch {
 	case seq == 0:
 		return false, errors.New("snapshot: sequence 0")
-	case back >= Ring:
-		return false, fmt.Errorf("snapshot: base %d updates back, ring holds %d", back, Ring)
+	case back >= ringLen:
+		return false, fmt.Errorf("snapshot: base %d updates back, ring holds %d", back, ringLen)
 	case back > seq-1:
 		return false, errors.New("snapshot: base before the first update")
 	}
 	base := r.zero
 	if back != 0 {
 		bseq := seq - back
-		if r.seq[bseq%Ring] != bseq {
+		if r.seq[bseq%ringLen] != bseq {
 			return false, ErrNoBase
 		}
 		base = r.held(bseq)
@@ -99,9 +99,9 @@ func (r *Receiver[S]) Apply(b []byte) (bool, error) {
 	if seq <= r.newest {
 		return false, nil
 	}
-	// Keep it. The slot's previous snapshot is Ring or more updates older
+	// Keep it. The slot's previous snapshot is ringLen or more updates older
 	// than this one, so no base the sender may still use is lost.
-	i := int(seq % Ring)
+	i := int(seq % ringLen)
 	r.put(i, r.scratch)
 	r.seq[i] = seq
 	r.newest = seq

@@ -98,7 +98,7 @@ func TestSeedWorkedExample_Q2_Q3_Q4(t *testing.T) {
 	// all-zero dummy snapshot: a full update of 4×(1+32) = 132 bits.
 	master := seedState{X: valA, Y: valB, Z: valC, Health: valD}
 	snap1 := master
-	m1 := server.Encode(nil, client1, &master)
+	m1 := server.encode(nil, client1, &master)
 	u1 := parse(t, m1)
 	if u1.seq != 1 || u1.back != 0 {
 		t.Fatalf("first update seq %d back %d, want 1 against the baseline (0)", u1.seq, u1.back)
@@ -116,7 +116,7 @@ func TestSeedWorkedExample_Q2_Q3_Q4(t *testing.T) {
 	// Second frame: client 2 moves along Y; pos[1] = E. Snapshot 1 is
 	// acked, so only pos[1] travels: [0 1 E 0 0] = 36 bits.
 	master.Y = valE
-	m2 := server.Encode(nil, client1, &master)
+	m2 := server.encode(nil, client1, &master)
 	u2 := parse(t, m2)
 	if u2.seq != 2 || u2.back != 1 {
 		t.Fatalf("second update seq %d back %d, want 2 against 1", u2.seq, u2.back)
@@ -128,7 +128,7 @@ func TestSeedWorkedExample_Q2_Q3_Q4(t *testing.T) {
 	// the server compares snapshot 3 with snapshot 1 and sends both the
 	// earlier change and the new one: [0 1 E 0 1 H] = 68 bits.
 	master.Health = valH
-	m3 := server.Encode(nil, client1, &master)
+	m3 := server.encode(nil, client1, &master)
 	u3 := parse(t, m3)
 	if u3.seq != 3 || u3.back != 2 {
 		t.Fatalf("third update seq %d back %d, want 3 against 1 (2 back)", u3.seq, u3.back)
@@ -150,16 +150,16 @@ func TestSeedWorkedExample_Q2_Q3_Q4(t *testing.T) {
 	// would overwrite snapshot 1's slot: the server falls back to the
 	// dummy snapshot and sends a full update again.
 	var m []byte
-	for seq := uint32(4); seq <= Ring; seq++ {
-		m = server.Encode(m[:0], client1, &master)
+	for seq := uint32(4); seq <= ringLen; seq++ {
+		m = server.encode(m[:0], client1, &master)
 		if u := parse(t, m); u.back != seq-1 {
 			t.Fatalf("update %d: back %d, want %d (still against snapshot 1)", seq, u.back, seq-1)
 		}
 	}
-	m = server.Encode(m[:0], client1, &master)
+	m = server.encode(m[:0], client1, &master)
 	u := parse(t, m)
-	if u.seq != 1+Ring || u.back != 0 {
-		t.Fatalf("update %d back %d, want %d as a full update (back 0)", u.seq, u.back, 1+Ring)
+	if u.seq != 1+ringLen || u.back != 0 {
+		t.Fatalf("update %d back %d, want %d as a full update (back 0)", u.seq, u.back, 1+ringLen)
 	}
 	checkPayload(t, tb, zero, master, u, bits("1", valA, "1", valE, "1", valC, "1", valH))
 	if st, fresh, err = client.Decode(m); err != nil || !fresh || *st != master {
@@ -173,10 +173,10 @@ func TestDeltaWithoutItsBaseIsDropped_Q2(t *testing.T) {
 	tb := seedTable(t)
 	s, r := newSender(tb), newReceiver(tb)
 	st := seedState{X: 1, Y: 2, Z: 3, Health: 4}
-	s.Encode(nil, 0, &st) // lost
+	s.encode(nil, 0, &st) // lost
 	s.Acked(0, 1)         // a forged or mistaken ack
 	st.Y = 9
-	m := s.Encode(nil, 0, &st)
+	m := s.encode(nil, 0, &st)
 	if _, _, err := r.Decode(m); err != ErrNoBase {
 		t.Fatalf("delta against an unheld base: err %v, want ErrNoBase", err)
 	}
@@ -192,17 +192,17 @@ func TestAckedKeepsNewest_Q2(t *testing.T) {
 	s := newSender(tb)
 	st := seedState{X: 1}
 	for range 5 {
-		s.Encode(nil, 7, &st)
+		s.encode(nil, 7, &st)
 	}
 	s.Acked(7, 4)
 	s.Acked(7, 2)  // late
 	s.Acked(7, 99) // never sent
 	s.Acked(3, 1)  // unknown receiver
-	if u := parse(t, s.Encode(nil, 7, &st)); u.seq != 6 || u.back != 2 {
+	if u := parse(t, s.encode(nil, 7, &st)); u.seq != 6 || u.back != 2 {
 		t.Errorf("update seq %d back %d, want 6 against 4", u.seq, u.back)
 	}
 	s.Forget(7)
-	if u := parse(t, s.Encode(nil, 7, &st)); u.seq != 1 || u.back != 0 {
+	if u := parse(t, s.encode(nil, 7, &st)); u.seq != 1 || u.back != 0 {
 		t.Errorf("after Forget: seq %d back %d, want a fresh stream", u.seq, u.back)
 	}
 }

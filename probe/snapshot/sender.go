@@ -6,14 +6,14 @@ import (
 	"slices"
 )
 
-// Ring is how many snapshots a sender keeps per receiver and a receiver
+// ringLen is how many snapshots a sender keeps per receiver and a receiver
 // keeps of what it got (Q2: "the last 32"). A delta's base is therefore at
-// most Ring−1 updates older than the update itself.
-const Ring = 32
+// most ringLen−1 updates older than the update itself.
+const ringLen = 32
 
 // HeaderLen is the update header: the update's own sequence number
 // (uint32, little-endian, from 1) and how far back its base is (one byte:
-// 0 for the all-zero baseline, else 1..Ring−1 updates back).
+// 0 for the all-zero baseline, else 1..31 updates back).
 const HeaderLen = 5
 
 // Sender encodes one machine's state for each of its receivers as the
@@ -26,7 +26,7 @@ const HeaderLen = 5
 type Sender[S any] struct {
 	table     *Table[S]
 	zero      []uint32 // the all-zero baseline
-	cur, base []uint32 // Encode's scratch: the state and its base, full length
+	cur, base []uint32 // Set's and Next's scratch: the state and its base, full length
 	rings     map[int]*sendRing
 	// hist holds the states sent, once each, whichever receivers they
 	// went to: a machine sends the same state to every receiver at once,
@@ -57,15 +57,15 @@ type memoPayload struct {
 // ring, so a sender with one receiver (the demo's machines) holds no more
 // than before. A receiver that was not sent every state may find its base
 // gone a little sooner, and gets a full update then (Q2).
-const histLen = Ring
+const histLen = ringLen
 
 // sendRing is what one receiver has been sent: the version of the state
 // each of its sequences carried.
 type sendRing struct {
-	seq   [Ring]uint32 // sequence held in each slot, 0 for none
-	ver   [Ring]uint32 // the state's version (Sender.hist) in each slot
-	last  uint32       // newest sequence sent
-	acked uint32       // newest sequence the receiver said it holds
+	seq   [ringLen]uint32 // sequence held in each slot, 0 for none
+	ver   [ringLen]uint32 // the state's version (Sender.hist) in each slot
+	last  uint32          // newest sequence sent
+	acked uint32          // newest sequence the receiver said it holds
 }
 
 // slots are value vectors kept only as wide as they need to be.
@@ -75,7 +75,7 @@ type sendRing struct {
 // would hold 132 KB per sender and receiver pair, a gigabyte for 64
 // machines that all stream to all. The bytes on the wire do not change.
 type slots struct {
-	count int      // vectors held; 0 for Ring
+	count int      // vectors held; 0 for ringLen
 	width int      // fields held per vector; the rest are zero
 	vals  []uint32 // count vectors of width back to back
 }
@@ -89,7 +89,7 @@ func (s *slots) put(i int, v []uint32) {
 	}
 	if used > s.width || s.vals == nil {
 		if s.count == 0 {
-			s.count = Ring
+			s.count = ringLen
 		}
 		w := min(len(v), max(used, 2*s.width, 16))
 		vals := make([]uint32, s.count*w)
@@ -141,21 +141,6 @@ func (s *Sender[S]) ring(receiver int) *sendRing {
 	return r
 }
 
-// Encode appends to dst the next update of state for receiver and returns
-// the extended slice. The state is copied into the receiver's next ring
-// slot and written as a delta against the newest snapshot the receiver
-// acked, or against the all-zero baseline — a full update — when it has
-// acked none or that snapshot has left the ring (Q2). Because the base is
-// the last acked snapshot, whatever earlier updates were lost travels again
-// inside this one (Q4). Values above a field's Max are sent as Max.
-//
-// Encode is Set followed by Next; a machine that sends one state to many
-// receivers calls Set once and Next for each.
-func (s *Sender[S]) Encode(dst []byte, receiver int, state *S) []byte {
-	s.Set(state)
-	return s.Next(dst, receiver)
-}
-
 // Set makes state the one the following Next calls send, until the next
 // Set. The state is read at once; changing it afterwards changes nothing.
 func (s *Sender[S]) Set(state *S) {
@@ -169,8 +154,14 @@ func (s *Sender[S]) Set(state *S) {
 }
 
 // Next appends to dst the next update for receiver of the state given to
-// the last Set, as Encode describes, and returns the extended slice. Next
-// before any Set is a mistake and panics.
+// the last Set and returns the extended slice. The state is written as a
+// delta against the newest snapshot the receiver acked, or against the
+// all-zero baseline — a full update — when it has acked none or that
+// snapshot has left the ring (Q2). Because the base is the last acked
+// snapshot, whatever earlier updates were lost travels again inside this
+// one (Q4). Values above a field's Max are sent as Max. A machine that
+// sends one state to many receivers calls Set once and Next for each.
+// Next before any Set is a mistake and panics.
 func (s *Sender[S]) Next(dst []byte, receiver int) []byte {
 	if s.ver == 0 {
 		panic("snapshot: Sender.Next before Set")
@@ -178,13 +169,13 @@ func (s *Sender[S]) Next(dst []byte, receiver int) []byte {
 	r := s.ring(receiver)
 	seq := r.last + 1
 	baseVer, back := uint32(0), uint32(0)
-	if r.acked != 0 && seq-r.acked < Ring && r.seq[r.acked%Ring] == r.acked {
-		if v := r.ver[r.acked%Ring]; s.histVer[v%histLen] == v {
+	if r.acked != 0 && seq-r.acked < ringLen && r.seq[r.acked%ringLen] == r.acked {
+		if v := r.ver[r.acked%ringLen]; s.histVer[v%histLen] == v {
 			baseVer, back = v, seq-r.acked
 		}
 	}
-	r.ver[seq%Ring] = s.ver
-	r.seq[seq%Ring] = seq
+	r.ver[seq%ringLen] = s.ver
+	r.seq[seq%ringLen] = seq
 	r.last = seq
 
 	dst = binary.LittleEndian.AppendUint32(dst, seq)
@@ -227,7 +218,7 @@ func (s *Sender[S]) Acked(receiver int, seq uint32) {
 	r.acked = seq
 }
 
-// Forget drops everything kept for receiver (it left). A later Encode for
+// Forget drops everything kept for receiver (it left). A later Next for
 // the same index starts over from sequence 1 with a full update, so the
 // other end needs a new Receiver too.
 func (s *Sender[S]) Forget(receiver int) { delete(s.rings, receiver) }

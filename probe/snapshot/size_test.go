@@ -35,7 +35,7 @@ func (m *mesh) send(s *session) (ok bool) {
 			if q == p {
 				continue
 			}
-			m.buf = m.senders[p].Encode(m.buf[:0], q, &s.players[p].tel)
+			m.buf = m.senders[p].encode(m.buf[:0], q, &s.players[p].tel)
 			m.bytes += len(m.buf)
 			m.updates++
 			if m.sink != nil {
@@ -101,7 +101,7 @@ func measure(t testing.TB, tb *Table[Telemetry], sc scenario, seed uint64, warm,
 func TestTelemetryDeltaAgainstFull_Q2(t *testing.T) {
 	for _, sc := range scenarios {
 		// Shorter than the benchmark's run; the ratio is steady by then.
-		full, delta := measure(t, TelemetryTable(), sc, 1, 150, 150, nil)
+		full, delta := measure(t, telemetryTable, sc, 1, 150, 150, nil)
 		ratio := delta.perSec / full.perSec
 		t.Logf("%-8s %d players: full %7.0f B/s (%5.1f B/update), delta %6.0f B/s (%5.1f B/update): %4.1f %%",
 			sc.name, sc.players, full.perSec, full.perUpdate, delta.perSec, delta.perUpdate, 100*ratio)

@@ -145,9 +145,9 @@ func (t *Table[S]) numFields() int { return len(t.fields) }
 // Field returns the i-th field in wire order.
 func (t *Table[S]) Field(i int) Field[S] { return t.fields[i] }
 
-// MaxLen is the longest payload the table can produce in bytes, without
+// maxLen is the longest payload the table can produce in bytes, without
 // the update header: every group and field changed, every value in full.
-func (t *Table[S]) MaxLen() int { return (t.maxBits + 7) / 8 }
+func (t *Table[S]) maxLen() int { return (t.maxBits + 7) / 8 }
 
 // load copies a state into a value vector ("the master state is copied
 // into the receiver's next slot", Q2), saturating each value at its Max.

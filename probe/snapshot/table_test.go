@@ -219,7 +219,7 @@ func TestDecodeRejectsNonCanonical_Q3(t *testing.T) {
 		t.Logf("%s: %v", c.name, err)
 	}
 	// Max: a count field of 7 bits that stops at 64.
-	tm := TelemetryTable()
+	tm := telemetryTable
 	cur := make([]uint32, tm.numFields())
 	var w bitWriter
 	cur[6] = 64
@@ -254,7 +254,7 @@ func TestEncodeSaturates_Q3(t *testing.T) {
 	st.Count = 200
 	st.Links[0].SRTTUs = 1 << 30
 	st.ProcessUs = 1<<24 + 5
-	got, _, err := r.Decode(s.Encode(nil, 0, &st))
+	got, _, err := r.Decode(s.encode(nil, 0, &st))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,11 +104,9 @@ const (
 	maxWait    = 1<<waitBits - 1
 )
 
-var telemetryTable = mustTelemetryTable(true)
-
-// TelemetryTable is the field table of Telemetry (docs/snapshots.md lists
+// telemetryTable is the field table of Telemetry (docs/snapshots.md lists
 // it bit by bit).
-func TelemetryTable() *Table[Telemetry] { return telemetryTable }
+var telemetryTable = mustTelemetryTable(true)
 
 // NewTelemetrySender and NewTelemetryReceiver are newSender and
 // newReceiver for the telemetry table.

@@ -11,7 +11,7 @@ import (
 // The telemetry table as docs/snapshots.md lists it: the player's fields,
 // then each link slot. A change here is a wire change; update the doc.
 func TestTelemetryTableMatchesDoc_L3_Q3(t *testing.T) {
-	tb := TelemetryTable()
+	tb := telemetryTable
 	type row struct {
 		name       string
 		bits, near uint8
@@ -70,7 +70,7 @@ func TestTelemetryTableMatchesDoc_L3_Q3(t *testing.T) {
 	// Worst case, every group and field changed and in full: the player's
 	// fields 136 bits, each block 1, each slot 382 (docs/snapshots.md).
 	// The caller fragments it (Q5).
-	if got, want := tb.MaxLen(), (136+MaxLinks/linkBlock+MaxLinks*382+7)/8; got != want {
+	if got, want := tb.maxLen(), (136+MaxLinks/linkBlock+MaxLinks*382+7)/8; got != want {
 		t.Errorf("MaxLen %d bytes, want %d", got, want)
 	}
 }
@@ -95,7 +95,7 @@ func TestTelemetryUnknownIsNotZero_L3(t *testing.T) {
 	proc := 4 * time.Millisecond
 	tel.SetWaits(2*time.Second, nil, &proc)
 
-	got, fresh, err := NewTelemetryReceiver().Decode(NewTelemetrySender().Encode(nil, 0, &tel))
+	got, fresh, err := NewTelemetryReceiver().Decode(NewTelemetrySender().encode(nil, 0, &tel))
 	if err != nil || !fresh || *got != tel {
 		t.Fatalf("round trip: fresh %v err %v, differs: %v", fresh, err, *got != tel)
 	}
@@ -156,7 +156,7 @@ func TestSetLinksClearsUnusedSlots_Q3(t *testing.T) {
 	s := NewTelemetrySender()
 	// Empty telemetry: frame, report group and count unchanged, and one
 	// bit per block of slots.
-	if m := s.Encode(nil, 0, &empty); len(m) != HeaderLen+(3+MaxLinks/linkBlock+7)/8 {
+	if m := s.encode(nil, 0, &empty); len(m) != HeaderLen+(3+MaxLinks/linkBlock+7)/8 {
 		t.Errorf("empty telemetry is %d bytes", len(m))
 	}
 }

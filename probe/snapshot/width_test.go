@@ -36,7 +36,7 @@ func TestRingsSizedByNeed_Q2(t *testing.T) {
 	send := func(links int) {
 		step++
 		st := widthTelemetry(links, step)
-		got, fresh, err := r.Decode(s.Encode(nil, 0, &st))
+		got, fresh, err := r.Decode(s.encode(nil, 0, &st))
 		if err != nil || !fresh {
 			t.Fatalf("step %d (%d links): fresh %v, err %v", step, links, fresh, err)
 		}
@@ -66,7 +66,7 @@ func TestRingsSizedByNeed_Q2(t *testing.T) {
 	// A second receiver sent the same states shares them: no new version.
 	st := widthTelemetry(2, step)
 	v := s.ver
-	s.Encode(nil, 1, &st)
+	s.encode(nil, 1, &st)
 	if s.ver != v {
 		t.Fatalf("the same state for another receiver made version %d after %d", s.ver, v)
 	}
