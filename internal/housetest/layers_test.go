@@ -23,7 +23,7 @@ var leaves = []string{"units", "textsafe", "names", "themes", "internal/systool"
 
 var (
 	engine  = []string{"probe", "probe/diagnosis", "probe/snapshot"}
-	netfam  = []string{"netcore", "netcore/impair", "netcore/simnet"}
+	netfam  = []string{"netcore", "netcore/impair", "netcore/simnet", "netcore/trace"}
 	rungfam = []string{"rungs", "rungs/ladder"}
 )
 
@@ -51,9 +51,10 @@ var layers = map[string][]string{
 	"rungs":        {"units"},
 	"rungs/ladder": {"rungs", "units"},
 
-	"netcore":        {"netcore/impair", "netcore/simnet", "units"},
-	"netcore/impair": {"netcore", "netcore/simnet", "units"},
-	"netcore/simnet": {"netcore", "netcore/impair", "units"},
+	"netcore":        {"netcore/impair", "netcore/simnet", "netcore/trace", "units"},
+	"netcore/impair": {"netcore", "netcore/simnet", "netcore/trace", "units"},
+	"netcore/simnet": {"netcore", "netcore/impair", "netcore/trace", "units"},
+	"netcore/trace":  {"netcore", "netcore/impair", "netcore/simnet", "units"},
 
 	"probe":           join(engine, []string{"netcore", "rungs", "units", "names", "textsafe"}),
 	"probe/diagnosis": join(engine, []string{"netcore", "rungs", "units", "names", "textsafe"}),

@@ -1,0 +1,24 @@
+// Package trace is the pure logic of lagscope's hop tracer: it finds where
+// on the path to a peer delay and loss begin, using probes sent on the
+// game's own socket with a small hop limit. It never opens a socket, reads
+// a clock or blocks; time comes in as now (time since the world started,
+// as in netcore), bytes come in as they were read. How the tracer rides on
+// the game's socket is described in docs/path.md.
+//
+// The package provides:
+//
+//   - the probe record (probe.go): AppendProbe, DecodeProbe, FindProbe —
+//     an unnumbered control record the peer answers, so the last hop is
+//     the peer and its round trip is comparable with the hops before it;
+//   - the error-queue parser (errqueue.go): ParseErrQueue reads the
+//     control messages and quoted bytes Linux hands over with
+//     recvmsg(MSG_ERRQUEUE), on any platform, into an Answer;
+//   - the Matcher (match.go): answers to probes, by the probe's number
+//     when the quote holds it and by order and offender when it does not;
+//   - the Scheduler (schedule.go): which link and hop limit to probe next,
+//     within a per-address, per-machine and per-path budget;
+//   - Path and Analyze (path.go, analyze.go): the per-hop figures and the
+//     rules that say where delay and loss start, labelled by the link into
+//     each hop, as a Result that marshals to the trace event;
+//   - the Tracer (tracer.go), which joins the four for one machine.
+package trace

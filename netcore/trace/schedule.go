@@ -1,0 +1,261 @@
+package trace
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+)
+
+// Budget. The tracer is a guest on routers it does not own: any one router
+// hears at most one probe a second from this machine, however many traced
+// links cross it, and the machine sends at most MaxRate probes a second in
+// all.
+const (
+	// PerHopInterval is the least time between two probes to one hop
+	// address, across all links.
+	PerHopInterval = time.Second
+	// MaxRate is the most probes a second the machine sends, all links
+	// together: one every rateInterval.
+	MaxRate      = 20
+	rateInterval = time.Second / MaxRate
+	// silentGap is how many hop limits past the farthest that answered the
+	// tracer explores while the peer has not answered: a peer that never
+	// answers probes (one that does not know the record) must not send
+	// the tracer to hop 30 on every path.
+	silentGap = 5
+)
+
+// Scheduler says which link and hop limit to probe next. A hop whose
+// address is known shares its budget with every other link through it; a
+// hop not known yet is budgeted on its own, keyed by (link, ttl). Each
+// link has one probe in flight at a time (the Matcher relies on it). A
+// link's probes explore one hop limit further each time the farthest has
+// an outcome, and stop at the hop limit the peer answered at.
+type Scheduler struct {
+	links    []*schedLink // in round-robin order
+	turn     int          // index of the link to try first
+	addrLast map[netip.Addr]time.Duration
+	lastSend time.Duration
+	sentAny  bool
+}
+
+type schedLink struct {
+	id       netcore.PeerID
+	peer     netip.Addr
+	flying   bool
+	reach    int // highest hop limit to probe now
+	end      int // hop limit the peer answered at; 0 while unknown
+	answered int // farthest hop limit that answered
+	hops     [MaxHops + 1]schedHop
+}
+
+type schedHop struct {
+	addr   netip.Addr
+	last   time.Duration
+	probed bool
+}
+
+// NewScheduler makes an empty Scheduler.
+func NewScheduler() *Scheduler {
+	return &Scheduler{addrLast: map[netip.Addr]time.Duration{}}
+}
+
+// AddLink starts tracing link (the user views it, or the diagnosis blames
+// it). Adding a link that is traced already keeps its state.
+func (s *Scheduler) AddLink(link netcore.PeerID, peer netip.Addr) {
+	if s.find(link) >= 0 {
+		return
+	}
+	s.links = append(s.links, &schedLink{id: link, peer: peer.Unmap(), reach: 1})
+}
+
+// RemoveLink stops tracing link. The addresses its probes went to keep
+// their budget: another link through them waits as long as it would have.
+func (s *Scheduler) RemoveLink(link netcore.PeerID) {
+	i := s.find(link)
+	if i < 0 {
+		return
+	}
+	s.links = append(s.links[:i], s.links[i+1:]...)
+	if s.turn > i {
+		s.turn--
+	}
+	if s.turn >= len(s.links) {
+		s.turn = 0
+	}
+}
+
+func (s *Scheduler) find(link netcore.PeerID) int {
+	for i, l := range s.links {
+		if l.id == link {
+			return i
+		}
+	}
+	return -1
+}
+
+// Next picks the probe to send at now, if the budget allows one, and
+// counts it as sent: the caller sends it (and tells the Matcher) or
+// reports it lost through Done.
+func (s *Scheduler) Next(now time.Duration) (link netcore.PeerID, ttl int, ok bool) {
+	if s.sentAny && now-s.lastSend < rateInterval {
+		return 0, 0, false
+	}
+	for k := range s.links {
+		i := (s.turn + k) % len(s.links)
+		l := s.links[i]
+		if ttl := s.pick(l, now); ttl > 0 {
+			s.turn = (i + 1) % len(s.links)
+			s.commit(l, ttl, now)
+			return l.id, ttl, true
+		}
+	}
+	return 0, 0, false
+}
+
+// pick is the hop limit link l probes at now, 0 for none: of those whose
+// budget allows a probe, the one waiting longest, never probed first,
+// nearest first among equals.
+func (s *Scheduler) pick(l *schedLink, now time.Duration) int {
+	if l.flying {
+		return 0
+	}
+	best, bestLast := 0, time.Duration(0)
+	for ttl := 1; ttl <= l.reach; ttl++ {
+		last, probed := s.lastOf(l, ttl)
+		if !probed {
+			return ttl
+		}
+		if now-last < PerHopInterval {
+			continue
+		}
+		if best == 0 || last < bestLast {
+			best, bestLast = ttl, last
+		}
+	}
+	return best
+}
+
+// lastOf is when the hop at ttl of l was last probed by any link: by its
+// address when known, else by (link, ttl).
+func (s *Scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
+	if a := s.addrOf(l, ttl); a.IsValid() {
+		last, ok := s.addrLast[a]
+		if h := l.hops[ttl]; h.probed && (!ok || h.last > last) {
+			return h.last, true
+		}
+		return last, ok
+	}
+	h := l.hops[ttl]
+	return h.last, h.probed
+}
+
+// addrOf is the known address of the hop at ttl: the peer at and past the
+// end, else the last that answered there.
+func (s *Scheduler) addrOf(l *schedLink, ttl int) netip.Addr {
+	if l.end > 0 && ttl >= l.end {
+		return l.peer
+	}
+	return l.hops[ttl].addr
+}
+
+func (s *Scheduler) commit(l *schedLink, ttl int, now time.Duration) {
+	l.flying = true
+	l.hops[ttl].last, l.hops[ttl].probed = now, true
+	if a := s.addrOf(l, ttl); a.IsValid() {
+		s.addrLast[a] = now
+	}
+	s.lastSend, s.sentAny = now, true
+	s.prune(now)
+}
+
+// prune bounds the address table: entries whose interval has passed
+// budget nothing any more.
+func (s *Scheduler) prune(now time.Duration) {
+	if len(s.addrLast) < 4*MaxHops*max(1, len(s.links)) {
+		return
+	}
+	for a, last := range s.addrLast {
+		if now-last >= PerHopInterval {
+			delete(s.addrLast, a)
+		}
+	}
+}
+
+// Done takes in what became of the probe in flight on o.Link: the link may
+// send again, the hop's address is learnt, and the path's end and the
+// farthest hop limit to explore move.
+func (s *Scheduler) Done(o Outcome) {
+	i := s.find(o.Link)
+	if i < 0 || o.TTL < 1 || o.TTL > MaxHops {
+		return
+	}
+	l := s.links[i]
+	l.flying = false
+	if !o.Lost {
+		l.answered = max(l.answered, o.TTL)
+		if o.Addr.IsValid() {
+			if !o.Reached {
+				l.hops[o.TTL].addr = o.Addr
+			}
+			if last, ok := s.addrLast[o.Addr]; !ok || o.Sent > last {
+				s.addrLast[o.Addr] = o.Sent
+			}
+		}
+	}
+	l.end = endAfter(l.end, o)
+	switch {
+	case l.end > 0:
+		l.reach = l.end
+	case o.TTL >= l.reach && l.reach < MaxHops && l.reach < l.answered+silentGap:
+		l.reach++
+	}
+}
+
+// Cancel frees link for its next probe when the one Next picked was not
+// sent after all; its budget stays spent.
+func (s *Scheduler) Cancel(link netcore.PeerID) {
+	if i := s.find(link); i >= 0 {
+		s.links[i].flying = false
+	}
+}
+
+// NextAt is the earliest time from now on at which Next may have a probe,
+// false when every link waits for an answer (or none is traced).
+func (s *Scheduler) NextAt(now time.Duration) (time.Duration, bool) {
+	next, ok := time.Duration(0), false
+	for _, l := range s.links {
+		if l.flying {
+			continue
+		}
+		for ttl := 1; ttl <= l.reach; ttl++ {
+			at := now
+			if last, probed := s.lastOf(l, ttl); probed {
+				at = max(now, last+PerHopInterval)
+			}
+			if !ok || at < next {
+				next, ok = at, true
+			}
+		}
+	}
+	if ok && s.sentAny {
+		next = max(next, s.lastSend+rateInterval)
+	}
+	return next, ok
+}
+
+// endAfter is the hop limit the path ends at after outcome o, given end
+// before it (0: unknown). The peer answering at a lower hop limit shortens
+// the path; a router answering at or past the end means the path grew.
+func endAfter(end int, o Outcome) int {
+	switch {
+	case o.Reached && (end == 0 || o.TTL < end):
+		return o.TTL
+	case o.Reached || o.Lost:
+		return end
+	case end > 0 && o.TTL >= end:
+		return 0
+	}
+	return end
+}

@@ -1,0 +1,233 @@
+package trace
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+)
+
+// simRoute is a link's path in the virtual world: the routers by hop limit
+// (an invalid address never answers), then the peer, which answers when
+// peerAnswers is set.
+type simRoute struct {
+	peer        netip.Addr
+	routers     []netip.Addr
+	peerAnswers bool
+	rtt         time.Duration
+}
+
+// hit is who a probe with hop limit ttl reaches, and whether it answers.
+func (r simRoute) hit(ttl int) (netip.Addr, bool, bool) {
+	if ttl <= len(r.routers) {
+		a := r.routers[ttl-1]
+		return a, a.IsValid(), false
+	}
+	return r.peer, r.peerAnswers, true
+}
+
+type sent struct {
+	at   time.Duration
+	link netcore.PeerID
+	ttl  int
+	to   netip.Addr
+}
+
+// runSchedule drives a Scheduler on a virtual clock in 5 ms steps for d,
+// answering each probe after its route's round trip and timing out the
+// rest after DefaultTimeout. It returns every send in order.
+func runSchedule(s *Scheduler, routes map[netcore.PeerID]simRoute, d time.Duration, at func(time.Duration)) []sent {
+	var log []sent
+	type pending struct {
+		due time.Duration
+		o   Outcome
+	}
+	var queue []pending
+	for now := time.Duration(0); now < d; now += 5 * time.Millisecond {
+		if at != nil {
+			at(now)
+		}
+		rest := queue[:0]
+		for _, p := range queue {
+			if p.due <= now {
+				s.Done(p.o)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		queue = rest
+		for {
+			link, ttl, ok := s.Next(now)
+			if !ok {
+				break
+			}
+			r := routes[link]
+			to, answers, peer := r.hit(ttl)
+			log = append(log, sent{now, link, ttl, to})
+			o := Outcome{Link: link, TTL: ttl, Sent: now, Lost: true}
+			due := now + DefaultTimeout
+			if answers {
+				o = Outcome{Link: link, TTL: ttl, Sent: now, RTT: r.rtt, Addr: to, Reached: peer}
+				due = now + r.rtt
+			}
+			queue = append(queue, pending{due, o})
+		}
+	}
+	return log
+}
+
+func newScheduler(routes map[netcore.PeerID]simRoute) *Scheduler {
+	s := NewScheduler()
+	for id, r := range routes {
+		s.AddLink(id, r.peer)
+	}
+	return s
+}
+
+// Two links through one home router and one ISP router: each router hears
+// one probe a second in all once its address is known; no (link, ttl) is
+// probed twice within a second; the machine never sends more than 20 in
+// a second; each link stops at its peer.
+func TestScheduleBudget(t *testing.T) {
+	routes := map[netcore.PeerID]simRoute{
+		linkA: {peer: peerA, routers: []netip.Addr{r1, r2, pub1, pub2}, peerAnswers: true, rtt: msec(20)},
+		linkB: {peer: peerB, routers: []netip.Addr{r1, r2, pub1, pub3, pub4}, peerAnswers: true, rtt: msec(30)},
+	}
+	log := runSchedule(newScheduler(routes), routes, time.Minute, nil)
+	if len(log) < 300 {
+		t.Fatalf("%d probes in a minute: the scheduler stalls", len(log))
+	}
+	lastTo := map[netip.Addr]time.Duration{}
+	lastKey := map[[2]int]time.Duration{}
+	maxTTL := map[netcore.PeerID]int{}
+	perAddr := map[netip.Addr]int{}
+	for i, p := range log {
+		if i >= MaxRate && p.at-log[i-MaxRate].at < time.Second {
+			t.Fatalf("probe %d at %v: %d probes within a second", i, p.at, MaxRate+1)
+		}
+		key := [2]int{int(p.link), p.ttl}
+		if last, ok := lastKey[key]; ok && p.at-last < time.Second {
+			t.Fatalf("link %d ttl %d probed at %v and %v", p.link, p.ttl, last, p.at)
+		}
+		lastKey[key] = p.at
+		if last, ok := lastTo[p.to]; ok && p.at > 5*time.Second && p.at-last < time.Second {
+			t.Fatalf("%v probed at %v and %v", p.to, last, p.at)
+		}
+		lastTo[p.to] = p.at
+		maxTTL[p.link] = max(maxTTL[p.link], p.ttl)
+		perAddr[p.to]++
+	}
+	if maxTTL[linkA] != 5 || maxTTL[linkB] != 6 {
+		t.Fatalf("farthest hop limits %v, want A 5 and B 6 (the peers)", maxTTL)
+	}
+	// Shared: r1 at hop 1 of both links hears no more than one a second.
+	if n := perAddr[r1]; n > 62 || n < 50 {
+		t.Fatalf("the shared home router heard %d probes in a minute, want about 60", n)
+	}
+	if n := perAddr[pub2]; n < 50 {
+		t.Fatalf("a hop of one link only heard %d probes in a minute, want about 60", n)
+	}
+}
+
+// The machine-wide cap holds with many links, and no probe goes past hop
+// 30 on a path longer than that.
+func TestScheduleCapsAndDepth(t *testing.T) {
+	routes := map[netcore.PeerID]simRoute{}
+	for id := netcore.PeerID(1); id <= 6; id++ {
+		hops := make([]netip.Addr, 40)
+		for i := range hops {
+			hops[i] = netip.AddrFrom4([4]byte{82, byte(id), 0, byte(i + 1)})
+		}
+		routes[id] = simRoute{peer: netip.AddrFrom4([4]byte{83, 0, 0, byte(id)}), routers: hops, rtt: msec(1)}
+	}
+	log := runSchedule(newScheduler(routes), routes, 30*time.Second, nil)
+	for i, p := range log {
+		if p.ttl < 1 || p.ttl > MaxHops {
+			t.Fatalf("probe with hop limit %d", p.ttl)
+		}
+		if i >= MaxRate && p.at-log[i-MaxRate].at < time.Second {
+			t.Fatalf("probe %d at %v: %d probes within a second", i, p.at, MaxRate+1)
+		}
+	}
+	if len(log) < 19*29 {
+		t.Fatalf("%d probes in 30 s with work for 20 a second", len(log))
+	}
+}
+
+// A peer that never answers probes (one that does not know the record)
+// leaves the path incomplete; the tracer explores silentGap hop limits
+// past the farthest router that answered, no further.
+func TestScheduleSilentGap(t *testing.T) {
+	routes := map[netcore.PeerID]simRoute{
+		linkA: {peer: peerA, routers: []netip.Addr{r1, {}, pub1}, rtt: msec(10)},
+	}
+	log := runSchedule(newScheduler(routes), routes, time.Minute, nil)
+	top := 0
+	for _, p := range log {
+		top = max(top, p.ttl)
+	}
+	if top != 3+silentGap {
+		t.Fatalf("explored to hop %d, want %d", top, 3+silentGap)
+	}
+}
+
+// Links come and go: a removed link is never probed again; one added later
+// is probed from hop 1.
+func TestScheduleAddRemove(t *testing.T) {
+	routes := map[netcore.PeerID]simRoute{
+		linkA: {peer: peerA, routers: []netip.Addr{r1, r2}, peerAnswers: true, rtt: msec(10)},
+		linkB: {peer: peerB, routers: []netip.Addr{r1, r3}, peerAnswers: true, rtt: msec(10)},
+	}
+	s := NewScheduler()
+	s.AddLink(linkA, peerA)
+	log := runSchedule(s, routes, 20*time.Second, func(now time.Duration) {
+		switch now {
+		case 5 * time.Second:
+			s.AddLink(linkB, peerB)
+			s.AddLink(linkB, peerB) // again: kept, not doubled
+		case 10 * time.Second:
+			s.RemoveLink(linkA)
+		}
+	})
+	firstB := true
+	for _, p := range log {
+		switch {
+		case p.link == linkB && p.at < 5*time.Second:
+			t.Fatalf("B probed at %v before it was added", p.at)
+		case p.link == linkB && firstB:
+			firstB = false
+			if p.ttl != 1 {
+				t.Fatalf("B's first probe at hop %d", p.ttl)
+			}
+		case p.link == linkA && p.at >= 10*time.Second:
+			t.Fatalf("A probed at %v after it was removed", p.at)
+		}
+	}
+	if firstB {
+		t.Fatal("B never probed")
+	}
+}
+
+func TestScheduleNextAt(t *testing.T) {
+	s := NewScheduler()
+	if _, ok := s.NextAt(0); ok {
+		t.Fatal("work with no link")
+	}
+	s.AddLink(linkA, peerA)
+	if at, ok := s.NextAt(msec(3)); !ok || at != msec(3) {
+		t.Fatalf("next %v %v, want now", at, ok)
+	}
+	link, ttl, _ := s.Next(msec(3))
+	if _, ok := s.NextAt(msec(4)); ok {
+		t.Fatal("work while the link's one probe is in flight")
+	}
+	s.Done(Outcome{Link: link, TTL: ttl, Sent: msec(3), RTT: msec(1), Addr: r1})
+	// Hop 2 may go at once but for the machine's spacing; hop 1 waits a second.
+	if at, ok := s.NextAt(msec(4)); !ok || at != msec(3)+rateInterval {
+		t.Fatalf("next %v %v, want %v", at, ok, msec(3)+rateInterval)
+	}
+	if _, ttl, ok := s.Next(msec(3) + rateInterval); !ok || ttl != 2 {
+		t.Fatalf("then hop %d %v, want 2", ttl, ok)
+	}
+}

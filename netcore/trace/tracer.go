@@ -1,0 +1,117 @@
+package trace
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+)
+
+// Tracer traces the links of one machine: the Scheduler picks probes, the
+// Matcher pairs their answers, and a Path per link gathers the outcomes.
+// Like netcore's Endpoint it is sans-I/O and owned by one goroutine.
+type Tracer struct {
+	m       *Matcher
+	s       *Scheduler
+	paths   map[netcore.PeerID]*Path
+	num     uint32
+	expired []Outcome
+}
+
+// New makes a Tracer whose probes are lost after timeout (DefaultTimeout
+// when 0 or less).
+func New(timeout time.Duration) *Tracer {
+	return &Tracer{m: NewMatcher(timeout), s: NewScheduler(), paths: map[netcore.PeerID]*Path{}}
+}
+
+// AddLink starts tracing link, whose peer is at peer; adding a traced link
+// again keeps what it gathered.
+func (t *Tracer) AddLink(link netcore.PeerID, peer netip.Addr) {
+	t.m.AddLink(link, peer)
+	t.s.AddLink(link, peer)
+	if t.paths[link] == nil {
+		t.paths[link] = &Path{}
+	}
+}
+
+// RemoveLink stops tracing link and forgets its path.
+func (t *Tracer) RemoveLink(link netcore.PeerID) {
+	t.m.RemoveLink(link)
+	t.s.RemoveLink(link)
+	delete(t.paths, link)
+}
+
+// Next is the probe to send at now, if any: the caller sends its record
+// (AppendProbe) to link's peer with hop limit p.TTL.
+func (t *Tracer) Next(now time.Duration) (link netcore.PeerID, p Probe, ok bool) {
+	link, ttl, ok := t.s.Next(now)
+	if !ok {
+		return 0, Probe{}, false
+	}
+	t.num++
+	if !t.m.Sent(link, t.num, ttl, now) {
+		t.s.Cancel(link)
+		return 0, Probe{}, false
+	}
+	return link, Probe{Num: t.num, TTL: uint8(ttl)}, true
+}
+
+// Answer takes in an error-queue answer for a datagram sent to link's
+// peer, read at at; false when it matched no probe.
+func (t *Tracer) Answer(link netcore.PeerID, a Answer, at time.Duration) bool {
+	o, ok := t.m.Answer(link, a, at)
+	if ok {
+		t.land(o)
+	}
+	return ok
+}
+
+// Reply takes in the peer's answer record, arrived at at on link.
+func (t *Tracer) Reply(link netcore.PeerID, p Probe, at time.Duration) bool {
+	o, ok := t.m.Reply(link, p, at)
+	if ok {
+		t.land(o)
+	}
+	return ok
+}
+
+// Tick counts the probes overdue at now as lost.
+func (t *Tracer) Tick(now time.Duration) {
+	t.expired = t.m.Timeout(now, t.expired[:0])
+	for _, o := range t.expired {
+		t.land(o)
+	}
+}
+
+// NextDeadline is when the Tracer next has work (a probe to send or one to
+// time out), false when none.
+func (t *Tracer) NextDeadline(now time.Duration) (time.Duration, bool) {
+	send, okS := t.s.NextAt(now)
+	lost, okL := t.m.NextTimeout()
+	switch {
+	case okS && okL:
+		return min(send, lost), true
+	case okS:
+		return send, true
+	}
+	return lost, okL
+}
+
+// Result is link's analysis, false when the link is not traced.
+func (t *Tracer) Result(link netcore.PeerID) (Result, bool) {
+	p := t.paths[link]
+	if p == nil {
+		return Result{}, false
+	}
+	return p.Result(), true
+}
+
+// Unmatched is how many answers matched no probe.
+func (t *Tracer) Unmatched() uint64 { return t.m.Unmatched() }
+
+func (t *Tracer) land(o Outcome) {
+	t.s.Done(o)
+	if p := t.paths[o.Link]; p != nil {
+		p.Add(o)
+	}
+}
