@@ -118,6 +118,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		target := rungs.Timing{SendPeriod: int(t.SendPeriod), LookAhead: int(t.LookAhead)}
 		d := rungs.Decision{Frame: int(t.Decided), Target: target, FPS: int(t.FPS), Reason: rungs.Reason(t.Reason)}
 		p.master.Observe(d)
+		p.shadow.Observe(d)
 		p.sched.Change(f, target, int(t.FPS))
 		p.emitNet(&TimingEvent{Header: Header{Type: "timing"}, Decided: int(t.Decided), SendPeriod: target.SendPeriod,
 			LookAhead: target.LookAhead, Rung: target.Rung(), Tier: target.Tier().String(), FPS: int(t.FPS), Reason: d.Reason.String()})
@@ -144,6 +145,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 			p.masterP = p.firstSeated(nil)
 			if p.masterP != nil {
 				p.master.TakeOver(f)
+				p.shadow.TakeOver(f)
 				p.emitNet(&MasterEvent{Header: Header{Type: "master"}, Player: p.masterP.Name})
 			}
 		}

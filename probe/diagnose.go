@@ -72,6 +72,13 @@ type diagState struct {
 	marks  [2]waitMark
 	nmarks int
 
+	// before is the culprit of the last evaluation that named one, kept
+	// while the descent after it is pending (diagnosis.Input.Before).
+	before string
+	// needed is what the worst reported round trip needed with headroom at
+	// the latest evaluation (View.Needed).
+	needed rungs.Timing
+
 	rows   []int           // scratch: matrix row index of each input player
 	dirs   []*MatrixLink   // scratch: n×n directed links, nil when unknown
 	caused []time.Duration // scratch: per input player
@@ -92,10 +99,26 @@ func (p *Peer) evaluateDiagnosis(now time.Duration, f int) {
 	if !p.dg.on && p.record.Summary(f).Complete() {
 		p.dg.on = true
 	}
+	if p.masterP == p.self && !p.self.Observer {
+		p.shadow = *p.master // Evaluate ran on this frame already (frames.go)
+	} else {
+		p.shadow.Evaluate(f, p.record, p.speed)
+	}
 	m := p.knownMatrix(now)
 	p.diagnosisInput(now, &m)
+	in := &p.dg.in
+	in.Frame, in.Outlook, in.Before = f, p.shadow.Outlook(f, p.record), p.dg.before
+	if s := p.record.Summary(f); s.WithRTT > 0 {
+		p.dg.needed = rungs.Need(rungs.WithHeadroom(s.Worst), p.shadow.FPS())
+	}
 	if p.dg.on {
 		d := p.dg.g.Diagnose(p.dg.in)
+		switch {
+		case d.Culprit != "":
+			p.dg.before = d.Culprit
+		case !in.Outlook.Pending():
+			p.dg.before = ""
+		}
 		p.dg.last = &d
 		p.emit(&DiagnosisEvent{Header: Header{Type: "diagnosis", Frame: f}, Diagnosis: d})
 	}
@@ -139,18 +162,11 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 	dg := &p.dg
 	in := &dg.in
 	in.Players, in.Pairs = in.Players[:0], in.Pairs[:0]
-	in.Speed, in.Target = p.speed, p.sched.Target()
-	// The timing the verdict says the match runs at: the master's last
-	// choice, or, when the worst reported round trip already needs a
-	// slower rung, that rung — on an evaluation frame the master raises
-	// the target at once (S11a) but its timing event executes a few frames
-	// later, and a line must not say a player holds the match at the rung
-	// it would run at without that player.
-	if s := p.record.Summary(p.frame); s.WithRTT > 0 {
-		if need := rungs.Need(rungs.WithHeadroom(s.Worst), p.sched.FPS()); need.Rung() > in.Target.Rung() {
-			in.Target = need
-		}
-	}
+	// The target the master chose at this evaluation (its timing event
+	// executes a few frames later), as the shadow evaluator follows it.
+	in.Speed, in.Target, in.InForce, in.FPS = p.speed, p.shadow.Target(), p.sched.InForce(), p.sched.FPS()
+	in.Frame, in.Outlook, in.Before = p.frame, rungs.Outlook{}, ""
+	in.Elapsed = max(now-p.startAt, 0)
 	n := len(m.Players)
 	dg.caused = growDur(dg.caused, n)
 	if cap(dg.dirs) < n*n {

@@ -159,9 +159,14 @@ type Peer struct {
 	lastCause  *player // the player this machine waited for last
 	lastStatus time.Duration
 
-	sched   *rungs.Schedule
-	record  *rungs.Record
-	master  *rungs.Master
+	sched  *rungs.Schedule
+	record *rungs.Record
+	master *rungs.Master
+	// shadow follows the master's evaluations on every machine (the record
+	// and the game speed are the same everywhere): the diagnosis names the
+	// target chosen at an evaluation before its timing event executes, and
+	// what the target does next (rungs.Master.Outlook).
+	shadow  rungs.Master
 	masterP *player
 	speed   int
 
@@ -370,6 +375,7 @@ func (p *Peer) Start(now time.Duration) {
 	p.record = rungs.NewRecord(0, seated)
 	p.sched = rungs.NewSchedule(p.cfg.Timing, p.cfg.Speed)
 	p.master = rungs.NewMaster(0, p.cfg.Timing, p.cfg.Speed)
+	p.shadow = *p.master
 	p.masterP = p.firstSeated(nil)
 	if p.masterP != nil {
 		p.emitNet(&MasterEvent{Header: Header{Type: "master"}, Player: p.masterP.Name})

@@ -351,6 +351,11 @@ func (p *Peer) follow(now time.Duration, st WatchState) {
 			p.record.Add(rep)
 		}
 	}
+	// A spectator's shadow starts from the host's target: the count toward
+	// a descent (S11c) it joined in is not in the state, so its first
+	// outlook may start that count late.
+	p.shadow = *rungs.NewMaster(0, st.Target, fps)
+	p.shadow.Observe(rungs.Decision{Frame: p.frame, Target: st.Target, FPS: fps})
 	p.masterP = nil
 	if m := p.byID[st.Master]; m != nil && m.seated && !m.removed {
 		p.masterP = m

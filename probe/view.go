@@ -19,13 +19,18 @@ type View struct {
 	Frame   int  // next frame to execute
 	Started bool // the game has started (false: lobby)
 
-	FPS      int          // frame rate in force (S15)
-	Speed    int          // game speed: the frame-rate cap (S17)
-	InForce  rungs.Timing // timing in force
-	Target   rungs.Timing // the last timing the master chose
-	Staged   bool         // a decrease is stepping down (S12)
-	Stalled  bool         // waiting for commands right now
-	WaitedOn string       // whom we wait for, when Stalled
+	FPS     int          // frame rate in force (S15)
+	Speed   int          // game speed: the frame-rate cap (S17)
+	InForce rungs.Timing // timing in force
+	Target  rungs.Timing // the last timing the master chose
+	Staged  bool         // a decrease is stepping down (S12)
+	// Needed is the timing the worst fresh reported round trip needed with
+	// headroom at the latest evaluation, as the master computes a target
+	// (S9, S10) and where a descent settles (S11b.4); the zero Timing
+	// before an evaluation saw a report with a round trip.
+	Needed   rungs.Timing
+	Stalled  bool   // waiting for commands right now
+	WaitedOn string // whom we wait for, when Stalled
 
 	// Lobby is set while a live session waits for its game to start.
 	Lobby *LobbyView
@@ -100,6 +105,7 @@ func (p *Peer) View(now time.Duration) View {
 		v.InForce = p.sched.InForce()
 		v.Target = p.sched.Target()
 		v.Staged = p.sched.Staged()
+		v.Needed = p.dg.needed
 	} else {
 		v.FPS = p.cfg.Speed
 		v.InForce, v.Target = p.cfg.Timing, p.cfg.Timing

@@ -52,7 +52,7 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 		out = append(out, st.muted.Render("  no diagnosis yet: it comes with the first evaluation after the game starts"))
 		return block(out, w, h)
 	}
-	for _, l := range wrap(textOf(d.Verdict), w-2) {
+	for _, l := range wrap(textOf(strings.Join(s.verdict(), " ")), w-2) {
 		out = append(out, "  "+st.text.Render(l))
 	}
 	out = append(out, "")

@@ -51,9 +51,7 @@ func headerInputsOf(s *session) headerInputs {
 	if s.err != nil {
 		in.errText = s.err.Error()
 	}
-	if v.Diagnosis != nil {
-		in.verdict = v.Diagnosis.Verdict
-	}
+	in.verdict = strings.Join(s.verdict(), " ")
 	if !v.Started && v.Lobby != nil {
 		in.lobbyGen = s.gen
 	}
@@ -82,7 +80,7 @@ type headerStatus struct {
 // lobby's pending pairs and the diagnosis's verdict when there are any.
 func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 	out := []string{p.tabsLine(s, hs, w), p.sessionLine(s, w)}
-	return p.noteLines(out, &s.view, hs, w)
+	return p.noteLines(out, s, hs, w)
 }
 
 // tabsLine is line 1: program, tabs, clock and status on the right. When
@@ -252,26 +250,61 @@ func (p *headerPane) timing(v *probe.View) string {
 
 // noteLines adds to out the lines under the session line: the lobby's
 // pairs not connected yet (which pair and what is tried, so a lobby that
-// does not start says why), and the diagnosis's verdict, when there is
-// one: at most two lines, ended between words; the Diagnosis view has the
-// whole of it.
-func (p *headerPane) noteLines(out []string, v *probe.View, hs headerStatus, w int) []string {
+// does not start says why), and the verdict area: always verdictRows(w)
+// lines, so that nothing under it moves when the verdict's length
+// changes. The verdict's sentences come in their order of priority and
+// the last line that fits ends between words with "…"; the Diagnosis view
+// has the whole of it.
+func (p *headerPane) noteLines(out []string, s *session, hs headerStatus, w int) []string {
 	st := &p.st
+	v := &s.view
 	if !v.Started && v.Lobby != nil {
 		for _, l := range pendingLines(v.Lobby.Pending, maxPendingLines) {
 			out = append(out, fit("  "+st.warn.Render(l), w))
 		}
 	}
-	if d := v.Diagnosis; d != nil && d.Verdict != "" && !hs.noVerdict {
-		lines := wrap(textOf(d.Verdict), w-2)
-		if len(lines) > 2 {
-			lines = append(lines[:1], fitWords(strings.Join(lines[1:], " "), w-2))
+	if hs.noVerdict {
+		return out
+	}
+	rows := verdictRows(w)
+	text := textOf(strings.Join(s.verdict(), " "))
+	ink := st.warn
+	if text == "" && v.Started {
+		text, ink = "No verdict yet: it comes once every player is measured.", st.muted
+	}
+	for _, l := range verdictLines(text, w-2, rows) {
+		if l == "" {
+			out = append(out, "")
+			continue
 		}
-		for _, l := range lines {
-			out = append(out, fit("  "+st.warn.Render(l), w))
-		}
+		out = append(out, fit("  "+ink.Render(l), w))
 	}
 	return out
+}
+
+// verdictRows is the verdict area's height: 2 lines up to 199 columns, 3
+// from 200.
+func verdictRows(w int) int {
+	if w >= 200 {
+		return 3
+	}
+	return 2
+}
+
+// verdictLines wraps text into exactly rows lines of at most w cells,
+// padded with empty lines; what does not fit ends the last line with "…".
+func verdictLines(text string, w, rows int) []string {
+	lines := wrap(text, max(w, 1))
+	if text == "" {
+		lines = nil
+	}
+	if len(lines) > rows {
+		lines = append(lines[:rows-1], fitWords(strings.Join(lines[rows-1:], " "), w))
+	}
+	for len(lines) < rows {
+		lines = append(lines, "")
+	}
+	return lines
 }
 
 // spread puts left and right on one line of width w, right-aligned; when

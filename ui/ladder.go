@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -53,33 +51,19 @@ type ladderKey struct {
 // cached is the rung ladder: it changes only with the timings.
 func (p *ladderPane) cached(s *session, w, h int) []string {
 	v := &s.view
-	need := rungs.Timing{}
-	if rtt, ok := worstRTT(s); ok && v.FPS > 0 {
-		need = rungs.Need(rtt, v.FPS)
-	}
-	out := p.drawn.get(ladderKey{v.InForce, v.Target, need, v.Staged, v.FPS, w, h, p.st.theme.Name}, func() []string {
+	out := p.drawn.get(ladderKey{v.InForce, v.Target, v.Needed, v.Staged, v.FPS, w, h, p.st.theme.Name}, func() []string {
 		return p.ladder(s, w, h)
 	})
 	return out[:len(out):len(out)]
 }
 
-// worstRTT is the longest measured SRTT among the current links.
-func worstRTT(s *session) (time.Duration, bool) {
-	var best time.Duration
-	ok := false
-	for _, lv := range s.view.Links {
-		if lv.RTTKnown && lv.State != probe.LinkUnmeasured && (!ok || lv.SRTT > best) {
-			best, ok = lv.SRTT, true
-		}
-	}
-	return best, ok
-}
-
 // ladder draws rungs 10 down to 1 with their timing, tier and the round
 // trip each covers at the frame rate in force (S2, S3, S17); an extended
 // look-ahead past rung 10 (S4) gets rows of its own above. ▶ marks the
-// timing in force, ◆ the target, ○ the rung the worst link's round trip
-// needs now; a staged decrease is listed step by step (S12).
+// timing in force, ◆ the target, ○ the timing needed now as the master
+// computes a target: every player's latest report, the worst round trip,
+// headroom (S9) — where a descent settles; a staged decrease is listed
+// step by step (S12).
 func (p *ladderPane) ladder(s *session, w, height int) []string {
 	st := &p.st
 	v := &s.view
@@ -89,10 +73,7 @@ func (p *ladderPane) ladder(s *session, w, height int) []string {
 		title += st.muted.Render(" at " + strconv.Itoa(fps) + " fps")
 	}
 	out := []string{p.rule(title, w)}
-	marks := ladderMarks{inForce: v.InForce, target: v.Target}
-	if rtt, ok := worstRTT(s); ok && fps > 0 {
-		marks.need = rungs.Need(rtt, fps)
-	}
+	marks := ladderMarks{inForce: v.InForce, target: v.Target, need: v.Needed}
 	for _, t := range ladderRows(marks) {
 		out = append(out, p.rungLine(t, marks, fps, w))
 	}

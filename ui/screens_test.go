@@ -363,7 +363,8 @@ func TestReplayHeaderAt80KeepsTabs(t *testing.T) {
 		us[i].View.Links[3].Observer = true
 	}
 	for _, w := range []int{80, 120, 200} {
-		m := model(t, f, w, 24, us)
+		// 26 rows: the header's verdict area and the table's four links.
+		m := model(t, f, w, 26, us)
 		m.opts.Clock = func() time.Time { return time.Date(2026, 1, 2, 14, 32, 50, 0, time.UTC) }
 		var cuts []string
 		cutHook = func(s string, w int) { cuts = append(cuts, fmt.Sprintf("%q cut to %d", s, w)) }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -211,6 +213,37 @@ type session struct {
 	msgN    uint64 // messages taken, for the cached message list
 	done    bool
 	err     error
+	// worded is the diagnosis the verdict is worded from and the timings
+	// the view showed when it arrived (sessionVerdict).
+	worded verdictBase
+}
+
+// verdictBase is a diagnosis and the target and timing in force that the
+// view showed when it arrived.
+type verdictBase struct {
+	d               *diagnosis.Diagnosis
+	target, inForce rungs.Timing
+}
+
+// verdict is the verdict's sentences in their order of priority, worded
+// at the frame shown (so that "in about 40 s" counts down): with the
+// diagnosis's own target while the timings are those it arrived with (it
+// may name the target just decided, whose timing event has not executed
+// yet), with the header's once either changes, so that the verdict never
+// names a rung the header does not. No diagnosis, no sentences.
+func (s *session) verdict() []string {
+	v := &s.view
+	b := &s.worded
+	if b.d == nil {
+		return nil
+	}
+	t := diagnosis.Timings{Target: v.Target, InForce: v.InForce, Frame: v.Frame, FPS: v.FPS}
+	if v.Target == b.target && v.InForce == b.inForce {
+		if w := b.d.Worded(); w.Target.Valid() {
+			t.Target = w.Target
+		}
+	}
+	return b.d.Sentences(t)
 }
 
 func newSession() *session { return &session{links: map[string]*linkHist{}, mx: &matrixHist{}} }
@@ -238,6 +271,9 @@ func (s *session) apply(u probe.Update) {
 
 func (s *session) take(v probe.View) {
 	s.view, s.have = v, true
+	if v.Diagnosis != s.worded.d {
+		s.worded = verdictBase{d: v.Diagnosis, target: v.Target, inForce: v.InForce}
+	}
 	s.calm(v)
 	for _, h := range s.links {
 		h.present = false

@@ -137,9 +137,22 @@ type Input struct {
 	Pairs   []Pair
 	// Speed is the frame rate the game speed allows (S15).
 	Speed int
-	// Target is the timing the master chose last; the zero Timing when not
-	// known (then the rung the worst round trip needs stands in).
-	Target rungs.Timing
+	// Target is the timing the master chose at this evaluation (the one the
+	// next timing event carries when the evaluation changed it, otherwise
+	// the target it holds); the zero Timing when not known (then the rung
+	// the worst round trip needs stands in). InForce is the timing in force.
+	Target, InForce rungs.Timing
+	// FPS is the frame rate in force and Frame the evaluation's frame: the
+	// verdict turns the outlook's frames into seconds with them.
+	FPS, Frame int
+	// Outlook is where the target goes next if the round trips stay as they
+	// are (a descent pending or running, S11c–d).
+	Outlook rungs.Outlook
+	// Before is the culprit an earlier evaluation named while its descent
+	// is still pending, "" when none: the verdict says it is back to normal.
+	Before string
+	// Elapsed is how long the game has run, for what a player has cost so far.
+	Elapsed time.Duration
 	// Window is the length of the last two evaluation intervals, for the
 	// waits rule; 0 turns waits off as a reason for a culprit.
 	Window time.Duration
@@ -191,6 +204,8 @@ type Diagnosis struct {
 	// made the culprit one (rung, fps, waits) — for tests and the report.
 	Measured int
 	Reason   string
+
+	facts *verdictFacts // what Reword words the verdict from; nil when decoded
 }
 
 // Diagnoser keeps scratch between evaluations so that repeated calls do
@@ -253,7 +268,9 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		out.CulpritLink = &b
 	}
 	out.Culprit, out.Reason = nameCulprit(cands, in.Players, measured, in.Window)
-	out.Verdict = verdict(&out, in, c.rungAll, c.fpsAll, worstAll)
+	out.facts = newFacts(in, c.rungAll, c.fpsAll, worstAll)
+	out.facts.worded = Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS}
+	out.Verdict = out.Reword(out.facts.worded)
 	return out
 }
 
@@ -316,6 +333,21 @@ func participants(use []bool, degree []int, pairs []Pair, players []Player) int 
 		}
 	}
 	return measured
+}
+
+// newFacts keeps what the verdict needs from the evaluation's input and costs.
+func newFacts(in Input, rungAll, fpsAll int, worstAll float64) *verdictFacts {
+	f := &verdictFacts{rungAll: rungAll, fpsAll: fpsAll, worstAll: worstAll, players: len(in.Players),
+		outlook: in.Outlook, before: in.Before, elapsed: in.Elapsed}
+	for _, p := range in.Players {
+		if p.RecentWait > 0 {
+			if f.recent == nil {
+				f.recent = make(map[string]float64)
+			}
+			f.recent[p.Name] = units.Millis(p.RecentWait)
+		}
+	}
+	return f
 }
 
 func (g *Diagnoser) median(v []float64) float64 {

@@ -567,7 +567,8 @@ func TestVerdict(t *testing.T) {
 		Causes: []string{CauseLatency, CauseLoss, CauseProcessing}}
 	bob := PlayerDiagnosis{Player: "bob", AccessRTTMs: 20, RungWithout: 2, Causes: []string{}}
 	slowLink := LinkDiagnosis{Between: [2]string{"bob", "dave"}, ExcessRTTMs: 99.2}
-	in := Input{Players: []Player{{Name: "bob"}, {Name: "ada", RecentWait: 300 * ms}}, Target: rungs.RungTiming(3)}
+	in := Input{Players: []Player{{Name: "bob"}, {Name: "ada", RecentWait: 300 * ms}, {Name: "cyd"}, {Name: "dave"}, {Name: "erin"}},
+		Target: rungs.RungTiming(3)}
 	noTarget := Input{Players: in.Players}
 	cases := []struct {
 		name     string
@@ -588,7 +589,8 @@ func TestVerdict(t *testing.T) {
 				". Its machine also needs 50 ms per frame, which holds the game at 20 fps — without it: 30 fps."},
 		{"a culprit by rung, the rung standing in for the target", Diagnosis{Measured: 5, Culprit: "bob", Reason: "rung", Players: []PlayerDiagnosis{bob, ada}}, noTarget, 4, 30, 200,
 			"bob's connection adds 20 ms to every round trip with bob; it holds the match at " +
-				rungs.RungTiming(4).Label() + " — without it: " + rungs.RungTiming(2).Label() + "."},
+				rungs.RungTiming(4).Label() + " — without it: " + rungs.RungTiming(2).Label() + "." +
+				" ada loses 3.1 % of its datagrams and its machine needs 50 ms of every 33 ms frame; so far it costs the match no waiting."},
 		{"a culprit by rung among three", Diagnosis{Measured: 3, Culprit: "bob", Reason: "rung", Players: []PlayerDiagnosis{bob}}, in, 3, 30, 200,
 			"bob's connection adds 20 ms to every round trip with bob; it holds the match at " +
 				rungs.RungTiming(3).Label() + " — without it: " + rungs.RungTiming(2).Label() +
@@ -613,10 +615,16 @@ func TestVerdict(t *testing.T) {
 			"No one's connection or machine holds the match back."},
 	}
 	for _, c := range cases {
-		if got := verdict(&c.d, c.in, c.rungAll, c.fpsAll, c.worstAll); got != c.want {
+		if got := verdictOf(c.d, c.in, c.rungAll, c.fpsAll, c.worstAll); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}
+}
+
+// verdictOf words d's verdict as Diagnose does, from in and the costs.
+func verdictOf(d Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) string {
+	d.facts = newFacts(in, rungAll, fpsAll, worstAll)
+	return d.Reword(Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS})
 }
 
 // TestFitterStart checks the fit's first guess: each player's median pair

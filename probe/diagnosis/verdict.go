@@ -4,52 +4,134 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
 
-// verdict writes one or two plain sentences: who or what holds the match
-// back and what it would run at without it, or why nobody can be named. No
-// abbreviations besides the units ms, % and fps.
-func verdict(d *Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) string {
-	if worstAll <= 0 {
-		return "Nothing is measured yet: no round trip between two players is known."
+// Timings is what the verdict's words about the timing read: the target
+// the master chose at the evaluation (or holds now), the timing in force,
+// the frame and the frame rate in force. The TUI passes the current ones
+// to Reword whenever they change, so that the verdict never names a rung
+// the header does not.
+type Timings struct {
+	Target, InForce rungs.Timing
+	Frame, FPS      int
+}
+
+// verdictFacts is what a verdict is worded from besides the Diagnosis's
+// own fields: the session's costs and what Input said about the time and
+// the timing's way ahead.
+type verdictFacts struct {
+	rungAll, fpsAll int
+	worstAll        float64 // ms, the worst counted round trip; 0 = none
+	players         int
+	outlook         rungs.Outlook
+	before          string // the culprit of an earlier evaluation whose descent is still pending
+	elapsed         time.Duration
+	recent          map[string]float64 // ms each player caused others to wait recently
+	worded          Timings            // the timings Verdict is worded with
+}
+
+// Worded is the timings the verdict was worded with at the evaluation; the
+// zero Timings for a Diagnosis decoded from JSON.
+func (d *Diagnosis) Worded() Timings {
+	if d.facts == nil {
+		return Timings{}
 	}
-	if d.Measured < MinMeasured {
-		return "Fewer than three players are measured, so a slow round trip cannot be split between the two players on it."
+	return d.facts.worded
+}
+
+// Reword writes the verdict again for other timings: the same facts, the
+// target, the timing in force and the frame now. A Diagnosis decoded from
+// JSON carries no facts and keeps its verdict as it was written.
+func (d *Diagnosis) Reword(t Timings) string {
+	if d.facts == nil {
+		return d.Verdict
 	}
-	now := in.Target
-	if !now.Valid() && rungAll > 0 {
-		now = rungs.RungTiming(rungAll)
+	return strings.Join(sentences(d, d.facts, t), " ")
+}
+
+// Sentences is the verdict in its order of priority: what holds the match
+// back; what happens next; the notable players. The TUI shows as many as
+// fit its verdict area; the Diagnosis view and the NDJSON carry all.
+func (d *Diagnosis) Sentences(t Timings) []string {
+	if d.facts == nil {
+		if d.Verdict == "" {
+			return nil
+		}
+		return []string{d.Verdict}
 	}
+	return sentences(d, d.facts, t)
+}
+
+func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
+	if !t.Target.Valid() && f.rungAll > 0 {
+		t.Target = rungs.RungTiming(f.rungAll)
+	}
+	if t.FPS <= 0 {
+		t.FPS = max(f.fpsAll, 1)
+	}
+	if f.worstAll <= 0 {
+		return []string{"Nothing is measured yet: no round trip between two players is known."}
+	}
+	var out []string
+	next := nextStep(f.outlook, t)
+	switch {
+	case f.players == 2:
+		out = append(out, twoPlayers(d, t))
+	case d.Measured < MinMeasured:
+		out = append(out, "Fewer than three players are measured, so a slow round trip cannot be split between the two players on it.")
+	case d.Culprit != "" || d.CulpritLink != nil:
+		out = append(out, holdsBack(d, f, t))
+	case next != "" && f.before != "":
+		out = append(out, f.before+"'s connection is back to normal; the match "+next+".")
+		next = ""
+	case next != "":
+		out = append(out, "No one's connection or machine holds the match back; the match "+next+".")
+		next = ""
+	case d.Measured == MinMeasured:
+		out = append(out, "No one stands out, but with three players a slow path cannot be told from two slow players.")
+	case t.Target.Valid():
+		out = append(out, "No one's connection or machine holds the match back; it runs at "+t.Target.Label()+".")
+	default:
+		out = append(out, "No one's connection or machine holds the match back.")
+	}
+	if next != "" {
+		out = append(out, "The match "+next+".")
+	}
+	return append(out, notables(d, f, t)...)
+}
+
+// holdsBack is the sentence that names the culprit, the slow path, or both.
+func holdsBack(d *Diagnosis, f *verdictFacts, t Timings) string {
 	var b strings.Builder
 	if d.Culprit != "" {
-		var p PlayerDiagnosis
-		for _, q := range d.Players {
-			if q.Player == d.Culprit {
-				p = q
-				break
-			}
-		}
+		p := d.player(d.Culprit)
 		switch d.Reason {
 		case "rung":
 			b.WriteString(p.Player + "'s connection adds " + msText(p.AccessRTTMs) + " to every round trip with " + p.Player)
 			if has(p.Causes, CauseLoss) {
 				b.WriteString(" and loses " + pctText(p.AccessLoss) + " of its datagrams")
 			}
-			b.WriteString("; it holds the match at " + now.Label() + " — without it: " + rungs.RungTiming(p.RungWithout).Label() + ".")
-			if has(p.Causes, CauseProcessing) && p.FPSWithout > fpsAll {
+			without := rungs.RungTiming(p.RungWithout)
+			if p.RungWithout > 0 && p.RungWithout < t.Target.Rung() {
+				b.WriteString("; it holds the match at " + t.Target.Label() + " — without it: " + without.Label() + ".")
+			} else {
+				b.WriteString("; the match runs at " + t.Target.Label() + ", as it would without it.")
+			}
+			if has(p.Causes, CauseProcessing) && p.FPSWithout > f.fpsAll {
 				// A slow machine answers late too, so its round trips grow
 				// with its frame time: say both, the rung and the rate.
 				b.WriteString(" Its machine also needs " + msText(p.ProcessMs) + " per frame, which holds the game at " +
-					strconv.Itoa(fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
+					strconv.Itoa(f.fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
 			}
 		case "fps":
 			b.WriteString(p.Player + "'s machine needs " + msText(p.ProcessMs) + " per frame; it holds the match at " +
-				strconv.Itoa(fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
+				strconv.Itoa(f.fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
 		default:
-			b.WriteString("Others waited for " + p.Player + " " + msText(waitOf(in, p.Player)) + " in the last two evaluations.")
+			b.WriteString("Others waited for " + p.Player + " " + msText(f.recent[p.Player]) + " in the last two evaluations.")
 		}
 	}
 	if d.CulpritLink != nil {
@@ -71,28 +153,170 @@ func verdict(d *Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) stri
 			b.WriteString(".")
 		}
 	}
-	if b.Len() > 0 {
-		if d.Measured == MinMeasured && d.Reason == "rung" {
-			b.WriteString(" With three players a slow path cannot be told from two slow players.")
-		}
-		return b.String()
+	if d.Measured == MinMeasured && d.Reason == "rung" {
+		b.WriteString(" With three players a slow path cannot be told from two slow players.")
 	}
-	if d.Measured == MinMeasured {
-		return "No one stands out, but with three players a slow path cannot be told from two slow players."
-	}
-	if now.Valid() {
-		return "No one's connection or machine holds the match back; it runs at " + now.Label() + "."
-	}
-	return "No one's connection or machine holds the match back."
+	return b.String()
 }
 
-func waitOf(in Input, name string) float64 {
-	for _, p := range in.Players {
-		if p.Name == name {
-			return units.Millis(p.RecentWait)
+// twoPlayers: with two players the one round trip cannot be split, so the
+// verdict says what the pair's path does and that it cannot say whose side.
+func twoPlayers(d *Diagnosis, t Timings) string {
+	var l *LinkDiagnosis
+	for i := range d.Links {
+		if finite(d.Links[i].RTTMs) && d.Links[i].RTTMs > 0 {
+			l = &d.Links[i]
+			break
 		}
 	}
-	return 0
+	lossy := l != nil && finite(l.Loss) && l.Loss >= notableLoss
+	if l == nil || (!lossy && t.Target.Valid() && t.Target.Rung() == 1) {
+		return "Both connections look fine; with two players lagscope cannot tell whose side a delay is on."
+	}
+	s := "The round trip between " + l.Between[0] + " and " + l.Between[1] + " is " + msText(l.RTTMs)
+	if lossy {
+		s += " and loses " + pctText(l.Loss) + " of the datagrams"
+	}
+	if t.Target.Valid() {
+		s += "; the match runs at " + t.Target.Label()
+	}
+	return s + ". With two players lagscope cannot tell whose side it is on."
+}
+
+// nextStep is "steps back down to Fast (rung 1) in about 40 s" while a
+// descent is pending or running and the timing in force has not got there
+// yet, else "".
+func nextStep(o rungs.Outlook, t Timings) string {
+	if !o.Pending() || !t.Target.Valid() || atOrBelow(t.InForce, o.To) || atOrBelow(t.Target, o.To) && t.Target == t.InForce {
+		return ""
+	}
+	s := "steps back down"
+	switch {
+	case t.InForce.Valid() && t.InForce.Rung() == o.To.Rung():
+		// A look-ahead cut at rung 10 (S11c): the rung's label stays.
+		s += " from " + t.InForce.String() + " to " + o.To.String() + " (" + o.To.Label() + ")"
+	case t.InForce.Valid():
+		s += " from " + t.InForce.Label() + " to " + o.To.Label()
+	default:
+		s += " to " + o.To.Label()
+	}
+	return s + " " + inAbout(time.Duration(o.Active-t.Frame)*time.Second/time.Duration(max(t.FPS, 1)))
+}
+
+// atOrBelow reports whether timing t needs no more than u: a rung no
+// higher, and on the same rung a look-ahead no longer.
+func atOrBelow(t, u rungs.Timing) bool {
+	if !t.Valid() || !u.Valid() {
+		return false
+	}
+	if t.Rung() != u.Rung() {
+		return t.Rung() < u.Rung()
+	}
+	return t.LookAhead <= u.LookAhead
+}
+
+// inAbout writes a time ahead the way a person says it: "in a few seconds"
+// under 7.5 s, then to the nearest 5 s, then to the nearest minute.
+func inAbout(d time.Duration) string {
+	s := d.Seconds()
+	switch {
+	case s < 7.5:
+		return "in a few seconds"
+	case s < 120:
+		return "in about " + strconv.Itoa(int(math.Round(s/5))*5) + " s"
+	}
+	return "in about " + strconv.Itoa(int(math.Round(s/60))) + " min"
+}
+
+// The notable-player thresholds: a player is named for these even when it
+// costs the match nothing yet. docs/diagnosis.md lists them.
+const (
+	// notableLoss: 2 % of a player's datagrams (both directions), the same
+	// bar as lossShare. From there every fiftieth frame packet needs a
+	// resend, which costs a retry timeout each time (T8).
+	notableLoss = 0.02
+	// notableJitterMs: 20 ms of a player's share of the round-trip
+	// variation. The retry timeout grows by four times the variation
+	// (T3), so 20 ms puts 80 ms on every wait for a lost datagram.
+	notableJitterMs = 20.0
+	// notableProcess: half a frame. A machine that needs half of every
+	// frame for itself has one frame's worth of spike left before it slows
+	// the whole match (S15).
+	notableProcess = 0.5
+)
+
+// notables names every player, other than the culprit, whose loss, jitter
+// or processing time is notable, with what it has cost the match so far.
+func notables(d *Diagnosis, f *verdictFacts, t Timings) []string {
+	frameMs := 1000 / float64(max(t.FPS, 1))
+	var out []string
+	for _, p := range d.Players {
+		if p.Player == d.Culprit {
+			continue
+		}
+		var what []string
+		subject := func(first, later string) string {
+			if len(what) == 0 {
+				return first
+			}
+			return later
+		}
+		if finite(p.AccessLoss) && p.AccessLoss >= notableLoss {
+			what = append(what, subject(p.Player+" loses ", "it loses ")+pctText(p.AccessLoss)+" of its datagrams")
+		}
+		if finite(p.JitterMs) && p.JitterMs >= notableJitterMs {
+			what = append(what, subject(p.Player+"'s round trips vary", "its round trips vary")+" by "+msText(p.JitterMs))
+		}
+		if finite(p.ProcessMs) && p.ProcessMs >= notableProcess*frameMs {
+			what = append(what, subject(p.Player+"'s machine needs ", "its machine needs ")+msText(p.ProcessMs)+" of every "+msText(frameMs)+" frame")
+		}
+		if len(what) == 0 {
+			continue
+		}
+		out = append(out, andList(what)+"; so far it costs the match "+costText(p.CausedWaitMs, f.elapsed)+".")
+	}
+	return out
+}
+
+// andList joins "a", "b" and "c" as "a, b and c".
+func andList(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// costText is "3 s of waiting in 10 min", "no waiting" under 50 ms.
+func costText(waitMs float64, elapsed time.Duration) string {
+	if !finite(waitMs) || waitMs < 50 {
+		return "no waiting"
+	}
+	s := durText(units.FromMillis(waitMs)) + " of waiting"
+	if elapsed > 0 {
+		s += " in " + durText(elapsed)
+	}
+	return s
+}
+
+// durText writes a span in its largest sensible unit: "300 ms", "3 s",
+// "10 min".
+func durText(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Round(time.Millisecond).Milliseconds(), 10) + " ms"
+	case d < 2*time.Minute:
+		return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64) + " s"
+	}
+	return strconv.Itoa(int(math.Round(d.Minutes()))) + " min"
+}
+
+func (d *Diagnosis) player(name string) PlayerDiagnosis {
+	for _, q := range d.Players {
+		if q.Player == name {
+			return q
+		}
+	}
+	return PlayerDiagnosis{Player: name}
 }
 
 func has(list []string, s string) bool {

@@ -49,7 +49,7 @@ func (r *Report) markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "- %s, frame %d: %s waited %.0f ms for %s\n", clock(x.AtMs), x.Frame, prose(x.Player), x.WaitMs, causeName(x.Cause, prose))
 	}
 	if len(r.Causes) > 0 {
-		fmt.Fprintf(&b, "\n**Who caused the waits**\n")
+		fmt.Fprintf(&b, "\n**Who caused the waits.** %s\n", causesCount)
 		for _, c := range r.Causes {
 			fmt.Fprintf(&b, "- %s: %.0f ms over %s (%s)\n", causeName(c.Cause, prose), c.TotalMs, waitsN(c.Waits), c.of(prose))
 		}

@@ -269,6 +269,9 @@ func checkView(v *probe.View) error {
 		checkOptName("waited on", v.WaitedOn), checkFrame("frame", v.Frame))
 	if v.Started { // a lobby's view holds the configured timing, not one in force
 		err = errors.Join(err, checkFPS(v.FPS), checkValid("timing in force", v.InForce, true), checkValid("target", v.Target, false))
+		if v.Needed != (rungs.Timing{}) {
+			err = errors.Join(err, checkValid("timing needed", v.Needed, false))
+		}
 	}
 	for i := range v.Links {
 		l := &v.Links[i]

@@ -103,6 +103,12 @@ type WaitRow struct {
 	WaitMs float64 `json:"wait_ms"`
 }
 
+// causesCount says what the "Who caused the waits" totals count, and how
+// they differ from the diagnosis's caused wait, so that two figures for
+// one player do not read as a contradiction.
+const causesCount = "Every wait recorded in the session, by the player waited for (players who left included). " +
+	"The diagnosis's caused wait counts what the players seated at its end waited, as their links count it."
+
 // CauseRow adds up the waits a player caused the others.
 type CauseRow struct {
 	Cause   string             `json:"cause"`

@@ -54,7 +54,7 @@ func (r *Report) text(w io.Writer) error {
 		fmt.Fprintf(&b, "  nobody waited\n")
 	}
 	if len(r.Causes) > 0 {
-		fmt.Fprintf(&b, "\nWho caused the waits\n")
+		fmt.Fprintf(&b, "\nWho caused the waits\n  %s\n", causesCount)
 		for _, c := range r.Causes {
 			fmt.Fprintf(&b, "  %s: %.0f ms over %s (%s)\n", causeName(c.Cause, esc), c.TotalMs, waitsN(c.Waits), c.of(esc))
 		}

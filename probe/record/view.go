@@ -26,6 +26,7 @@ type viewRecord struct {
 	InForce  rungs.Timing
 	Target   rungs.Timing
 	Staged   bool
+	Needed   rungs.Timing `json:",omitzero"` // zero before any report carries a round trip
 	Stalled  bool
 	WaitedOn string
 	Lobby    *probe.LobbyView
@@ -49,7 +50,7 @@ type linkRecord struct {
 // probe.View).
 func recordOf(v *probe.View) *viewRecord {
 	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started,
-		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Stalled: v.Stalled,
+		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Needed: v.Needed, Stalled: v.Stalled,
 		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals, Relay: v.Relay}
 	if v.Links != nil {
 		r.Links = make([]linkRecord, len(v.Links))
@@ -63,7 +64,7 @@ func recordOf(v *probe.View) *viewRecord {
 // view reads the record back; a link object no peer writes is an error.
 func (r *viewRecord) view() (*probe.View, error) {
 	v := &probe.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
-		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Stalled: r.Stalled,
+		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Needed: r.Needed, Stalled: r.Stalled,
 		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals, Relay: r.Relay}
 	if r.Links != nil {
 		v.Links = make([]probe.LinkView, len(r.Links))

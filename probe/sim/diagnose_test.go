@@ -226,7 +226,8 @@ func TestSimDiagnosisTwoPlayers(t *testing.T) {
 					t.Errorf("seed %d frame %d: %s shares %v %v %v, want null", seed, e.Frame, p.Player, p.AccessRTTMs, p.AccessLoss, p.JitterMs)
 				}
 			}
-			if !strings.HasPrefix(e.Verdict, "Fewer than three players are measured") {
+			if !strings.HasPrefix(e.Verdict, "The round trip between ada and bob is 210 ms") ||
+				!strings.Contains(e.Verdict, "With two players lagscope cannot tell whose side it is on.") {
 				t.Errorf("seed %d frame %d: verdict %q", seed, e.Frame, e.Verdict)
 			}
 		}
