@@ -23,6 +23,7 @@ func writeTimingRecording(t *testing.T, sp, la int, tier string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := record.NewSimRecorder(w) // stores each event's line as printed
 	timing := func(frame, sp, la, rung int, tier string) probe.Event {
 		return &probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: frame}, Decided: frame - 6,
 			SendPeriod: sp, LookAhead: la, Rung: rung, Tier: tier, FPS: 30, Reason: "worse"}
@@ -33,9 +34,11 @@ func writeTimingRecording(t *testing.T, sp, la int, tier string) string {
 		timing(262, sp, la, min(max(sp, 1), 10), tier),
 		timing(518, 3, 9, 3, "Normal"),
 	} {
-		if err := w.Event(time.Duration(i)*time.Second, "alice", e); err != nil {
+		raw, err := json.Marshal(e)
+		if err != nil {
 			t.Fatal(err)
 		}
+		r.Line(time.Duration(i)*time.Second, "alice", raw)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -76,7 +79,7 @@ func TestInvalidTimingInRecordingIsDamage_S19(t *testing.T) {
 			if code := run([]string{"report", "--format", "json", file}, &out, &errb); code != 0 {
 				t.Fatalf("report: exit %d: %s", code, errb.String())
 			}
-			var r record.Report
+			var r reportDoc // cmd_report_test.go
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatal(err)
 			}

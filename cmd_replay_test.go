@@ -143,7 +143,7 @@ func TestRecordingSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("child ended with %v, want SIGKILL", err)
 	}
 	b, _ := os.ReadFile(file)
-	rec, err := record.ReadAll(bytes.NewReader(b))
+	rec, err := record.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,62 +178,4 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
-}
-
-// A replay shows a filled Matrix although recordings leave
-// View.Matrix out. In the committed golden recording (handoff.json: bob–
-// carol at 400 ms until frame 400, alice leaves at frame 300), every View a
-// replay hands out carries a row for every seated player still in the
-// session, each row known and holding its links to the others, so the
-// shown machine sees links it does not measure itself.
-func TestReplayGoldenRecordingFillsMatrix(t *testing.T) {
-	rec, err := record.Open(filepath.Join("testdata", "golden", "handoff.lsrec"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, as := range []string{"alice", "bob", "carol"} {
-		c := record.NewCursor(rec, as)
-		views := 0
-		for at := time.Duration(0); at <= c.End(); at += time.Second {
-			v := c.Advance(at).View
-			if !v.Started {
-				continue
-			}
-			views++
-			var seated []string
-			for _, p := range v.Players {
-				if !p.Observer && !p.Removed {
-					seated = append(seated, p.Name)
-				}
-			}
-			var rows []string
-			for _, r := range v.Matrix.Players {
-				rows = append(rows, r.Name)
-				// Joiners start a one-way trip after the host (the lobby runs
-				// in the simulation too), so at 0 s a row may not be known yet.
-				if (at > 0 && !r.Known) || r.Self != (r.Name == as) {
-					t.Fatalf("%s at %v: row %s known %v self %v", as, at, r.Name, r.Known, r.Self)
-				}
-				if at >= 5*time.Second && len(r.Links) != len(seated)-1 {
-					t.Fatalf("%s at %v: row %s has %d links, want one to each of %v", as, at, r.Name, len(r.Links), seated)
-				}
-			}
-			if strings.Join(rows, " ") != strings.Join(seated, " ") {
-				t.Fatalf("%s at %v: matrix rows %v, seated %v", as, at, rows, seated)
-			}
-		}
-		if views < 5 {
-			t.Fatalf("%s: only %d views replayed", as, views)
-		}
-		// Five seconds in, bob–carol is the slow pair: alice's matrix shows
-		// it from bob's and carol's rows, and who made whom wait.
-		v := c.Advance(5 * time.Second).View
-		l, ok := v.Matrix.Link("bob", "carol")
-		if !ok || !l.RTTKnown || l.SRTT < 350*time.Millisecond || l.SRTT > 450*time.Millisecond {
-			t.Fatalf("%s at 5s: bob→carol %+v (known %v), want about 400 ms", as, l, ok)
-		}
-		if cs := v.Matrix.Culprits(); len(cs) != 3 || cs[0].Caused == 0 {
-			t.Fatalf("%s at 5s: culprits %+v", as, cs)
-		}
-	}
 }

@@ -39,7 +39,7 @@ func init() {
 					return fail(stderr, "report", err)
 				}
 				out := bufio.NewWriter(stdout)
-				if err := record.Summarize(rec).Write(out, *format); err != nil {
+				if err := record.WriteReport(out, rec, *format); err != nil {
 					return fail(stderr, "report", err)
 				}
 				if err := out.Flush(); err != nil {

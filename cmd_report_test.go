@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/lagscope/lagscope/probe/record"
 )
 
 func recordScenario(t *testing.T, name string) string {
@@ -22,26 +20,78 @@ func recordScenario(t *testing.T, name string) string {
 	return file
 }
 
-func reportJSON(t *testing.T, file string) record.Report {
+// reportDoc is the part of `lagscope report --format json` the tests
+// read, under the keys the report prints.
+type reportDoc struct {
+	Protocol int          `json:"protocol"`
+	Players  []string     `json:"players"`
+	Stopped  string       `json:"stopped"`
+	Links    []reportLink `json:"links"`
+	Timing   []struct {
+		SendPeriod int    `json:"send_period"`
+		LookAhead  int    `json:"look_ahead"`
+		Tier       string `json:"tier"`
+		Reason     string `json:"reason"`
+	} `json:"timing"`
+	Waits []struct {
+		Player string  `json:"player"`
+		Cause  string  `json:"cause"`
+		WaitMs float64 `json:"wait_ms"`
+	} `json:"longest_waits"`
+	Causes []struct {
+		Cause   string  `json:"cause"`
+		TotalMs float64 `json:"total_ms"`
+	} `json:"causes"`
+	Removed []struct {
+		Player string `json:"player"`
+	} `json:"removed"`
+	Commands []struct {
+		Player string `json:"player"`
+		Count  int    `json:"count"`
+		Moved  int    `json:"moved"`
+	} `json:"commands"`
+}
+
+// reportLink is one entry of the report's "links".
+type reportLink struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Sent uint64 `json:"sent"`
+	SRTT struct {
+		Min  *float64 `json:"min"`
+		Mean *float64 `json:"mean"`
+		P95  *float64 `json:"p95"`
+		Max  *float64 `json:"max"`
+	} `json:"srtt_ms"`
+	ResendShare  *float64 `json:"resend_share"`
+	InboundLoss  *float64 `json:"inbound_loss"`
+	OutboundLoss *float64 `json:"outbound_loss"`
+	Bad          []struct {
+		FromMs float64 `json:"from_ms"`
+		ToMs   float64 `json:"to_ms"`
+	} `json:"bad"`
+}
+
+func reportJSON(t *testing.T, file string) reportDoc {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if code := run([]string{"report", "--format", "json", file}, &out, &errb); code != 0 {
 		t.Fatalf("report: exit %d %s", code, errb.String())
 	}
-	var r record.Report
+	var r reportDoc
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("report json: %v", err)
 	}
 	return r
 }
 
-func link(r record.Report, from, to string) record.LinkReport {
+func link(r reportDoc, from, to string) reportLink {
 	for _, l := range r.Links {
 		if l.From == from && l.To == to {
 			return l
 		}
 	}
-	return record.LinkReport{}
+	return reportLink{}
 }
 
 // handoff.json: bob–carol at 400 ms until frame 400, 60 ms elsewhere;

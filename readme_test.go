@@ -12,12 +12,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/pflag"
 
+	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/ui"
 )
@@ -51,7 +53,7 @@ func demoScreen(t *testing.T) string {
 		t.Fatal(err)
 	}
 
-	feed := ui.NewStaticFeed(updates...)
+	feed := newQueuedFeed(updates)
 	// ui.Run adds the wall clock to the header; a fixed one here.
 	clock := func() time.Time { return time.Date(2026, 1, 1, 18, 41, 8, 0, time.UTC) }
 	m, err := ui.NewModel(feed, ui.Options{NoColor: true, Output: io.Discard, Clock: clock})
@@ -82,6 +84,53 @@ func demoScreen(t *testing.T) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// queuedFeed is a probe.Feed over a fixed list of updates, all queued at
+// once: it ends after a Done update, on Quit (with a Done update of the
+// last View, as a live engine does) or on Close.
+type queuedFeed struct {
+	ch     chan probe.Update
+	mu     sync.Mutex
+	closed bool
+	last   probe.View
+}
+
+func newQueuedFeed(updates []probe.Update) *queuedFeed {
+	f := &queuedFeed{ch: make(chan probe.Update, len(updates)+1)}
+	for _, u := range updates {
+		f.ch <- u
+		f.last = u.View
+		if u.Done {
+			f.closed = true
+			close(f.ch)
+			break
+		}
+	}
+	return f
+}
+
+func (f *queuedFeed) Updates() <-chan probe.Update { return f.ch }
+
+func (f *queuedFeed) Control(c probe.Control) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.Quit && !f.closed {
+		f.closed = true
+		f.ch <- probe.Update{View: f.last, Done: true}
+		close(f.ch)
+	}
+}
+
+// Close ends the feed without a Done update; it is safe to call more than
+// once.
+func (f *queuedFeed) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.closed = true
+		close(f.ch)
+	}
 }
 
 // capture runs the UI's model and quits with its picture once the

@@ -97,7 +97,7 @@ func clockIn(screen string) string {
 // screens renders every update at w×h and returns one picture a second.
 func screens(t *testing.T, updates []probe.Update, w, h int) []string {
 	t.Helper()
-	feed := ui.NewStaticFeed(updates...)
+	feed := newQueuedFeed(updates) // readme_test.go
 	defer feed.Close()
 	m, err := ui.NewModel(feed, ui.Options{NoColor: true, Output: io.Discard,
 		Clock: func() time.Time { return time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC) }})

@@ -306,9 +306,6 @@ func newPeer(cfg Config) (*Peer, error) {
 	return p, nil
 }
 
-// Endpoint gives read access to the transport state (link stats, totals).
-func (p *Peer) Endpoint() *netcore.Endpoint { return p.ep }
-
 // Name is this machine's player name.
 func (p *Peer) Name() string { return p.self.Name }
 

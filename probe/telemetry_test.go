@@ -525,7 +525,7 @@ func TestTelemetryLongUpdatesTravelInFragments_Q5(t *testing.T) {
 	if len(msg) <= 2*netcore.MaxDataPayload {
 		t.Fatalf("the largest update is %d bytes, want more than two datagrams' worth", len(msg))
 	}
-	if err := p1.Endpoint().Send(w.sched.Now(), p2.cfg.Self, netcore.ChannelUnreliable, msg); err != nil {
+	if err := p1.ep.Send(w.sched.Now(), p2.cfg.Self, netcore.ChannelUnreliable, msg); err != nil {
 		t.Fatal(err)
 	}
 	w.sched.RunUntil(w.sched.Now() + 50*time.Millisecond)

@@ -310,7 +310,7 @@ func TestMeasurementStartsOverAtGameStart_T5(t *testing.T) {
 	for k := range 4 {
 		for i, m := range w.ms {
 			to := netcore.PeerID(2 - i)
-			if err := m.peer.Endpoint().Send(w.sched.Now(), to, netcore.ChannelReliable, []byte{0x7f, byte(k)}); err != nil {
+			if err := m.peer.ep.Send(w.sched.Now(), to, netcore.ChannelReliable, []byte{0x7f, byte(k)}); err != nil {
 				t.Fatal(err)
 			}
 			w.poke(m)
@@ -318,7 +318,7 @@ func TestMeasurementStartsOverAtGameStart_T5(t *testing.T) {
 		w.sched.RunUntil(w.sched.Now() + 3*time.Second)
 	}
 	for i, m := range w.ms {
-		st, ok := m.peer.Endpoint().Stats(netcore.PeerID(2 - i))
+		st, ok := m.peer.ep.Stats(netcore.PeerID(2 - i))
 		if !ok || st.Estimate != netcore.Measured || st.SRTT < 1900*time.Millisecond {
 			t.Fatalf("machine %d before the start: %+v; the test needs links measured at about 2 s in the lobby", i, st)
 		}

@@ -18,9 +18,9 @@ const (
 	changeSpacing = 256
 	// handoffWait is how long a new master waits before an improvement (S16).
 	handoffWait = 256
-	// InARow is how many passing evaluations in a row the first improvement
-	// needs (S11c).
-	InARow = 3
+	// inARowNeeded is how many passing evaluations in a row the first
+	// improvement needs (S11c).
+	inARowNeeded = 3
 	// maxWait is the wait that blocks an improvement when any player reports
 	// one at least this long (S11b.2).
 	maxWait = 100 * time.Millisecond
@@ -184,7 +184,7 @@ func (m *Master) evaluate(frame int, sum Summary, fps int) (d Decision, ok bool)
 	}
 	if !m.descending {
 		m.inARow++
-		if m.inARow < InARow {
+		if m.inARow < inARowNeeded {
 			return Decision{}, false
 		}
 		m.descending = true // S11c: the first improvement starts a descent

@@ -18,7 +18,7 @@ func (o Outlook) Pending() bool { return o.To.SendPeriod > 0 }
 
 // outlookEvaluations bounds the projection: three evaluations to start a
 // descent, then at most one per rung, and one look-ahead cut at rung 10.
-const outlookEvaluations = InARow + Rungs + 2
+const outlookEvaluations = inARowNeeded + Rungs + 2
 
 // Outlook projects the evaluations after frame on a copy of the master,
 // holding the record's summary as it is at frame and assuming nobody

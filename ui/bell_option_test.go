@@ -9,8 +9,8 @@ import (
 // b still toggles it.
 func TestBellOptionStartsTheBell(t *testing.T) {
 	for _, start := range []bool{false, true} {
-		feed := NewStaticFeed(fixtureUpdates()...)
-		m, err := NewModel(feed, Options{NoColor: true, Output: io.Discard, Bell: start})
+		feed := newStaticFeed(fixtureUpdates()...)
+		m, err := newModel(feed, Options{NoColor: true, Output: io.Discard, Bell: start})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 func BenchmarkView(b *testing.B) {
 	for _, n := range []int{8, 64} {
 		b.Run(fmt.Sprintf("links=%d", n), func(b *testing.B) {
-			m := model(b, NewStaticFeed(), 120, 40, manyLinks(n))
+			m := model(b, newStaticFeed(), 120, 40, manyLinks(n))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -32,7 +32,7 @@ func BenchmarkView(b *testing.B) {
 // BenchmarkUpdate takes in one picture of 64 links.
 func BenchmarkUpdate(b *testing.B) {
 	ups := manyLinks(64)
-	m := model(b, NewStaticFeed(), 120, 40, ups)
+	m := model(b, newStaticFeed(), 120, 40, ups)
 	last := ups[len(ups)-1]
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -78,7 +78,7 @@ func BenchmarkViewNewPicture(b *testing.B) {
 			p    termenv.Profile
 		}{{"ascii", termenv.Ascii}, {"truecolor", termenv.TrueColor}} {
 			b.Run(fmt.Sprintf("links=%d/%s", n, pr.name), func(b *testing.B) {
-				m := model(b, NewStaticFeed(), 120, 40, manyLinks(n))
+				m := model(b, newStaticFeed(), 120, 40, manyLinks(n))
 				m.r.SetColorProfile(pr.p)
 				m.setTheme(benchTheme(pr.p))
 				pics := livePictures(n, 1000)
@@ -100,7 +100,7 @@ func BenchmarkViewNewPicture(b *testing.B) {
 // changes nothing on screen, a resize to the same size): every part comes
 // from its cache.
 func BenchmarkViewRedraw(b *testing.B) {
-	m := model(b, NewStaticFeed(), 120, 40, manyLinks(8))
+	m := model(b, newStaticFeed(), 120, 40, manyLinks(8))
 	m.r.SetColorProfile(termenv.TrueColor)
 	m.setTheme(benchTheme(termenv.TrueColor))
 	_ = m.View()

@@ -49,7 +49,7 @@ func TestTableColumnsComplete(t *testing.T) {
 // in colour, for a link with every value known and one with none.
 func TestTableRowsMatchHeading(t *testing.T) {
 	for _, colour := range []bool{false, true} {
-		m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+		m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 		if colour {
 			m.r.SetColorProfile(termenv.TrueColor)
 			m.setTheme(benchTheme(termenv.TrueColor))
@@ -63,7 +63,7 @@ func TestTableRowsMatchHeading(t *testing.T) {
 		blank.last.Relayed = true
 		blank.peer, blank.samples = "zed", nil
 		links = append(links, &blank)
-		for _, w := range []int{MinWidth, wideTable - 1, wideTable, 160} {
+		for _, w := range []int{minWidth, wideTable - 1, wideTable, 160} {
 			widths, sparkW := tableWidths(w)
 			head := m.table.drawHeading(widths, sparkW, w >= wideTable, w)
 			if len(head.cols) != len(tableCols) || len(head.keys) != len(tableCols) {
@@ -83,7 +83,7 @@ func TestTableRowsMatchHeading(t *testing.T) {
 
 // checkRowCells draws h's row cell by cell, as linkRow does, and checks
 // each cell against the heading's, then the whole row against linkRow's.
-func checkRowCells(t *testing.T, m *Model, h *linkHist, widths []int, head tableHeading, w int, selected bool) {
+func checkRowCells(t *testing.T, m *tuiModel, h *linkHist, widths []int, head tableHeading, w int, selected bool) {
 	t.Helper()
 	r := &rowWriter{st: &m.st, sh: h.windowShares(), fps: m.live.view.FPS, wide: w >= wideTable, selected: selected}
 	writeGutter(&r.b, &m.st, selected, false)

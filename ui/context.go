@@ -12,7 +12,7 @@ import (
 // ctx is what every pane shares (gh-dash's ProgramContext): the renderer,
 // the theme's styles, the keys and the help renderer, and the map of where
 // the last picture put clickable things. Each pane keeps a pointer to the
-// one ctx the Model owns, so a theme change reaches every pane at once.
+// one ctx the model owns, so a theme change reaches every pane at once.
 type ctx struct {
 	r    *lipgloss.Renderer
 	st   styles

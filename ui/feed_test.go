@@ -1,11 +1,79 @@
 package ui
 
 import (
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lagscope/lagscope/probe"
 )
+
+// staticFeed is the tests' probe.Feed over a fixed list of updates. All
+// updates are queued at once. When the list does not end with a Done
+// update, the feed stays open until a front end asks to quit, and then ends
+// with a Done update, the way a live engine does. Controls are recorded for
+// inspection.
+type staticFeed struct {
+	ch chan probe.Update
+
+	mu       sync.Mutex
+	controls []probe.Control
+	closed   bool
+	last     probe.View
+	// QuitIgnored, when set before use, makes the feed ignore Quit, to
+	// stand in for an engine that does not answer.
+	QuitIgnored bool
+}
+
+// newStaticFeed queues updates for delivery.
+func newStaticFeed(updates ...probe.Update) *staticFeed {
+	f := &staticFeed{ch: make(chan probe.Update, len(updates)+1)}
+	for _, u := range updates {
+		f.ch <- u
+		f.last = u.View
+		if u.Done {
+			f.closed = true
+			close(f.ch)
+			break
+		}
+	}
+	return f
+}
+
+// Updates implements probe.Feed.
+func (f *staticFeed) Updates() <-chan probe.Update { return f.ch }
+
+// Control implements probe.Feed: it records c, and on Quit ends the feed.
+func (f *staticFeed) Control(c probe.Control) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.controls = append(f.controls, c)
+	if c.Quit && !f.QuitIgnored && !f.closed {
+		f.closed = true
+		f.ch <- probe.Update{View: f.last, Done: true}
+		close(f.ch)
+	}
+}
+
+// Close ends the feed without a Done update, as a feed whose engine went
+// away would. It is safe to call more than once.
+func (f *staticFeed) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.closed = true
+		close(f.ch)
+	}
+}
+
+// Controls returns the controls received so far.
+func (f *staticFeed) Controls() []probe.Control {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]probe.Control(nil), f.controls...)
+}
+
+var _ probe.Feed = (*staticFeed)(nil)
 
 func drain(ch <-chan probe.Update) []probe.Update {
 	var out []probe.Update
@@ -16,7 +84,7 @@ func drain(ch <-chan probe.Update) []probe.Update {
 }
 
 func TestStaticFeedEndsOnQuit(t *testing.T) {
-	f := NewStaticFeed(fixtureUpdates()[:3]...)
+	f := newStaticFeed(fixtureUpdates()[:3]...)
 	f.Control(probe.Control{Speed: 20})
 	f.Control(probe.Control{Quit: true})
 	f.Control(probe.Control{Quit: true}) // a second quit is harmless
@@ -33,7 +101,7 @@ func TestStaticFeedEndsOnQuit(t *testing.T) {
 func TestStaticFeedWithDoneClosesByItself(t *testing.T) {
 	ups := fixtureUpdates()[:3]
 	ups[2].Done = true
-	got := drain(NewStaticFeed(ups...).Updates())
+	got := drain(newStaticFeed(ups...).Updates())
 	if len(got) != 3 || !got[2].Done {
 		t.Fatalf("%d updates", len(got))
 	}

@@ -16,10 +16,10 @@ import (
 // drive runs the UI as a real bubbletea program under teatest at w×h on
 // the fixture session, waits for the last picture, types keys, waits for
 // want, and returns the final model once the program has stopped.
-func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want string) *Model {
+func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want string) *tuiModel {
 	t.Helper()
-	feed := NewStaticFeed(updates...)
-	m, err := NewModel(feed, Options{NoColor: true, Output: io.Discard})
+	feed := newStaticFeed(updates...)
+	m, err := newModel(feed, Options{NoColor: true, Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want 
 		close(m.stop)
 	})
 	last := "t " + fmtClock(updates[len(updates)-1].View.At)
-	if w < MinWidth || h < MinHeight {
+	if w < minWidth || h < minHeight {
 		last = "lagscope needs"
 	}
 	waitFor(t, tm, last)
@@ -42,9 +42,9 @@ func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want 
 	if err := tm.Quit(); err != nil {
 		t.Fatal(err)
 	}
-	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*Model)
+	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*tuiModel)
 	if !ok {
-		t.Fatal("final model is not *Model")
+		t.Fatal("final model is not *tuiModel")
 	}
 	return fm
 }

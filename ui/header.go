@@ -12,7 +12,7 @@ import (
 // header is two lines: who and where, with the view tabs and the clock; then
 // the frame rate, the timing in force → target and the tier badge.
 // headerPane is the two header lines. It keeps nothing of its own: what it
-// shows is the session and the status the Model hands it.
+// shows is the session and the status the model hands it.
 type headerPane struct {
 	*ctx
 	drawn memo[headerKey, []string]

@@ -21,7 +21,7 @@ type hitMap struct {
 
 // mouse answers the wheel (move through links or messages) and clicks
 // (a tab, a heading to sort by, a row to focus).
-func (m *Model) mouse(msg tea.MouseMsg) {
+func (m *tuiModel) mouse(msg tea.MouseMsg) {
 	if msg.Action != tea.MouseActionPress {
 		return
 	}

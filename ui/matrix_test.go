@@ -86,15 +86,15 @@ func TestGoldenMatrix(t *testing.T) {
 }
 
 // matrixModel is a model on the fixture with the Matrix view open.
-func matrixModel(t *testing.T, w, h int) *Model {
+func matrixModel(t *testing.T, w, h int) *tuiModel {
 	t.Helper()
-	m := model(t, NewStaticFeed(), w, h, matrixUpdates())
+	m := model(t, newStaticFeed(), w, h, matrixUpdates())
 	press(m, toMatrix...)
 	return m
 }
 
 // cursorAt is the detail line's "from → to": where the cursor is.
-func cursorAt(t *testing.T, m *Model) string {
+func cursorAt(t *testing.T, m *tuiModel) string {
 	t.Helper()
 	for _, l := range strings.Split(m.View(), "\n") {
 		l = strings.TrimSpace(l)
@@ -201,7 +201,7 @@ func TestMatrixUnknownIsNotZero_L3(t *testing.T) {
 	if r := rowOf("carol"); !strings.Contains(r, "~95") || !strings.Contains(r, unknown) {
 		t.Errorf("carol's row should show ~95 (provisional) and — (unmeasured): %q", r)
 	}
-	lobby := model(t, NewStaticFeed(), 120, 40, []probe.Update{{View: probe.View{Self: "eve", FPS: 30}}})
+	lobby := model(t, newStaticFeed(), 120, 40, []probe.Update{{View: probe.View{Self: "eve", FPS: 30}}})
 	press(lobby, toMatrix...)
 	if !strings.Contains(lobby.View(), "no players yet") {
 		t.Fatalf("empty matrix:\n%s", lobby.View())
@@ -227,7 +227,7 @@ func TestMatrixWhoCausesLag_S5(t *testing.T) {
 // Pausing freezes the matrix with the rest: a later picture changes the
 // live session only.
 func TestMatrixPauses(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, matrixUpdates()[:50])
+	m := model(t, newStaticFeed(), 120, 40, matrixUpdates()[:50])
 	press(m, toMatrix...)
 	press(m, typed("p"))
 	before := stripANSI(m.View())
@@ -290,7 +290,7 @@ func BenchmarkMatrix(b *testing.B) {
 			ups[i].View.Matrix = bigMatrix(n, i)
 		}
 		b.Run(fmt.Sprintf("view/players=%d", n), func(b *testing.B) {
-			m := model(b, NewStaticFeed(), 160, 48, ups)
+			m := model(b, newStaticFeed(), 160, 48, ups)
 			press(m, toMatrix...)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -300,7 +300,7 @@ func BenchmarkMatrix(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("update/players=%d", n), func(b *testing.B) {
-			m := model(b, NewStaticFeed(), 160, 48, ups)
+			m := model(b, newStaticFeed(), 160, 48, ups)
 			last := ups[len(ups)-1]
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -320,7 +320,7 @@ func TestMatrixScrollsWithTheCursor(t *testing.T) {
 	for i := range ups {
 		ups[i].View.Matrix = bigMatrix(64, i)
 	}
-	m := model(t, NewStaticFeed(), 160, 48, ups)
+	m := model(t, newStaticFeed(), 160, 48, ups)
 	press(m, toMatrix...)
 	for range 70 {
 		press(m, keyRight, keyDown)

@@ -20,8 +20,8 @@ import (
 // Minimum terminal size the UI draws in; below it a short message says what
 // is needed.
 const (
-	MinWidth  = 80
-	MinHeight = 24
+	minWidth  = 80
+	minHeight = 24
 )
 
 // redrawFPS caps how often the screen is redrawn (at most ten times a
@@ -58,9 +58,9 @@ type Options struct {
 	Bell bool
 }
 
-// Model is the bubbletea model of the UI. Use NewModel and Run; the zero
-// value is not usable.
-type Model struct {
+// tuiModel is the bubbletea model of the UI. Use newModel and Run; the
+// zero value is not usable.
+type tuiModel struct {
 	feed probe.Feed
 	// playback is the feed's replay controls, nil for a live feed.
 	playback Playback
@@ -103,9 +103,20 @@ type Model struct {
 	renders int // pictures drawn, for tests of the redraw cache
 }
 
-// NewModel builds the UI's model on feed. It fails only for an unknown
+// NewModel builds the UI's bubbletea model on feed, for a program the
+// caller runs itself (Run makes one on the terminal). It fails only for
+// an unknown theme name.
+func NewModel(feed probe.Feed, opts Options) (tea.Model, error) {
+	m, err := newModel(feed, opts)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newModel builds the UI's model on feed. It fails only for an unknown
 // theme name.
-func NewModel(feed probe.Feed, opts Options) (*Model, error) {
+func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
 	if opts.QuitWait <= 0 {
 		opts.QuitWait = quitWait
 	}
@@ -130,7 +141,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 		r.SetColorProfile(termenv.Ascii)
 	}
 	c := &ctx{r: r, keys: newKeyMap(), help: help.New()}
-	m := &Model{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
+	m := &tuiModel{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
 	m.header, m.table, m.charts, m.ladder = headerPane{ctx: c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{ctx: c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	m.diag = diagnosisPane{ctx: c}
@@ -144,7 +155,7 @@ func NewModel(feed probe.Feed, opts Options) (*Model, error) {
 }
 
 // Theme is the name of the theme in use.
-func (m *Model) Theme() string { return m.st.theme.Name }
+func (m *tuiModel) Theme() string { return m.st.theme.Name }
 
 // Run shows the UI on the terminal until the user quits or the feed ends.
 // It returns the feed's error, if it ended with one.
@@ -152,7 +163,7 @@ func Run(feed probe.Feed, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	m, err := NewModel(feed, opts)
+	m, err := newModel(feed, opts)
 	if err != nil {
 		return err
 	}
@@ -171,7 +182,7 @@ func Run(feed probe.Feed, opts Options) error {
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return err
 	}
-	if fm, ok := final.(*Model); ok && fm.live.err != nil {
+	if fm, ok := final.(*tuiModel); ok && fm.live.err != nil {
 		return fm.live.err
 	}
 	return nil
@@ -186,7 +197,7 @@ type (
 
 // waitFeed is the bridge from engine to UI: a command that waits for the
 // next update (or for the program to end, so it never outlives it).
-func (m *Model) waitFeed() tea.Cmd {
+func (m *tuiModel) waitFeed() tea.Cmd {
 	ch, stop := m.feed.Updates(), m.stop
 	return func() tea.Msg {
 		select {
@@ -203,7 +214,7 @@ func (m *Model) waitFeed() tea.Cmd {
 
 // control sends c to the engine off the UI's goroutine, so a slow engine
 // can never freeze the screen.
-func (m *Model) control(c probe.Control) tea.Cmd {
+func (m *tuiModel) control(c probe.Control) tea.Cmd {
 	f := m.feed
 	return func() tea.Msg {
 		f.Control(c)
@@ -212,10 +223,10 @@ func (m *Model) control(c probe.Control) tea.Cmd {
 }
 
 // Init implements tea.Model.
-func (m *Model) Init() tea.Cmd { return m.waitFeed() }
+func (m *tuiModel) Init() tea.Cmd { return m.waitFeed() }
 
 // Update implements tea.Model.
-func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case updateMsg:
 		if m.playback != nil && m.live.have && msg.u.View.At < m.live.view.At {
@@ -259,7 +270,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // ended handles the end of the feed.
-func (m *Model) ended() tea.Cmd {
+func (m *tuiModel) ended() tea.Cmd {
 	m.feedDone = true
 	m.dirty = true
 	if m.quitting || !m.opts.KeepOpen {
@@ -268,7 +279,7 @@ func (m *Model) ended() tea.Cmd {
 	return nil
 }
 
-func (m *Model) quit() tea.Cmd {
+func (m *tuiModel) quit() tea.Cmd {
 	if m.feedDone {
 		return tea.Quit
 	}
@@ -280,7 +291,7 @@ func (m *Model) quit() tea.Cmd {
 		m.tick(m.opts.QuitWait, func(time.Time) tea.Msg { return quitTimeout{} }))
 }
 
-func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	k := &m.keys
 	m.flash = "" // a note in the footer lasts until the next key
 	if key.Matches(msg, k.Quit) {
@@ -349,7 +360,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) togglePause() {
+func (m *tuiModel) togglePause() {
 	m.paused = !m.paused
 	if m.paused {
 		m.shown = m.live.clone()
@@ -359,7 +370,7 @@ func (m *Model) togglePause() {
 }
 
 // display is the session being drawn: the frozen copy while paused.
-func (m *Model) display() *session {
+func (m *tuiModel) display() *session {
 	if m.shown != nil {
 		return m.shown
 	}
@@ -368,7 +379,7 @@ func (m *Model) display() *session {
 
 // move moves the cursor through the link table, or scrolls the message list
 // on the Messages view.
-func (m *Model) move(d int) {
+func (m *tuiModel) move(d int) {
 	if screens[m.screen].scrolls {
 		m.msgs.scroll(m.display(), d)
 		return
@@ -381,7 +392,7 @@ func (m *Model) move(d int) {
 
 // View implements tea.Model. The picture is cached until something in it
 // changes, so the renderer's ticks cost nothing on an idle screen.
-func (m *Model) View() string {
+func (m *tuiModel) View() string {
 	if !m.dirty && m.cache != "" {
 		return m.cache
 	}
@@ -391,12 +402,12 @@ func (m *Model) View() string {
 	return m.cache
 }
 
-func (m *Model) render() string {
+func (m *tuiModel) render() string {
 	w, h := m.w, m.h
 	if w == 0 || h == 0 {
 		return "lagscope: starting…"
 	}
-	if w < MinWidth || h < MinHeight {
+	if w < minWidth || h < minHeight {
 		return m.tooSmall()
 	}
 	s := m.display()
@@ -432,7 +443,7 @@ func bellCmd(out io.Writer) func() tea.Cmd {
 }
 
 // headerStatus is what the header shows besides the session.
-func (m *Model) headerStatus() headerStatus {
+func (m *tuiModel) headerStatus() headerStatus {
 	clock := "t " + fmtClock(m.display().view.At)
 	if m.playback != nil {
 		// The replay's position is on the session's clock: it takes t's
@@ -447,8 +458,8 @@ func (m *Model) headerStatus() headerStatus {
 		noVerdict: screens[m.screen].name == "Diagnosis" && !m.showHelp && m.dialog == nil}
 }
 
-func (m *Model) tooSmall() string {
-	msg := fmt.Sprintf("lagscope needs a terminal of at least %d×%d.\nThis one is %d×%d: please make it larger.", MinWidth, MinHeight, m.w, m.h)
+func (m *tuiModel) tooSmall() string {
+	msg := fmt.Sprintf("lagscope needs a terminal of at least %d×%d.\nThis one is %d×%d: please make it larger.", minWidth, minHeight, m.w, m.h)
 	return lipgloss.Place(m.w, m.h, lipgloss.Center, lipgloss.Center, msg)
 }
 
@@ -460,7 +471,7 @@ type footerKey struct {
 	theme  string
 }
 
-func (m *Model) footer(w int) string {
+func (m *tuiModel) footer(w int) string {
 	m.help.Width = w
 	note := ""
 	if m.flash != "" {

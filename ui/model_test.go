@@ -14,9 +14,9 @@ import (
 
 // model builds a model on feed with updates applied, at w×h, without a
 // running program: Update and View are called directly.
-func model(t testing.TB, feed probe.Feed, w, h int, updates []probe.Update) *Model {
+func model(t testing.TB, feed probe.Feed, w, h int, updates []probe.Update) *tuiModel {
 	t.Helper()
-	m, err := NewModel(feed, Options{NoColor: true, Output: io.Discard})
+	m, err := newModel(feed, Options{NoColor: true, Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func fakeTick(d time.Duration, _ func(time.Time) tea.Msg) tea.Cmd {
 	return func() tea.Msg { return tickPending{d} }
 }
 
-func press(m *Model, msgs ...tea.Msg) tea.Cmd {
+func press(m *tuiModel, msgs ...tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	for _, msg := range msgs {
 		_, cmd = m.Update(msg)
@@ -82,7 +82,7 @@ func hasMsg[T any](msgs []tea.Msg) bool {
 }
 
 func TestQuitSendsQuitControlThenLeavesOnDone(t *testing.T) {
-	feed := NewStaticFeed(fixtureUpdates()...)
+	feed := newStaticFeed(fixtureUpdates()...)
 	m := model(t, feed, 120, 40, nil)
 	msgs := runCmd(press(m, typed("q")))
 	if !hasMsg[tickPending](msgs) {
@@ -113,7 +113,7 @@ func TestQuitSendsQuitControlThenLeavesOnDone(t *testing.T) {
 }
 
 func TestCtrlCQuitsLikeQ(t *testing.T) {
-	feed := NewStaticFeed()
+	feed := newStaticFeed()
 	m := model(t, feed, 120, 40, fixtureUpdates())
 	runCmd(press(m, ctrlC))
 	if c := feed.Controls(); len(c) != 1 || !c[0].Quit {
@@ -127,7 +127,7 @@ func TestCtrlCQuitsLikeQ(t *testing.T) {
 }
 
 func TestQuitTimeoutLeavesWithoutDone(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	if msgs := runCmd(press(m, quitTimeout{})); !hasMsg[tea.QuitMsg](msgs) {
 		t.Errorf("the quit fallback should quit, got %v", msgs)
 	}
@@ -136,9 +136,9 @@ func TestQuitTimeoutLeavesWithoutDone(t *testing.T) {
 // An engine that never answers Quit: the program still ends, a moment
 // after q (the program is real; the wait is shortened for the test).
 func TestQuitWithSilentEngineStillExits(t *testing.T) {
-	feed := NewStaticFeed(fixtureUpdates()...)
+	feed := newStaticFeed(fixtureUpdates()...)
 	feed.QuitIgnored = true
-	m, err := NewModel(feed, Options{NoColor: true, Output: io.Discard, QuitWait: 20 * time.Millisecond})
+	m, err := newModel(feed, Options{NoColor: true, Output: io.Discard, QuitWait: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +154,11 @@ func TestQuitWithSilentEngineStillExits(t *testing.T) {
 
 func TestFeedDoneEndsUIUnlessKeptOpen(t *testing.T) {
 	done := probe.Update{View: fixtureView(5), Done: true}
-	m := model(t, NewStaticFeed(), 120, 40, nil)
+	m := model(t, newStaticFeed(), 120, 40, nil)
 	if msgs := runCmd(press(m, updateMsg{done})); !hasMsg[tea.QuitMsg](msgs) {
 		t.Error("Done should end the UI")
 	}
-	k, err := NewModel(NewStaticFeed(), Options{NoColor: true, Output: io.Discard, KeepOpen: true})
+	k, err := newModel(newStaticFeed(), Options{NoColor: true, Output: io.Discard, KeepOpen: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestFeedDoneEndsUIUnlessKeptOpen(t *testing.T) {
 }
 
 func TestTabCyclesViews(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "who and what holds", "Round trip · bob"}
 	for _, w := range want {
 		press(m, tab)
@@ -192,7 +192,7 @@ func TestTabCyclesViews(t *testing.T) {
 }
 
 func TestArrowsAndEnterFocusALink(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	// The worst link (bob, the longest round trip) is focused at first.
 	if !strings.Contains(m.View(), "Round trip · bob") {
 		t.Fatal("the worst link should be focused by default")
@@ -216,7 +216,7 @@ func TestArrowsAndEnterFocusALink(t *testing.T) {
 }
 
 func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
-	feed := NewStaticFeed()
+	feed := newStaticFeed()
 	m := model(t, feed, 120, 40, fixtureUpdates())
 	press(m, typed("o"))
 	v := m.View()
@@ -264,7 +264,7 @@ func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
 // Every rung's label reads tier and rung, and the knob moves right as the
 // rung falls (S17: mirrored, rung 1 at the right end).
 func TestConnectionSliderMirrored_S17(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, nil)
+	m := model(t, newStaticFeed(), 120, 40, nil)
 	prev := -1
 	for n := rungs.Rungs; n >= 1; n-- {
 		lines := newDialog(m.ctx, &probe.View{}).connectionSlider(rungs.RungTiming(n))
@@ -281,7 +281,7 @@ func TestConnectionSliderMirrored_S17(t *testing.T) {
 
 func TestPauseFreezesDisplayButKeepsMeasuring(t *testing.T) {
 	ups := fixtureUpdates()
-	m := model(t, NewStaticFeed(), 120, 40, ups[:50])
+	m := model(t, newStaticFeed(), 120, 40, ups[:50])
 	press(m, typed("p"))
 	frozen := m.View()
 	if !strings.Contains(frozen, "PAUSED") {
@@ -303,7 +303,7 @@ func TestPauseFreezesDisplayButKeepsMeasuring(t *testing.T) {
 }
 
 func TestThemeKeyCyclesThemes(t *testing.T) {
-	m, err := NewModel(NewStaticFeed(), Options{Output: io.Discard})
+	m, err := newModel(newStaticFeed(), Options{Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestThemeKeyCyclesThemes(t *testing.T) {
 
 func TestNoColorEnvPicksMonochrome(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
-	m, err := NewModel(NewStaticFeed(), Options{Output: io.Discard})
+	m, err := newModel(newStaticFeed(), Options{Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestNoColorEnvPicksMonochrome(t *testing.T) {
 	if v := m.View(); strings.Contains(v, "\x1b[") {
 		t.Error("NO_COLOR: the picture has escape codes")
 	}
-	if _, err := NewModel(NewStaticFeed(), Options{Theme: "nope"}); err == nil {
+	if _, err := newModel(newStaticFeed(), Options{Theme: "nope"}); err == nil {
 		t.Error("an unknown theme should be an error")
 	}
 }
@@ -342,7 +342,7 @@ func TestNoColorEnvPicksMonochrome(t *testing.T) {
 // In colour, each tier gets its own look in every theme (tier colours
 // carry meaning), and the tier is written as a word too.
 func TestTierStylesDifferInEveryTheme(t *testing.T) {
-	m, err := NewModel(NewStaticFeed(), Options{Output: io.Discard})
+	m, err := newModel(newStaticFeed(), Options{Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestTierStylesDifferInEveryTheme(t *testing.T) {
 }
 
 func TestSortKeys(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	order := func() string {
 		var names []string
 		for _, h := range m.table.sorted(m.display()) {
@@ -394,7 +394,7 @@ func TestSortKeys(t *testing.T) {
 }
 
 func TestMouseClickWheelAndTabs(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	m.View()
 	y := m.hits.tableY
 	click := func(x, y int) {
@@ -425,7 +425,7 @@ func TestMouseClickWheelAndTabs(t *testing.T) {
 }
 
 func TestResizeReflowsAndTooSmallSaysWhatIsNeeded(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	for _, sz := range [][2]int{{80, 24}, {100, 30}, {200, 60}, {120, 40}} {
 		press(m, tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 		checkSize(t, m.View(), sz[0], sz[1])
@@ -443,7 +443,7 @@ func TestResizeReflowsAndTooSmallSaysWhatIsNeeded(t *testing.T) {
 // The picture is cached until something changes: the renderer's ticks on
 // an idle screen cost nothing (redraw at most 10 times a second).
 func TestViewIsCachedUntilSomethingChanges(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	m.View()
 	n := m.renders
 	for i := 0; i < 10; i++ {
@@ -462,7 +462,7 @@ func TestViewIsCachedUntilSomethingChanges(t *testing.T) {
 // Unknown is "—", never 0 (L3): erin has no round trip and no report from
 // the peer.
 func TestUnknownIsDashNeverZero_L3(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	var row string
 	for _, l := range strings.Split(m.View(), "\n") {
 		if strings.Contains(l, "erin") && strings.Contains(l, "unmeasured") {
@@ -485,7 +485,7 @@ func TestUnknownIsDashNeverZero_L3(t *testing.T) {
 }
 
 func TestMessagesNewestFirstWithTimeAndFrame_S18(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	press(m, tab, tab, tab)
 	v := m.View()
 	line := func(time, frame, text string) int {
@@ -509,7 +509,7 @@ func TestMessagesNewestFirstWithTimeAndFrame_S18(t *testing.T) {
 }
 
 func TestLadderMarksInForceTargetAndStagedSteps_S12(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	v := m.View()
 	for _, want := range []string{"5/15   Normal", "in force", "target", "staged 5/15 › 2/10 › 2/8 › 2/6"} {
 		if !strings.Contains(v, want) {
@@ -522,7 +522,7 @@ func TestLadderShowsExtendedLookAheadPastRung10_S4(t *testing.T) {
 	u := fixtureUpdates()
 	last := &u[len(u)-1].View
 	last.InForce, last.Target, last.Staged = rungs.Timing{SendPeriod: 10, LookAhead: 40}, rungs.Timing{SendPeriod: 10, LookAhead: 40}, false
-	m := model(t, NewStaticFeed(), 120, 40, u)
+	m := model(t, newStaticFeed(), 120, 40, u)
 	lines := strings.Split(m.View(), "\n")
 	ext, r10 := -1, -1
 	for i, l := range lines {

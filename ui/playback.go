@@ -23,22 +23,22 @@ type Playback interface {
 	Position() (at, end time.Duration, playing bool, speed float64)
 }
 
-// SeekStep is how far ←/→ move a replay.
-const SeekStep = 10 * time.Second
+// seekStep is how far ←/→ move a replay.
+const seekStep = 10 * time.Second
 
 // playbackKey handles the replay's keys; it reports whether it used the
 // key. It runs before a view's own keys, so in a replay ←/→ seek on every
 // view (the Matrix view's columns are h/l then).
-func (m *Model) playbackKey(msg tea.KeyMsg) bool {
+func (m *tuiModel) playbackKey(msg tea.KeyMsg) bool {
 	pb, k := m.playback, &m.keys
 	at, end, _, speed := pb.Position()
 	switch {
 	case key.Matches(msg, k.PlayPause):
 		pb.TogglePause()
 	case key.Matches(msg, k.SeekBack):
-		pb.Seek(max(at-SeekStep, 0))
+		pb.Seek(max(at-seekStep, 0))
 	case key.Matches(msg, k.SeekForward):
-		pb.Seek(min(at+SeekStep, end))
+		pb.Seek(min(at+seekStep, end))
 	case key.Matches(msg, k.Slower):
 		pb.SetSpeed(speed / 2)
 	case key.Matches(msg, k.Faster):
@@ -51,7 +51,7 @@ func (m *Model) playbackKey(msg tea.KeyMsg) bool {
 
 // playbackStatus is the header's replay part: playing or paused, where,
 // of how long, and the speed, e.g. "▶ 01:23 / 05:00 ×2".
-func (m *Model) playbackStatus() string {
+func (m *tuiModel) playbackStatus() string {
 	at, end, playing, speed := m.playback.Position()
 	mark := "▶"
 	if !playing {
@@ -62,7 +62,7 @@ func (m *Model) playbackStatus() string {
 
 // matrixColumnKeys names the keys that move the Matrix view's column: in a
 // replay ←/→ seek, so only h/l do.
-func (m *Model) matrixColumnKeys() string {
+func (m *tuiModel) matrixColumnKeys() string {
 	if m.playback != nil {
 		return "h/l"
 	}

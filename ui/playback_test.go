@@ -12,7 +12,7 @@ import (
 // fakeReplay is a feed with Playback's methods, like record.Player: it
 // keeps a position and notes what was asked of it.
 type fakeReplay struct {
-	*StaticFeed
+	*staticFeed
 	at, end time.Duration
 	playing bool
 	speed   float64
@@ -41,7 +41,7 @@ var keySpace = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
 // and the header shows where the replay is instead of the session clock;
 // the footer and the help name the keys.
 func TestReplayKeysDrivePlayback(t *testing.T) {
-	f := &fakeReplay{StaticFeed: NewStaticFeed(), at: 30 * time.Second, end: 100 * time.Second, playing: true, speed: 1}
+	f := &fakeReplay{staticFeed: newStaticFeed(), at: 30 * time.Second, end: 100 * time.Second, playing: true, speed: 1}
 	m := model(t, f, 120, 40, fixtureUpdates()[:31])
 	v := m.View()
 	if !strings.Contains(v, "▶ 00:30 / 01:40 ×1") || strings.Contains(v, "t 00:30") || !strings.Contains(v, "space play/pause") {
@@ -81,7 +81,7 @@ func TestReplayKeysDrivePlayback(t *testing.T) {
 // A live feed has no playback: no replay keys in the footer, the session
 // clock in the header, and space does nothing.
 func TestLiveFeedHasNoReplayKeys(t *testing.T) {
-	f := NewStaticFeed()
+	f := newStaticFeed()
 	m := model(t, f, 120, 40, fixtureUpdates()[:31])
 	press(m, keySpace)
 	v := m.View()
@@ -91,10 +91,10 @@ func TestLiveFeedHasNoReplayKeys(t *testing.T) {
 }
 
 // A replay sought back hands out every event from its start again (as
-// record.Cursor does): the picture starts over, so the message list shows
+// probe/record's replay does): the picture starts over, so the message list shows
 // each message once, as a straight play to that point would.
 func TestReplaySeekBackStartsOver(t *testing.T) {
-	f := &fakeReplay{StaticFeed: NewStaticFeed(), end: 100 * time.Second, playing: true, speed: 1}
+	f := &fakeReplay{staticFeed: newStaticFeed(), end: 100 * time.Second, playing: true, speed: 1}
 	ups := fixtureUpdates()
 	m := model(t, f, 120, 40, ups[:40])
 	msgs := func() []string {
@@ -115,7 +115,7 @@ func TestReplaySeekBackStartsOver(t *testing.T) {
 	if len(before) <= len(after) || len(after) == 0 || m.live.view.At != 20*time.Second {
 		t.Fatalf("messages before %v, after the seek back %v", before, after)
 	}
-	straight := model(t, NewStaticFeed(), 120, 40, ups[:21])
+	straight := model(t, newStaticFeed(), 120, 40, ups[:21])
 	var want []string
 	for _, x := range straight.live.msgs {
 		want = append(want, x.text)

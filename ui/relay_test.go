@@ -120,7 +120,7 @@ func TestGoldenRelay(t *testing.T) {
 // read; a direct link carries neither.
 func TestRelayedLinkIsMarked(t *testing.T) {
 	for _, sz := range goldenSizes {
-		m := model(t, NewStaticFeed(), sz[0], sz[1], relayedUpdates())
+		m := model(t, newStaticFeed(), sz[0], sz[1], relayedUpdates())
 		out := m.View()
 		rows := map[string]string{}
 		for _, l := range strings.Split(out, "\n") {
@@ -148,7 +148,7 @@ func TestRelayedLinkIsMarked(t *testing.T) {
 		}
 	}
 	// The fixture without relays shows no mark anywhere.
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	if out := m.View(); strings.Contains(out, markRelayed) || strings.Contains(out, "through the host") {
 		t.Errorf("a session with no relayed link shows the relayed mark:\n%s", out)
 	}
@@ -184,7 +184,7 @@ func TestPendingLines(t *testing.T) {
 	for i := range us {
 		us[i].View.Started = true
 	}
-	m := model(t, NewStaticFeed(), 120, 40, us)
+	m := model(t, newStaticFeed(), 120, 40, us)
 	if out := m.View(); strings.Contains(out, "not connected yet") {
 		t.Errorf("a started game lists pending pairs:\n%s", out)
 	}
@@ -193,7 +193,7 @@ func TestPendingLines(t *testing.T) {
 // The host's relay counters: one row per relayed pair with what it
 // forwarded and refused, only on a machine that relays.
 func TestRelayCounters(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, hostRelayUpdates())
+	m := model(t, newStaticFeed(), 120, 40, hostRelayUpdates())
 	press(m, tab, tab)
 	out := m.View()
 	// At t=100: bob ↔ dave forwarded 6100 datagrams, 1098000 bytes,
@@ -203,7 +203,7 @@ func TestRelayCounters(t *testing.T) {
 			t.Errorf("Players view lacks %q:\n%s", want, out)
 		}
 	}
-	m = model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m = model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	press(m, tab, tab)
 	if out := m.View(); strings.Contains(out, "Relayed through") {
 		t.Errorf("a machine relaying nothing shows a relay section:\n%s", out)

@@ -46,7 +46,7 @@ func evilUpdates() []probe.Update {
 // Names and message texts from outside leave no control byte in the
 // picture (textsafe): on every view, the help and the options dialog.
 func TestOutsideTextIsEscaped(t *testing.T) {
-	m := model(t, NewStaticFeed(), 200, 60, evilUpdates())
+	m := model(t, newStaticFeed(), 200, 60, evilUpdates())
 	check := func(where string) {
 		t.Helper()
 		v := m.View()

@@ -13,22 +13,22 @@ type screen struct {
 	name string
 	// render draws the body: exactly h lines of width w; y is the screen
 	// row the body starts on (for the mouse).
-	render func(m *Model, s *session, w, h, y int) string
+	render func(m *tuiModel, s *session, w, h, y int) string
 	// scrolls: ↑/↓ scroll the view's list rather than move the link cursor.
 	scrolls bool
 	// focusFollowsCursor: moving the cursor also focuses the link.
 	focusFollowsCursor bool
 	// key, when set, sees a key first; it reports whether it used it.
-	key func(m *Model, msg tea.KeyMsg) bool
+	key func(m *tuiModel, msg tea.KeyMsg) bool
 }
 
 var screens = []screen{
-	{name: "Session", render: (*Model).overview},
-	{name: "Link", render: (*Model).linkScreen, focusFollowsCursor: true},
-	{name: "Players", render: (*Model).playersScreen},
-	{name: "Messages", render: (*Model).messagesScreen, scrolls: true},
-	{name: "Matrix", render: (*Model).matrixScreen, key: func(m *Model, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
-	{name: "Diagnosis", render: (*Model).diagnosisScreen, key: func(m *Model, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
+	{name: "Session", render: (*tuiModel).overview},
+	{name: "Link", render: (*tuiModel).linkScreen, focusFollowsCursor: true},
+	{name: "Players", render: (*tuiModel).playersScreen},
+	{name: "Messages", render: (*tuiModel).messagesScreen, scrolls: true},
+	{name: "Matrix", render: (*tuiModel).matrixScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
+	{name: "Diagnosis", render: (*tuiModel).diagnosisScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
 }
 
 // Layout constants of the overview.
@@ -45,7 +45,7 @@ const (
 // link's round-trip chart and loss lanes on the left; the ladder on the
 // right; messages under the ladder when the terminal is wide, else across
 // the bottom.
-func (m *Model) overview(s *session, w, h, y int) string {
+func (m *tuiModel) overview(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	n := len(s.view.Links)
 	tableRows := min(max(n, 1), max(3, (h-minChartH-lanesH-minMessages-1)))
@@ -84,7 +84,7 @@ func (m *Model) overview(s *session, w, h, y int) string {
 
 // linkScreen is the focused link in detail: its numbers, cumulative totals
 // and a tall chart; ↑/↓ move the focus from link to link.
-func (m *Model) linkScreen(s *session, w, h, y int) string {
+func (m *tuiModel) linkScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	st := &m.st
 	focus := m.charts.focused(s)
@@ -128,25 +128,25 @@ func (m *Model) linkScreen(s *session, w, h, y int) string {
 }
 
 // playersScreen is the Players view.
-func (m *Model) playersScreen(s *session, w, h, y int) string {
+func (m *tuiModel) playersScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.players.view(s, w, h)
 }
 
 // messagesScreen is the Messages view.
-func (m *Model) messagesScreen(s *session, w, h, y int) string {
+func (m *tuiModel) messagesScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.msgs.screen(s, w, h)
 }
 
 // diagnosisScreen is the Diagnosis view.
-func (m *Model) diagnosisScreen(s *session, w, h, y int) string {
+func (m *tuiModel) diagnosisScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.diag.view(s, w, h)
 }
 
 // matrixScreen is the Matrix view.
-func (m *Model) matrixScreen(s *session, w, h, y int) string {
+func (m *tuiModel) matrixScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.matrix.view(s, w, h)
 }

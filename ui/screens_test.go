@@ -74,7 +74,7 @@ func TestEveryViewFitsWithoutCuttingWords(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, c := range everyView() {
 			t.Run(fmt.Sprintf("%s_%dx%d", c.name, sz[0], sz[1]), func(t *testing.T) {
-				m := model(t, NewStaticFeed(), sz[0], sz[1], c.updates())
+				m := model(t, newStaticFeed(), sz[0], sz[1], c.updates())
 				press(m, c.keys...)
 				var cuts []string
 				cutHook = func(s string, w int) { cuts = append(cuts, fmt.Sprintf("%q cut to %d", s, w)) }
@@ -99,7 +99,7 @@ var requirementNumber = regexp.MustCompile(`\(([TSLQR][0-9]{1,2})\)|\b[TSLQR][0-
 func TestNoRequirementNumbersOnScreen(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, c := range everyView() {
-			m := model(t, NewStaticFeed(), sz[0], sz[1], c.updates())
+			m := model(t, newStaticFeed(), sz[0], sz[1], c.updates())
 			press(m, c.keys...)
 			if hit := requirementNumber.FindString(m.View()); hit != "" {
 				t.Errorf("%s at %dx%d shows %q:\n%s", c.name, sz[0], sz[1], hit, m.View())
@@ -128,7 +128,7 @@ func TestChartStaysOnChosenLink(t *testing.T) {
 			}
 		}
 	}
-	m := model(t, NewStaticFeed(), 120, 40, us[:40])
+	m := model(t, newStaticFeed(), 120, 40, us[:40])
 	if v := m.View(); !strings.Contains(v, "Round trip · bob") {
 		t.Fatalf("the chart should start on the first link:\n%s", v)
 	}
@@ -161,7 +161,7 @@ func TestChartScaleIgnoresUnmeasuredRetryGuess(t *testing.T) {
 		v.Links = []probe.LinkView{lv}
 		us = append(us, probe.Update{View: v})
 	}
-	m := model(t, NewStaticFeed(), 120, 40, us)
+	m := model(t, newStaticFeed(), 120, 40, us)
 	v := m.View()
 	for _, big := range []string{"1200│", "1000│", " 800│"} {
 		if strings.Contains(v, big) {
@@ -176,7 +176,7 @@ func TestChartScaleIgnoresUnmeasuredRetryGuess(t *testing.T) {
 // In the lobby the Matrix says why it is empty, not "no players yet" with
 // three seated.
 func TestMatrixInLobbySaysWhy(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, lobbyUpdates())
+	m := model(t, newStaticFeed(), 120, 40, lobbyUpdates())
 	press(m, toMatrix...)
 	v := m.View()
 	if strings.Contains(v, "no players yet") || !strings.Contains(v, "3 players in the session") || !strings.Contains(strings.Join(strings.Fields(v), " "), "once the game starts") {
@@ -202,7 +202,7 @@ func TestCulpritsLeaveOutZero(t *testing.T) {
 
 // `t` says which theme is now on, in the footer, until the next key.
 func TestThemeKeySaysWhichTheme(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, fixtureUpdates())
+	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
 	press(m, typed("t"))
 	foot := lastLine(m.View())
 	if !strings.Contains(foot, "theme: "+m.Theme()) {
@@ -223,7 +223,7 @@ var toDiagnosis = []tea.Msg{tab, tab, tab, tab, tab}
 // with NaN as "—" (L3), the evidence behind each cause in words, and the
 // link with excess.
 func TestDiagnosisView(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, diagnosisUpdates())
+	m := model(t, newStaticFeed(), 120, 40, diagnosisUpdates())
 	if v := m.View(); !strings.Contains(v, "bob's connection adds 250 ms") {
 		t.Fatalf("the header should carry the verdict:\n%s", v)
 	}
@@ -288,7 +288,7 @@ func alertUpdates() []probe.Update {
 func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
 	us := alertUpdates()
 	rings := 0
-	m := model(t, NewStaticFeed(), 120, 40, nil)
+	m := model(t, newStaticFeed(), 120, 40, nil)
 	m.ring = func() tea.Cmd { rings++; return nil }
 	for _, u := range us[:35] {
 		m.Update(updateMsg{u})
@@ -327,7 +327,7 @@ func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
 // a new picture, a new message, a closed feed, a sort, the paused display.
 func TestCachedPartsFollowChanges(t *testing.T) {
 	us := fixtureUpdates()
-	m := model(t, NewStaticFeed(), 120, 40, us[:50])
+	m := model(t, newStaticFeed(), 120, 40, us[:50])
 	before := m.View()
 	next := us[50]
 	next.View.Links = append([]probe.LinkView(nil), next.View.Links...)
@@ -357,7 +357,7 @@ func TestCachedPartsFollowChanges(t *testing.T) {
 // tab whole and gives up the wall clock, then the program's name (issue
 // 17: the Diagnosis tab was cut off); an observer's mark fits its column.
 func TestReplayHeaderAt80KeepsTabs(t *testing.T) {
-	f := &fakeReplay{StaticFeed: NewStaticFeed(), at: 75 * time.Second, end: 91 * time.Second, speed: 1}
+	f := &fakeReplay{staticFeed: newStaticFeed(), at: 75 * time.Second, end: 91 * time.Second, speed: 1}
 	us := fixtureUpdates()
 	for i := range us {
 		us[i].View.Links[3].Observer = true

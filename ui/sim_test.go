@@ -88,7 +88,7 @@ func TestOnSimulatedSession(t *testing.T) {
 	if len(last.Links) != 2 {
 		t.Fatalf("alice has %d links", len(last.Links))
 	}
-	m := model(t, NewStaticFeed(), 120, 40, ups)
+	m := model(t, newStaticFeed(), 120, 40, ups)
 	v := m.View()
 	checkSize(t, v, 120, 40)
 	rows := map[string][]string{}
@@ -161,7 +161,7 @@ func spikeUpdates(t testing.TB) []probe.Update {
 // session time, although the engine's own state flips far more often.
 func TestHeaderCalmDuringSpike(t *testing.T) {
 	ups := spikeUpdates(t)
-	m := model(t, NewStaticFeed(), 120, 40, nil)
+	m := model(t, newStaticFeed(), 120, 40, nil)
 	var shown []string
 	var at []time.Duration
 	raw := 0

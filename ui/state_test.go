@@ -185,7 +185,7 @@ func TestStagedSteps_S12(t *testing.T) {
 // The round-trip chart's y-range follows the data on screen: once a spike
 // has scrolled away the scale comes back down.
 func TestRoundTripScaleFollowsDataBackDown(t *testing.T) {
-	m := model(t, NewStaticFeed(), 120, 40, nil)
+	m := model(t, newStaticFeed(), 120, 40, nil)
 	h := &linkHist{peer: "bob"}
 	at := time.Duration(0)
 	add := func(n int, srtt float64) {

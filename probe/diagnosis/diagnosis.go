@@ -26,9 +26,9 @@ const (
 	// MinMeasured is how many measured players the shares need: with two,
 	// one round trip cannot be split between its two ends.
 	MinMeasured = 3
-	// MinForLinks is how many measured players a path's excess needs: with
+	// minForLinks is how many measured players a path's excess needs: with
 	// three the shares fit the three pairs exactly, so no pair has any.
-	MinForLinks = 4
+	minForLinks = 4
 
 	// slowPathMs and slowPathShare: a path is slow when its round trip
 	// exceeds what its two players' shares explain by at least 30 ms and by
@@ -70,11 +70,11 @@ const (
 	rttTieMs    = 5.0
 	rttTieShare = 0.10
 
-	// StaleResend, StaleFactor: L8's "resend share far above a near-zero
+	// staleResend, staleFactor: L8's "resend share far above a near-zero
 	// loss share": resends are at least 10 % of sent and at least four times
 	// the inbound loss share plus 5 points. IsStale applies them.
-	StaleResend = 0.10
-	StaleFactor = 4.0
+	staleResend = 0.10
+	staleFactor = 4.0
 
 	// fitFloorMs: residuals below 1 ms count as noise and are weighted as
 	// least squares would (a Huber-like fit), larger ones by absolute
@@ -95,7 +95,7 @@ func IsStale(resendShare, lossShare float64) bool {
 	if !finite(resendShare) || !finite(lossShare) {
 		return false
 	}
-	return resendShare >= StaleResend && resendShare >= StaleFactor*lossShare+0.05
+	return resendShare >= staleResend && resendShare >= staleFactor*lossShare+0.05
 }
 
 // Player is one player as the diagnosis needs it, in house order.
@@ -205,7 +205,7 @@ type Diagnosis struct {
 	Measured int
 	Reason   string
 
-	facts *verdictFacts // what Reword words the verdict from; nil when decoded
+	facts *verdictFacts // what reword words the verdict from; nil when decoded
 }
 
 // Diagnoser keeps scratch between evaluations so that repeated calls do
@@ -270,7 +270,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 	out.Culprit, out.Reason = nameCulprit(cands, in.Players, measured, in.Window)
 	out.facts = newFacts(in, c.rungAll, c.fpsAll, worstAll)
 	out.facts.worded = Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS}
-	out.Verdict = out.Reword(out.facts.worded)
+	out.Verdict = out.reword(out.facts.worded)
 	return out
 }
 

@@ -15,7 +15,7 @@ import (
 type shares struct {
 	measured    int       // players in the fit
 	known       bool      // measured ≥ MinMeasured: the shares were fitted
-	excessKnown bool      // measured ≥ MinForLinks: a path's excess means something
+	excessKnown bool      // measured ≥ minForLinks: a path's excess means something
 	use         []bool    // the player took part in the fit
 	rtt, jit    []float64 // share of the round trip and of its variation, ms
 	lossExp     []float64 // share of the round-trip loss exponent
@@ -30,7 +30,7 @@ type shares struct {
 // otherwise every share is NaN.
 func (g *Diagnoser) fitShares(pairs []Pair, use []bool, measured int) shares {
 	n := len(use)
-	sh := shares{measured: measured, known: measured >= MinMeasured, excessKnown: measured >= MinForLinks, use: use}
+	sh := shares{measured: measured, known: measured >= MinMeasured, excessKnown: measured >= minForLinks, use: use}
 	g.rtt, g.jit, g.lossExp = nans(grow(g.rtt, n)), nans(grow(g.jit, n)), nans(grow(g.lossExp, n))
 	if sh.known {
 		fitRTTShares(&g.f, pairs, use, g.rtt)

@@ -624,7 +624,7 @@ func TestVerdict(t *testing.T) {
 // verdictOf words d's verdict as Diagnose does, from in and the costs.
 func verdictOf(d Diagnosis, in Input, rungAll, fpsAll int, worstAll float64) string {
 	d.facts = newFacts(in, rungAll, fpsAll, worstAll)
-	return d.Reword(Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS})
+	return d.reword(Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS})
 }
 
 // TestFitterStart checks the fit's first guess: each player's median pair

@@ -13,7 +13,7 @@ import (
 // Timings is what the verdict's words about the timing read: the target
 // the master chose at the evaluation (or holds now), the timing in force,
 // the frame and the frame rate in force. The TUI passes the current ones
-// to Reword whenever they change, so that the verdict never names a rung
+// to Sentences whenever they change, so that the verdict never names a rung
 // the header does not.
 type Timings struct {
 	Target, InForce rungs.Timing
@@ -43,10 +43,10 @@ func (d *Diagnosis) Worded() Timings {
 	return d.facts.worded
 }
 
-// Reword writes the verdict again for other timings: the same facts, the
+// reword writes the verdict again for other timings: the same facts, the
 // target, the timing in force and the frame now. A Diagnosis decoded from
 // JSON carries no facts and keeps its verdict as it was written.
-func (d *Diagnosis) Reword(t Timings) string {
+func (d *Diagnosis) reword(t Timings) string {
 	if d.facts == nil {
 		return d.Verdict
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // The verdict's sentences come in their order of priority — what holds
-// the match back, what happens next, the notable players — and Reword
+// the match back, what happens next, the notable players — and reword
 // words the same facts for the timings the screen shows.
 func TestVerdictOrderAndReword(t *testing.T) {
 	nan := math.NaN()
@@ -59,7 +59,7 @@ func TestVerdictOrderAndReword(t *testing.T) {
 		t.Fatal(err)
 	}
 	back.Verdict = "as written"
-	if s := back.Reword(there); s != "as written" {
+	if s := back.reword(there); s != "as written" {
 		t.Errorf("a decoded diagnosis reworded to %q", s)
 	}
 }

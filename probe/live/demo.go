@@ -251,7 +251,7 @@ func (d *demo) startMachine(i int, sock *impairedSocket, host netip.AddrPort, op
 	if i == 0 {
 		o = opt
 		o.Start = d.start
-		o.Timeline = append(d.narration(), opt.Timeline...)
+		o.timeline = append(d.narration(), opt.timeline...)
 	}
 	d.runners = append(d.runners, Run(s, sock, o))
 	return nil

@@ -88,18 +88,18 @@ func newDemoPlan(cfg DemoConfig) (demoPlan, error) {
 
 // narration is the demo's own lines in your message list: what it does to
 // the network and when, so a newcomer can tell cause from effect.
-func (d *demoPlan) narration() []Note {
-	var notes []Note
+func (d *demoPlan) narration() []note {
+	var notes []note
 	var legend []string
 	for i, n := range d.names {
 		legend = append(legend, n+": "+profileName(d.access[i]))
 	}
-	notes = append(notes, Note{At: 0, Text: "Demo: each player's access link — " + strings.Join(legend, ", ")})
+	notes = append(notes, note{At: 0, Text: "Demo: each player's access link — " + strings.Join(legend, ", ")})
 	if d.spike && len(d.names) > 1 {
 		who := d.names[spikeAt]
 		notes = append(notes,
-			Note{At: spikeStart, Text: fmt.Sprintf("Demo: %s's connection slows down by %v each way (every path to %s)", who, spikeExtra, who)},
-			Note{At: spikeEnd, Text: fmt.Sprintf("Demo: %s's connection is back to normal", who)})
+			note{At: spikeStart, Text: fmt.Sprintf("Demo: %s's connection slows down by %v each way (every path to %s)", who, spikeExtra, who)},
+			note{At: spikeEnd, Text: fmt.Sprintf("Demo: %s's connection is back to normal", who)})
 		var wifi []string
 		for i, p := range d.access {
 			if p.Burst != nil {
@@ -107,19 +107,19 @@ func (d *demoPlan) narration() []Note {
 			}
 		}
 		if len(wifi) > 0 {
-			notes = append(notes, Note{At: calmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
+			notes = append(notes, note{At: calmAt, Text: "Demo: the Wi-Fi interference stops for " + strings.Join(wifi, ", ") + " (the jitter stays)"})
 		}
 	}
 	for i, cost := range d.slow {
 		if cost > 0 {
-			notes = append(notes, Note{At: 0, Text: fmt.Sprintf("Demo: %s's machine is slow: each frame takes %v longer", d.names[i], cost)})
+			notes = append(notes, note{At: 0, Text: fmt.Sprintf("Demo: %s's machine is slow: each frame takes %v longer", d.names[i], cost)})
 		}
 	}
 	for _, l := range d.leaves {
-		notes = append(notes, Note{At: l.at, Text: "Demo: " + d.names[l.index] + " quits the game"})
+		notes = append(notes, note{At: l.at, Text: "Demo: " + d.names[l.index] + " quits the game"})
 	}
 	// The driver shows the notes in order of time.
-	slices.SortStableFunc(notes, func(a, b Note) int { return cmp.Compare(a.At, b.At) })
+	slices.SortStableFunc(notes, func(a, b note) int { return cmp.Compare(a.At, b.At) })
 	return notes
 }
 

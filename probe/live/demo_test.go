@@ -232,8 +232,8 @@ func TestDemoScriptedLeave_S7(t *testing.T) {
 		t.Fatalf("leaves %+v", plan.leaves)
 	}
 	notes := plan.narration()
-	i := slices.IndexFunc(notes, func(n Note) bool { return n.Text == "Demo: bob quits the game" })
-	if i < 0 || notes[i].At != 20*time.Second || !slices.IsSortedFunc(notes, func(a, b Note) int { return int(a.At - b.At) }) {
+	i := slices.IndexFunc(notes, func(n note) bool { return n.Text == "Demo: bob quits the game" })
+	if i < 0 || notes[i].At != 20*time.Second || !slices.IsSortedFunc(notes, func(a, b note) int { return int(a.At - b.At) }) {
 		t.Fatalf("narration %+v", notes)
 	}
 
@@ -297,7 +297,7 @@ func TestDemoSlow_S15(t *testing.T) {
 	if !slices.Equal(plan.slow, []time.Duration{0, cost, 0}) {
 		t.Fatalf("slow %v", plan.slow)
 	}
-	if !slices.ContainsFunc(plan.narration(), func(n Note) bool { return n.Text == "Demo: ada's machine is slow: each frame takes 50ms longer" }) {
+	if !slices.ContainsFunc(plan.narration(), func(n note) bool { return n.Text == "Demo: ada's machine is slow: each frame takes 50ms longer" }) {
 		t.Fatalf("narration %v", plan.narration())
 	}
 	if _, err := newDemoPlan(DemoConfig{Players: 3, Profile: "lan", Name: "you", Slow: map[string]time.Duration{"zed": cost}}); !errors.Is(err, ErrDemoSlow) {

@@ -150,7 +150,7 @@ func (f *virtualFeed) collect(_ string, e probe.Event) {
 // schedule makes an update every `every` up to length: the narration's
 // notes that are due and, once a second, the link lines go in with the
 // events, then your View.
-func (f *virtualFeed) schedule(you *session.Session, notes []Note, length, every time.Duration) {
+func (f *virtualFeed) schedule(you *session.Session, notes []note, length, every time.Duration) {
 	nextLinks := time.Second
 	for at := time.Duration(0); at <= length; at += every {
 		f.sched.At(at, func() {

@@ -73,22 +73,22 @@ type Options struct {
 	PublishEvery time.Duration
 	// LinkEvery paces the link lines (docs/live.md: live, every second).
 	LinkEvery time.Duration
-	// Timeline is a script of lines for the message list at given times
+	// timeline is a script of lines for the message list at given times
 	// (the demo's narration), in time order. They go to the feed only.
-	Timeline []Note
-	// Process, when set, is called on the driver's goroutine as the session
+	timeline []note
+	// process, when set, is called on the driver's goroutine as the session
 	// ends, with the driver's own timing, for the summary's process line.
-	Process func(own Stats) *probe.ProcessStats
+	process func(own driverStats) *probe.ProcessStats
 }
 
-// Note is a line the driver adds to the message list at a time.
-type Note struct {
+// note is a line the driver adds to the message list at a time.
+type note struct {
 	At   time.Duration
 	Text string
 }
 
-// Stats is what a driver saw of its own timing.
-type Stats struct {
+// driverStats is what a driver saw of its own timing.
+type driverStats struct {
 	Wakeups  uint64        // timer wake-ups
 	Received uint64        // datagrams handed to the session
 	MaxLate  time.Duration // the latest a timer wake-up came after its deadline
@@ -116,7 +116,7 @@ type Runner struct {
 
 	now     time.Duration
 	pending []probe.Event
-	stats   Stats
+	stats   driverStats
 	maxLate atomic.Int64 // stats.MaxLate, readable from any goroutine
 	err     error
 }
@@ -309,8 +309,8 @@ func (r *Runner) nextWake(nextPublish, nextLinks time.Duration) time.Duration {
 	if r.opt.Publish {
 		take(nextPublish)
 		take(nextLinks)
-		if len(r.opt.Timeline) > 0 {
-			take(r.opt.Timeline[0].At)
+		if len(r.opt.timeline) > 0 {
+			take(r.opt.timeline[0].At)
 		}
 	}
 	if !ok {
@@ -350,8 +350,8 @@ func (r *Runner) finish() {
 			sum.Rejected.Oversize += st.Oversize
 			sum.Rejected.Sum()
 		}
-		if r.opt.Process != nil {
-			sum.Process = r.opt.Process(r.stats)
+		if r.opt.process != nil {
+			sum.Process = r.opt.process(r.stats)
 		}
 		r.collect(s.Name(), sum)
 		r.publish(true)
@@ -368,9 +368,9 @@ func (r *Runner) after(nextPublish, nextLinks *time.Duration) {
 	if !r.opt.Publish {
 		return
 	}
-	for len(r.opt.Timeline) > 0 && r.now >= r.opt.Timeline[0].At {
-		n := r.opt.Timeline[0]
-		r.opt.Timeline = r.opt.Timeline[1:]
+	for len(r.opt.timeline) > 0 && r.now >= r.opt.timeline[0].At {
+		n := r.opt.timeline[0]
+		r.opt.timeline = r.opt.timeline[1:]
 		r.collect(s.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
 	}
 	if r.now >= *nextLinks {

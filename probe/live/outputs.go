@@ -158,8 +158,8 @@ const liveCommandsPerMinute = 60
 // processStats makes the summary's process line from the sockets a command
 // runs: CPU time against wall time (getrusage), datagrams through the
 // sockets, and the latest the driver woke for a deadline.
-func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func(Stats) time.Duration) func(Stats) *probe.ProcessStats {
-	return func(own Stats) *probe.ProcessStats {
+func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func(driverStats) time.Duration) func(driverStats) *probe.ProcessStats {
+	return func(own driverStats) *probe.ProcessStats {
 		wall := time.Since(out.started)
 		ps := &probe.ProcessStats{WallMs: units.Millis(wall), MaxLateMs: units.Millis(late(own))}
 		if cpu, ok := processCPU(); ok {
@@ -353,7 +353,7 @@ func (out *outputs) writeReport() error {
 	case ".json":
 		format = "json"
 	}
-	if err := record.Summarize(rec).Write(out.report, format); err != nil {
+	if err := record.WriteReport(out.report, rec, format); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
 	return nil

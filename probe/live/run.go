@@ -134,8 +134,8 @@ func Join(cfg RunConfig, jc JoinConfig) error {
 
 func (out *outputs) runSession(s *session.Session, udp *netcore.UDPTransport) error {
 	r := Run(s, udp, Options{Publish: true, Start: out.started,
-		Process: out.processStats(func() []*netcore.UDPTransport { return []*netcore.UDPTransport{udp} },
-			func(own Stats) time.Duration { return own.MaxLate })})
+		process: out.processStats(func() []*netcore.UDPTransport { return []*netcore.UDPTransport{udp} },
+			func(own driverStats) time.Duration { return own.MaxLate })})
 	return out.run(r, nil, r.Stop, r.Wait)
 }
 
@@ -149,8 +149,8 @@ func RunDemo(cfg RunConfig, dc DemoConfig) error {
 	}
 	var d *demo
 	opt := Options{Publish: true,
-		Process: out.processStats(func() []*netcore.UDPTransport { return d.sockets() },
-			func(Stats) time.Duration { return d.maxLate() })}
+		process: out.processStats(func() []*netcore.UDPTransport { return d.sockets() },
+			func(driverStats) time.Duration { return d.maxLate() })}
 	dc.Key, dc.Speed, dc.Name, dc.Alerts = cfg.Key, cfg.Speed, cfg.Name, cfg.Alerts
 	dc.Logger, dc.Start = out.logger, out.started
 	dc.PublishAll, dc.OnCommand = out.mlisten != nil, out.onCommand()

@@ -23,19 +23,19 @@ func TestAlertRoundTrip(t *testing.T) {
 			Text: "Connection quality target worsened from Fast to Normal"},
 	}
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "test", Session: "s1", Virtual: true})
+	w, err := newWriter(&buf, Header{Program: "test", Session: "s1", Virtual: true}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, e := range alerts {
-		if err := w.Event(time.Duration(i)*time.Second, "alice", e); err != nil {
+		if err := w.event(time.Duration(i)*time.Second, "alice", e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil || rec.Stop != nil {
 		t.Fatalf("read: %v %v", err, rec.Stop)
 	}
@@ -66,7 +66,7 @@ func TestImplausibleAlertIsDamage(t *testing.T) {
 		b = appendLine(b, KindEvent, []byte(good))
 		bad := len(b)
 		b = appendLine(b, KindEvent, []byte(c.body))
-		rec, err := ReadAll(bytes.NewReader(b))
+		rec, err := readAll(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

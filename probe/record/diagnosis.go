@@ -43,7 +43,7 @@ func diagnosesOf(events []Record, as string) []Record {
 }
 
 // diagnosisAt is the latest diagnosis at or before t, nil before the first.
-func (c *Cursor) diagnosisAt(t time.Duration) *diagnosis.Diagnosis {
+func (c *cursor) diagnosisAt(t time.Duration) *diagnosis.Diagnosis {
 	i := sort.Search(len(c.diags), func(i int) bool { return c.diags[i].At > t })
 	if i == 0 {
 		return nil
@@ -117,10 +117,10 @@ func checkCauses(cs []string) error {
 	return nil
 }
 
-// DiagnosisReport is the recording's last diagnosis: the summary's at the
+// diagnosisReport is the recording's last diagnosis: the summary's at the
 // end of a session (End), else the last evaluation's. Its JSON is the
 // diagnosis's body after at_ms, frame and end.
-type DiagnosisReport struct {
+type diagnosisReport struct {
 	AtMs      float64
 	Frame     int
 	End       bool
@@ -128,7 +128,7 @@ type DiagnosisReport struct {
 }
 
 // MarshalJSON writes {"at_ms":…,"frame":…,"end":…,"verdict":…, …}.
-func (d *DiagnosisReport) MarshalJSON() ([]byte, error) {
+func (d *diagnosisReport) MarshalJSON() ([]byte, error) {
 	head, err := json.Marshal(struct {
 		AtMs  float64 `json:"at_ms"`
 		Frame int     `json:"frame"`
@@ -150,14 +150,14 @@ func (s *summary) diagnosis(at time.Duration, frame int, end bool, d diagnosis.D
 	if r := s.r.Diagnosis; r != nil && r.End && !end {
 		return
 	}
-	s.r.Diagnosis = &DiagnosisReport{AtMs: units.Millis(at), Frame: frame, End: end, Diagnosis: d}
+	s.r.Diagnosis = &diagnosisReport{AtMs: units.Millis(at), Frame: frame, End: end, Diagnosis: d}
 }
 
 // The Diagnosis section, first in the text and markdown reports: the last
 // verdict, the per-player table and the culprit. Names go through
 // textsafe (a recording's names are outside bytes).
 
-func (d *DiagnosisReport) title() string {
+func (d *diagnosisReport) title() string {
 	if d.End {
 		return fmt.Sprintf("end of session, frame %d", d.Frame)
 	}
@@ -181,7 +181,7 @@ func diagRow(p diagnosis.PlayerDiagnosis, cell func(string) string) []string {
 var diagHeads = []string{"player", "access ms", "loss", "jitter ms", "processing ms", "caused wait ms", "rung without", "causes"}
 
 // culpritLine names the culprit and the slow path, or says there is none.
-func (d *DiagnosisReport) culpritLine(name func(string) string) string {
+func (d *diagnosisReport) culpritLine(name func(string) string) string {
 	c := "nobody"
 	if d.Diagnosis.Culprit != "" {
 		c = name(d.Diagnosis.Culprit)
@@ -193,7 +193,7 @@ func (d *DiagnosisReport) culpritLine(name func(string) string) string {
 	return fmt.Sprintf("Culprit: %s. Slow path: %s.", c, l)
 }
 
-func (r *Report) textDiagnosis(b *bytes.Buffer) {
+func (r *report) textDiagnosis(b *bytes.Buffer) {
 	d := r.Diagnosis
 	if d == nil {
 		fmt.Fprintf(b, "\nDiagnosis\n  none in this recording\n")
@@ -211,7 +211,7 @@ func (r *Report) textDiagnosis(b *bytes.Buffer) {
 	tw.Flush()
 }
 
-func (r *Report) markdownDiagnosis(b *bytes.Buffer) {
+func (r *report) markdownDiagnosis(b *bytes.Buffer) {
 	d := r.Diagnosis
 	if d == nil {
 		fmt.Fprintf(b, "**Diagnosis:** none in this recording.\n\n")

@@ -22,7 +22,7 @@ func recordedSim(t *testing.T, js string) *Recording {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "lagscope sim", Session: "diag", Virtual: true})
+	w, err := newWriter(&buf, Header{Program: "lagscope sim", Session: "diag", Virtual: true}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func recordedSim(t *testing.T, js string) *Recording {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil || rec.Stop != nil {
 		t.Fatalf("read back: %v %v", err, rec.Stop)
 	}
@@ -73,21 +73,21 @@ func TestDiagnosisRecordedReplayedAndReported_S19(t *testing.T) {
 		t.Fatalf("%d diagnosis lines recorded", n)
 	}
 
-	c := NewCursor(rec, "")
-	if u := c.Advance(first - time.Millisecond); u.View.Diagnosis != nil {
+	c := newCursor(rec, "")
+	if u := c.advance(first - time.Millisecond); u.View.Diagnosis != nil {
 		t.Fatalf("a diagnosis before the first evaluation: %q", u.View.Diagnosis.Verdict)
 	}
-	if u := c.Advance(c.End()); u.View.Diagnosis == nil || u.View.Diagnosis.Culprit != "ada" {
+	if u := c.advance(c.End()); u.View.Diagnosis == nil || u.View.Diagnosis.Culprit != "ada" {
 		t.Fatalf("replayed View's diagnosis %+v, want ada named", u.View.Diagnosis)
 	}
 
-	r := Summarize(rec)
+	r := summarize(rec)
 	if r.Diagnosis == nil || !r.Diagnosis.End || r.Diagnosis.Diagnosis.Culprit != "ada" {
 		t.Fatalf("report diagnosis %+v", r.Diagnosis)
 	}
 	var txt, md, js bytes.Buffer
 	for f, b := range map[string]*bytes.Buffer{FormatText: &txt, FormatMarkdown: &md, FormatJSON: &js} {
-		if err := r.Write(b, f); err != nil {
+		if err := r.write(b, f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,11 +121,11 @@ func TestDiagnosisRecordedReplayedAndReported_S19(t *testing.T) {
 // A recording with no diagnosis (made before it existed, or too short)
 // says so where the section stands, and the JSON holds null.
 func TestReportWithoutDiagnosis(t *testing.T) {
-	r := Summarize(&Recording{})
+	r := summarize(&Recording{})
 	var txt, md, js bytes.Buffer
-	r.Write(&txt, FormatText)
-	r.Write(&md, FormatMarkdown)
-	r.Write(&js, FormatJSON)
+	r.write(&txt, FormatText)
+	r.write(&md, FormatMarkdown)
+	r.write(&js, FormatJSON)
 	if !strings.Contains(txt.String(), "Diagnosis\n  none in this recording") || !strings.Contains(md.String(), "**Diagnosis:** none") ||
 		!strings.Contains(js.String(), `"diagnosis": null`) {
 		t.Fatalf("text:\n%s\nmarkdown:\n%s\njson:\n%s", txt.String(), md.String(), js.String())
@@ -154,7 +154,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 	for _, g := range good {
 		buf = appendLine(buf, KindEvent, []byte(g))
 	}
-	if rec, err := ReadAll(bytes.NewReader(buf)); err != nil || rec.Stop != nil || len(rec.Records) != len(good) {
+	if rec, err := readAll(bytes.NewReader(buf)); err != nil || rec.Stop != nil || len(rec.Records) != len(good) {
 		t.Fatalf("good lines: %v, stop %v", err, rec.Stop)
 	}
 	bad := map[string]string{
@@ -173,7 +173,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 	}
 	for name, b := range bad {
 		buf := append(headerLine(probe.ProtocolVersion), appendLine(nil, KindEvent, []byte(b))...)
-		rec, err := ReadAll(bytes.NewReader(buf))
+		rec, err := readAll(bytes.NewReader(buf))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

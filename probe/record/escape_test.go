@@ -23,22 +23,22 @@ const hostile = "# \x1b[2J\x1b]0;pwned\x07|<b>x</b>\u009b31m"
 
 // hostileReport holds a hostile string in every string field a report
 // prints.
-func hostileReport() *Report {
+func hostileReport() *report {
 	h := func(s string) string { return hostile + s }
 	ms := 12.0
-	return &Report{
+	return &report{
 		Program: h("prog"), Session: h("sess"), Protocol: 1, LengthMs: 60000, Players: []string{h("a"), h("b")},
-		Diagnosis: &DiagnosisReport{AtMs: 1000, Frame: 30, Diagnosis: diagnosis.Diagnosis{Verdict: h("verdict"), Culprit: h("b"),
+		Diagnosis: &diagnosisReport{AtMs: 1000, Frame: 30, Diagnosis: diagnosis.Diagnosis{Verdict: h("verdict"), Culprit: h("b"),
 			CulpritLink: &[2]string{h("a"), h("b")},
 			Players: []diagnosis.PlayerDiagnosis{{Player: h("a"), AccessRTTMs: math.NaN(), AccessLoss: math.NaN(), JitterMs: math.NaN(),
 				ProcessMs: 1, CausedWaitMs: 2}}}},
-		Links:    []LinkReport{{From: h("a"), To: h("b"), SRTT: Spread{Min: &ms, Mean: &ms, P95: &ms, Max: &ms}, Bad: []Episode{}}},
-		Timing:   []TimingRow{{AtMs: 1000, Frame: 30, SendPeriod: 2, LookAhead: 6, Rung: 2, Tier: h("tier"), FPS: 30, Reason: h("reason")}},
-		Waits:    []WaitRow{{AtMs: 2000, Frame: 60, Player: h("a"), Cause: h("b"), WaitMs: 50}},
-		Causes:   []CauseRow{{Cause: h("b"), TotalMs: 50, Waits: 1, Of: map[string]float64{h("a"): 50}}},
+		Links:    []linkReport{{From: h("a"), To: h("b"), SRTT: spread{Min: &ms, Mean: &ms, P95: &ms, Max: &ms}, Bad: []episode{}}},
+		Timing:   []timingRow{{AtMs: 1000, Frame: 30, SendPeriod: 2, LookAhead: 6, Rung: 2, Tier: h("tier"), FPS: 30, Reason: h("reason")}},
+		Waits:    []waitRow{{AtMs: 2000, Frame: 60, Player: h("a"), Cause: h("b"), WaitMs: 50}},
+		Causes:   []causeRow{{Cause: h("b"), TotalMs: 50, Waits: 1, Of: map[string]float64{h("a"): 50}}},
 		Stopped:  h("stopped"),
-		Removed:  []RemovedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
-		Commands: []CommandRow{{Player: h("a"), Count: 3, Moved: 1}},
+		Removed:  []removedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
+		Commands: []commandRow{{Player: h("a"), Count: 3, Moved: 1}},
 	}
 }
 
@@ -108,10 +108,10 @@ func checkMarkdownClean(t *testing.T, what, out string) {
 func TestReportEscapesEveryOutsideString(t *testing.T) {
 	r := hostileReport()
 	var txt, md bytes.Buffer
-	if err := r.Write(&txt, FormatText); err != nil {
+	if err := r.write(&txt, FormatText); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Write(&md, FormatMarkdown); err != nil {
+	if err := r.write(&md, FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	checkTerminalClean(t, "text report", txt.String())
@@ -139,7 +139,7 @@ func TestReportEscapesEveryOutsideString(t *testing.T) {
 // tables whole with no raw < or >.
 func TestReportOfCraftedRecording(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "lagscope sim", Session: "esc.json", Virtual: true})
+	w, err := newWriter(&buf, Header{Program: "lagscope sim", Session: "esc.json", Virtual: true}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,24 +159,24 @@ func TestReportOfCraftedRecording(t *testing.T) {
 			}
 		}
 	}
-	w.Event(time.Second, evil, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 30}, Text: "hi \x1b]0;pwned\x07 <b>|</b>"})
-	w.Event(time.Second, evil, &probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: 30}, SendPeriod: 2, LookAhead: 6, Rung: 2,
+	w.event(time.Second, evil, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 30}, Text: "hi \x1b]0;pwned\x07 <b>|</b>"})
+	w.event(time.Second, evil, &probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: 30}, SendPeriod: 2, LookAhead: 6, Rung: 2,
 		Tier: "Fast\x1b[31m", FPS: 30, Reason: "better\x1b]0;x\x07|<b>"})
-	w.Event(2*time.Second, peer, &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: peer, WaitMs: 70, Cause: evil})
-	w.Event(2*time.Second, evil, &probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 61}, Player: evil})
+	w.event(2*time.Second, peer, &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: peer, WaitMs: 70, Cause: evil})
+	w.event(2*time.Second, evil, &probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 61}, Player: evil})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadAll(bytes.NewReader(buf.Bytes()))
+	rec, err := readAll(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Summarize(rec)
+	r := summarize(rec)
 	var txt, md bytes.Buffer
-	if err := r.Write(&txt, FormatText); err != nil {
+	if err := r.write(&txt, FormatText); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Write(&md, FormatMarkdown); err != nil {
+	if err := r.write(&md, FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	checkTerminalClean(t, "text report", txt.String())
@@ -192,11 +192,11 @@ func TestReportOfCraftedRecording(t *testing.T) {
 func TestReportJSONEscapes(t *testing.T) {
 	r := hostileReport()
 	var out bytes.Buffer
-	if err := r.Write(&out, FormatJSON); err != nil {
+	if err := r.write(&out, FormatJSON); err != nil {
 		t.Fatal(err)
 	}
 	checkTerminalClean(t, "json report", out.String())
-	var back Report
+	var back report
 	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
 		t.Fatalf("json report does not parse: %v", err)
 	}
@@ -213,26 +213,26 @@ func FuzzReportAndReplay(f *testing.F) {
 	b, _ := sample(f)
 	f.Add(b)
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{Program: "p", Virtual: true})
+	w, _ := newWriter(&buf, Header{Program: "p", Virtual: true}, time.Now)
 	w.View(probe.View{At: time.Second, Self: "a|<b>", Started: true, FPS: 30, Speed: 30, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2),
 		Players: []probe.PlayerView{{Name: "a|<b>", Self: true}, {Name: "c"}}})
-	w.Event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
+	w.event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
 	w.Close()
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec, err := ReadAll(bytes.NewReader(data))
+		rec, err := readAll(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		r := Summarize(rec)
+		r := summarize(rec)
 		var txt, md, js bytes.Buffer
-		if err := r.Write(&txt, FormatText); err != nil {
+		if err := r.write(&txt, FormatText); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Write(&md, FormatMarkdown); err != nil {
+		if err := r.write(&md, FormatMarkdown); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Write(&js, FormatJSON); err != nil {
+		if err := r.write(&js, FormatJSON); err != nil {
 			t.Fatal(err)
 		}
 		checkTerminalClean(t, "text report", txt.String())
@@ -240,9 +240,9 @@ func FuzzReportAndReplay(f *testing.F) {
 		if !json.Valid(js.Bytes()) {
 			t.Fatalf("json report is not JSON:\n%s", js.String())
 		}
-		c := NewCursor(rec, "")
+		c := newCursor(rec, "")
 		for _, at := range []time.Duration{0, c.End() / 2, c.End()} {
-			v := c.Advance(at).View
+			v := c.advance(at).View
 			for _, row := range v.Matrix.Players {
 				if p := playerOf(v.Players, row.Name); p == nil || p.Observer || p.Removed {
 					t.Fatalf("matrix row %q is no seated player of %+v", row.Name, v.Players)

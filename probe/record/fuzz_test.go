@@ -65,7 +65,7 @@ func FuzzReader(f *testing.F) {
 			n++
 		}
 		// Whatever was read is a prefix that reads the same and cleanly.
-		rec, err := ReadAll(bytes.NewReader(data[:rd.Offset()]))
+		rec, err := readAll(bytes.NewReader(data[:rd.Offset()]))
 		if err != nil || rec.Stop != nil || len(rec.Records) != n {
 			t.Fatalf("prefix of %d bytes: %v %v, %d records, want %d", rd.Offset(), err, rec.Stop, len(rec.Records), n)
 		}

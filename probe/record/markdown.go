@@ -8,7 +8,7 @@ import (
 	"github.com/lagscope/lagscope/textsafe"
 )
 
-func (r *Report) markdown(w io.Writer) error {
+func (r *report) markdown(w io.Writer) error {
 	// Table cells and prose escape differently (textsafe).
 	cell, prose := textsafe.MarkdownCell, textsafe.MarkdownText
 	var b bytes.Buffer

@@ -22,7 +22,7 @@ func measured(from, to string, srttMs float64) probe.Link {
 // with no lines yet unknown (L3); nothing in the lobby.
 func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "lagscope join", Self: "you"})
+	w, err := newWriter(&buf, Header{Program: "lagscope join", Self: "you"}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 		return probe.LinkView{Link: measured("you", to, ms), Peer: to, Caused: caused, Observer: to == "obs"}
 	}
 	line := func(at time.Duration, l probe.Link) {
-		if err := w.Event(at, "you", &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: 30}, LinkStat: l.Stat()}); err != nil {
+		if err := w.event(at, "you", &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: 30}, LinkStat: l.Stat()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,18 +51,18 @@ func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.Stop != nil {
 		t.Fatalf("recording stopped: %v", rec.Stop)
 	}
-	c := NewCursor(rec, "you")
-	if m := c.Advance(time.Second).View.Matrix; len(m.Players) != 0 {
+	c := newCursor(rec, "you")
+	if m := c.advance(time.Second).View.Matrix; len(m.Players) != 0 {
 		t.Fatalf("lobby matrix %+v", m)
 	}
-	m := c.Advance(3 * time.Second).View.Matrix
+	m := c.advance(3 * time.Second).View.Matrix
 	if len(m.Players) != 3 {
 		t.Fatalf("rows %+v, want you, ada, bob (the observer has none)", m.Players)
 	}
@@ -97,7 +97,7 @@ func BenchmarkReplayMatrix64(b *testing.B) {
 		players[i] = probe.PlayerView{Name: names[i]}
 	}
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "bench", Virtual: true})
+	w, err := newWriter(&buf, Header{Program: "bench", Virtual: true}, time.Now)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,26 +118,26 @@ func BenchmarkReplayMatrix64(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil || rec.Stop != nil {
 		b.Fatal(err, rec.Stop)
 	}
-	c := NewCursor(rec, names[0])
-	if m := c.Advance(5 * time.Second).View.Matrix; len(m.Players) != n || len(m.Players[n-1].Links) != n-1 {
+	c := newCursor(rec, names[0])
+	if m := c.advance(5 * time.Second).View.Matrix; len(m.Players) != n || len(m.Players[n-1].Links) != n-1 {
 		b.Fatalf("matrix of %d rows", len(m.Players))
 	}
 	// A new picture every time: the matrix is rebuilt.
 	b.Run("rebuild", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			c.Advance(time.Duration(i%views) * time.Second)
+			c.advance(time.Duration(i%views) * time.Second)
 		}
 	})
 	// Playing: ten updates a second, a new picture once a second.
 	b.Run("play", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			c.Advance(time.Duration(i%(10*views)) * 100 * time.Millisecond)
+			c.advance(time.Duration(i%(10*views)) * 100 * time.Millisecond)
 		}
 	})
 }

@@ -19,7 +19,7 @@ func headerLine(protocol int) []byte {
 // refused with one line naming both versions, not read without a word.
 func TestOtherProtocolRefused_S19(t *testing.T) {
 	for _, p := range []int{0, probe.ProtocolVersion + 1, 99, -1} {
-		_, err := ReadAll(bytes.NewReader(headerLine(p)))
+		_, err := readAll(bytes.NewReader(headerLine(p)))
 		if !errors.Is(err, ErrVersion) {
 			t.Fatalf("protocol %d: err %v, want ErrVersion", p, err)
 		}
@@ -28,7 +28,7 @@ func TestOtherProtocolRefused_S19(t *testing.T) {
 			t.Errorf("protocol %d: %q, want one line with %q", p, err, want)
 		}
 	}
-	if _, err := ReadAll(bytes.NewReader(headerLine(probe.ProtocolVersion))); err != nil {
+	if _, err := readAll(bytes.NewReader(headerLine(probe.ProtocolVersion))); err != nil {
 		t.Fatalf("this build's protocol: %v", err)
 	}
 }
@@ -42,7 +42,7 @@ func TestHeaderWithControlCharactersRefused(t *testing.T) {
 		`{"magic":%q,"format":1,"protocol":1,"self":"\u3164"}`,
 	} {
 		line := appendLine(nil, kindHeader, []byte(fmt.Sprintf(body, magic)))
-		if _, err := ReadAll(bytes.NewReader(line)); !errors.Is(err, ErrNotRecording) {
+		if _, err := readAll(bytes.NewReader(line)); !errors.Is(err, ErrNotRecording) {
 			t.Errorf("%s: err %v, want ErrNotRecording", body, err)
 		}
 	}
@@ -108,7 +108,7 @@ func TestImpossibleValuesAreDamage_S19(t *testing.T) {
 		bad := len(b)
 		b = appendLine(b, c.kind, []byte(c.body))
 		b = appendLine(b, KindEvent, []byte(good)) // never reached
-		rec, err := ReadAll(bytes.NewReader(b))
+		rec, err := readAll(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -129,7 +129,7 @@ func TestImpossibleValuesAreDamage_S19(t *testing.T) {
 // are not damage: the checks refuse only what no writer writes.
 func TestPlausibleEdgesRead(t *testing.T) {
 	b, events := sample(t)
-	rec, err := ReadAll(bytes.NewReader(b))
+	rec, err := readAll(bytes.NewReader(b))
 	if err != nil || rec.Stop != nil {
 		t.Fatalf("sample: %v %v", err, rec.Stop)
 	}
@@ -156,7 +156,7 @@ func TestPlausibleEdgesRead(t *testing.T) {
 		}
 		buf = appendLine(buf, kind, []byte(e))
 	}
-	rec, err = ReadAll(bytes.NewReader(buf))
+	rec, err = readAll(bytes.NewReader(buf))
 	if err != nil || rec.Stop != nil || len(rec.Records) != len(edges) {
 		t.Fatalf("edges: %v, stop %v, %d records", err, rec.Stop, len(rec.Records))
 	}

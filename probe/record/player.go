@@ -16,10 +16,10 @@ const (
 	MaxSpeed = 16.0
 )
 
-// Cursor walks a recording in time: the pure part of a replay, driven by
+// cursor walks a recording in time: the pure part of a replay, driven by
 // whatever moves the time (a wall-clock ticker, a test). It serves one
 // machine's Views and every recorded event.
-type Cursor struct {
+type cursor struct {
 	events []Record // kind E, in file order (times never go back within a machine)
 	views  []Record // kind V of the machine shown, by time
 	pos    time.Duration
@@ -31,7 +31,7 @@ type Cursor struct {
 	mxLast probe.MatrixView
 }
 
-// NewCursor prepares a replay of rec showing the Views of machine as. When
+// newCursor prepares a replay of rec showing the Views of machine as. When
 // as is empty it is the machine whose Views last longest (in a simulation
 // where players leave, one that stays to the end). The cursor starts before
 // the first record.
@@ -41,8 +41,8 @@ type Cursor struct {
 // as recorded): a front end dates an event by the update it comes in
 // otherwise, and after a seek back one update brings every event from the
 // start.
-func NewCursor(rec *Recording, as string) *Cursor {
-	c := &Cursor{pos: -1}
+func newCursor(rec *Recording, as string) *cursor {
+	c := &cursor{pos: -1}
 	if as == "" {
 		for _, r := range rec.Records {
 			if r.Kind == KindView {
@@ -78,17 +78,17 @@ func NewCursor(rec *Recording, as string) *Cursor {
 }
 
 // End is the time of the last record.
-func (c *Cursor) End() time.Duration { return c.end }
+func (c *cursor) End() time.Duration { return c.end }
 
 // position is the time the cursor has reached.
-func (c *Cursor) position() time.Duration { return max(c.pos, 0) }
+func (c *cursor) position() time.Duration { return max(c.pos, 0) }
 
-// Advance moves the cursor to t (clamped to the end) and returns the latest
+// advance moves the cursor to t (clamped to the end) and returns the latest
 // View at or before t and the events after the previous position up to t.
 // Moving back (a seek) returns every event from the start up to t, so a
 // front end that starts over on a View whose time went back redraws the
 // same picture a straight play would have reached.
-func (c *Cursor) Advance(t time.Duration) probe.Update {
+func (c *cursor) advance(t time.Duration) probe.Update {
 	t = min(max(t, 0), c.end)
 	if t < c.pos {
 		c.pos, c.next = -1, 0
@@ -133,7 +133,7 @@ func dropNil(es []probe.Event) []probe.Event {
 // is no second renderer. Besides probe.Control (Quit ends the replay) it
 // takes the playback controls of playback.
 type Player struct {
-	cur     *Cursor
+	cur     *cursor
 	updates chan probe.Update
 	quit    chan struct{}
 	once    sync.Once
@@ -177,7 +177,7 @@ func NewPlayer(ctx context.Context, rec *Recording, as string, speed float64) *P
 }
 
 func newPlayer(rec *Recording, as string, speed float64) *Player {
-	return &Player{cur: NewCursor(rec, as), updates: make(chan probe.Update, 4), quit: make(chan struct{}),
+	return &Player{cur: newCursor(rec, as), updates: make(chan probe.Update, 4), quit: make(chan struct{}),
 		playing: true, speed: clampSpeed(speed)}
 }
 
@@ -227,7 +227,7 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 		return false
 	}
 	p.mu.Lock()
-	first := p.cur.Advance(0)
+	first := p.cur.advance(0)
 	p.mu.Unlock()
 	if !send(first) {
 		send(probe.Update{View: first.View, Done: true})
@@ -254,7 +254,7 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 			moved := target != p.cur.position()
 			var u probe.Update
 			if moved {
-				u = p.cur.Advance(target)
+				u = p.cur.advance(target)
 			}
 			if p.cur.position() >= p.cur.End() {
 				p.playing = false // hold the last picture; a seek plays on
@@ -271,7 +271,7 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 // finish hands out the last update without blocking on a reader that left.
 func (p *Player) finish() {
 	p.mu.Lock()
-	u := p.cur.Advance(p.cur.position())
+	u := p.cur.advance(p.cur.position())
 	p.mu.Unlock()
 	u.Events, u.Done = nil, true
 	select {

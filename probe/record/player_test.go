@@ -3,6 +3,8 @@ package record
 import (
 	"bytes"
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,17 +17,17 @@ import (
 func timeline(t *testing.T) *Recording {
 	t.Helper()
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{})
+	w, _ := newWriter(&buf, Header{}, time.Now)
 	for ms := 0; ms <= 10000; ms += 500 {
 		at := time.Duration(ms) * time.Millisecond
 		if ms%1000 == 0 {
 			w.View(probe.View{At: at, Self: "alice", Frame: ms / 33})
 			w.View(probe.View{At: at, Self: "bob", Frame: ms / 33})
 		}
-		w.Event(at, "alice", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: ms}, Player: "alice", WaitMs: 40})
+		w.event(at, "alice", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: ms}, Player: "alice", WaitMs: 40})
 	}
 	w.Close()
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,21 +43,21 @@ func frames(u probe.Update) []int {
 }
 
 func TestCursorPlaysSeeksBack(t *testing.T) {
-	c := NewCursor(timeline(t), "bob")
+	c := newCursor(timeline(t), "bob")
 	if c.End() != 10*time.Second {
 		t.Fatalf("end %v", c.End())
 	}
-	u := c.Advance(0)
+	u := c.advance(0)
 	if len(u.Events) != 1 || u.View.Self != "bob" || u.View.At != 0 {
 		t.Fatalf("start: %v %+v", frames(u), u.View)
 	}
-	u = c.Advance(2500 * time.Millisecond)
+	u = c.advance(2500 * time.Millisecond)
 	if got := frames(u); len(got) != 5 || got[0] != 500 || got[4] != 2500 || u.View.At != 2*time.Second {
 		t.Fatalf("to 2.5 s: %v view at %v", got, u.View.At)
 	}
 	// Seeking back starts over: every event up to the target again, each
 	// with its own time.
-	u = c.Advance(time.Second)
+	u = c.advance(time.Second)
 	if got := frames(u); len(got) != 3 || got[0] != 0 || u.View.At != time.Second {
 		t.Fatalf("back to 1 s: %v view at %v", got, u.View.At)
 	}
@@ -64,7 +66,7 @@ func TestCursorPlaysSeeksBack(t *testing.T) {
 			t.Fatalf("event %d of the seek back at t_ms %v, want %d", i, tms, i*500)
 		}
 	}
-	u = c.Advance(time.Hour)
+	u = c.advance(time.Hour)
 	if len(u.Events) != 18 || c.position() != 10*time.Second || u.View.At != 10*time.Second {
 		t.Fatalf("past the end: %d events, pos %v", len(u.Events), c.position())
 	}
@@ -195,5 +197,63 @@ func TestPlayerStopsWithContext(t *testing.T) {
 	<-p.Updates()
 	cancel()
 	for range p.Updates() {
+	}
+}
+
+// A replay shows a filled Matrix although recordings leave
+// View.Matrix out. In the root's golden recording (handoff.json: bob–
+// carol at 400 ms until frame 400, alice leaves at frame 300), every View a
+// replay hands out carries a row for every seated player still in the
+// session, each row known and holding its links to the others, so the
+// shown machine sees links it does not measure itself.
+func TestReplayGoldenRecordingFillsMatrix(t *testing.T) {
+	rec, err := Open(filepath.Join("..", "..", "testdata", "golden", "handoff.lsrec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, as := range []string{"alice", "bob", "carol"} {
+		c := newCursor(rec, as)
+		views := 0
+		for at := time.Duration(0); at <= c.End(); at += time.Second {
+			v := c.advance(at).View
+			if !v.Started {
+				continue
+			}
+			views++
+			var seated []string
+			for _, p := range v.Players {
+				if !p.Observer && !p.Removed {
+					seated = append(seated, p.Name)
+				}
+			}
+			var rows []string
+			for _, r := range v.Matrix.Players {
+				rows = append(rows, r.Name)
+				// Joiners start a one-way trip after the host (the lobby runs
+				// in the simulation too), so at 0 s a row may not be known yet.
+				if (at > 0 && !r.Known) || r.Self != (r.Name == as) {
+					t.Fatalf("%s at %v: row %s known %v self %v", as, at, r.Name, r.Known, r.Self)
+				}
+				if at >= 5*time.Second && len(r.Links) != len(seated)-1 {
+					t.Fatalf("%s at %v: row %s has %d links, want one to each of %v", as, at, r.Name, len(r.Links), seated)
+				}
+			}
+			if strings.Join(rows, " ") != strings.Join(seated, " ") {
+				t.Fatalf("%s at %v: matrix rows %v, seated %v", as, at, rows, seated)
+			}
+		}
+		if views < 5 {
+			t.Fatalf("%s: only %d views replayed", as, views)
+		}
+		// Five seconds in, bob–carol is the slow pair: alice's matrix shows
+		// it from bob's and carol's rows, and who made whom wait.
+		v := c.advance(5 * time.Second).View
+		l, ok := v.Matrix.Link("bob", "carol")
+		if !ok || !l.RTTKnown || l.SRTT < 350*time.Millisecond || l.SRTT > 450*time.Millisecond {
+			t.Fatalf("%s at 5s: bob→carol %+v (known %v), want about 400 ms", as, l, ok)
+		}
+		if cs := v.Matrix.Culprits(); len(cs) != 3 || cs[0].Caused == 0 {
+			t.Fatalf("%s at 5s: culprits %+v", as, cs)
+		}
 	}
 }

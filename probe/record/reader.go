@@ -194,10 +194,10 @@ type Recording struct {
 	Size int64 // bytes of complete records, header included
 }
 
-// ReadAll reads every complete record. It returns an error only when the
+// readAll reads every complete record. It returns an error only when the
 // file is not a readable recording at all; a cut-off or damaged tail is
 // reported in Recording.Stop.
-func ReadAll(r io.Reader) (*Recording, error) {
+func readAll(r io.Reader) (*Recording, error) {
 	rd, err := newReader(r)
 	if err != nil {
 		return nil, err
@@ -229,5 +229,5 @@ func Open(path string) (*Recording, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadAll(f)
+	return readAll(f)
 }

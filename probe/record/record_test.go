@@ -24,7 +24,7 @@ func u64(v uint64) *uint64   { return &v }
 func sample(t testing.TB) ([]byte, []probe.Event) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "test", Session: "s1", Virtual: true})
+	w, err := newWriter(&buf, Header{Program: "test", Session: "s1", Virtual: true}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func sample(t testing.TB) ([]byte, []probe.Event) {
 		&probe.SummaryEvent{Header: probe.Header{Type: "summary", Frame: 3000}, Links: []probe.LinkStat{}, Players: []probe.PlayerSummary{{Player: "alice", TotalWaitMs: 10, MaxWaitMs: 5, Frames: 3000}}},
 	}
 	for i, e := range events {
-		if err := w.Event(time.Duration(i)*time.Second, "alice", e); err != nil {
+		if err := w.event(time.Duration(i)*time.Second, "alice", e); err != nil {
 			t.Fatal(err)
 		}
 		if i == 3 {
@@ -68,7 +68,7 @@ func sample(t testing.TB) ([]byte, []probe.Event) {
 
 func TestRoundTrip_S19(t *testing.T) {
 	b, events := sample(t)
-	rec, err := ReadAll(bytes.NewReader(b))
+	rec, err := readAll(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRoundTrip_S19(t *testing.T) {
 // record and names the offset of the first one it could not return.
 func TestTruncatedAtEveryOffset_S19(t *testing.T) {
 	b, _ := sample(t)
-	full, err := ReadAll(bytes.NewReader(b))
+	full, err := readAll(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestTruncatedAtEveryOffset_S19(t *testing.T) {
 	// ends: ends[i] is where record i (header = -1) ends.
 	first := full.Records[n-4].Offset
 	for cut := first; cut <= int64(len(b)); cut++ {
-		rec, err := ReadAll(bytes.NewReader(b[:cut]))
+		rec, err := readAll(bytes.NewReader(b[:cut]))
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
@@ -196,13 +196,13 @@ func indexOf(rs []Record, r Record) int {
 // record before it returned.
 func TestDamagedRecordStops_S19(t *testing.T) {
 	b, _ := sample(t)
-	full, _ := ReadAll(bytes.NewReader(b))
+	full, _ := readAll(bytes.NewReader(b))
 	target := full.Records[5]
 	end := full.Records[6].Offset
 	for off := target.Offset; off < end; off++ {
 		c := bytes.Clone(b)
 		c[off] ^= 0x20
-		rec, err := ReadAll(bytes.NewReader(c))
+		rec, err := readAll(bytes.NewReader(c))
 		if err != nil {
 			t.Fatalf("flip at %d: %v", off, err)
 		}
@@ -220,12 +220,12 @@ func TestNotARecording(t *testing.T) {
 		"nomagic": string(appendLine(nil, kindHeader, []byte(`{"magic":"x","format":1}`))),
 		"event":   string(appendLine(nil, KindEvent, []byte(`{"at_ns":0}`))),
 	} {
-		if _, err := ReadAll(strings.NewReader(in)); !errors.Is(err, ErrNotRecording) {
+		if _, err := readAll(strings.NewReader(in)); !errors.Is(err, ErrNotRecording) {
 			t.Errorf("%s: err %v, want ErrNotRecording", name, err)
 		}
 	}
 	newer := appendLine(nil, kindHeader, []byte(fmt.Sprintf(`{"magic":%q,"format":%d,"protocol":1}`, magic, format+1)))
-	if _, err := ReadAll(bytes.NewReader(newer)); !errors.Is(err, ErrVersion) {
+	if _, err := readAll(bytes.NewReader(newer)); !errors.Is(err, ErrVersion) {
 		t.Errorf("newer format: %v", err)
 	}
 }
@@ -234,11 +234,11 @@ func TestNotARecording(t *testing.T) {
 // may add kinds (S19: IDs never change meaning, new ones may appear).
 func TestUnknownKindAndEventTypeKept_S19(t *testing.T) {
 	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{})
+	w, _ := newWriter(&buf, Header{}, time.Now)
 	w.Close()
 	buf.Write(appendLine(nil, 'Z', []byte(`{"at_ns":5,"from":"x","what":1}`)))
 	buf.Write(appendLine(nil, KindEvent, []byte(`{"at_ns":6,"event":{"type":"future","frame":1}}`)))
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil || rec.Stop != nil || len(rec.Records) != 2 {
 		t.Fatalf("%v %v %d", err, rec.Stop, len(rec.Records))
 	}
@@ -272,14 +272,14 @@ func TestFullDiskKeepsCompleteRecords(t *testing.T) {
 	write := func(limit int) (*fullDisk, *Writer, error) {
 		d := &fullDisk{limit: limit}
 		clock := time.Unix(0, 0)
-		w, err := NewWriterClock(d, Header{Program: "test", Session: "s1", Virtual: true}, func() time.Time { return clock })
+		w, err := newWriter(d, Header{Program: "test", Session: "s1", Virtual: true}, func() time.Time { return clock })
 		if err != nil {
 			t.Fatal(err)
 		}
 		var werr error
 		for i, e := range events {
 			clock = clock.Add(2 * time.Second) // every record flushes at once
-			if err := w.Event(time.Duration(i)*time.Second, "alice", e); err != nil && werr == nil {
+			if err := w.event(time.Duration(i)*time.Second, "alice", e); err != nil && werr == nil {
 				werr = err
 			}
 		}
@@ -292,10 +292,10 @@ func TestFullDiskKeepsCompleteRecords(t *testing.T) {
 		if !errors.Is(werr, syscall.ENOSPC) || !errors.Is(w.Err(), syscall.ENOSPC) {
 			t.Fatalf("limit %d: write error %v", limit, werr)
 		}
-		if err := w.Event(time.Hour, "alice", events[0]); !errors.Is(err, syscall.ENOSPC) {
+		if err := w.event(time.Hour, "alice", events[0]); !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("write after failure: %v", err)
 		}
-		rec, err := ReadAll(bytes.NewReader(d.Bytes()))
+		rec, err := readAll(bytes.NewReader(d.Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,13 +331,13 @@ func TestCreateTruncatesTornRecord(t *testing.T) {
 	// bytes, as a full disk would.
 	tear := &tearingFile{f: w.file, after: 10}
 	w.w = tear
-	w.Event(0, "a", &probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: "alice"})
+	w.event(0, "a", &probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: "alice"})
 	if err := w.Flush(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("flush: %v", err)
 	}
 	w.Close()
 	b, _ := os.ReadFile(path)
-	rec, err := ReadAll(bytes.NewReader(b))
+	rec, err := readAll(bytes.NewReader(b))
 	if err != nil || rec.Stop != nil || len(rec.Records) != 0 || rec.Size != int64(len(b)) {
 		t.Fatalf("after a torn write: %v %v %d records, %d of %d bytes", err, rec.Stop, len(rec.Records), rec.Size, len(b))
 	}
@@ -358,7 +358,7 @@ func (t *tearingFile) Write(p []byte) (int, error) {
 func TestFlushedWithinASecond(t *testing.T) {
 	var out bytes.Buffer
 	clock := time.Unix(100, 0)
-	w, err := NewWriterClock(&out, Header{}, func() time.Time { return clock })
+	w, err := newWriter(&out, Header{}, func() time.Time { return clock })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,15 +367,15 @@ func TestFlushedWithinASecond(t *testing.T) {
 		t.Fatal("header not written at once")
 	}
 	ev := &probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: "alice"}
-	w.Event(0, "a", ev)
+	w.event(0, "a", ev)
 	clock = clock.Add(999 * time.Millisecond)
-	w.Event(0, "a", ev)
+	w.event(0, "a", ev)
 	if out.Len() != headerLen {
 		t.Fatal("flushed before a second had passed")
 	}
 	clock = clock.Add(time.Millisecond)
-	w.Event(0, "a", ev)
-	rec, _ := ReadAll(bytes.NewReader(out.Bytes()))
+	w.event(0, "a", ev)
+	rec, _ := readAll(bytes.NewReader(out.Bytes()))
 	if len(rec.Records) != 3 {
 		t.Fatalf("after a second: %d records out", len(rec.Records))
 	}
@@ -385,7 +385,7 @@ func TestFlushedWithinASecond(t *testing.T) {
 // per machine (and on the last update), and flushes each update.
 func TestObserveViewsOncePerSecond(t *testing.T) {
 	var out bytes.Buffer
-	w, _ := NewWriter(&out, Header{})
+	w, _ := newWriter(&out, Header{}, time.Now)
 	ev := func(f int) probe.Event {
 		return &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: f}, Player: "alice", WaitMs: 40}
 	}
@@ -395,7 +395,7 @@ func TestObserveViewsOncePerSecond(t *testing.T) {
 		w.Observe(probe.Update{View: probe.View{At: at, Self: "bob"}})
 	}
 	w.Observe(probe.Update{View: probe.View{At: 2550 * time.Millisecond, Self: "alice"}, Done: true})
-	rec, _ := ReadAll(bytes.NewReader(out.Bytes()))
+	rec, _ := readAll(bytes.NewReader(out.Bytes()))
 	views := map[string][]time.Duration{}
 	events := 0
 	for _, r := range rec.Records {
@@ -425,11 +425,11 @@ func TestSpreadNearestRank(t *testing.T) {
 	for i := 100; i >= 1; i-- {
 		xs = append(xs, float64(i))
 	}
-	s := spread(xs)
+	s := spreadOf(xs)
 	if *s.Min != 1 || *s.Max != 100 || *s.P95 != 95 || *s.Mean != 50.5 {
 		t.Fatalf("%v %v %v %v", *s.Min, *s.Mean, *s.P95, *s.Max)
 	}
-	if e := spread(nil); e.Min != nil || e.P95 != nil {
+	if e := spreadOf(nil); e.Min != nil || e.P95 != nil {
 		t.Fatal("no samples is not a zero (L3)")
 	}
 	if share(3, 0) != nil || *share(1, 4) != 0.25 {

@@ -19,8 +19,14 @@ const (
 	FormatJSON     = "json"
 )
 
-// Write prints the report in one of the formats.
-func (r *Report) Write(w io.Writer, format string) error {
+// WriteReport prints the report of rec (`lagscope report`) in one of the
+// formats.
+func WriteReport(w io.Writer, rec *Recording, format string) error {
+	return summarize(rec).write(w, format)
+}
+
+// write prints the report in one of the formats.
+func (r *report) write(w io.Writer, format string) error {
 	switch format {
 	case FormatJSON:
 		b, err := json.MarshalIndent(r, "", "  ")
@@ -65,7 +71,7 @@ func clock(msv float64) string {
 // crafted; the report trusts no rule that admitted its text.
 
 // title is the report's first line with its names escaped by esc.
-func (r *Report) title(esc func(string) string) string {
+func (r *report) title(esc func(string) string) string {
 	kind := "live"
 	if r.Virtual {
 		kind = "virtual time"
@@ -77,7 +83,7 @@ func (r *Report) title(esc func(string) string) string {
 	return fmt.Sprintf("%s — %s, %s (%s), %d players", esc(name), clock(r.LengthMs), esc(r.Program), kind, len(r.Players))
 }
 
-func episodes(es []Episode) string {
+func episodes(es []episode) string {
 	if len(es) == 0 {
 		return "none"
 	}
@@ -95,7 +101,7 @@ func episodes(es []Episode) string {
 	return strings.Join(parts, ", ")
 }
 
-func (c CauseRow) of(esc func(string) string) string {
+func (c causeRow) of(esc func(string) string) string {
 	type kv struct {
 		k string
 		v float64
@@ -121,7 +127,7 @@ func (c CauseRow) of(esc func(string) string) string {
 // on a later send frame than scheduled (S13). A report names no
 // requirement number: the line says it in words, for a reader who does
 // not know the numbers.
-func (r *Report) commandLine(esc func(string) string) string {
+func (r *report) commandLine(esc func(string) string) string {
 	var parts []string
 	moved := 0
 	for _, c := range r.Commands {

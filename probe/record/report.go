@@ -4,12 +4,12 @@ import (
 	"time"
 )
 
-// Report is what `lagscope report` says about a recording: per
+// report is what `lagscope report` says about a recording: per
 // link round trips and loss shares, the timing history with tiers, and the
 // longest waits with who caused them — short enough to paste into a chat.
 // Times are milliseconds; a share or statistic that was never measured is
 // null (L3), never 0.
-type Report struct {
+type report struct {
 	Program  string        `json:"program,omitempty"`
 	Session  string        `json:"session,omitempty"`
 	Protocol int           `json:"protocol"`
@@ -19,23 +19,23 @@ type Report struct {
 	Players  []string      `json:"players"`
 	// Diagnosis is the last diagnosis in the recording, null
 	// when it holds none; the text and markdown reports print it first.
-	Diagnosis *DiagnosisReport `json:"diagnosis"`
-	Links     []LinkReport     `json:"links"`
-	Timing    []TimingRow      `json:"timing"`
+	Diagnosis *diagnosisReport `json:"diagnosis"`
+	Links     []linkReport     `json:"links"`
+	Timing    []timingRow      `json:"timing"`
 	// TimingOmitted counts the older timing rows left out to stay short.
 	TimingOmitted int          `json:"timing_omitted,omitempty"`
-	Waits         []WaitRow    `json:"longest_waits"`
-	Causes        []CauseRow   `json:"causes"`
+	Waits         []waitRow    `json:"longest_waits"`
+	Causes        []causeRow   `json:"causes"`
 	Stopped       string       `json:"stopped,omitempty"` // where a cut-off recording ended
-	Removed       []RemovedRow `json:"removed,omitempty"`
+	Removed       []removedRow `json:"removed,omitempty"`
 	// Commands counts the executed commands by the player who issued
 	// them, each once however many machines recorded it (S7); empty for a
 	// recording without commands.
-	Commands []CommandRow `json:"commands,omitempty"`
+	Commands []commandRow `json:"commands,omitempty"`
 }
 
-// CommandRow is one player's executed commands.
-type CommandRow struct {
+// commandRow is one player's executed commands.
+type commandRow struct {
 	Player string `json:"player"`
 	Count  int    `json:"count"`
 	// Moved ran on a later send frame than the frame they were scheduled
@@ -43,12 +43,12 @@ type CommandRow struct {
 	Moved int `json:"moved"`
 }
 
-// LinkReport is one private link as its From machine saw it.
-type LinkReport struct {
+// linkReport is one private link as its From machine saw it.
+type linkReport struct {
 	From    string   `json:"from"`
 	To      string   `json:"to"`
 	Samples int      `json:"samples"`
-	SRTT    Spread   `json:"srtt_ms"`
+	SRTT    spread   `json:"srtt_ms"`
 	Jitter  *float64 `json:"jitter_ms"` // mean RTTVAR: RFC 6298's mean deviation of the round trip (T3)
 	// Cumulative totals over the recording, every life of the link added
 	// up (L5), and the three shares they give: resend share, inbound and
@@ -62,26 +62,26 @@ type LinkReport struct {
 	ResendShare   *float64  `json:"resend_share"`  // retransmitted / sent
 	InboundLoss   *float64  `json:"inbound_loss"`  // lost / expected
 	OutboundLoss  *float64  `json:"outbound_loss"` // peer_lost / peer_expected (the peer's LinkReports, L4)
-	Bad           []Episode `json:"bad"`           // T11: a packet outlived the connection timeout
+	Bad           []episode `json:"bad"`           // T11: a packet outlived the connection timeout
 }
 
-// Spread summarises samples; all null when there were none.
-type Spread struct {
+// spread summarises samples; all null when there were none.
+type spread struct {
 	Min  *float64 `json:"min"`
 	Mean *float64 `json:"mean"`
 	P95  *float64 `json:"p95"`
 	Max  *float64 `json:"max"`
 }
 
-// Episode is a stretch of time a link was bad, by the per-second samples.
-type Episode struct {
+// episode is a stretch of time a link was bad, by the per-second samples.
+type episode struct {
 	FromMs float64 `json:"from_ms"`
 	ToMs   float64 `json:"to_ms"`
 	Open   bool    `json:"open,omitempty"` // still bad when the recording ended
 }
 
-// TimingRow is one executed timing event (S12, S15, S17).
-type TimingRow struct {
+// timingRow is one executed timing event (S12, S15, S17).
+type timingRow struct {
 	AtMs       float64 `json:"at_ms"`
 	Frame      int     `json:"frame"`
 	Decided    int     `json:"decided"`
@@ -93,9 +93,9 @@ type TimingRow struct {
 	Reason     string  `json:"reason"`
 }
 
-// WaitRow is one stall: Player's machine waited before executing Frame,
+// waitRow is one stall: Player's machine waited before executing Frame,
 // last for Cause's commands.
-type WaitRow struct {
+type waitRow struct {
 	AtMs   float64 `json:"at_ms"`
 	Frame  int     `json:"frame"`
 	Player string  `json:"player"`
@@ -109,16 +109,16 @@ type WaitRow struct {
 const causesCount = "Every wait recorded in the session, by the player waited for (players who left included). " +
 	"The diagnosis's caused wait counts what the players seated at its end waited, as their links count it."
 
-// CauseRow adds up the waits a player caused the others.
-type CauseRow struct {
+// causeRow adds up the waits a player caused the others.
+type causeRow struct {
 	Cause   string             `json:"cause"`
 	TotalMs float64            `json:"total_ms"`
 	Waits   int                `json:"waits"`
 	Of      map[string]float64 `json:"of"` // waiting player → ms
 }
 
-// RemovedRow is a player leaving (S7, S16).
-type RemovedRow struct {
+// removedRow is a player leaving (S7, S16).
+type removedRow struct {
 	AtMs   float64 `json:"at_ms"`
 	Frame  int     `json:"frame"`
 	Player string  `json:"player"`

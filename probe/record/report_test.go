@@ -17,7 +17,7 @@ import (
 // order, and counts one wait as "1 wait".
 func TestReportLiveSessionNameAndOrder(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "lagscope demo", Self: "you"})
+	w, err := newWriter(&buf, Header{Program: "lagscope demo", Self: "you"}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,15 +31,15 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.Event(2*time.Second, "you", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: "you", WaitMs: 170, Cause: "cyd"})
+	w.event(2*time.Second, "you", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: "you", WaitMs: 170, Cause: "cyd"})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Summarize(rec)
+	r := summarize(rec)
 	if r.Session != "f41de538" {
 		t.Fatalf("session %q", r.Session)
 	}
@@ -51,7 +51,7 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 		t.Fatalf("links in order %v", to)
 	}
 	var md bytes.Buffer
-	if err := r.Write(&md, FormatMarkdown); err != nil {
+	if err := r.write(&md, FormatMarkdown); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "f41de538 — 00:02") || !strings.Contains(md.String(), "170 ms over 1 wait (you 170 ms)") {
@@ -64,7 +64,7 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 // than scheduled (S13).
 func TestReportCountsCommands_S13(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "test", Virtual: true})
+	w, err := newWriter(&buf, Header{Program: "test", Virtual: true}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,17 +82,17 @@ func TestReportCountsCommands_S13(t *testing.T) {
 		}
 	}
 	w.Close()
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Summarize(rec)
-	want := []CommandRow{{Player: "alice", Count: 3, Moved: 1}, {Player: "bob", Count: 1}}
+	r := summarize(rec)
+	want := []commandRow{{Player: "alice", Count: 3, Moved: 1}, {Player: "bob", Count: 1}}
 	if !slices.Equal(r.Commands, want) {
 		t.Fatalf("commands %+v, want %+v", r.Commands, want)
 	}
 	var txt bytes.Buffer
-	r.Write(&txt, FormatText)
+	r.write(&txt, FormatText)
 	if !strings.Contains(txt.String(), "Commands executed: alice 3, bob 1; 1 ran on a later send frame than scheduled") {
 		t.Fatalf("text:\n%s", txt.String())
 	}

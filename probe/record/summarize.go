@@ -20,7 +20,7 @@ type linkAcc struct {
 	from, to   string
 	srtt, rvar []float64
 	fold       probe.LinkFold
-	bad        []Episode
+	bad        []episode
 	badSince   time.Duration
 	inBad      bool
 	last       time.Duration
@@ -47,21 +47,21 @@ func (a *linkAcc) sample(at time.Duration, l probe.Link, waited time.Duration, b
 // endBad closes the open bad episode at at.
 func (a *linkAcc) endBad(at time.Duration) {
 	a.inBad = false
-	a.bad = append(a.bad, Episode{FromMs: units.Millis(a.badSince), ToMs: units.Millis(at)})
+	a.bad = append(a.bad, episode{FromMs: units.Millis(a.badSince), ToMs: units.Millis(at)})
 }
 
 // report is the link's row.
-func (a *linkAcc) report() LinkReport {
+func (a *linkAcc) report() linkReport {
 	if a.inBad {
-		a.bad = append(a.bad, Episode{FromMs: units.Millis(a.badSince), ToMs: units.Millis(a.last), Open: true})
+		a.bad = append(a.bad, episode{FromMs: units.Millis(a.badSince), ToMs: units.Millis(a.last), Open: true})
 	}
 	t := a.fold.Total()
-	lr := LinkReport{From: a.from, To: a.to, Samples: a.samples, SRTT: spread(a.srtt), Jitter: mean(a.rvar),
+	lr := linkReport{From: a.from, To: a.to, Samples: a.samples, SRTT: spreadOf(a.srtt), Jitter: mean(a.rvar),
 		Sent: t.Sent, Retransmitted: t.Retransmitted, Expected: t.Expected, Lost: t.Lost, PeerExpected: t.PeerExpected, PeerLost: t.PeerLost,
 		ResendShare: share(t.Retransmitted, t.Sent), InboundLoss: share(t.Lost, t.Expected), OutboundLoss: share(t.PeerLost, t.PeerExpected),
 		Bad: a.bad}
 	if lr.Bad == nil {
-		lr.Bad = []Episode{}
+		lr.Bad = []episode{}
 	}
 	return lr
 }
@@ -74,7 +74,7 @@ type cmdKey struct {
 
 // summary is the state of one pass over a recording's records.
 type summary struct {
-	r *Report
+	r *report
 	// hasViews: link numbers come from the Views (with waits and the bad
 	// flag); a recording without any falls back to its link lines.
 	hasViews bool
@@ -89,22 +89,22 @@ type summary struct {
 	// Network events are the same on every machine (S7): a recording of
 	// several machines keeps each once.
 	seenNet map[string]bool
-	causes  map[string]*CauseRow
-	stalls  []WaitRow
+	causes  map[string]*causeRow
+	stalls  []waitRow
 
 	seenCmd map[cmdKey]bool
-	cmds    map[string]*CommandRow
+	cmds    map[string]*commandRow
 }
 
-// Summarize builds the report of a recording.
-func Summarize(rec *Recording) *Report {
-	r := &Report{Program: rec.Header.Program, Session: rec.Header.Session, Protocol: rec.Header.Protocol, Virtual: rec.Header.Virtual,
-		Links: []LinkReport{}, Timing: []TimingRow{}, Waits: []WaitRow{}, Causes: []CauseRow{}}
+// summarize builds the report of a recording.
+func summarize(rec *Recording) *report {
+	r := &report{Program: rec.Header.Program, Session: rec.Header.Session, Protocol: rec.Header.Protocol, Virtual: rec.Header.Virtual,
+		Links: []linkReport{}, Timing: []timingRow{}, Waits: []waitRow{}, Causes: []causeRow{}}
 	if rec.Stop != nil {
 		r.Stopped = rec.Stop.Error()
 	}
 	s := &summary{r: r, links: map[[2]string]*linkAcc{}, lastView: map[string][]probe.LinkView{}, players: map[string]bool{},
-		seenNet: map[string]bool{}, causes: map[string]*CauseRow{}, seenCmd: map[cmdKey]bool{}, cmds: map[string]*CommandRow{}}
+		seenNet: map[string]bool{}, causes: map[string]*causeRow{}, seenCmd: map[cmdKey]bool{}, cmds: map[string]*commandRow{}}
 	for _, x := range rec.Records {
 		if x.Kind == KindView {
 			s.hasViews = true
@@ -154,7 +154,7 @@ func (s *summary) command(c *Command) {
 	s.seenCmd[k] = true
 	row := s.cmds[c.Player]
 	if row == nil {
-		row = &CommandRow{Player: c.Player}
+		row = &commandRow{Player: c.Player}
 		s.cmds[c.Player] = row
 	}
 	row.Count++
@@ -210,14 +210,14 @@ func (s *summary) event(x Record) {
 			s.acc(e.From, e.To).sample(x.At, l, 0, l.State == probe.LinkBad)
 		}
 	case *probe.TimingEvent:
-		r.Timing = append(r.Timing, TimingRow{AtMs: units.Millis(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
+		r.Timing = append(r.Timing, timingRow{AtMs: units.Millis(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
 			Rung: e.Rung, Tier: e.Tier, FPS: e.FPS, Reason: e.Reason})
 	case *probe.StallEvent:
 		s.seenPlayer(e.Player)
-		s.stalls = append(s.stalls, WaitRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
+		s.stalls = append(s.stalls, waitRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
 		c := s.causes[e.Cause]
 		if c == nil {
-			c = &CauseRow{Cause: e.Cause, Of: map[string]float64{}}
+			c = &causeRow{Cause: e.Cause, Of: map[string]float64{}}
 			s.causes[e.Cause] = c
 		}
 		c.TotalMs += e.WaitMs
@@ -232,7 +232,7 @@ func (s *summary) event(x Record) {
 			s.diagnosis(x.At, e.Frame, true, e.Diagnosis)
 		}
 	case *probe.RemovedEvent:
-		r.Removed = append(r.Removed, RemovedRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player})
+		r.Removed = append(r.Removed, removedRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player})
 	}
 }
 
@@ -297,14 +297,14 @@ func mean(xs []float64) *float64 {
 	return &m
 }
 
-func spread(xs []float64) Spread {
+func spreadOf(xs []float64) spread {
 	if len(xs) == 0 {
-		return Spread{}
+		return spread{}
 	}
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	lo, hi := s[0], s[len(s)-1]
 	// Nearest-rank 95th percentile.
 	p := s[int(math.Ceil(0.95*float64(len(s))))-1]
-	return Spread{Min: &lo, Mean: mean(s), P95: &p, Max: &hi}
+	return spread{Min: &lo, Mean: mean(s), P95: &p, Max: &hi}
 }

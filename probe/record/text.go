@@ -10,7 +10,7 @@ import (
 	"github.com/lagscope/lagscope/textsafe"
 )
 
-func (r *Report) text(w io.Writer) error {
+func (r *report) text(w io.Writer) error {
 	esc := textsafe.Terminal
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "lagscope report: %s\n", r.title(esc))

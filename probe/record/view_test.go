@@ -53,7 +53,7 @@ func TestViewRecordRoundTrip_L3(t *testing.T) {
 		Matrix:  probe.MatrixView{Players: []probe.MatrixPlayer{{Name: "alice"}}},
 	}
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Program: "test"})
+	w, err := newWriter(&buf, Header{Program: "test"}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestViewRecordRoundTrip_L3(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := ReadAll(&buf)
+	rec, err := readAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,15 +60,9 @@ func Create(path string, h Header) (*Writer, error) {
 	return w, nil
 }
 
-// NewWriter writes the header to w and returns a Writer appending to it.
-// The header's Magic, Format and Protocol are filled in.
-func NewWriter(w io.Writer, h Header) (*Writer, error) { return newWriter(w, h, time.Now) }
-
-// NewWriterClock is NewWriter with the clock that decides when to flush.
-func NewWriterClock(w io.Writer, h Header, now func() time.Time) (*Writer, error) {
-	return newWriter(w, h, now)
-}
-
+// newWriter writes the header to w and returns a Writer appending to it;
+// now is the clock that decides when to flush. The header's Magic, Format
+// and Protocol are filled in.
 func newWriter(w io.Writer, h Header, now func() time.Time) (*Writer, error) {
 	h.Magic, h.Format, h.Protocol = magic, format, probe.ProtocolVersion
 	body, err := json.Marshal(h)
@@ -85,8 +79,8 @@ func newWriter(w io.Writer, h Header, now func() time.Time) (*Writer, error) {
 	return wr, nil
 }
 
-// Event appends one published event at time at from machine from.
-func (w *Writer) Event(at time.Duration, from string, e probe.Event) error {
+// event appends one published event at time at from machine from.
+func (w *Writer) event(at time.Duration, from string, e probe.Event) error {
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -121,7 +115,7 @@ func (w *Writer) Observe(u probe.Update) {
 		if h := probe.Head(e); h.TMs != nil {
 			at = units.FromMillis(*h.TMs)
 		}
-		w.Event(at, self, e)
+		w.event(at, self, e)
 	}
 	w.mu.Lock()
 	last, seen := w.lastView[self]

@@ -18,7 +18,7 @@ import (
 func BenchmarkTelemetryBytesPerSecond(b *testing.B) {
 	tables := []struct {
 		name  string
-		table *Table[Telemetry]
+		table *fieldTable[Telemetry]
 	}{{"near", telemetryTable}, {"plain", mustTelemetryTable(false)}}
 	for _, sc := range scenarios {
 		for _, tab := range tables {

@@ -10,7 +10,7 @@
 //     that receiver acked, or against the all-zero baseline (a full
 //     update) when none is acked or it has left the ring. Receiver keeps
 //     a ring of what it got and reports the newest as its ack.
-//   - Q3  a state is described by a field table (Table: name, accessors,
+//   - Q3  a state is described by a field table (each field: name, accessors,
 //     bit width); every field is preceded by a changed-bit. Groups add a
 //     changed-bit over a run of fields and Near lets a small change travel
 //     as a difference; a table of plain fields encodes exactly as the

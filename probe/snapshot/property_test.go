@@ -24,7 +24,7 @@ type inFlight struct {
 
 // mutate changes a few fields of s: small steps (the near form), jumps
 // anywhere in the field's range (the full form), and back to zero.
-func mutate[S any](rng *rand.Rand, tb *Table[S], s *S) {
+func mutate[S any](rng *rand.Rand, tb *fieldTable[S], s *S) {
 	for range rng.IntN(6) {
 		f := tb.Field(rng.IntN(tb.numFields()))
 		v := int64(f.Get(s))
@@ -47,7 +47,7 @@ func mutate[S any](rng *rand.Rand, tb *Table[S], s *S) {
 // reordered before it, a fresh update leaves the receiver exactly at the
 // sender's state for that snapshot, and a stale one changes nothing. It
 // ends with a clean stretch and checks the receiver caught up.
-func runLossy[S comparable](t *testing.T, tb *Table[S], seed uint64, ticks int, nm netModel) (fresh, noBase int) {
+func runLossy[S comparable](t *testing.T, tb *fieldTable[S], seed uint64, ticks int, nm netModel) (fresh, noBase int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	snd, rcv := newSender(tb), newReceiver(tb)

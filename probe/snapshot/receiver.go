@@ -14,7 +14,7 @@ import (
 // starts over (Sender.Forget, a restarted peer), make a new Receiver.
 // Not safe for concurrent use.
 type Receiver[S any] struct {
-	table *Table[S]
+	table *fieldTable[S]
 	zero  []uint32
 	seq   [ringLen]uint32
 	slots // what it got, each as wide as it needs (sender.go)
@@ -31,7 +31,7 @@ type Receiver[S any] struct {
 
 // newReceiver returns a receiver for states described by table, holding
 // nothing yet.
-func newReceiver[S any](table *Table[S]) *Receiver[S] {
+func newReceiver[S any](table *fieldTable[S]) *Receiver[S] {
 	n := table.numFields()
 	return &Receiver[S]{table: table, zero: make([]uint32, n), scratch: make([]uint32, n), base: make([]uint32, n)}
 }

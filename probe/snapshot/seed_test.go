@@ -10,13 +10,13 @@ import (
 // 32 bits, sent to client 1.
 type seedState struct{ X, Y, Z, Health uint32 }
 
-func seedTable(t testing.TB) *Table[seedState] {
+func seedTable(t testing.TB) *fieldTable[seedState] {
 	t.Helper()
 	tb, err := newTable(
-		Field[seedState]{Name: "pos[X]", Bits: 32, Get: func(s *seedState) uint32 { return s.X }, Set: func(s *seedState, v uint32) { s.X = v }},
-		Field[seedState]{Name: "pos[Y]", Bits: 32, Get: func(s *seedState) uint32 { return s.Y }, Set: func(s *seedState, v uint32) { s.Y = v }},
-		Field[seedState]{Name: "pos[Z]", Bits: 32, Get: func(s *seedState) uint32 { return s.Z }, Set: func(s *seedState, v uint32) { s.Z = v }},
-		Field[seedState]{Name: "health", Bits: 32, Get: func(s *seedState) uint32 { return s.Health }, Set: func(s *seedState, v uint32) { s.Health = v }},
+		field[seedState]{Name: "pos[X]", Bits: 32, Get: func(s *seedState) uint32 { return s.X }, Set: func(s *seedState, v uint32) { s.X = v }},
+		field[seedState]{Name: "pos[Y]", Bits: 32, Get: func(s *seedState) uint32 { return s.Y }, Set: func(s *seedState, v uint32) { s.Y = v }},
+		field[seedState]{Name: "pos[Z]", Bits: 32, Get: func(s *seedState) uint32 { return s.Z }, Set: func(s *seedState, v uint32) { s.Z = v }},
+		field[seedState]{Name: "health", Bits: 32, Get: func(s *seedState) uint32 { return s.Health }, Set: func(s *seedState, v uint32) { s.Health = v }},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func parse(t *testing.T, msg []byte) update {
 
 // checkPayload asserts the stream is exactly want, padded with zeros to a
 // whole byte, and that the encoder counted exactly len(want) bits.
-func checkPayload(t *testing.T, tb *Table[seedState], base, cur seedState, got update, want string) {
+func checkPayload(t *testing.T, tb *fieldTable[seedState], base, cur seedState, got update, want string) {
 	t.Helper()
 	var bv, cv [4]uint32
 	tb.load(&base, bv[:])

@@ -24,7 +24,7 @@ const HeaderLen = 5
 // The zero value is not usable; build one with newSender. Not safe for
 // concurrent use.
 type Sender[S any] struct {
-	table     *Table[S]
+	table     *fieldTable[S]
 	zero      []uint32 // the all-zero baseline
 	cur, base []uint32 // Set's and Next's scratch: the state and its base, full length
 	rings     map[int]*sendRing
@@ -126,7 +126,7 @@ func (s *slots) get(i int, v []uint32) []uint32 {
 }
 
 // newSender returns a sender for states described by table.
-func newSender[S any](table *Table[S]) *Sender[S] {
+func newSender[S any](table *fieldTable[S]) *Sender[S] {
 	n := table.numFields()
 	return &Sender[S]{table: table, zero: make([]uint32, n), cur: make([]uint32, n), base: make([]uint32, n),
 		rings: make(map[int]*sendRing), hist: slots{count: histLen}}

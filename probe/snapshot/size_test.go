@@ -16,7 +16,7 @@ type mesh struct {
 	sink      func(msg []byte) // sees every update, for the compression measurement
 }
 
-func newMesh(tb *Table[Telemetry], players int, acks bool) *mesh {
+func newMesh(tb *fieldTable[Telemetry], players int, acks bool) *mesh {
 	m := &mesh{acks: acks, receivers: make([][]*Receiver[Telemetry], players)}
 	for p := range players {
 		m.senders = append(m.senders, newSender(tb))
@@ -71,7 +71,7 @@ const (
 
 // measure runs sc for warm ticks, then streams it for ticks more with and
 // without acks.
-func measure(t testing.TB, tb *Table[Telemetry], sc scenario, seed uint64, warm, ticks int, sink func(full bool, msg []byte)) (full, delta sizes) {
+func measure(t testing.TB, tb *fieldTable[Telemetry], sc scenario, seed uint64, warm, ticks int, sink func(full bool, msg []byte)) (full, delta sizes) {
 	t.Helper()
 	s := newSession(sc, seed)
 	fm, dm := newMesh(tb, sc.players, false), newMesh(tb, sc.players, true)

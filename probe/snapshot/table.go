@@ -6,10 +6,10 @@ import (
 	"slices"
 )
 
-// Field is one entry of a field table (Q3): a name, how to read and write
+// field is one entry of a field table (Q3): a name, how to read and write
 // the value in a state, and how many bits it takes on the wire. Accessors
 // are plain functions, so encoding never reflects over the state.
-type Field[S any] struct {
+type field[S any] struct {
 	Name string
 	// Bits is the field's width on the wire, 1 to 32.
 	Bits uint8
@@ -36,9 +36,9 @@ type group[S any] struct {
 	Entries []entry[S]
 }
 
-// entry is a Field or a Group.
+// entry is a field or a group.
 type entry[S any] interface {
-	flatten(t *Table[S], prefix string) error
+	flatten(t *fieldTable[S], prefix string) error
 }
 
 // op is one step of the encoder's walk over the flattened table.
@@ -52,11 +52,11 @@ type op struct {
 	lo, hi, next int32
 }
 
-// Table is a compiled field table: every field in order, each group with
-// the range of fields it covers. Build one with newTable; it is read-only
+// fieldTable is a compiled field table: every field in order, each group
+// with the range of fields it covers. Build one with newTable; it is read-only
 // afterwards and may be shared by any number of Senders and Receivers.
-type Table[S any] struct {
-	fields  []Field[S]
+type fieldTable[S any] struct {
+	fields  []field[S]
 	ops     []op
 	maxBits int
 	depth   int // groups open while building
@@ -68,8 +68,8 @@ const maxDepth = 8
 // newTable compiles entries into a table. It fails on a field without
 // accessors, a width outside 1..32, a Max beyond the width, a Near not
 // smaller than Bits, an empty group or a repeated name.
-func newTable[S any](entries ...entry[S]) (*Table[S], error) {
-	t := &Table[S]{}
+func newTable[S any](entries ...entry[S]) (*fieldTable[S], error) {
+	t := &fieldTable[S]{}
 	for _, e := range entries {
 		if err := e.flatten(t, ""); err != nil {
 			return nil, err
@@ -88,7 +88,7 @@ func newTable[S any](entries ...entry[S]) (*Table[S], error) {
 	return t, nil
 }
 
-func (f Field[S]) flatten(t *Table[S], prefix string) error {
+func (f field[S]) flatten(t *fieldTable[S], prefix string) error {
 	f.Name = prefix + f.Name
 	switch {
 	case f.Name == "":
@@ -117,7 +117,7 @@ func (f Field[S]) flatten(t *Table[S], prefix string) error {
 	return nil
 }
 
-func (g group[S]) flatten(t *Table[S], prefix string) error {
+func (g group[S]) flatten(t *fieldTable[S], prefix string) error {
 	if len(g.Entries) == 0 {
 		return fmt.Errorf("snapshot: group %q is empty", prefix+g.Name)
 	}
@@ -140,18 +140,18 @@ func (g group[S]) flatten(t *Table[S], prefix string) error {
 }
 
 // numFields is the number of fields: the length of a snapshot's value vector.
-func (t *Table[S]) numFields() int { return len(t.fields) }
+func (t *fieldTable[S]) numFields() int { return len(t.fields) }
 
 // Field returns the i-th field in wire order.
-func (t *Table[S]) Field(i int) Field[S] { return t.fields[i] }
+func (t *fieldTable[S]) Field(i int) field[S] { return t.fields[i] }
 
 // maxLen is the longest payload the table can produce in bytes, without
 // the update header: every group and field changed, every value in full.
-func (t *Table[S]) maxLen() int { return (t.maxBits + 7) / 8 }
+func (t *fieldTable[S]) maxLen() int { return (t.maxBits + 7) / 8 }
 
 // load copies a state into a value vector ("the master state is copied
 // into the receiver's next slot", Q2), saturating each value at its Max.
-func (t *Table[S]) load(s *S, v []uint32) {
+func (t *fieldTable[S]) load(s *S, v []uint32) {
 	for i := range t.fields {
 		f := &t.fields[i]
 		v[i] = min(f.Get(s), f.Max)
@@ -159,7 +159,7 @@ func (t *Table[S]) load(s *S, v []uint32) {
 }
 
 // store writes a value vector back into a state.
-func (t *Table[S]) store(v []uint32, s *S) {
+func (t *fieldTable[S]) store(v []uint32, s *S) {
 	for i := range t.fields {
 		t.fields[i].Set(s, v[i])
 	}
@@ -168,7 +168,7 @@ func (t *Table[S]) store(v []uint32, s *S) {
 // encode writes cur as a delta against base (Q3): per group a changed-bit,
 // and inside a changed group per field a changed-bit followed, when set,
 // by the value. The all-zero base makes the same walk a full update (Q2).
-func (t *Table[S]) encode(w *bitWriter, base, cur []uint32) {
+func (t *fieldTable[S]) encode(w *bitWriter, base, cur []uint32) {
 	for i := 0; i < len(t.ops); {
 		o := &t.ops[i]
 		if o.group {
@@ -207,7 +207,7 @@ func (t *Table[S]) encode(w *bitWriter, base, cur []uint32) {
 // unchanged value, a full value that would have fit the near form, a
 // value above Max, or a changed group with no change in it is an error —
 // so every update has exactly one encoding.
-func (t *Table[S]) decode(r *bitReader, base, out []uint32) error {
+func (t *fieldTable[S]) decode(r *bitReader, base, out []uint32) error {
 	copy(out, base)
 	clear(out[min(len(base), len(out)):])
 	// out now holds the whole base, and each field is read before it is

@@ -69,20 +69,20 @@ func TestNewTableRejectsBadFields_Q3(t *testing.T) {
 		want    string
 	}{
 		{"empty", nil, "no fields"},
-		{"no name", []entry[seedState]{Field[seedState]{Bits: 1, Get: get, Set: set}}, "without a name"},
-		{"no accessor", []entry[seedState]{Field[seedState]{Name: "a", Bits: 1, Get: get}}, "accessor"},
-		{"zero width", []entry[seedState]{Field[seedState]{Name: "a", Get: get, Set: set}}, "bits wide"},
-		{"too wide", []entry[seedState]{Field[seedState]{Name: "a", Bits: 33, Get: get, Set: set}}, "bits wide"},
-		{"near too wide", []entry[seedState]{Field[seedState]{Name: "a", Bits: 8, Near: 8, Get: get, Set: set}}, "near width"},
-		{"max too big", []entry[seedState]{Field[seedState]{Name: "a", Bits: 4, Max: 16, Get: get, Set: set}}, "does not fit"},
-		{"twice", []entry[seedState]{Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}, Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}}, "twice"},
+		{"no name", []entry[seedState]{field[seedState]{Bits: 1, Get: get, Set: set}}, "without a name"},
+		{"no accessor", []entry[seedState]{field[seedState]{Name: "a", Bits: 1, Get: get}}, "accessor"},
+		{"zero width", []entry[seedState]{field[seedState]{Name: "a", Get: get, Set: set}}, "bits wide"},
+		{"too wide", []entry[seedState]{field[seedState]{Name: "a", Bits: 33, Get: get, Set: set}}, "bits wide"},
+		{"near too wide", []entry[seedState]{field[seedState]{Name: "a", Bits: 8, Near: 8, Get: get, Set: set}}, "near width"},
+		{"max too big", []entry[seedState]{field[seedState]{Name: "a", Bits: 4, Max: 16, Get: get, Set: set}}, "does not fit"},
+		{"twice", []entry[seedState]{field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}, field[seedState]{Name: "a", Bits: 1, Get: get, Set: set}}, "twice"},
 		{"empty group", []entry[seedState]{group[seedState]{Name: "g"}}, "empty"},
 	} {
 		if _, err := newTable(c.entries...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want one containing %q", c.name, err, c.want)
 		}
 	}
-	deep := entry[seedState](Field[seedState]{Name: "a", Bits: 1, Get: get, Set: set})
+	deep := entry[seedState](field[seedState]{Name: "a", Bits: 1, Get: get, Set: set})
 	for range maxDepth + 1 {
 		deep = group[seedState]{Entries: []entry[seedState]{deep}}
 	}
@@ -99,11 +99,11 @@ type groupState struct {
 	Tail uint32
 }
 
-func groupTable(t testing.TB) *Table[groupState] {
+func groupTable(t testing.TB) *fieldTable[groupState] {
 	t.Helper()
 	type S = groupState
-	f := func(name string, bits, near uint8, p func(*S) *uint32) Field[S] {
-		return Field[S]{Name: name, Bits: bits, Near: near, Get: func(s *S) uint32 { return *p(s) }, Set: func(s *S, v uint32) { *p(s) = v }}
+	f := func(name string, bits, near uint8, p func(*S) *uint32) field[S] {
+		return field[S]{Name: name, Bits: bits, Near: near, Get: func(s *S) uint32 { return *p(s) }, Set: func(s *S, v uint32) { *p(s) = v }}
 	}
 	tb, err := newTable[S](
 		f("a", 8, 0, func(s *S) *uint32 { return &s.A }),
@@ -125,7 +125,7 @@ func groupTable(t testing.TB) *Table[groupState] {
 
 // payloadBits encodes cur against base with the table and returns the bit
 // string without padding.
-func payloadBits[S any](tb *Table[S], base, cur *S) string {
+func payloadBits[S any](tb *fieldTable[S], base, cur *S) string {
 	bv, cv := make([]uint32, tb.numFields()), make([]uint32, tb.numFields())
 	tb.load(base, bv)
 	tb.load(cur, cv)

@@ -131,7 +131,7 @@ func telemetryFields(near bool) []entry[Telemetry] {
 		return 0
 	}
 	type T = Telemetry
-	type F = Field[T]
+	type F = field[T]
 	u32 := func(name string, bits, near uint8, p func(*T) *uint32) F {
 		return F{Name: name, Bits: bits, Near: nw(near), Get: func(t *T) uint32 { return *p(t) }, Set: func(t *T, v uint32) { *p(t) = v }}
 	}
@@ -202,7 +202,7 @@ func telemetryFields(near bool) []entry[Telemetry] {
 	return es
 }
 
-func mustTelemetryTable(near bool) *Table[Telemetry] {
+func mustTelemetryTable(near bool) *fieldTable[Telemetry] {
 	t, err := newTable(telemetryFields(near)...)
 	if err != nil {
 		panic(err) // the table is static; its test builds it
