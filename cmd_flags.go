@@ -42,6 +42,7 @@ type liveFlags struct {
 	record   string
 	report   string
 	metrics  string
+	front    frontMode // how runConfig shows the session
 	theme    string
 	logFile  string
 
@@ -80,11 +81,27 @@ func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
 
 // defaultName is the login name when it makes a valid player name.
 func defaultName() string {
-	if u, err := user.Current(); err == nil && session.CheckName(u.Username) == nil {
-		return u.Username
+	u, err := user.Current()
+	login := ""
+	if err == nil {
+		login = u.Username
 	}
-	if n := os.Getenv("USER"); session.CheckName(n) == nil {
-		return n
+	return nameFromLogin(login, os.Getenv("USER"))
+}
+
+// nameFromLogin picks the default player name from the account's login
+// name, then $USER, then "player". On Windows the login name carries the
+// machine or domain (`DESKTOP-XXXX\Name`); only the part after the last
+// backslash names the player, or every Windows player would show as the
+// first letters of a machine name.
+func nameFromLogin(login, env string) string {
+	for _, n := range []string{login, env} {
+		if i := strings.LastIndexByte(n, '\\'); i >= 0 {
+			n = n[i+1:]
+		}
+		if session.CheckName(n) == nil {
+			return n
+		}
 	}
 	return "player"
 }
@@ -137,14 +154,19 @@ func (lf *liveFlags) keyBytes() []byte {
 // newMetrics is the exporter behind --metrics.
 func newMetrics(session string) (live.MetricsExporter, error) { return metrics.New(session) }
 
-// runConfig is the live run the shared flags ask for. The TUI shows the
-// updates when stdout is a terminal and --json is not set; NDJSON goes to
-// stdout otherwise.
+// runConfig is the live run the shared flags ask for: NDJSON on stdout
+// with --json; else the TUI on a terminal that can draw it, and a line of
+// text a second anywhere else (chooseFront). lf.front records the choice.
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
 		Alerts: lf.alerts, NewMetrics: newMetrics}
-	if !lf.asJSON && stdoutIsTerminal(stdout) {
+	mode, why := chooseFront(lf.asJSON, stdout, termEnv())
+	lf.front = mode
+	switch mode {
+	case frontText:
+		rc.Front = textFront(stdout, why)
+	case frontTUI:
 		theme, bell := lf.theme, lf.bell
 		// q restores the terminal at once: the UI waits for the
 		// session only this long; the leave goes on without a screen and

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -58,9 +59,43 @@ type proc struct {
 	mu     sync.Mutex
 	lines  []ndjson
 	raw    []string
-	stderr bytes.Buffer
+	stderr lockedBuffer
 	done   chan struct{}
 	err    error
+}
+
+// lockedBuffer is a process's stderr, safe to read while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// joinCode waits for the join line a host prints on stderr under --json
+// ("lagscope join ADDR --key CODE") and returns its --key argument.
+func joinCode(t *testing.T, host *proc) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^lagscope join \S+ --key ([2-9A-HJ-NP-Z]{4}(?:-[2-9A-HJ-NP-Z]{4}){3})$`)
+	end := time.Now().Add(10 * time.Second)
+	for time.Now().Before(end) {
+		if m := re.FindStringSubmatch(host.stderr.String()); m != nil {
+			return m[1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the host printed no join line with a code: %q", host.stderr.String())
+	return ""
 }
 
 func startProc(t *testing.T, bin, name string, args ...string) *proc {
@@ -189,18 +224,27 @@ func measuredLinks(p *proc, from string) map[string]bool {
 	return got
 }
 
-// A host, two joiners and a watcher, each its own process on loopback:
-// every player's links reach measured (T1), all four print the same timing
-// events on the same frames, and the watcher is in no report.
+// A host, two joiners and a watcher, each its own process on loopback, in
+// a session keyed by default: the host prints its join line with the code
+// and everyone joins with it; every player's links reach measured (T1),
+// all four print the same timing events on the same frames, and the
+// watcher is in no report.
 func TestLiveSessionEndToEnd_T1(t *testing.T) {
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "24s")
 	addr := hostAddr(t, host)
-	eve := startProc(t, bin, "eve", "watch", addr, "--name", "eve", "--json", "--duration", "20s")
+	code := joinCode(t, host)
+	host.mu.Lock()
+	inOut := strings.Contains(strings.Join(host.raw, "\n"), code)
+	host.mu.Unlock()
+	if inOut {
+		t.Error("the session code is in the host's NDJSON")
+	}
+	eve := startProc(t, bin, "eve", "watch", addr, "--name", "eve", "--key", code, "--json", "--duration", "20s")
 	eve.waitFor("roster", 10*time.Second, hasType("roster"))
-	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "20s")
-	carol := startProc(t, bin, "carol", "join", addr, "--name", "carol", "--json", "--duration", "20s")
+	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--key", code, "--json", "--duration", "20s")
+	carol := startProc(t, bin, "carol", "join", addr, "--name", "carol", "--key", code, "--json", "--duration", "20s")
 	all := []*proc{host, bob, carol, eve}
 	for _, p := range all {
 		if code := p.exit(60 * time.Second); code != 0 {
@@ -264,7 +308,7 @@ func TestLiveKilledJoinerAndHost_T11_S16(t *testing.T) {
 	bin := buildLagscope(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "alice.log")
-	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
+	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
 		"--drop-timeout", "4s", "--json", "--duration", "2m", "--log", log)
 	addr := hostAddr(t, host)
 	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "2m")
@@ -351,7 +395,7 @@ func lastLines(b []byte, n int) string {
 // no desync), and the host's rejected counter counts every one.
 func TestLiveFloodOfBadDatagrams(t *testing.T) {
 	bin := buildLagscope(t)
-	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
+	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
 		"--json", "--duration", "16s")
 	addr := hostAddr(t, host)
 	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "14s")
@@ -532,5 +576,36 @@ func TestDemoFlagErrors(t *testing.T) {
 		if code := run(args, &out, &errb); code != 2 || out.Len() != 0 || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 {
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
 		}
+	}
+}
+
+// Keyed by default, on loopback: a joiner without the code gets one line
+// that says what to type and exits 1; one with the code is seated; --open
+// and --key together are bad input.
+func TestLiveHostKeyedByDefault(t *testing.T) {
+	bin := buildLagscope(t)
+	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
+		"--json", "--duration", "15s")
+	addr := hostAddr(t, host)
+	code := joinCode(t, host)
+	stranger := startProc(t, bin, "eve", "join", addr, "--name", "eve", "--json", "--duration", "10s")
+	if got := stranger.exit(15 * time.Second); got != 1 {
+		t.Fatalf("a joiner without the code exited %d, want 1: %s", got, stranger.stderr.String())
+	}
+	if want := "lagscope join: this session needs its code: lagscope join " + addr + " --key CODE\n"; stranger.stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stranger.stderr.String(), want)
+	}
+	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--key", code, "--json", "--duration", "5s")
+	bob.waitFor("a roster with bob seated", 10*time.Second, func(es []ndjson) bool {
+		for _, e := range es {
+			if e.str("type") == "roster" && strings.Contains(fmt.Sprint(e["players"]), "bob") {
+				return true
+			}
+		}
+		return false
+	})
+	var out, errb bytes.Buffer
+	if code := run([]string{"host", "--open", "--key", "s3cret", "--listen", "127.0.0.1:0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--open") {
+		t.Errorf("host --open --key: exit %d, %q; want 2 naming --open", code, errb.String())
 	}
 }

@@ -26,7 +26,7 @@ func TestLiveThroughImpairRelay_T3_L2(t *testing.T) {
 		length = 3 * time.Minute
 	}
 	bin := buildLagscope(t)
-	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
+	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
 		"--json", "--duration", (length + 5*time.Second).String())
 	addr := hostAddr(t, host)
 	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})

@@ -26,7 +26,7 @@ func measuredPairs(p *proc) map[string]bool {
 func TestLiveWatchPrintsEveryPair_T1_Q4(t *testing.T) {
 	bin := buildLagscope(t)
 	names := []string{"alice", "bob", "carol", "dave"}
-	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "4",
+	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "4",
 		"--json", "--duration", "22s")
 	addr := hostAddr(t, host)
 	eve := startProc(t, bin, "eve", "watch", addr, "--name", "eve", "--json", "--duration", "18s")

@@ -20,7 +20,7 @@ import (
 // every player is measured, on a direct path.
 func TestLiveNewcomerBehindImpair_T1(t *testing.T) {
 	bin := buildLagscope(t)
-	host := startProc(t, bin, "ada", "host", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
+	host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "22s")
 	addr := hostAddr(t, host)
 	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -92,7 +92,7 @@ func TestLiveIPv6AndDualStack_T1(t *testing.T) {
 		{"dual-stack", ":0", [2]string{"[::1]:%d", "127.0.0.1:%d"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			host := startProc(t, bin, "ada", "host", "--name", "ada", "--listen", c.listen, "--players", "3", "--json", "--duration", "14s")
+			host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", c.listen, "--players", "3", "--json", "--duration", "14s")
 			ap, err := netip.ParseAddrPort(hostAddr(t, host))
 			if err != nil {
 				t.Fatal(err)
@@ -127,7 +127,7 @@ func TestLiveHostAnswersFromArrivalAddress(t *testing.T) {
 		t.Skip("127.0.0.2 on the loopback and IP_PKTINFO: Linux")
 	}
 	bin := buildLagscope(t)
-	host := startProc(t, bin, "ada", "host", "--name", "ada", "--listen", "0.0.0.0:0", "--players", "2", "--json", "--duration", "8s")
+	host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", "0.0.0.0:0", "--players", "2", "--json", "--duration", "8s")
 	ap, err := netip.ParseAddrPort(hostAddr(t, host))
 	if err != nil {
 		t.Fatal(err)

@@ -336,11 +336,13 @@ func TestForgedNominationOnLoopback(t *testing.T) {
 func runPathAttack(t *testing.T, bin string, key []byte, victimIP string) {
 	began := time.Now()
 	var keyArgs []string
+	hostKey := []string{"--open"} // the unkeyed case: an open session
 	if key != nil {
 		keyArgs = []string{"--key", string(key)}
+		hostKey = keyArgs
 	}
 	host := startProc(t, bin, "ada", append([]string{"host", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
-		"--json", "--duration", "2m"}, keyArgs...)...)
+		"--json", "--duration", "2m"}, hostKey...)...)
 	hostAP, err := netip.ParseAddrPort(hostAddr(t, host))
 	if err != nil {
 		t.Fatal(err)

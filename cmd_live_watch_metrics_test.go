@@ -28,7 +28,7 @@ func TestLiveWatcherMetricsEveryPair_L5(t *testing.T) {
 	maddr := l.Addr().String()
 	l.Close()
 	names := []string{"alice", "bob", "carol"}
-	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
+	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "16s")
 	addr := hostAddr(t, host)
 	eve := startProc(t, bin, "eve", "watch", addr, "--name", "eve", "--json", "--duration", "12s", "--metrics", maddr)

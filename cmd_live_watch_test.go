@@ -39,7 +39,7 @@ func timingFrom(p *proc, f int) []string {
 // same timing lines on the same frames as the players.
 func TestLiveLateWatcher_T1_S12(t *testing.T) {
 	bin := buildLagscope(t)
-	host := startProc(t, bin, "ada", "host", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
+	host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "24s")
 	addr := hostAddr(t, host)
 	bob := startProc(t, bin, "bob", "join", addr, "--name", "bob", "--json", "--duration", "21s")

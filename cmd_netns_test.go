@@ -131,7 +131,7 @@ func TestNetnsNAT_T1_T3(t *testing.T) {
 	in := func(ns, name string, args ...string) *proc {
 		return startProc(t, "ip", name, append([]string{"netns", "exec", ns, bin}, args...)...)
 	}
-	host := in(hostNS, "ada", "host", "--name", "ada", "--listen", "198.51.100.10:7373", "--players", "5", "--json", "--duration", "50s")
+	host := in(hostNS, "ada", "host", "--open", "--name", "ada", "--listen", "198.51.100.10:7373", "--players", "5", "--json", "--duration", "50s")
 	hostAddr(t, host)
 	relay := in(hostNS, "impair", "impair", "--listen", "198.51.100.10:9400", "--to", "198.51.100.10:7373", "--delay", "50ms", "--duration", "90s")
 	join := func(ns, name, to string) *proc {

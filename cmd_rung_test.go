@@ -153,7 +153,7 @@ func TestRungTable_S2(t *testing.T) {
 	}
 	// With a round trip, the rows it needs are marked.
 	out = mustRung(t, "--table", "--rtt", "180ms")
-	for _, want := range []string{"200 ms    ← 180 ms", "266.6 ms  ← 225 ms with headroom"} {
+	for _, want := range []string{"200 ms    ← 180 ms", "266.7 ms  ← 225 ms with headroom"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

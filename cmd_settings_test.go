@@ -178,7 +178,7 @@ func TestJoinRemembersLastHostConfig(t *testing.T) {
 	var hostOut, hostErr bytes.Buffer
 	go func() {
 		// Three seats: the lobby stays open for both joins.
-		hostDone <- run([]string{"host", "--listen", addr, "--players", "3", "--name", "alice", "--json", "--duration", "8s"}, &hostOut, &hostErr)
+		hostDone <- run([]string{"host", "--open", "--listen", addr, "--players", "3", "--name", "alice", "--json", "--duration", "8s"}, &hostOut, &hostErr)
 	}()
 	var out, errb bytes.Buffer
 	// The host may still be opening its socket: a join that finds no one

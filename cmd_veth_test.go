@@ -73,7 +73,7 @@ func TestVethSRTTAgainstPing_T2_T3(t *testing.T) {
 	in := func(ns, name string, args ...string) *proc {
 		return startProc(t, "ip", name, append([]string{"netns", "exec", ns, bin}, args...)...)
 	}
-	host := in(a, "ada", "host", "--name", "ada", "--listen", "10.77.0.1:7373", "--players", "2", "--json", "--duration", "17s")
+	host := in(a, "ada", "host", "--open", "--name", "ada", "--listen", "10.77.0.1:7373", "--players", "2", "--json", "--duration", "17s")
 	hostAddr(t, host)
 	bob := in(b, "bob", "join", "10.77.0.1:7373", "--name", "bob", "--json", "--duration", "15s")
 	// Ping in the middle of the session, on the same path: 200 echoes

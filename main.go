@@ -69,19 +69,73 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if strings.HasPrefix(args[0], "-") {
-		// Flags before any command belong to the default command.
+		// Flags before any command belong to the default command; a flag
+		// it does not know is reported as the user typed it, without a
+		// command they never named.
 		name, rest := defaultCommand()
-		return runCommand(commands[name], append(rest, args...), stdout, stderr)
+		return parseAndRun(commands[name], "lagscope", append(rest, args...), stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "lagscope: unknown command %q (see lagscope --help)\n", args[0])
+		if near := closestCommand(args[0]); near != "" {
+			fmt.Fprintf(stderr, "lagscope: unknown command %q: did you mean %s? (see lagscope --help)\n", args[0], near)
+		} else {
+			fmt.Fprintf(stderr, "lagscope: unknown command %q (see lagscope --help)\n", args[0])
+		}
 		return exitUsage
 	}
 	return runCommand(c, args[1:], stdout, stderr)
 }
 
+// closestCommand is the command name within two edits of typed (a letter
+// added, dropped, changed, or two letters swapped), the nearest first; ""
+// when none is that close.
+func closestCommand(typed string) string {
+	best, bestD := "", 3
+	for _, c := range sortedCommands() {
+		if d := editDistance(strings.ToLower(typed), c.name); d < bestD {
+			best, bestD = c.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b,
+// counted in bytes (command names are ASCII).
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64 // nothing that long is a typo of a command
+	}
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
+	return parseAndRun(c, "lagscope "+c.name, args, stdout, stderr)
+}
+
+// parseAndRun parses c's flags and runs it; label starts a parse error's
+// line ("lagscope host", or "lagscope" for flags given before any command).
+func parseAndRun(c *command, label string, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -91,7 +145,11 @@ func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 			printCommandHelp(stdout, c, fs)
 			return 0
 		}
-		fmt.Fprintf(stderr, "lagscope %s: %s\n", c.name, oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if label == "lagscope" {
+			msg += " (flags before a command are the demo's: see lagscope --help)"
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", label, msg)
 		return exitUsage
 	}
 	return exec(fs.Args(), stdout, stderr)

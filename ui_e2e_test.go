@@ -110,7 +110,7 @@ func TestUIEndToEndInTmux(t *testing.T) {
 		// joining it in the background.
 		t.Log("lagscope demo is not in this build; driving `lagscope host` with two joiners instead")
 		addr := freeUDP(t)
-		env = "LAGSCOPE_TEST_CHILD=" + strings.Join([]string{"host", "--listen", addr, "--players", "3", "--name", "alice"}, "\x1f")
+		env = "LAGSCOPE_TEST_CHILD=" + strings.Join([]string{"host", "--open", "--listen", addr, "--players", "3", "--name", "alice"}, "\x1f")
 		for _, name := range []string{"bob", "carol"} {
 			joinChild(t, exe, addr, name)
 		}

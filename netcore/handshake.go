@@ -14,8 +14,14 @@ import (
 // machine without the key cannot even start a handshake; replays of
 // handshake records are the session logic's to refuse (the Nonce and the
 // challenge cookie exist for that).
+//
+// One plain datagram gets through to a keyed endpoint: a Hello alone,
+// handed on as a KeylessHello, so that the host can answer a joiner that
+// has no key with one plain Refuse (RefuseNeedKey, SendKeylessRefuse)
+// instead of silence. Nothing else plain reaches the session.
 
-// HandshakeMsg is one of Hello, Challenge, Response, Welcome or Refuse.
+// HandshakeMsg is one of Hello, Challenge, Response, Welcome or Refuse (or,
+// received only, KeylessHello).
 type HandshakeMsg interface {
 	appendRecord(b []byte) ([]byte, error)
 }
@@ -25,6 +31,13 @@ func (m Challenge) appendRecord(b []byte) ([]byte, error) { return appendChallen
 func (m Response) appendRecord(b []byte) ([]byte, error)  { return AppendResponse(b, m) }
 func (m Welcome) appendRecord(b []byte) ([]byte, error)   { return appendWelcome(b, m), nil }
 func (m Refuse) appendRecord(b []byte) ([]byte, error)    { return AppendRefuse(b, m), nil }
+
+// KeylessHello is a plain Hello that reached an endpoint with a key: a
+// joiner without the session's key. The session may answer it with
+// SendKeylessRefuse; it is never a step of a handshake.
+type KeylessHello Hello
+
+func (m KeylessHello) appendRecord(b []byte) ([]byte, error) { return AppendHello(b, Hello(m)) }
 
 // HandshakeFunc receives one handshake record; sender is the header's
 // sender (PeerUnassigned for a joiner).
@@ -57,6 +70,34 @@ func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
 	return nil
 }
 
+// SendKeylessRefuse sends m as a plain handshake datagram even when the
+// endpoint has a key: the one answer a joiner without the key can read
+// (KeylessHello). A Refuse is smaller than the Hello it answers.
+func (e *Endpoint) SendKeylessRefuse(to netip.AddrPort, m Refuse) error {
+	b := AppendRefuse(e.tx[HeaderLen:HeaderLen], m)
+	PutHeader(e.tx[:], Header{Sender: e.cfg.Self, Channel: ChannelControl})
+	if err := e.tr.Send(to, e.tx[:HeaderLen+len(b)]); err != nil {
+		e.sendErrs++
+		return err
+	}
+	return nil
+}
+
+// keylessHello hands a plain datagram that holds exactly one Hello record
+// to Config.Handshake as a KeylessHello, and reports whether it did.
+func (e *Endpoint) keylessHello(now time.Duration, from netip.AddrPort, h Header, body []byte) bool {
+	typ, p, rest, err := NextRecord(body)
+	if err != nil || typ != recHello || len(rest) != 0 {
+		return false
+	}
+	m, err := decodeHello(p)
+	if err != nil {
+		return false
+	}
+	e.cfg.Handshake(now, from, h.Sender, KeylessHello(m))
+	return true
+}
+
 // receiveHandshake opens a handshake datagram and hands its records to
 // Config.Handshake.
 func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h Header, d []byte) {
@@ -64,7 +105,10 @@ func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h He
 	sealed := h.Flags&flagSealed != 0
 	switch {
 	case sealed != (e.sealer != nil):
-		e.rejected.Auth++
+		e.rejected.Auth++ // never admitted, whatever the session answers
+		if !sealed {
+			e.keylessHello(now, from, h, body)
+		}
 		return
 	case sealed:
 		inst, ctr, _, err := sealedParts(d)

@@ -226,3 +226,54 @@ func TestHandshakeRecordsReachTheSessionLayer(t *testing.T) {
 		t.Errorf("handshake without a hook: %+v", r)
 	}
 }
+
+// A keyed endpoint lets one plain datagram through to the session: a
+// Hello alone, as a KeylessHello (Auth still counts it: it is never
+// admitted). Anything else plain, or a Hello with company, is dropped.
+// Its answer, SendKeylessRefuse, is plain and smaller than the Hello.
+func TestKeyedEndpointHandsOnAKeylessHello(t *testing.T) {
+	var got []HandshakeMsg
+	tr := &capture{addr: addrA}
+	host, err := NewEndpoint(Config{Self: 1, Session: token, Key: []byte("psk"),
+		Handshake: func(_ time.Duration, _ netip.AddrPort, _ PeerID, m HandshakeMsg) { got = append(got, m) }},
+		tr, func(time.Duration, PeerID, Channel, []byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := Hello{Nonce: 5, Role: RolePlayer, Name: "eve\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"}
+	plainHello := raw(Header{Sender: PeerUnassigned}, must(AppendHello(nil, hello)))
+	host.Receive(0, addrB, plainHello)
+	if len(got) != 1 || got[0] != KeylessHello(hello) {
+		t.Fatalf("got %+v, want one KeylessHello", got)
+	}
+	two := append(must(AppendHello(nil, hello)), must(AppendHello(nil, hello))...)
+	host.Receive(0, addrB, raw(Header{Sender: PeerUnassigned}, two))
+	host.Receive(0, addrB, raw(Header{Sender: PeerUnassigned}, must(AppendResponse(nil, Response{Nonce: 5, Role: RolePlayer, Name: "eve"}))))
+	if len(got) != 1 {
+		t.Fatalf("got %+v: only a lone Hello may pass", got)
+	}
+	if r := host.Rejected(); r.Auth != 3 {
+		t.Errorf("rejected %+v, want all three plain datagrams under auth", r)
+	}
+	if err := host.SendKeylessRefuse(addrB, Refuse{Nonce: 5, Reason: RefuseNeedKey}); err != nil {
+		t.Fatal(err)
+	}
+	sent := tr.take()
+	if len(sent) != 1 {
+		t.Fatalf("%d datagrams sent", len(sent))
+	}
+	d := sent[0].data
+	h, err := DecodeHeader(d)
+	if err != nil || h.Flags&flagSealed != 0 || len(d) >= len(plainHello) {
+		t.Fatalf("refusal %+v (%v), %d bytes for a %d-byte Hello", h, err, len(d), len(plainHello))
+	}
+	// An endpoint without a key reads it.
+	var joinGot []HandshakeMsg
+	joiner, _ := NewEndpoint(Config{Self: PeerUnassigned, Handshake: func(_ time.Duration, _ netip.AddrPort, _ PeerID, m HandshakeMsg) {
+		joinGot = append(joinGot, m)
+	}}, &capture{addr: addrB}, func(time.Duration, PeerID, Channel, []byte) {})
+	joiner.Receive(0, addrA, d)
+	if len(joinGot) != 1 || joinGot[0] != (Refuse{Nonce: 5, Reason: RefuseNeedKey}) {
+		t.Fatalf("the joiner read %+v", joinGot)
+	}
+}

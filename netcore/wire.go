@@ -488,6 +488,7 @@ const (
 	refuseBadVersion RefuseReason = 4 // reserved: the header version already differs
 	RefuseNameTaken  RefuseReason = 5 // another machine in the session has that name
 	RefuseBadName    RefuseReason = 6 // empty, too long, or not printable
+	RefuseNeedKey    RefuseReason = 7 // the session is keyed: join with its code (--key); sent plain
 )
 
 func appendName(b []byte, name string) []byte {

@@ -72,6 +72,10 @@ type HostConfig struct {
 	Listen      string
 	Players     int
 	DropTimeout time.Duration
+	// Listening, when set, is called once the socket is bound, with its
+	// address; the lines it returns are shown at the start on this
+	// machine only (session.Config.Notices): the join line to share.
+	Listening func(bound netip.AddrPort) []string
 }
 
 // Host runs `lagscope host`: it listens, seats players and plays until
@@ -92,6 +96,9 @@ func Host(cfg RunConfig, hc HostConfig) error {
 	defer udp.Close()
 	sc := out.config()
 	sc.Players, sc.DropTimeout = hc.Players, hc.DropTimeout
+	if hc.Listening != nil {
+		sc.Notices = hc.Listening(udp.LocalAddr())
+	}
 	s, err := session.NewHost(sc, udp)
 	if err != nil {
 		out.abandon()

@@ -68,6 +68,8 @@ func (s *Session) handshake(now time.Duration, from netip.AddrPort, sender netco
 	switch m := m.(type) {
 	case netcore.Hello:
 		s.onHello(now, from, m)
+	case netcore.KeylessHello:
+		s.onKeylessHello(now, from, m)
 	case netcore.Response:
 		s.onResponse(now, from, m)
 	case netcore.Challenge:
@@ -90,7 +92,11 @@ func (s *Session) handshake(now time.Duration, from netip.AddrPort, sender netco
 			s.rejected.Handshake++
 			return
 		}
-		s.fail(refusedError{Reason: m.Reason})
+		cmd := "join"
+		if s.role == RoleObserver {
+			cmd = "watch"
+		}
+		s.fail(refusedError{Reason: m.Reason, Host: s.hostAddr, Cmd: cmd})
 	default:
 		s.rejected.Handshake++
 	}
@@ -115,6 +121,25 @@ func (s *Session) onHello(now time.Duration, from netip.AddrPort, m netcore.Hell
 	c := s.cookieFor(from, m.Nonce, s.epoch(now))
 	if err := s.ep.SendHandshake(from, netcore.Challenge{Nonce: m.Nonce, Cookie: c}); err != nil {
 		s.log.Debug("challenge not sent", "to", from, "err", err)
+		return
+	}
+	s.budget.Sent++
+}
+
+// onKeylessHello answers a joiner that has no key with one plain Refuse
+// that says the session needs its code — within the same reply budget as
+// a Challenge, and never larger than the Hello it answers.
+func (s *Session) onKeylessHello(now time.Duration, from netip.AddrPort, m netcore.KeylessHello) {
+	s.rejected.Handshake++ // never a step toward a seat
+	if s.role != roleHost || s.quitting {
+		return
+	}
+	r := netcore.Refuse{Nonce: m.Nonce, Reason: netcore.RefuseNeedKey}
+	if !s.budget.fits(netcore.HeaderLen+len(netcore.AppendRefuse(s.buf[:0], r))) || !s.budget.admit(now, from, false) {
+		return
+	}
+	if err := s.ep.SendKeylessRefuse(from, r); err != nil {
+		s.log.Debug("refusal not sent", "to", from, "err", err)
 		return
 	}
 	s.budget.Sent++

@@ -96,6 +96,10 @@ type Config struct {
 	// Players (host) is how many seated players, the host included, start
 	// the game; default DefaultPlayers.
 	Players int
+	// Notices (host) are messages this machine shows at the start, such as
+	// the join line to share with its code; they stay on this machine,
+	// never reaching another.
+	Notices []string
 	// DropTimeout (host) removes a player silent this long; default 60 s.
 	// Joiners take the host's.
 	DropTimeout time.Duration
@@ -176,11 +180,18 @@ var (
 	errNotJoined = errors.New("left before the host answered (is it running at that address, with the same --key?)")
 )
 
-// refusedError is a host's refusal of a join.
-type refusedError struct{ Reason netcore.RefuseReason }
+// refusedError is a host's refusal of a join; Host and Cmd ("join" or
+// "watch") make the line that says what to type instead.
+type refusedError struct {
+	Reason netcore.RefuseReason
+	Host   netip.AddrPort
+	Cmd    string
+}
 
 func (e refusedError) Error() string {
 	switch e.Reason {
+	case netcore.RefuseNeedKey:
+		return fmt.Sprintf("this session needs its code: lagscope %s %s --key CODE", e.Cmd, e.Host)
 	case netcore.RefuseFull:
 		return "the host refused: no seat left"
 	case netcore.RefuseStarted:
@@ -348,6 +359,9 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: roleHost.String(),
 		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})
 	s.emitRoster()
+	for _, n := range cfg.Notices {
+		s.emit(&probe.MessageEvent{Header: probe.Header{Type: "message"}, Text: n, Player: cfg.Name})
+	}
 	return s, nil
 }
 

@@ -221,7 +221,8 @@ func TestJoinRefusesFullAndStarted(t *testing.T) {
 }
 
 // A joiner whose host does not answer (nobody there, or another key) gives
-// up with errNoAnswer after joinTimeout.
+// up with errNoAnswer after joinTimeout. (A joiner with no key at all is
+// told so at once: TestKeyedHostRefusesAStrangerWithOneSmallAnswer.)
 func TestJoinNoAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -229,7 +230,7 @@ func TestJoinNoAnswer(t *testing.T) {
 	}{
 		{"nobody", nil, nil},
 		{"wrong key", []byte("one key"), []byte("another key")},
-		{"key missing", []byte("one key"), nil},
+		{"a key the open host lacks", nil, []byte("one key")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, 4, lan30)

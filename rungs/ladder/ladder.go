@@ -206,7 +206,7 @@ func WriteTable(w io.Writer, fps int, rtt time.Duration, hasRTT bool) error {
 		if t.Extended() {
 			rung += " ext"
 		}
-		covered := math.Floor(units.Millis(t.MaxRTT(fps))*10) / 10
+		covered := math.Round(units.Millis(t.MaxRTT(fps))*10) / 10
 		line := fmt.Sprintf("%s\t%v\t%v\t%d frames\t%s ms", rung, t, t.Tier(), t.Covers(), strconv.FormatFloat(covered, 'f', -1, 64))
 		if m := marks[t]; len(m) > 0 {
 			line += "\t← " + strings.Join(m, "; ")
