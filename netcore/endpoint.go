@@ -145,6 +145,13 @@ type Endpoint struct {
 	// that produced it (docs/protocol.md, "Coalescing").
 	holding bool
 	owed    owedAck
+
+	// hops is tr as a HopTransport, nil when it cannot trace; tracing is
+	// the hop tracer (trace_link.go), made by the first SetTraced;
+	// unheard takes the ICMP answers no trace waits for.
+	hops    HopTransport
+	tracing *tracing
+	unheard []HopAnswer
 }
 
 // owedAck is one ack Receive has not sent yet.
@@ -185,6 +192,7 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 		budget:  budget{limit: reassemblyBudget},
 	}
 	e.clock, _ = tr.(Clock)
+	e.hops, _ = tr.(HopTransport)
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -252,6 +260,11 @@ func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) 
 	}
 	if l := e.links[peer]; l != nil {
 		l.addr = addr
+		if e.tracing != nil {
+			if _, traced := e.tracing.traced[peer]; traced {
+				e.SetTraced(peer, true) // the path to the new address
+			}
+		}
 		return nil
 	}
 	if len(e.order) == 0 {
@@ -285,6 +298,7 @@ func (e *Endpoint) RemoveLink(peer PeerID) {
 	l.unrelAsm.clear(&e.budget)
 	l.globAsm.clear(&e.budget)
 	l.closed = true
+	e.untrace(peer)
 	delete(e.links, peer)
 	e.order = slices.DeleteFunc(e.order, func(x *link) bool { return x == l })
 	e.byDue.remove(l)

@@ -249,6 +249,8 @@ type link struct {
 
 	est Estimator
 
+	probeReplies replyBucket // answers to the peer's probes (trace_link.go)
+
 	rel, glob outQueue            // acked channels
 	txSeq     [numChannels]uint32 // next datagram number per numbered channel (L2)
 	unrelMsg  uint32              // next unreliable message id

@@ -22,6 +22,9 @@ import (
 // header, token and sender; authenticate; judge the loss window (L2); ack
 // at once (T1); take a round-trip sample from any ack (T2–T4); deliver.
 func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []byte) {
+	if e.tracing != nil {
+		e.takeAnswers(now)
+	}
 	if len(datagram) > MaxDatagram {
 		e.rejected.Oversize++
 		return
@@ -53,6 +56,10 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 		if e.cfg.NewSource != nil && e.authentic(l, h, datagram) {
 			e.cfg.NewSource(now, h.Sender, from, len(datagram))
 		}
+		return
+	}
+	if p, ok := isProbe(h, datagram); ok {
+		e.receiveProbe(now, l, p) // unsealed in any session (trace_link.go)
 		return
 	}
 	body, ok := e.open(l, h, datagram)

@@ -20,6 +20,7 @@ import (
 // bad-connection log (T11), LinkReports (L4) and reassembly timeouts. A
 // link with nothing due is passed over.
 func (e *Endpoint) Tick(now time.Duration) {
+	e.traceTick(now)
 	if len(e.order) > 0 && now >= e.nextReport {
 		for _, l := range e.order {
 			e.sendReport(l)
@@ -159,6 +160,12 @@ func (e *Endpoint) NextDeadline() (time.Duration, bool) {
 	d := e.nextReport
 	if top := e.byDue[0]; top.dueOK && top.due < d {
 		d = top.due
+	}
+	if e.tracing != nil {
+		// From 0: a probe due already is due at once.
+		if t, ok := e.tracing.t.NextDeadline(0); ok && t < d {
+			d = t
+		}
 	}
 	return d, true
 }

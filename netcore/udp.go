@@ -120,10 +120,14 @@ type UDPTransport struct {
 	// datagrams arrive at (udp_pktinfo.go); nil: the system picks.
 	from  *replyFrom
 	txOOB []byte
-	inbox chan *Datagram
-	done  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	// errq drains the socket's error queue (IP_RECVERR, udp_trace.go);
+	// nil where the platform or socket has none: nothing is traced.
+	errq   *errDrain
+	hopOOB []byte // SendHopLimit's control messages
+	inbox  chan *Datagram
+	done   chan struct{}
+	wg     sync.WaitGroup
+	once   sync.Once
 
 	// How the socket is read: readerOnce starts the reader goroutine (the
 	// first Inbox); direct is ReadUntil's state, made on its first call.
@@ -136,13 +140,14 @@ type UDPTransport struct {
 	epoch atomic.Pointer[time.Time]
 
 	// SendBatch's state, made on first use.
-	wmu   sync.Mutex
-	w     *batchWriter
-	wNone bool // the platform or socket has no batch writer
+	wmu       sync.Mutex
+	w         *batchWriter
+	wNone     bool   // the platform or socket has no batch writer
+	batchFrom []byte // a batched datagram's control messages, under wmu
 
 	woken atomic.Bool // Wake was called since ReadUntil last looked
 
-	sent, sendErrors, received, oversize, readErrors, kernelStamped, reads, batches atomic.Uint64
+	sent, sendErrors, dropped, received, oversize, readErrors, kernelStamped, reads, batches atomic.Uint64
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -174,6 +179,9 @@ func ListenUDP(addr string) (*UDPTransport, error) {
 	if t.local.Addr().IsUnspecified() && enablePktinfo(conn) {
 		t.from = &replyFrom{m: map[netip.AddrPort]netip.Addr{}}
 	}
+	// Best effort: without an error queue the socket works as before and
+	// traces nothing (TraceUnavailable says why).
+	t.errq = enableRecvErr(conn)
 	return t, nil
 }
 
@@ -187,19 +195,30 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 	if len(p) > MaxDatagram {
 		return ErrTooLarge
 	}
-	var err error
+	oob := t.txOOB[:0]
 	if local, ok := t.replyAddr(to); ok {
-		t.txOOB = appendFrom(t.txOOB[:0], to, local)
-		_, _, err = t.conn.WriteMsgUDPAddrPort(p, t.txOOB, to)
-	} else {
-		_, err = t.conn.WriteToUDPAddrPort(p, to)
+		oob = appendFrom(oob, to, local)
+		t.txOOB = oob
 	}
-	if err != nil {
-		t.sendErrors.Add(1)
-		return err
+	return t.sent1(t.write(p, oob, to))
+}
+
+// write sends one datagram. With IP_RECVERR a queued ICMP error fails the
+// socket's next send once (the kernel reports it there too) and the
+// datagram is not sent: it is sent again, the error being the error
+// queue's news, not this datagram's.
+func (t *UDPTransport) write(p, oob []byte, to netip.AddrPort) error {
+	for try := 0; ; try++ {
+		var err error
+		if len(oob) > 0 {
+			_, _, err = t.conn.WriteMsgUDPAddrPort(p, oob, to)
+		} else {
+			_, err = t.conn.WriteToUDPAddrPort(p, to)
+		}
+		if err == nil || try > 0 || !isICMPErr(err) {
+			return err
+		}
 	}
-	t.sent.Add(1)
-	return nil
 }
 
 // SetEpoch sets the zero of Now: the driver's start, so that Now reads
@@ -247,9 +266,12 @@ func (t *UDPTransport) Close() error {
 // datagrams that never reached an Endpoint.
 type UDPStats struct {
 	Sent, SendErrors uint64
-	Received         uint64 // handed to the inbox
-	Oversize         uint64 // longer than MaxDatagram, dropped (Q5)
-	ReadErrors       uint64
+	// Dropped counts datagrams the kernel dropped on sending for want of
+	// queue space (ENOBUFS): lost like any other, not send errors.
+	Dropped    uint64
+	Received   uint64 // handed to the inbox
+	Oversize   uint64 // longer than MaxDatagram, dropped (Q5)
+	ReadErrors uint64
 	// KernelStamped counts datagrams received whose arrival time is the
 	// kernel's stamp; the others were timed by the reader's clock.
 	KernelStamped uint64
@@ -266,6 +288,7 @@ func (t *UDPTransport) Stats() UDPStats {
 	return UDPStats{
 		Sent:       t.sent.Load(),
 		SendErrors: t.sendErrors.Load(),
+		Dropped:    t.dropped.Load(),
 		Received:   t.received.Load(),
 		Oversize:   t.oversize.Load(),
 		ReadErrors: t.readErrors.Load(),
@@ -301,6 +324,11 @@ func (t *UDPTransport) read() {
 				t.conn.SetReadDeadline(time.Time{})
 				continue
 			}
+			if isICMPErr(err) {
+				// An ICMP error queued (IP_RECVERR): not a read error.
+				t.drainErrors(read)
+				continue
+			}
 			// Transient (e.g. an ICMP error surfaced by the OS): the
 			// datagram is lost like any other and the link's retries
 			// cover it.
@@ -317,6 +345,10 @@ func (t *UDPTransport) read() {
 				return
 			}
 		}
+		// The error queue shares the receive buffer: drained after every
+		// batch, traced or not, so that ICMP errors from peers that left
+		// do not crowd out datagrams.
+		t.drainErrors(read)
 	}
 }
 
@@ -421,6 +453,9 @@ func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram,
 			return dst, nil
 		case errors.Is(err, net.ErrClosed):
 			return dst, err
+		case isICMPErr(err):
+			t.drainErrors(read) // an ICMP error queued: not a read error
+			return dst, nil
 		}
 		t.readErrors.Add(1)
 		return dst, nil
@@ -430,6 +465,7 @@ func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram,
 			dst = append(dst, dr.r.take(i))
 		}
 	}
+	t.drainErrors(read)
 	return dst, nil
 }
 

@@ -183,11 +183,22 @@ type batchWriter struct {
 	n     int  // datagrams in hdrs
 	done  int  // of them, written or failed so far
 	errs  int
-	hdrs  [readBatch]mmsghdr
-	iovs  [readBatch]syscall.Iovec
-	names [readBatch]syscall.RawSockaddrInet6
-	send  func(fd uintptr) bool
+	drops int // of the failed, dropped for want of queue space (ENOBUFS)
+	// retried is the datagram sent again after an ICMP error, -1 none.
+	retried int
+	hdrs    [readBatch]mmsghdr
+	iovs    [readBatch]syscall.Iovec
+	names   [readBatch]syscall.RawSockaddrInet6
+	// oobs is each header's own control buffer: the source address to
+	// answer from (udp_pktinfo.go), so that one datagram's does not
+	// become another's.
+	oobs [readBatch][txOOBSize]byte
+	send func(fd uintptr) bool
 }
+
+// txOOBSize holds an IPV6_PKTINFO message (20 bytes after a 16-byte
+// header) and an IP_TTL or IPV6_HOPLIMIT one (udp_trace.go).
+const txOOBSize = 64
 
 func newBatchWriter(conn *net.UDPConn) *batchWriter {
 	rc, err := conn.SyscallConn()
@@ -208,9 +219,10 @@ func newBatchWriter(conn *net.UDPConn) *batchWriter {
 	return w
 }
 
-// put fills slot i for a datagram to to; false when the socket's family
-// cannot reach to (the caller sends that one alone, for its error).
-func (w *batchWriter) put(i int, to netip.AddrPort, p []byte) bool {
+// put fills slot i for a datagram to to, with control messages oob (at
+// most txOOBSize bytes); false when the socket's family cannot reach to
+// (the caller sends that one alone, for its error).
+func (w *batchWriter) put(i int, to netip.AddrPort, p, oob []byte) bool {
 	if len(p) == 0 {
 		return false
 	}
@@ -240,13 +252,17 @@ func (w *batchWriter) put(i int, to netip.AddrPort, p []byte) bool {
 	h.Namelen = uint32(namelen)
 	h.Iov = &w.iovs[i]
 	h.Iovlen = 1
+	if n := copy(w.oobs[i][:], oob); n > 0 {
+		h.Control = &w.oobs[i][0]
+		h.SetControllen(n)
+	}
 	return true
 }
 
 // write sends hdrs[:n]; a datagram the kernel refuses is counted in errs
 // and skipped, as Send's error would be.
 func (w *batchWriter) write() (sent, errs int) {
-	w.done, w.errs = 0, 0
+	w.done, w.errs, w.drops, w.retried = 0, 0, 0, -1
 	for w.done < w.n {
 		if err := w.rc.Write(w.send); err != nil {
 			// The socket itself failed (closed): the rest are lost.
@@ -268,6 +284,21 @@ func (w *batchWriter) sendmmsg(fd uintptr) bool {
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
+		case syscall.EHOSTUNREACH, syscall.ECONNREFUSED, syscall.EHOSTDOWN, syscall.ENETUNREACH:
+			// A queued ICMP error (IP_RECVERR) fails one send and
+			// clears: the datagram was not sent, so it goes again. A
+			// second failure in a row is the datagram's own.
+			if w.retried != w.done {
+				w.retried = w.done
+				continue
+			}
+			w.done++
+			w.errs++
+		case syscall.ENOBUFS:
+			// Dropped for want of queue space: skip it, a loss.
+			w.done++
+			w.errs++
+			w.drops++
 		default:
 			// The first datagram of the rest failed: skip it.
 			w.done++
@@ -294,7 +325,7 @@ func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) 
 		if w != nil {
 			w.n = 0
 			for ; i < len(ps) && w.n < readBatch; i++ {
-				if len(ps[i]) > MaxDatagram || !w.put(w.n, to[i], ps[i]) {
+				if len(ps[i]) > MaxDatagram || !w.put(w.n, to[i], ps[i], t.batchOOB(to[i])) {
 					break
 				}
 				w.n++
@@ -302,8 +333,9 @@ func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) 
 			if w.n > 0 {
 				sent, errs := w.write()
 				t.sent.Add(uint64(sent))
-				t.sendErrors.Add(uint64(errs))
-				failed += errs
+				t.sendErrors.Add(uint64(errs - w.drops))
+				t.dropped.Add(uint64(w.drops))
+				failed += errs - w.drops
 				t.batches.Add(1)
 				continue
 			}
@@ -315,4 +347,15 @@ func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) 
 		i++
 	}
 	return failed
+}
+
+// batchOOB is the control messages of a batched datagram to to: the source
+// to answer from, as Send would use, or none.
+func (t *UDPTransport) batchOOB(to netip.AddrPort) []byte {
+	local, ok := t.replyAddr(to)
+	if !ok {
+		return nil
+	}
+	t.batchFrom = appendFrom(t.batchFrom[:0], to, local)
+	return t.batchFrom
 }

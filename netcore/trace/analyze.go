@@ -9,29 +9,29 @@ import (
 
 // The rules (docs/path.md says why each is so).
 const (
-	// MinJudged is how many outcomes (answers and timeouts) a hop needs
+	// minJudged is how many outcomes (answers and timeouts) a hop needs
 	// before it is judged; an unjudged hop is reported but neither starts
 	// delay or loss nor stands as evidence for or against another hop.
-	MinJudged = 10
-	// MinAddedMS is the least added delay that starts delay, whatever the
+	minJudged = 10
+	// minAddedMS is the least added delay that starts delay, whatever the
 	// noise before it.
-	MinAddedMS = 5.0
-	// MADFactor times the median absolute deviation of the hops before a
+	minAddedMS = 5.0
+	// madFactor times the median absolute deviation of the hops before a
 	// hop is the other bound on its added delay.
-	MADFactor = 3.0
-	// LossThreshold is the loss that counts as losing.
-	LossThreshold = 0.02
+	madFactor = 3.0
+	// lossThreshold is the loss that counts as losing.
+	lossThreshold = 0.02
 )
 
 // Label names the link into a hop.
 type Label string
 
 const (
-	LabelLAN    Label = "lan"    // this machine to its home router: hop 1
-	LabelUplink Label = "uplink" // the home router to the first hop beyond it: hop 2
-	LabelISP    Label = "isp"    // private and CGNAT hops after it, and the first two public ones
-	LabelBeyond Label = "beyond" // the rest of the way
-	LabelPeer   Label = "peer"   // the last link, into the peer
+	labelLAN    Label = "lan"    // this machine to its home router: hop 1
+	labelUplink Label = "uplink" // the home router to the first hop beyond it: hop 2
+	labelISP    Label = "isp"    // private and CGNAT hops after it, and the first two public ones
+	labelBeyond Label = "beyond" // the rest of the way
+	labelPeer   Label = "peer"   // the last link, into the peer
 )
 
 // Result is a path's analysis, shaped as the trace event.
@@ -60,7 +60,7 @@ type Hop struct {
 	LastMS *float64 `json:"-"`
 	// RateLimited: the hop loses probes while the hops after it do not.
 	RateLimited bool `json:"rate_limited"`
-	// Judged: the hop has MinJudged outcomes.
+	// Judged: the hop has minJudged outcomes.
 	Judged bool `json:"-"`
 }
 
@@ -78,9 +78,9 @@ type LossStart struct {
 	Loss float64 `json:"loss"`
 }
 
-// HopSamples is what one hop limit gathered: who answered there last, the
+// hopSamples is what one hop limit gathered: who answered there last, the
 // round trips of the answers oldest first, and how many probes timed out.
-type HopSamples struct {
+type hopSamples struct {
 	TTL  int
 	Addr netip.Addr
 	RTTs []time.Duration
@@ -97,9 +97,9 @@ type calc struct {
 func (c calc) answers() bool { return len(c.sorted) > 0 }
 func (c calc) counts() bool  { return c.judged && c.answers() }
 
-// Analyze applies the rules to hops, ordered by hop limit; complete says
+// analyze applies the rules to hops, ordered by hop limit; complete says
 // the last of them is the peer.
-func Analyze(hops []HopSamples, complete bool) Result {
+func analyze(hops []hopSamples, complete bool) Result {
 	r := Result{Complete: complete, Hops: make([]Hop, len(hops))}
 	cs := make([]calc, len(hops))
 	for i, h := range hops {
@@ -115,7 +115,7 @@ func Analyze(hops []HopSamples, complete bool) Result {
 	}
 	start := -1
 	for i := range cs {
-		if !cs[i].counts() || cs[i].loss < LossThreshold {
+		if !cs[i].counts() || cs[i].loss < lossThreshold {
 			continue
 		}
 		if !lossPersists(cs, i) {
@@ -142,14 +142,14 @@ func ready(cs []calc) bool {
 	return false
 }
 
-func measure(h HopSamples) calc {
+func measure(h hopSamples) calc {
 	c := calc{sorted: make([]float64, len(h.RTTs))}
 	for i, d := range h.RTTs {
 		c.sorted[i] = ms(d)
 	}
 	slices.Sort(c.sorted)
 	n := len(h.RTTs) + h.Lost
-	c.judged = n >= MinJudged
+	c.judged = n >= minJudged
 	if n > 0 {
 		c.loss = float64(h.Lost) / float64(n)
 	}
@@ -159,7 +159,7 @@ func measure(h HopSamples) calc {
 	return c
 }
 
-func hopOf(h HopSamples, c calc) Hop {
+func hopOf(h hopSamples, c calc) Hop {
 	out := Hop{TTL: h.TTL, Sent: len(h.RTTs) + h.Lost, Loss: math.Round(c.loss*1e4) / 1e4, Judged: c.judged}
 	if h.Addr.IsValid() {
 		a := h.Addr
@@ -189,9 +189,9 @@ func delayStarts(cs []calc) (int, float64) {
 		if !c.counts() {
 			continue
 		}
-		margin, added := MinAddedMS, c.med-base
+		margin, added := minAddedMS, c.med-base
 		if len(devs) > 0 {
-			margin = max(margin, MADFactor*median(devs))
+			margin = max(margin, madFactor*median(devs))
 		}
 		if added >= margin && delayPersists(cs, i, margin) {
 			return i, added
@@ -218,7 +218,7 @@ func delayPersists(cs []calc, i int, margin float64) bool {
 // answers is no evidence either way: its silence is its own.
 func lossPersists(cs []calc, i int) bool {
 	for _, c := range cs[i+1:] {
-		if c.counts() && c.loss < LossThreshold {
+		if c.counts() && c.loss < lossThreshold {
 			return false
 		}
 	}
@@ -231,23 +231,23 @@ func lossPersists(cs []calc, i int) bool {
 // the label of the stretch it is in. The last hop of a complete path is
 // the peer, whatever it would be otherwise: a peer on the LAN is hop 1,
 // labelled peer.
-func labelHops(out []Hop, hops []HopSamples, complete bool) {
+func labelHops(out []Hop, hops []hopSamples, complete bool) {
 	public := 0
 	for i, h := range hops {
 		switch {
 		case complete && i == len(hops)-1:
-			out[i].Link = LabelPeer
+			out[i].Link = labelPeer
 		case h.TTL <= 1:
-			out[i].Link = LabelLAN
+			out[i].Link = labelLAN
 		case h.TTL == 2:
-			out[i].Link = LabelUplink
+			out[i].Link = labelUplink
 		case public >= 2:
-			out[i].Link = LabelBeyond
+			out[i].Link = labelBeyond
 		default:
 			if h.Addr.IsValid() && !isPrivate(h.Addr) {
 				public++
 			}
-			out[i].Link = LabelISP
+			out[i].Link = labelISP
 		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 // hs is a hop's samples: n answers spread evenly over med ± spread (their
 // median is med), and lost timeouts. addr "" is a hop that never answered.
-func hs(ttl int, addr string, med, spread float64, n, lost int) HopSamples {
-	h := HopSamples{TTL: ttl, Lost: lost}
+func hs(ttl int, addr string, med, spread float64, n, lost int) hopSamples {
+	h := hopSamples{TTL: ttl, Lost: lost}
 	if addr != "" {
 		h.Addr = netip.MustParseAddr(addr)
 	}
@@ -21,7 +21,7 @@ func hs(ttl int, addr string, med, spread float64, n, lost int) HopSamples {
 }
 
 // silent is a hop that never answered n probes.
-func silent(ttl, n int) HopSamples { return HopSamples{TTL: ttl, Lost: n} }
+func silent(ttl, n int) hopSamples { return hopSamples{TTL: ttl, Lost: n} }
 
 type verdict struct {
 	delayTTL int // 0: no delay_starts
@@ -69,58 +69,58 @@ func TestAnalyze(t *testing.T) {
 	const peer = "203.0.113.7"
 	for _, c := range []struct {
 		name string
-		hops []HopSamples
+		hops []hopSamples
 		want verdict
 	}{
-		{"a queue at hop 1", []HopSamples{
+		{"a queue at hop 1", []hopSamples{
 			hs(1, "192.168.1.1", 210, 40, 30, 0), hs(2, "100.64.0.1", 214, 40, 30, 0),
 			hs(3, "81.2.69.1", 218, 40, 30, 0), hs(4, peer, 222, 40, 30, 0),
-		}, verdict{delayTTL: 1, delayAt: LabelLAN, addedMS: 210}},
-		{"a queue at the uplink", []HopSamples{
+		}, verdict{delayTTL: 1, delayAt: labelLAN, addedMS: 210}},
+		{"a queue at the uplink", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 180, 30, 30, 0),
 			hs(3, "81.2.69.1", 183, 30, 30, 0), hs(4, "81.2.69.2", 186, 30, 30, 0), hs(5, peer, 188, 30, 30, 0),
-		}, verdict{delayTTL: 2, delayAt: LabelUplink, addedMS: 179}},
-		{"a 5% lossy router at hop 3, its loss seen from hop 4 on", []HopSamples{
+		}, verdict{delayTTL: 2, delayAt: labelUplink, addedMS: 179}},
+		{"a 5% lossy router at hop 3, its loss seen from hop 4 on", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 400, 0), hs(2, "100.64.0.1", 4, 1, 400, 0),
 			hs(3, "81.2.69.1", 7, 1, 400, 0), hs(4, "81.2.69.2", 9, 1, 361, 39),
 			hs(5, "62.1.1.1", 12, 1, 361, 39), hs(6, peer, 14, 1, 361, 39),
-		}, verdict{lossTTL: 4, lossAt: LabelISP}},
-		{"a rate-limited hop", []HopSamples{
+		}, verdict{lossTTL: 4, lossAt: labelISP}},
+		{"a rate-limited hop", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 4, 1, 30, 0),
 			hs(3, "81.2.69.1", 7, 1, 21, 9), hs(4, "81.2.69.2", 9, 1, 30, 0), hs(5, peer, 12, 1, 30, 0),
 		}, verdict{limited: []int{3}}},
-		{"a silent router, the hops after it answering", []HopSamples{
+		{"a silent router, the hops after it answering", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), silent(2, 30),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, peer, 7, 1, 30, 0),
 		}, verdict{}},
-		{"a delay spike at one hop, not kept", []HopSamples{
+		{"a delay spike at one hop, not kept", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 4, 1, 30, 0),
 			hs(3, "81.2.69.1", 80, 10, 30, 0), hs(4, "81.2.69.2", 8, 1, 30, 0), hs(5, peer, 11, 1, 30, 0),
 		}, verdict{}},
-		{"a spike, then delay that stays", []HopSamples{
+		{"a spike, then delay that stays", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 60, 4, 30, 0),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, "81.2.69.2", 90, 2, 30, 0), hs(5, peer, 92, 2, 30, 0),
-		}, verdict{delayTTL: 4, delayAt: LabelISP, addedMS: 30}},
-		{"fewer than 10 samples: nothing judged", []HopSamples{
+		}, verdict{delayTTL: 4, delayAt: labelISP, addedMS: 30}},
+		{"fewer than 10 samples: nothing judged", []hopSamples{
 			hs(1, "192.168.1.1", 210, 40, 9, 0), hs(2, "100.64.0.1", 214, 40, 9, 0), hs(3, peer, 218, 40, 6, 3),
 		}, verdict{}},
-		{"an unjudged hop neither starts nor is rate-limited", []HopSamples{
+		{"an unjudged hop neither starts nor is rate-limited", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 90, 1, 5, 4),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, peer, 7, 1, 30, 0),
 		}, verdict{}},
-		{"the farthest answering hop unjudged: no verdict yet", []HopSamples{
+		{"the farthest answering hop unjudged: no verdict yet", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 150, 1, 30, 0),
 			hs(3, "81.2.69.1", 7, 1, 27, 3), hs(4, peer, 155, 1, 5, 0),
 		}, verdict{}},
-		{"loss on the last link only", []HopSamples{
+		{"loss on the last link only", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 40, 0), hs(2, "100.64.0.1", 4, 1, 40, 0), hs(3, peer, 7, 1, 38, 2),
-		}, verdict{lossTTL: 3, lossAt: LabelPeer}},
-		{"rate limiting ahead of real loss", []HopSamples{
+		}, verdict{lossTTL: 3, lossAt: labelPeer}},
+		{"rate limiting ahead of real loss", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 4, 1, 15, 15),
 			hs(3, "81.2.69.1", 7, 1, 30, 0), hs(4, "81.2.69.2", 9, 1, 27, 3), hs(5, peer, 12, 1, 27, 3),
-		}, verdict{lossTTL: 4, lossAt: LabelISP, limited: []int{2}}},
+		}, verdict{lossTTL: 4, lossAt: labelISP, limited: []int{2}}},
 	} {
-		check(t, c.name, Analyze(c.hops, true), c.want)
+		check(t, c.name, analyze(c.hops, true), c.want)
 	}
 }
 
@@ -128,7 +128,7 @@ func TestAnalyze(t *testing.T) {
 // before): hop 1's answers are 0 and 4 ms, five each — median 2, every
 // deviation 2, margin 6 ms.
 func TestDelayMargin(t *testing.T) {
-	hop1 := HopSamples{TTL: 1, Addr: r1}
+	hop1 := hopSamples{TTL: 1, Addr: r1}
 	for i := range 10 {
 		hop1.RTTs = append(hop1.RTTs, msec(float64(4*(i%2))))
 	}
@@ -137,16 +137,16 @@ func TestDelayMargin(t *testing.T) {
 		want verdict
 	}{
 		{7.9, verdict{}}, // added 5.9 < 6
-		{8.1, verdict{delayTTL: 2, delayAt: LabelPeer, addedMS: 6.1}}, // added 6.1 ≥ 6
+		{8.1, verdict{delayTTL: 2, delayAt: labelPeer, addedMS: 6.1}}, // added 6.1 ≥ 6
 	} {
-		r := Analyze([]HopSamples{hop1, hs(2, "203.0.113.7", c.med, 0, 10, 0)}, true)
+		r := analyze([]hopSamples{hop1, hs(2, "203.0.113.7", c.med, 0, 10, 0)}, true)
 		check(t, "hop 2 at "+time.Duration(c.med*float64(time.Millisecond)).String(), r, c.want)
 	}
 	// With quiet hops before it, 5 ms is the bound.
 	quiet := hs(1, "192.168.1.1", 1, 0, 10, 0)
-	check(t, "5.9 ms after a quiet hop", Analyze([]HopSamples{quiet, hs(2, "203.0.113.7", 6.9, 0, 10, 0)}, true),
-		verdict{delayTTL: 2, delayAt: LabelPeer, addedMS: 5.9})
-	check(t, "4.9 ms after a quiet hop", Analyze([]HopSamples{quiet, hs(2, "203.0.113.7", 5.9, 0, 10, 0)}, true), verdict{})
+	check(t, "5.9 ms after a quiet hop", analyze([]hopSamples{quiet, hs(2, "203.0.113.7", 6.9, 0, 10, 0)}, true),
+		verdict{delayTTL: 2, delayAt: labelPeer, addedMS: 5.9})
+	check(t, "4.9 ms after a quiet hop", analyze([]hopSamples{quiet, hs(2, "203.0.113.7", 5.9, 0, 10, 0)}, true), verdict{})
 }
 
 func TestLabels(t *testing.T) {
@@ -155,34 +155,34 @@ func TestLabels(t *testing.T) {
 		"81.2.69.2", "10.1.1.1", "", "62.1.1.1", "203.0.113.7",
 	}
 	want := []Label{
-		LabelLAN, LabelUplink, LabelISP, LabelISP, LabelISP, LabelISP,
-		LabelISP, LabelBeyond, LabelBeyond, LabelBeyond, LabelPeer,
+		labelLAN, labelUplink, labelISP, labelISP, labelISP, labelISP,
+		labelISP, labelBeyond, labelBeyond, labelBeyond, labelPeer,
 	}
-	var hops []HopSamples
+	var hops []hopSamples
 	for i, a := range addrs {
 		hops = append(hops, hs(i+1, a, float64(i), 0, 10, 0))
 	}
-	r := Analyze(hops, true)
+	r := analyze(hops, true)
 	for i, h := range r.Hops {
 		if h.Link != want[i] {
 			t.Errorf("hop %d (%s): %s, want %s", h.TTL, addrs[i], h.Link, want[i])
 		}
 	}
-	if r := Analyze(hops, false); r.Hops[len(hops)-1].Link != LabelBeyond {
+	if r := analyze(hops, false); r.Hops[len(hops)-1].Link != labelBeyond {
 		t.Errorf("incomplete path's last hop: %s, want beyond (not the peer)", r.Hops[len(hops)-1].Link)
 	}
 	// A peer on the LAN: its one hop is the peer.
-	if r := Analyze(hops[:1], true); r.Hops[0].Link != LabelPeer {
+	if r := analyze(hops[:1], true); r.Hops[0].Link != labelPeer {
 		t.Errorf("single-hop path: %s, want peer", r.Hops[0].Link)
 	}
-	if r := Analyze(hops[:2], true); r.Hops[0].Link != LabelLAN || r.Hops[1].Link != LabelPeer {
+	if r := analyze(hops[:2], true); r.Hops[0].Link != labelLAN || r.Hops[1].Link != labelPeer {
 		t.Errorf("two-hop path: %s %s, want lan peer", r.Hops[0].Link, r.Hops[1].Link)
 	}
-	v6 := []HopSamples{hs(1, "fe80::1", 1, 0, 10, 0), hs(2, "2001:db8::1", 2, 0, 10, 0),
+	v6 := []hopSamples{hs(1, "fe80::1", 1, 0, 10, 0), hs(2, "2001:db8::1", 2, 0, 10, 0),
 		hs(3, "fd00::1", 3, 0, 10, 0), hs(4, "2001:db8::2", 4, 0, 10, 0), hs(5, "2001:db8::3", 5, 0, 10, 0),
 		hs(6, "2001:db8::4", 6, 0, 10, 0)}
-	got := Analyze(v6, false).Hops
-	for i, l := range []Label{LabelLAN, LabelUplink, LabelISP, LabelISP, LabelISP, LabelBeyond} {
+	got := analyze(v6, false).Hops
+	for i, l := range []Label{labelLAN, labelUplink, labelISP, labelISP, labelISP, labelBeyond} {
 		if got[i].Link != l {
 			t.Errorf("IPv6 hop %d: %s, want %s", i+1, got[i].Link, l)
 		}
@@ -191,17 +191,17 @@ func TestLabels(t *testing.T) {
 
 // The event's shape, field for field.
 func TestResultJSON(t *testing.T) {
-	hop1 := HopSamples{TTL: 1, Addr: r1}
+	hop1 := hopSamples{TTL: 1, Addr: r1}
 	for _, v := range []float64{0.6, 200, 210.4, 220, 260.1} {
 		hop1.RTTs = append(hop1.RTTs, msec(v))
 	}
 	hop1.RTTs = append(hop1.RTTs, hop1.RTTs...)
 	hop1.RTTs = append(hop1.RTTs, msec(210.4))
-	peer := HopSamples{TTL: 3, Addr: peerA}
+	peer := hopSamples{TTL: 3, Addr: peerA}
 	for range 11 {
 		peer.RTTs = append(peer.RTTs, msec(212.05))
 	}
-	r := Analyze([]HopSamples{hop1, silent(2, 11), peer}, true)
+	r := analyze([]hopSamples{hop1, silent(2, 11), peer}, true)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

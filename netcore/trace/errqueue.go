@@ -43,24 +43,24 @@ const (
 	sockaddrIn6   = 28 // struct sockaddr_in6
 )
 
-// Origin is where an error-queue message comes from (ee_origin).
-type Origin uint8
+// eeOrigin is where an error-queue message comes from (ee_origin).
+type eeOrigin uint8
 
 const (
-	OriginNone  Origin = 0 // SO_EE_ORIGIN_NONE
-	OriginLocal Origin = 1 // SO_EE_ORIGIN_LOCAL: this machine's stack (EMSGSIZE, ENOBUFS)
-	OriginICMP  Origin = 2 // SO_EE_ORIGIN_ICMP: an ICMPv4 message
-	OriginICMP6 Origin = 3 // SO_EE_ORIGIN_ICMP6: an ICMPv6 message
+	originNone  eeOrigin = 0 // SO_EE_ORIGIN_NONE
+	originLocal eeOrigin = 1 // SO_EE_ORIGIN_LOCAL: this machine's stack (EMSGSIZE, ENOBUFS)
+	originICMP  eeOrigin = 2 // SO_EE_ORIGIN_ICMP: an ICMPv4 message
+	originICMP6 eeOrigin = 3 // SO_EE_ORIGIN_ICMP6: an ICMPv6 message
 )
 
-// Kind is what an ICMP answer says about the datagram that drew it.
-type Kind uint8
+// kind is what an ICMP answer says about the datagram that drew it.
+type kind uint8
 
 const (
-	KindOther           Kind = iota // not about a hop: local errors, packet too big, …
-	KindTimeExceeded                // the hop limit ran out at the offender: a hop
-	KindPortUnreachable             // the offender is the destination host, no listener on the port
-	KindUnreachable                 // the offender gave up on the destination (host, net, prohibited)
+	kindOther           kind = iota // not about a hop: local errors, packet too big, …
+	kindTimeExceeded                // the hop limit ran out at the offender: a hop
+	kindPortUnreachable             // the offender is the destination host, no listener on the port
+	kindUnreachable                 // the offender gave up on the destination (host, net, prohibited)
 )
 
 // ICMP types and codes the kinds come from.
@@ -78,15 +78,15 @@ type Answer struct {
 	// Offender is who sent the ICMP message, v4-mapped addresses unmapped;
 	// invalid when the kernel named none (a local error).
 	Offender   netip.Addr
-	Origin     Origin
+	Origin     eeOrigin
 	Type, Code uint8
 	Errno      uint32
-	Kind       Kind
+	Kind       kind
 	// Stamp is the kernel's receive time of the ICMP message, zero when no
 	// SO_TIMESTAMPNS or SO_TIMESTAMPING message came with it.
 	Stamp time.Time
 	// Quote says what the quoted payload shows; Probe is the quoted probe
-	// when Quote is QuoteProbe.
+	// when Quote is QuoteProbe. The reader of the quote fills them in.
 	Quote Quote
 	Probe Probe
 }
@@ -135,12 +135,13 @@ func nextCmsg(oob []byte) (level, typ int32, data, rest []byte, ok bool, err err
 	return level, typ, oob[cmsgHdrLen:n], rest, true, nil
 }
 
-// ParseErrQueue parses one error-queue message: oob is its control
-// messages, payload the quoted bytes of our datagram (possibly none).
+// ParseErrQueue parses the control messages of one error-queue message.
 // Control messages it does not know (IP_PKTINFO and the like) are
 // skipped. It returns an error, never panics, on truncated or garbled
-// input, and when no IP_RECVERR or IPV6_RECVERR message is present.
-func ParseErrQueue(oob []byte, payload []byte) (Answer, error) {
+// input, and when no IP_RECVERR or IPV6_RECVERR message is present. The
+// quoted bytes are the caller's to read (Quote and Probe stay zero):
+// they start with netcore's header, which netcore reads.
+func ParseErrQueue(oob []byte) (Answer, error) {
 	var a Answer
 	found := false
 	for {
@@ -170,7 +171,6 @@ func ParseErrQueue(oob []byte, payload []byte) (Answer, error) {
 	if !found {
 		return Answer{}, errNoErr
 	}
-	a.Probe, a.Quote = FindProbe(payload)
 	return a, nil
 }
 
@@ -180,7 +180,7 @@ func parseExtErr(d []byte, a *Answer) error {
 		return errExtErr
 	}
 	a.Errno = ne.Uint32(d)
-	a.Origin = Origin(d[4])
+	a.Origin = eeOrigin(d[4])
 	a.Type, a.Code = d[5], d[6]
 	off, err := parseSockaddr(d[sockExtErrLen:])
 	if err != nil {
@@ -214,17 +214,17 @@ func parseSockaddr(d []byte) (netip.Addr, error) {
 	return netip.Addr{}, errOffender
 }
 
-func kindOf(o Origin, typ, code uint8) Kind {
+func kindOf(o eeOrigin, typ, code uint8) kind {
 	switch {
-	case o == OriginICMP && typ == icmpTimeExceeded, o == OriginICMP6 && typ == icmp6TimeExceed:
-		return KindTimeExceeded
-	case o == OriginICMP && typ == icmpUnreachable && code == icmpPort,
-		o == OriginICMP6 && typ == icmp6Unreachable && code == icmp6Port:
-		return KindPortUnreachable
-	case o == OriginICMP && typ == icmpUnreachable, o == OriginICMP6 && typ == icmp6Unreachable:
-		return KindUnreachable
+	case o == originICMP && typ == icmpTimeExceeded, o == originICMP6 && typ == icmp6TimeExceed:
+		return kindTimeExceeded
+	case o == originICMP && typ == icmpUnreachable && code == icmpPort,
+		o == originICMP6 && typ == icmp6Unreachable && code == icmp6Port:
+		return kindPortUnreachable
+	case o == originICMP && typ == icmpUnreachable, o == originICMP6 && typ == icmp6Unreachable:
+		return kindUnreachable
 	}
-	return KindOther
+	return kindOther
 }
 
 // parseStamp reads a kernel receive stamp. SCM_TIMESTAMPING carries three

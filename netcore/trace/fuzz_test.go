@@ -29,27 +29,30 @@ func FuzzDecodeProbe(f *testing.F) {
 	})
 }
 
-// FuzzParseErrQueue: any control bytes and quote parse or fail without
-// panicking; what parses names an unmapped offender and a probe only from
-// a quote that holds it.
+// FuzzParseErrQueue: any control bytes parse or fail without panicking,
+// and what parses names an unmapped offender; QuoteOf finds a probe only
+// in a quote that holds one.
 func FuzzParseErrQueue(f *testing.F) {
-	quote := probeDatagram(Probe{Num: 3, TTL: 2})
-	f.Add(cat(recvErr(113, OriginICMP, 11, 0, r1), stampNS(time.Unix(9, 9))), quote)
-	f.Add(recvErr6(113, OriginICMP, 11, 0, netip.AddrFrom16(r2.As16())), []byte(nil))
-	f.Add(recvErr6(111, OriginICMP6, 1, 4, netip.MustParseAddr("2001:db8::1")), quote[:10])
-	f.Add(cat(cmsg(solSocket, scmTimestampingNew, make([]byte, 48)), recvErr(90, OriginLocal, 0, 0, netip.Addr{})), []byte{})
+	quote := quotedBody(Probe{Num: 3, TTL: 2})
+	f.Add(cat(recvErr(113, originICMP, 11, 0, r1), stampNS(time.Unix(9, 9))), quote)
+	f.Add(recvErr6(113, originICMP, 11, 0, netip.AddrFrom16(r2.As16())), []byte(nil))
+	f.Add(recvErr6(111, originICMP6, 1, 4, netip.MustParseAddr("2001:db8::1")), quote[:10])
+	f.Add(cat(cmsg(solSocket, scmTimestampingNew, make([]byte, 48)), recvErr(90, originLocal, 0, 0, netip.Addr{})), []byte{})
 	f.Add(cmsg(solIP, ipRecvErr, make([]byte, 3)), quote)
 	f.Fuzz(func(t *testing.T, oob, payload []byte) {
-		a, err := ParseErrQueue(oob, payload)
+		a, err := ParseErrQueue(oob)
 		if err != nil {
 			return
 		}
 		if a.Offender.Is4In6() {
 			t.Fatalf("offender %v left v4-mapped", a.Offender)
 		}
-		if a.Quote == QuoteProbe {
-			if p, err := DecodeProbe(payload[min(len(payload), 24):]); err != nil || p != a.Probe {
-				t.Fatalf("quote % x gave probe %+v", payload, a.Probe)
+		if a.Quote != QuoteNone {
+			t.Fatalf("the parser read a quote: %+v", a)
+		}
+		if p, q := QuoteOf(payload); q == QuoteProbe {
+			if d, err := DecodeProbe(payload); err != nil || d != p || p.Answer {
+				t.Fatalf("quote % x gave probe %+v", payload, p)
 			}
 		}
 	})

@@ -3,8 +3,6 @@ package trace
 import (
 	"net/netip"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
 // Control messages built as the running kernel lays them out: native byte
@@ -26,7 +24,7 @@ func cmsg(level, typ int32, data []byte) []byte {
 
 // extErr is struct sock_extended_err followed by the offender as an
 // AF_INET socket (v6 false) or an AF_INET6 one reports it.
-func extErr(errno uint32, origin Origin, typ, code uint8, off netip.Addr, v6 bool) []byte {
+func extErr(errno uint32, origin eeOrigin, typ, code uint8, off netip.Addr, v6 bool) []byte {
 	b := make([]byte, sockExtErrLen)
 	ne.PutUint32(b, errno)
 	b[4], b[5], b[6] = byte(origin), typ, code
@@ -49,11 +47,11 @@ func extErr(errno uint32, origin Origin, typ, code uint8, off netip.Addr, v6 boo
 	return append(b, sa...)
 }
 
-func recvErr(errno uint32, origin Origin, typ, code uint8, off netip.Addr) []byte {
+func recvErr(errno uint32, origin eeOrigin, typ, code uint8, off netip.Addr) []byte {
 	return cmsg(solIP, ipRecvErr, extErr(errno, origin, typ, code, off, false))
 }
 
-func recvErr6(errno uint32, origin Origin, typ, code uint8, off netip.Addr) []byte {
+func recvErr6(errno uint32, origin eeOrigin, typ, code uint8, off netip.Addr) []byte {
 	return cmsg(solIPv6, ipv6RecvErr, extErr(errno, origin, typ, code, off, true))
 }
 
@@ -81,17 +79,23 @@ func cat(parts ...[]byte) []byte {
 	return out
 }
 
-// probeDatagram is a probe as it travels: an unsealed control datagram
-// whose first record is the probe.
-func probeDatagram(p Probe) []byte {
-	b := make([]byte, netcore.HeaderLen, netcore.HeaderLen+ProbeLen)
-	netcore.PutHeader(b, netcore.Header{Token: 0x1122334455667788, Sender: 3, Channel: netcore.ChannelControl})
-	return AppendProbe(b, p)
+// quotedBody is a probe's datagram as a router quotes it, after netcore's
+// header (which netcore reads): the probe record first.
+func quotedBody(p Probe) []byte { return AppendProbe(nil, p) }
+
+// parseQuoted parses an error-queue message as netcore does: the control
+// messages, then what the quoted body shows (nil: nothing quoted).
+func parseQuoted(oob, body []byte) (Answer, error) {
+	a, err := ParseErrQueue(oob)
+	if err == nil && body != nil {
+		a.Probe, a.Quote = QuoteOf(body)
+	}
+	return a, err
 }
 
 const (
-	linkA netcore.PeerID = 1
-	linkB netcore.PeerID = 2
+	linkA Link = 1
+	linkB Link = 2
 )
 
 var (
@@ -110,7 +114,7 @@ func msec(n float64) time.Duration { return time.Duration(n * float64(time.Milli
 
 // timeExceeded is a router's answer to a probe, quoting it or not.
 func timeExceeded(from netip.Addr, quote []byte) Answer {
-	a, err := ParseErrQueue(recvErr(113, OriginICMP, icmpTimeExceeded, 0, from), quote)
+	a, err := parseQuoted(recvErr(113, originICMP, icmpTimeExceeded, 0, from), quote)
 	if err != nil {
 		panic(err)
 	}

@@ -3,23 +3,21 @@ package trace
 import (
 	"net/netip"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
-// MaxHops is the highest hop limit the tracer sends with.
-const MaxHops = 30
+// maxHops is the highest hop limit the tracer sends with.
+const maxHops = 30
 
-// DefaultTimeout is how long a probe waits for its answer before it counts
+// defaultTimeout is how long a probe waits for its answer before it counts
 // as lost: long enough for a router that answers ICMP slowly behind a full
 // queue, short enough that a silent hop holds its link's one probe in
 // flight for little time.
-const DefaultTimeout = 2 * time.Second
+const defaultTimeout = 2 * time.Second
 
-// Outcome is what became of one probe: answered (by a router, or by the
+// outcome is what became of one probe: answered (by a router, or by the
 // peer, Reached) or lost at its timeout.
-type Outcome struct {
-	Link netcore.PeerID
+type outcome struct {
+	Link Link
 	Num  uint32
 	TTL  int
 	Sent time.Duration
@@ -33,7 +31,7 @@ type Outcome struct {
 	Reached bool
 }
 
-// Matcher pairs answers with probes. Each link has at most one probe in
+// matcher pairs answers with probes. Each link has at most one probe in
 // flight, so an answer whose quote holds no probe number (routers that
 // quote only the IP header and 8 bytes) still belongs to exactly one
 // probe: the one in flight on the link the answer names — unless the
@@ -42,9 +40,9 @@ type Outcome struct {
 // answers at every hop limit past the path's length, excepted). When the
 // quote holds the probe, its number must match. What matches nothing is
 // counted.
-type Matcher struct {
+type matcher struct {
 	timeout   time.Duration
-	links     map[netcore.PeerID]*matchLink
+	links     map[Link]*matchLink
 	unmatched uint64
 }
 
@@ -55,34 +53,34 @@ type matchLink struct {
 	ttl    int
 	sent   time.Duration
 	// hops is the last offender seen at each hop limit.
-	hops [MaxHops + 1]netip.Addr
+	hops [maxHops + 1]netip.Addr
 }
 
-// NewMatcher makes a Matcher whose probes are lost after timeout
-// (DefaultTimeout when 0 or less).
-func NewMatcher(timeout time.Duration) *Matcher {
+// makeMatcher makes a matcher whose probes are lost after timeout
+// (defaultTimeout when 0 or less).
+func makeMatcher(timeout time.Duration) *matcher {
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
-	return &Matcher{timeout: timeout, links: map[netcore.PeerID]*matchLink{}}
+	return &matcher{timeout: timeout, links: map[Link]*matchLink{}}
 }
 
 // AddLink starts matching for link, whose peer is at peer. Adding a link
 // that is there already keeps it.
-func (m *Matcher) AddLink(link netcore.PeerID, peer netip.Addr) {
+func (m *matcher) AddLink(link Link, peer netip.Addr) {
 	if _, ok := m.links[link]; !ok {
 		m.links[link] = &matchLink{peer: peer.Unmap()}
 	}
 }
 
 // RemoveLink forgets link; a probe in flight on it is dropped uncounted.
-func (m *Matcher) RemoveLink(link netcore.PeerID) { delete(m.links, link) }
+func (m *matcher) RemoveLink(link Link) { delete(m.links, link) }
 
 // Sent records a probe sent on link. It is refused (false) when the link
 // is unknown, a probe is already in flight on it, or ttl is out of range.
-func (m *Matcher) Sent(link netcore.PeerID, num uint32, ttl int, at time.Duration) bool {
+func (m *matcher) Sent(link Link, num uint32, ttl int, at time.Duration) bool {
 	l := m.links[link]
-	if l == nil || l.flying || ttl < 1 || ttl > MaxHops {
+	if l == nil || l.flying || ttl < 1 || ttl > maxHops {
 		return false
 	}
 	l.flying, l.num, l.ttl, l.sent = true, num, ttl, at
@@ -90,19 +88,19 @@ func (m *Matcher) Sent(link netcore.PeerID, num uint32, ttl int, at time.Duratio
 }
 
 // InFlight reports whether link has a probe waiting for its answer.
-func (m *Matcher) InFlight(link netcore.PeerID) bool {
+func (m *matcher) InFlight(link Link) bool {
 	l := m.links[link]
 	return l != nil && l.flying
 }
 
 // Unmatched is how many answers matched no probe so far.
-func (m *Matcher) Unmatched() uint64 { return m.unmatched }
+func (m *matcher) Unmatched() uint64 { return m.unmatched }
 
 // Answer matches an error-queue answer that arrived at at for a datagram
 // sent to link's peer.
-func (m *Matcher) Answer(link netcore.PeerID, a Answer, at time.Duration) (Outcome, bool) {
+func (m *matcher) Answer(link Link, a Answer, at time.Duration) (outcome, bool) {
 	l := m.links[link]
-	ok := l != nil && l.flying && at >= l.sent && a.Kind != KindOther
+	ok := l != nil && l.flying && at >= l.sent && a.Kind != kindOther
 	if ok {
 		switch a.Quote {
 		case QuoteProbe:
@@ -115,19 +113,19 @@ func (m *Matcher) Answer(link netcore.PeerID, a Answer, at time.Duration) (Outco
 	}
 	if !ok {
 		m.unmatched++
-		return Outcome{}, false
+		return outcome{}, false
 	}
 	o := l.land(link, at, a.Offender)
-	o.Reached = a.Kind != KindTimeExceeded && a.Offender.IsValid() && a.Offender == l.peer
+	o.Reached = a.Kind != kindTimeExceeded && a.Offender.IsValid() && a.Offender == l.peer
 	return o, true
 }
 
 // Reply matches the peer's answer record, which arrived at at on link.
-func (m *Matcher) Reply(link netcore.PeerID, p Probe, at time.Duration) (Outcome, bool) {
+func (m *matcher) Reply(link Link, p Probe, at time.Duration) (outcome, bool) {
 	l := m.links[link]
 	if l == nil || !l.flying || !p.Answer || p.Num != l.num || int(p.TTL) != l.ttl || at < l.sent {
 		m.unmatched++
-		return Outcome{}, false
+		return outcome{}, false
 	}
 	o := l.land(link, at, l.peer)
 	o.Reached = true
@@ -136,18 +134,18 @@ func (m *Matcher) Reply(link netcore.PeerID, p Probe, at time.Duration) (Outcome
 
 // Timeout appends to dst the probes whose answer is overdue at now, each
 // a loss at its hop limit, and returns dst.
-func (m *Matcher) Timeout(now time.Duration, dst []Outcome) []Outcome {
+func (m *matcher) Timeout(now time.Duration, dst []outcome) []outcome {
 	for id, l := range m.links {
 		if l.flying && now-l.sent >= m.timeout {
 			l.flying = false
-			dst = append(dst, Outcome{Link: id, Num: l.num, TTL: l.ttl, Sent: l.sent, Lost: true})
+			dst = append(dst, outcome{Link: id, Num: l.num, TTL: l.ttl, Sent: l.sent, Lost: true})
 		}
 	}
 	return dst
 }
 
 // NextTimeout is when the earliest probe in flight times out.
-func (m *Matcher) NextTimeout() (time.Duration, bool) {
+func (m *matcher) NextTimeout() (time.Duration, bool) {
 	var next time.Duration
 	ok := false
 	for _, l := range m.links {
@@ -165,7 +163,7 @@ func (l *matchLink) stale(off netip.Addr) bool {
 	if !off.IsValid() || off == l.peer || l.hops[l.ttl] == off {
 		return false
 	}
-	for ttl := 1; ttl <= MaxHops; ttl++ {
+	for ttl := 1; ttl <= maxHops; ttl++ {
 		if ttl != l.ttl && l.hops[ttl] == off {
 			return true
 		}
@@ -174,10 +172,10 @@ func (l *matchLink) stale(off netip.Addr) bool {
 }
 
 // land ends the probe in flight with an answer from addr.
-func (l *matchLink) land(link netcore.PeerID, at time.Duration, addr netip.Addr) Outcome {
+func (l *matchLink) land(link Link, at time.Duration, addr netip.Addr) outcome {
 	l.flying = false
 	if addr.IsValid() {
 		l.hops[l.ttl] = addr
 	}
-	return Outcome{Link: link, Num: l.num, TTL: l.ttl, Sent: l.sent, RTT: at - l.sent, Addr: addr}
+	return outcome{Link: link, Num: l.num, TTL: l.ttl, Sent: l.sent, RTT: at - l.sent, Addr: addr}
 }

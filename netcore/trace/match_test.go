@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-func newMatcher(t *testing.T) *Matcher {
+func newMatcher(t *testing.T) *matcher {
 	t.Helper()
-	m := NewMatcher(0)
+	m := makeMatcher(0)
 	m.AddLink(linkA, peerA)
 	m.AddLink(linkB, peerB)
 	return m
@@ -24,11 +24,11 @@ func TestMatchByNumber(t *testing.T) {
 		t.Fatal("a second probe in flight on one link was taken")
 	}
 	// An answer quoting another number is someone else's.
-	if _, ok := m.Answer(linkA, timeExceeded(r2, probeDatagram(Probe{Num: 9, TTL: 2})), msec(120)); ok {
+	if _, ok := m.Answer(linkA, timeExceeded(r2, quotedBody(Probe{Num: 9, TTL: 2})), msec(120)); ok {
 		t.Fatal("matched an answer quoting probe 9 to probe 10")
 	}
-	o, ok := m.Answer(linkA, timeExceeded(r2, probeDatagram(p)), msec(130))
-	want := Outcome{Link: linkA, Num: 10, TTL: 2, Sent: msec(100), RTT: msec(30), Addr: r2}
+	o, ok := m.Answer(linkA, timeExceeded(r2, quotedBody(p)), msec(130))
+	want := outcome{Link: linkA, Num: 10, TTL: 2, Sent: msec(100), RTT: msec(30), Addr: r2}
 	if !ok || o != want {
 		t.Fatalf("outcome %+v %v, want %+v", o, ok, want)
 	}
@@ -47,7 +47,7 @@ func TestMatchByOrderAndOffender(t *testing.T) {
 		t.Fatalf("hop 1: %+v %v", o, ok)
 	}
 	m.Sent(linkA, 2, 2, msec(10))
-	if got := m.Timeout(msec(10)+DefaultTimeout, nil); len(got) != 1 || !got[0].Lost || got[0].TTL != 2 {
+	if got := m.Timeout(msec(10)+defaultTimeout, nil); len(got) != 1 || !got[0].Lost || got[0].TTL != 2 {
 		t.Fatalf("timeouts %+v, want hop 2 lost", got)
 	}
 	m.Sent(linkA, 3, 3, msec(3000))
@@ -73,12 +73,12 @@ func TestMatchByOrderAndOffender(t *testing.T) {
 }
 
 func TestMatchRejects(t *testing.T) {
-	local, err := ParseErrQueue(recvErr(105, OriginLocal, 0, 0, netip.Addr{}), nil)
+	local, err := parseQuoted(recvErr(105, originLocal, 0, 0, netip.Addr{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	game := probeDatagram(Probe{Num: 1, TTL: 1})
-	game[14] = 1 // the reliable channel: game traffic
+	game := quotedBody(Probe{Num: 1, TTL: 1})
+	game[0] = 0x22 // a keep-alive record, not a probe: other traffic
 	for name, c := range map[string]struct {
 		a  Answer
 		at time.Duration
@@ -86,7 +86,7 @@ func TestMatchRejects(t *testing.T) {
 		"a local error":          {local, msec(10)},
 		"game traffic's answer":  {timeExceeded(r1, game), msec(10)},
 		"an answer before it":    {timeExceeded(r1, nil), msec(4)},
-		"the peer's own answer":  {timeExceeded(r1, probeDatagram(Probe{Num: 1, TTL: 1}.Reply())), msec(10)},
+		"the peer's own answer":  {timeExceeded(r1, quotedBody(Probe{Num: 1, TTL: 1}.Reply())), msec(10)},
 		"unknown link (no link)": {timeExceeded(r1, nil), msec(10)},
 	} {
 		m := newMatcher(t)
@@ -117,20 +117,20 @@ func TestPeerAnswers(t *testing.T) {
 	}
 	// The peer's host saying its port is closed also ends the path.
 	m.Sent(linkA, 9, 4, msec(200))
-	pu, _ := ParseErrQueue(recvErr(111, OriginICMP, 3, 3, peerA), nil)
+	pu, _ := parseQuoted(recvErr(111, originICMP, 3, 3, peerA), nil)
 	if o, ok := m.Answer(linkA, pu, msec(230)); !ok || !o.Reached || o.TTL != 4 {
 		t.Fatalf("port unreachable from the peer: %+v %v", o, ok)
 	}
 	// A router's unreachable does not.
 	m.Sent(linkA, 10, 3, msec(300))
-	nu, _ := ParseErrQueue(recvErr(113, OriginICMP, 3, 1, r3), nil)
+	nu, _ := parseQuoted(recvErr(113, originICMP, 3, 1, r3), nil)
 	if o, ok := m.Answer(linkA, nu, msec(310)); !ok || o.Reached {
 		t.Fatalf("host unreachable from a router: %+v %v", o, ok)
 	}
 }
 
 func TestTimeoutAndNextTimeout(t *testing.T) {
-	m := NewMatcher(time.Second)
+	m := makeMatcher(time.Second)
 	m.AddLink(linkA, peerA)
 	m.AddLink(linkB, peerB)
 	if _, ok := m.NextTimeout(); ok {
@@ -149,7 +149,7 @@ func TestTimeoutAndNextTimeout(t *testing.T) {
 		t.Fatalf("timeouts %+v", got)
 	}
 	// A late answer to a probe already lost matches nothing.
-	if _, ok := m.Answer(linkA, timeExceeded(r1, probeDatagram(Probe{Num: 1, TTL: 1})), msec(1200)); ok {
+	if _, ok := m.Answer(linkA, timeExceeded(r1, quotedBody(Probe{Num: 1, TTL: 1})), msec(1200)); ok {
 		t.Fatal("matched a late answer")
 	}
 	m.RemoveLink(linkB)

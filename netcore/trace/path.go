@@ -5,29 +5,29 @@ import (
 	"time"
 )
 
-// Window is how many outcomes a hop keeps: the figures are those of its
-// latest Window probes, so a path that changes shows it.
-const Window = 100
+// window is how many outcomes a hop keeps: the figures are those of its
+// latest window probes, so a path that changes shows it.
+const window = 100
 
 // lostMark stands for a timeout in a hop's ring (round trips are never
-// negative: the Matcher refuses an answer before its probe).
+// negative: the matcher refuses an answer before its probe).
 const lostMark = time.Duration(-1)
 
-// Path gathers one link's outcomes by hop limit.
-type Path struct {
+// hopPath gathers one link's outcomes by hop limit.
+type hopPath struct {
 	end  int // hop limit the peer answered at; 0 while unknown
-	hops [MaxHops + 1]pathHop
+	hops [maxHops + 1]pathHop
 }
 
 type pathHop struct {
 	addr    netip.Addr
-	ring    [Window]time.Duration
+	ring    [window]time.Duration
 	n, next int
 }
 
 // Add takes in one outcome.
-func (p *Path) Add(o Outcome) {
-	if o.TTL < 1 || o.TTL > MaxHops {
+func (p *hopPath) Add(o outcome) {
+	if o.TTL < 1 || o.TTL > maxHops {
 		return
 	}
 	h := &p.hops[o.TTL]
@@ -38,31 +38,31 @@ func (p *Path) Add(o Outcome) {
 		h.addr = o.Addr
 	}
 	h.ring[h.next] = v
-	h.next = (h.next + 1) % Window
-	h.n = min(h.n+1, Window)
+	h.next = (h.next + 1) % window
+	h.n = min(h.n+1, window)
 	p.end = endAfter(p.end, o)
 }
 
 // End is the hop limit the peer answered at, false while it has not.
-func (p *Path) End() (int, bool) { return p.end, p.end > 0 }
+func (p *hopPath) End() (int, bool) { return p.end, p.end > 0 }
 
 // Result analyses the path: hops 1 to the peer, or, while the peer has
 // not answered, to the farthest hop limit with an outcome.
-func (p *Path) Result() Result {
+func (p *hopPath) Result() Result {
 	last := p.end
 	if last == 0 {
-		for ttl := MaxHops; ttl >= 1 && last == 0; ttl-- {
+		for ttl := maxHops; ttl >= 1 && last == 0; ttl-- {
 			if p.hops[ttl].n > 0 {
 				last = ttl
 			}
 		}
 	}
-	in := make([]HopSamples, last)
+	in := make([]hopSamples, last)
 	for i := range in {
 		h := &p.hops[i+1]
-		s := HopSamples{TTL: i + 1, Addr: h.addr}
+		s := hopSamples{TTL: i + 1, Addr: h.addr}
 		for k := range h.n {
-			v := h.ring[(h.next-h.n+k+Window)%Window]
+			v := h.ring[(h.next-h.n+k+window)%window]
 			if v == lostMark {
 				s.Lost++
 			} else {
@@ -71,5 +71,5 @@ func (p *Path) Result() Result {
 		}
 		in[i] = s
 	}
-	return Analyze(in, p.end > 0)
+	return analyze(in, p.end > 0)
 }

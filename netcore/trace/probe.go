@@ -3,8 +3,6 @@ package trace
 import (
 	"encoding/binary"
 	"errors"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
 // RecProbe is the probe record's type: 0x25, the next free value of
@@ -96,26 +94,12 @@ const (
 	QuoteOther
 )
 
-// FindProbe reads a quoted datagram. A probe travels as the first record
-// of an unsealed control datagram: the netcore header (docs/protocol.md),
-// then the probe record. Anything on a numbered channel, and an unsealed
-// control datagram whose first record is whole and not a probe, is
-// QuoteOther; what cannot be told apart is QuoteNone.
-func FindProbe(quote []byte) (Probe, Quote) {
-	h, err := netcore.DecodeHeader(quote)
-	if err != nil {
-		if len(quote) >= netcore.HeaderLen {
-			return Probe{}, QuoteOther // a full header that is not ours
-		}
-		return Probe{}, QuoteNone
-	}
-	if h.Channel != netcore.ChannelControl {
-		return Probe{}, QuoteOther
-	}
-	if h.Flags != 0 {
-		return Probe{}, QuoteNone // sealed: the record cannot be read
-	}
-	body := quote[netcore.HeaderLen:]
+// QuoteOf says what a quoted datagram body shows, the netcore header
+// already read by the caller (netcore: the tracer knows the records, not
+// the header): a probe travels as the first record of an unsealed control
+// datagram. A whole first record that is not a probe is QuoteOther; a
+// record cut short is QuoteNone.
+func QuoteOf(body []byte) (Probe, Quote) {
 	if p, err := DecodeProbe(body); err == nil && !p.Answer {
 		return p, QuoteProbe
 	}

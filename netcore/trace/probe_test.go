@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
 func TestProbeRoundTrip(t *testing.T) {
@@ -80,33 +78,24 @@ func TestAppendProbeDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestFindProbe(t *testing.T) {
+func TestQuoteOf(t *testing.T) {
 	probe := Probe{Num: 77, TTL: 4}
-	dgram := probeDatagram(probe)
-	data := bytes.Clone(dgram)
-	data[14] = byte(netcore.ChannelUnreliable)
-	sealed := bytes.Clone(dgram)
-	sealed[3] = 0x01
-	keep := bytes.Clone(dgram)
-	keep[netcore.HeaderLen] = recKeepAlive
-	answer := probeDatagram(probe.Reply())
+	body := quotedBody(probe)
+	keep := bytes.Clone(body)
+	keep[0] = recKeepAlive
 	for _, c := range []struct {
 		name  string
 		quote []byte
 		want  Quote
 	}{
 		{"nothing quoted", nil, QuoteNone},
-		{"8 bytes of it", dgram[:8], QuoteNone},
-		{"the probe", dgram, QuoteProbe},
-		{"the probe and more", append(bytes.Clone(dgram), 1, 2, 3), QuoteProbe},
-		{"header and half the record", dgram[:netcore.HeaderLen+4], QuoteNone},
-		{"a numbered datagram", data, QuoteOther},
-		{"a sealed control datagram", sealed, QuoteNone},
+		{"the probe", body, QuoteProbe},
+		{"the probe and more", append(bytes.Clone(body), 1, 2, 3), QuoteProbe},
+		{"half the record", body[:4], QuoteNone},
 		{"another control record", keep, QuoteOther},
-		{"the peer's answer going out", answer, QuoteOther},
-		{"not ours", bytes.Repeat([]byte{0xAA}, 40), QuoteOther},
+		{"the peer's answer going out", quotedBody(probe.Reply()), QuoteOther},
 	} {
-		p, q := FindProbe(c.quote)
+		p, q := QuoteOf(c.quote)
 		if q != c.want || (q == QuoteProbe && p != probe) {
 			t.Errorf("%s: %+v %v, want %v", c.name, p, q, c.want)
 		}

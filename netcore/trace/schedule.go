@@ -3,22 +3,20 @@ package trace
 import (
 	"net/netip"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
 // Budget. The tracer is a guest on routers it does not own: any one router
 // hears at most one probe a second from this machine, however many traced
-// links cross it, and the machine sends at most MaxRate probes a second in
+// links cross it, and the machine sends at most maxRate probes a second in
 // all.
 const (
-	// PerHopInterval is the least time between two probes to one hop
+	// perHopInterval is the least time between two probes to one hop
 	// address, across all links.
-	PerHopInterval = time.Second
-	// MaxRate is the most probes a second the machine sends, all links
+	perHopInterval = time.Second
+	// maxRate is the most probes a second the machine sends, all links
 	// together: one every rateInterval.
-	MaxRate      = 20
-	rateInterval = time.Second / MaxRate
+	maxRate      = 20
+	rateInterval = time.Second / maxRate
 	// silentGap is how many hop limits past the farthest that answered the
 	// tracer explores while the peer has not answered: a peer that never
 	// answers probes (one that does not know the record) must not send
@@ -26,13 +24,13 @@ const (
 	silentGap = 5
 )
 
-// Scheduler says which link and hop limit to probe next. A hop whose
+// scheduler says which link and hop limit to probe next. A hop whose
 // address is known shares its budget with every other link through it; a
 // hop not known yet is budgeted on its own, keyed by (link, ttl). Each
-// link has one probe in flight at a time (the Matcher relies on it). A
+// link has one probe in flight at a time (the matcher relies on it). A
 // link's probes explore one hop limit further each time the farthest has
 // an outcome, and stop at the hop limit the peer answered at.
-type Scheduler struct {
+type scheduler struct {
 	links    []*schedLink // in round-robin order
 	turn     int          // index of the link to try first
 	addrLast map[netip.Addr]time.Duration
@@ -41,13 +39,13 @@ type Scheduler struct {
 }
 
 type schedLink struct {
-	id       netcore.PeerID
+	id       Link
 	peer     netip.Addr
 	flying   bool
 	reach    int // highest hop limit to probe now
 	end      int // hop limit the peer answered at; 0 while unknown
 	answered int // farthest hop limit that answered
-	hops     [MaxHops + 1]schedHop
+	hops     [maxHops + 1]schedHop
 }
 
 type schedHop struct {
@@ -56,14 +54,14 @@ type schedHop struct {
 	probed bool
 }
 
-// NewScheduler makes an empty Scheduler.
-func NewScheduler() *Scheduler {
-	return &Scheduler{addrLast: map[netip.Addr]time.Duration{}}
+// makeScheduler makes an empty scheduler.
+func makeScheduler() *scheduler {
+	return &scheduler{addrLast: map[netip.Addr]time.Duration{}}
 }
 
 // AddLink starts tracing link (the user views it, or the diagnosis blames
 // it). Adding a link that is traced already keeps its state.
-func (s *Scheduler) AddLink(link netcore.PeerID, peer netip.Addr) {
+func (s *scheduler) AddLink(link Link, peer netip.Addr) {
 	if s.find(link) >= 0 {
 		return
 	}
@@ -72,7 +70,7 @@ func (s *Scheduler) AddLink(link netcore.PeerID, peer netip.Addr) {
 
 // RemoveLink stops tracing link. The addresses its probes went to keep
 // their budget: another link through them waits as long as it would have.
-func (s *Scheduler) RemoveLink(link netcore.PeerID) {
+func (s *scheduler) RemoveLink(link Link) {
 	i := s.find(link)
 	if i < 0 {
 		return
@@ -86,7 +84,7 @@ func (s *Scheduler) RemoveLink(link netcore.PeerID) {
 	}
 }
 
-func (s *Scheduler) find(link netcore.PeerID) int {
+func (s *scheduler) find(link Link) int {
 	for i, l := range s.links {
 		if l.id == link {
 			return i
@@ -96,9 +94,9 @@ func (s *Scheduler) find(link netcore.PeerID) int {
 }
 
 // Next picks the probe to send at now, if the budget allows one, and
-// counts it as sent: the caller sends it (and tells the Matcher) or
+// counts it as sent: the caller sends it (and tells the matcher) or
 // reports it lost through Done.
-func (s *Scheduler) Next(now time.Duration) (link netcore.PeerID, ttl int, ok bool) {
+func (s *scheduler) Next(now time.Duration) (link Link, ttl int, ok bool) {
 	if s.sentAny && now-s.lastSend < rateInterval {
 		return 0, 0, false
 	}
@@ -117,7 +115,7 @@ func (s *Scheduler) Next(now time.Duration) (link netcore.PeerID, ttl int, ok bo
 // pick is the hop limit link l probes at now, 0 for none: of those whose
 // budget allows a probe, the one waiting longest, never probed first,
 // nearest first among equals.
-func (s *Scheduler) pick(l *schedLink, now time.Duration) int {
+func (s *scheduler) pick(l *schedLink, now time.Duration) int {
 	if l.flying {
 		return 0
 	}
@@ -127,7 +125,7 @@ func (s *Scheduler) pick(l *schedLink, now time.Duration) int {
 		if !probed {
 			return ttl
 		}
-		if now-last < PerHopInterval {
+		if now-last < perHopInterval {
 			continue
 		}
 		if best == 0 || last < bestLast {
@@ -139,7 +137,7 @@ func (s *Scheduler) pick(l *schedLink, now time.Duration) int {
 
 // lastOf is when the hop at ttl of l was last probed by any link: by its
 // address when known, else by (link, ttl).
-func (s *Scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
+func (s *scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
 	if a := s.addrOf(l, ttl); a.IsValid() {
 		last, ok := s.addrLast[a]
 		if h := l.hops[ttl]; h.probed && (!ok || h.last > last) {
@@ -153,14 +151,14 @@ func (s *Scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
 
 // addrOf is the known address of the hop at ttl: the peer at and past the
 // end, else the last that answered there.
-func (s *Scheduler) addrOf(l *schedLink, ttl int) netip.Addr {
+func (s *scheduler) addrOf(l *schedLink, ttl int) netip.Addr {
 	if l.end > 0 && ttl >= l.end {
 		return l.peer
 	}
 	return l.hops[ttl].addr
 }
 
-func (s *Scheduler) commit(l *schedLink, ttl int, now time.Duration) {
+func (s *scheduler) commit(l *schedLink, ttl int, now time.Duration) {
 	l.flying = true
 	l.hops[ttl].last, l.hops[ttl].probed = now, true
 	if a := s.addrOf(l, ttl); a.IsValid() {
@@ -172,12 +170,12 @@ func (s *Scheduler) commit(l *schedLink, ttl int, now time.Duration) {
 
 // prune bounds the address table: entries whose interval has passed
 // budget nothing any more.
-func (s *Scheduler) prune(now time.Duration) {
-	if len(s.addrLast) < 4*MaxHops*max(1, len(s.links)) {
+func (s *scheduler) prune(now time.Duration) {
+	if len(s.addrLast) < 4*maxHops*max(1, len(s.links)) {
 		return
 	}
 	for a, last := range s.addrLast {
-		if now-last >= PerHopInterval {
+		if now-last >= perHopInterval {
 			delete(s.addrLast, a)
 		}
 	}
@@ -186,9 +184,9 @@ func (s *Scheduler) prune(now time.Duration) {
 // Done takes in what became of the probe in flight on o.Link: the link may
 // send again, the hop's address is learnt, and the path's end and the
 // farthest hop limit to explore move.
-func (s *Scheduler) Done(o Outcome) {
+func (s *scheduler) Done(o outcome) {
 	i := s.find(o.Link)
-	if i < 0 || o.TTL < 1 || o.TTL > MaxHops {
+	if i < 0 || o.TTL < 1 || o.TTL > maxHops {
 		return
 	}
 	l := s.links[i]
@@ -208,14 +206,14 @@ func (s *Scheduler) Done(o Outcome) {
 	switch {
 	case l.end > 0:
 		l.reach = l.end
-	case o.TTL >= l.reach && l.reach < MaxHops && l.reach < l.answered+silentGap:
+	case o.TTL >= l.reach && l.reach < maxHops && l.reach < l.answered+silentGap:
 		l.reach++
 	}
 }
 
 // Cancel frees link for its next probe when the one Next picked was not
 // sent after all; its budget stays spent.
-func (s *Scheduler) Cancel(link netcore.PeerID) {
+func (s *scheduler) Cancel(link Link) {
 	if i := s.find(link); i >= 0 {
 		s.links[i].flying = false
 	}
@@ -223,7 +221,7 @@ func (s *Scheduler) Cancel(link netcore.PeerID) {
 
 // NextAt is the earliest time from now on at which Next may have a probe,
 // false when every link waits for an answer (or none is traced).
-func (s *Scheduler) NextAt(now time.Duration) (time.Duration, bool) {
+func (s *scheduler) NextAt(now time.Duration) (time.Duration, bool) {
 	next, ok := time.Duration(0), false
 	for _, l := range s.links {
 		if l.flying {
@@ -232,7 +230,7 @@ func (s *Scheduler) NextAt(now time.Duration) (time.Duration, bool) {
 		for ttl := 1; ttl <= l.reach; ttl++ {
 			at := now
 			if last, probed := s.lastOf(l, ttl); probed {
-				at = max(now, last+PerHopInterval)
+				at = max(now, last+perHopInterval)
 			}
 			if !ok || at < next {
 				next, ok = at, true
@@ -248,7 +246,7 @@ func (s *Scheduler) NextAt(now time.Duration) (time.Duration, bool) {
 // endAfter is the hop limit the path ends at after outcome o, given end
 // before it (0: unknown). The peer answering at a lower hop limit shortens
 // the path; a router answering at or past the end means the path grew.
-func endAfter(end int, o Outcome) int {
+func endAfter(end int, o outcome) int {
 	switch {
 	case o.Reached && (end == 0 || o.TTL < end):
 		return o.TTL

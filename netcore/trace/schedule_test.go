@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"testing"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
 // simRoute is a link's path in the virtual world: the routers by hop limit
@@ -29,7 +27,7 @@ func (r simRoute) hit(ttl int) (netip.Addr, bool, bool) {
 
 type sent struct {
 	at   time.Duration
-	link netcore.PeerID
+	link Link
 	ttl  int
 	to   netip.Addr
 }
@@ -37,11 +35,11 @@ type sent struct {
 // runSchedule drives a Scheduler on a virtual clock in 5 ms steps for d,
 // answering each probe after its route's round trip and timing out the
 // rest after DefaultTimeout. It returns every send in order.
-func runSchedule(s *Scheduler, routes map[netcore.PeerID]simRoute, d time.Duration, at func(time.Duration)) []sent {
+func runSchedule(s *scheduler, routes map[Link]simRoute, d time.Duration, at func(time.Duration)) []sent {
 	var log []sent
 	type pending struct {
 		due time.Duration
-		o   Outcome
+		o   outcome
 	}
 	var queue []pending
 	for now := time.Duration(0); now < d; now += 5 * time.Millisecond {
@@ -65,10 +63,10 @@ func runSchedule(s *Scheduler, routes map[netcore.PeerID]simRoute, d time.Durati
 			r := routes[link]
 			to, answers, peer := r.hit(ttl)
 			log = append(log, sent{now, link, ttl, to})
-			o := Outcome{Link: link, TTL: ttl, Sent: now, Lost: true}
-			due := now + DefaultTimeout
+			o := outcome{Link: link, TTL: ttl, Sent: now, Lost: true}
+			due := now + defaultTimeout
 			if answers {
-				o = Outcome{Link: link, TTL: ttl, Sent: now, RTT: r.rtt, Addr: to, Reached: peer}
+				o = outcome{Link: link, TTL: ttl, Sent: now, RTT: r.rtt, Addr: to, Reached: peer}
 				due = now + r.rtt
 			}
 			queue = append(queue, pending{due, o})
@@ -77,8 +75,8 @@ func runSchedule(s *Scheduler, routes map[netcore.PeerID]simRoute, d time.Durati
 	return log
 }
 
-func newScheduler(routes map[netcore.PeerID]simRoute) *Scheduler {
-	s := NewScheduler()
+func newScheduler(routes map[Link]simRoute) *scheduler {
+	s := makeScheduler()
 	for id, r := range routes {
 		s.AddLink(id, r.peer)
 	}
@@ -90,7 +88,7 @@ func newScheduler(routes map[netcore.PeerID]simRoute) *Scheduler {
 // probed twice within a second; the machine never sends more than 20 in
 // a second; each link stops at its peer.
 func TestScheduleBudget(t *testing.T) {
-	routes := map[netcore.PeerID]simRoute{
+	routes := map[Link]simRoute{
 		linkA: {peer: peerA, routers: []netip.Addr{r1, r2, pub1, pub2}, peerAnswers: true, rtt: msec(20)},
 		linkB: {peer: peerB, routers: []netip.Addr{r1, r2, pub1, pub3, pub4}, peerAnswers: true, rtt: msec(30)},
 	}
@@ -100,11 +98,11 @@ func TestScheduleBudget(t *testing.T) {
 	}
 	lastTo := map[netip.Addr]time.Duration{}
 	lastKey := map[[2]int]time.Duration{}
-	maxTTL := map[netcore.PeerID]int{}
+	maxTTL := map[Link]int{}
 	perAddr := map[netip.Addr]int{}
 	for i, p := range log {
-		if i >= MaxRate && p.at-log[i-MaxRate].at < time.Second {
-			t.Fatalf("probe %d at %v: %d probes within a second", i, p.at, MaxRate+1)
+		if i >= maxRate && p.at-log[i-maxRate].at < time.Second {
+			t.Fatalf("probe %d at %v: %d probes within a second", i, p.at, maxRate+1)
 		}
 		key := [2]int{int(p.link), p.ttl}
 		if last, ok := lastKey[key]; ok && p.at-last < time.Second {
@@ -133,8 +131,8 @@ func TestScheduleBudget(t *testing.T) {
 // The machine-wide cap holds with many links, and no probe goes past hop
 // 30 on a path longer than that.
 func TestScheduleCapsAndDepth(t *testing.T) {
-	routes := map[netcore.PeerID]simRoute{}
-	for id := netcore.PeerID(1); id <= 6; id++ {
+	routes := map[Link]simRoute{}
+	for id := Link(1); id <= 6; id++ {
 		hops := make([]netip.Addr, 40)
 		for i := range hops {
 			hops[i] = netip.AddrFrom4([4]byte{82, byte(id), 0, byte(i + 1)})
@@ -143,11 +141,11 @@ func TestScheduleCapsAndDepth(t *testing.T) {
 	}
 	log := runSchedule(newScheduler(routes), routes, 30*time.Second, nil)
 	for i, p := range log {
-		if p.ttl < 1 || p.ttl > MaxHops {
+		if p.ttl < 1 || p.ttl > maxHops {
 			t.Fatalf("probe with hop limit %d", p.ttl)
 		}
-		if i >= MaxRate && p.at-log[i-MaxRate].at < time.Second {
-			t.Fatalf("probe %d at %v: %d probes within a second", i, p.at, MaxRate+1)
+		if i >= maxRate && p.at-log[i-maxRate].at < time.Second {
+			t.Fatalf("probe %d at %v: %d probes within a second", i, p.at, maxRate+1)
 		}
 	}
 	if len(log) < 19*29 {
@@ -159,7 +157,7 @@ func TestScheduleCapsAndDepth(t *testing.T) {
 // leaves the path incomplete; the tracer explores silentGap hop limits
 // past the farthest router that answered, no further.
 func TestScheduleSilentGap(t *testing.T) {
-	routes := map[netcore.PeerID]simRoute{
+	routes := map[Link]simRoute{
 		linkA: {peer: peerA, routers: []netip.Addr{r1, {}, pub1}, rtt: msec(10)},
 	}
 	log := runSchedule(newScheduler(routes), routes, time.Minute, nil)
@@ -175,11 +173,11 @@ func TestScheduleSilentGap(t *testing.T) {
 // Links come and go: a removed link is never probed again; one added later
 // is probed from hop 1.
 func TestScheduleAddRemove(t *testing.T) {
-	routes := map[netcore.PeerID]simRoute{
+	routes := map[Link]simRoute{
 		linkA: {peer: peerA, routers: []netip.Addr{r1, r2}, peerAnswers: true, rtt: msec(10)},
 		linkB: {peer: peerB, routers: []netip.Addr{r1, r3}, peerAnswers: true, rtt: msec(10)},
 	}
-	s := NewScheduler()
+	s := makeScheduler()
 	s.AddLink(linkA, peerA)
 	log := runSchedule(s, routes, 20*time.Second, func(now time.Duration) {
 		switch now {
@@ -210,7 +208,7 @@ func TestScheduleAddRemove(t *testing.T) {
 }
 
 func TestScheduleNextAt(t *testing.T) {
-	s := NewScheduler()
+	s := makeScheduler()
 	if _, ok := s.NextAt(0); ok {
 		t.Fatal("work with no link")
 	}
@@ -222,7 +220,7 @@ func TestScheduleNextAt(t *testing.T) {
 	if _, ok := s.NextAt(msec(4)); ok {
 		t.Fatal("work while the link's one probe is in flight")
 	}
-	s.Done(Outcome{Link: link, TTL: ttl, Sent: msec(3), RTT: msec(1), Addr: r1})
+	s.Done(outcome{Link: link, TTL: ttl, Sent: msec(3), RTT: msec(1), Addr: r1})
 	// Hop 2 may go at once but for the machine's spacing; hop 1 waits a second.
 	if at, ok := s.NextAt(msec(4)); !ok || at != msec(3)+rateInterval {
 		t.Fatalf("next %v %v, want %v", at, ok, msec(3)+rateInterval)

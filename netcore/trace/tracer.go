@@ -3,39 +3,41 @@ package trace
 import (
 	"net/netip"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
-// Tracer traces the links of one machine: the Scheduler picks probes, the
-// Matcher pairs their answers, and a Path per link gathers the outcomes.
+// Link names a traced link: netcore's PeerID of its peer. The tracer does
+// not import netcore (netcore drives it), so it has a type of its own.
+type Link uint16
+
+// Tracer traces the links of one machine: the scheduler picks probes, the
+// matcher pairs their answers, and a hopPath per link gathers the outcomes.
 // Like netcore's Endpoint it is sans-I/O and owned by one goroutine.
 type Tracer struct {
-	m       *Matcher
-	s       *Scheduler
-	paths   map[netcore.PeerID]*Path
+	m       *matcher
+	s       *scheduler
+	paths   map[Link]*hopPath
 	num     uint32
-	expired []Outcome
+	expired []outcome
 }
 
-// New makes a Tracer whose probes are lost after timeout (DefaultTimeout
+// New makes a Tracer whose probes are lost after timeout (defaultTimeout
 // when 0 or less).
 func New(timeout time.Duration) *Tracer {
-	return &Tracer{m: NewMatcher(timeout), s: NewScheduler(), paths: map[netcore.PeerID]*Path{}}
+	return &Tracer{m: makeMatcher(timeout), s: makeScheduler(), paths: map[Link]*hopPath{}}
 }
 
 // AddLink starts tracing link, whose peer is at peer; adding a traced link
 // again keeps what it gathered.
-func (t *Tracer) AddLink(link netcore.PeerID, peer netip.Addr) {
+func (t *Tracer) AddLink(link Link, peer netip.Addr) {
 	t.m.AddLink(link, peer)
 	t.s.AddLink(link, peer)
 	if t.paths[link] == nil {
-		t.paths[link] = &Path{}
+		t.paths[link] = &hopPath{}
 	}
 }
 
 // RemoveLink stops tracing link and forgets its path.
-func (t *Tracer) RemoveLink(link netcore.PeerID) {
+func (t *Tracer) RemoveLink(link Link) {
 	t.m.RemoveLink(link)
 	t.s.RemoveLink(link)
 	delete(t.paths, link)
@@ -43,7 +45,7 @@ func (t *Tracer) RemoveLink(link netcore.PeerID) {
 
 // Next is the probe to send at now, if any: the caller sends its record
 // (AppendProbe) to link's peer with hop limit p.TTL.
-func (t *Tracer) Next(now time.Duration) (link netcore.PeerID, p Probe, ok bool) {
+func (t *Tracer) Next(now time.Duration) (link Link, p Probe, ok bool) {
 	link, ttl, ok := t.s.Next(now)
 	if !ok {
 		return 0, Probe{}, false
@@ -58,7 +60,7 @@ func (t *Tracer) Next(now time.Duration) (link netcore.PeerID, p Probe, ok bool)
 
 // Answer takes in an error-queue answer for a datagram sent to link's
 // peer, read at at; false when it matched no probe.
-func (t *Tracer) Answer(link netcore.PeerID, a Answer, at time.Duration) bool {
+func (t *Tracer) Answer(link Link, a Answer, at time.Duration) bool {
 	o, ok := t.m.Answer(link, a, at)
 	if ok {
 		t.land(o)
@@ -67,7 +69,7 @@ func (t *Tracer) Answer(link netcore.PeerID, a Answer, at time.Duration) bool {
 }
 
 // Reply takes in the peer's answer record, arrived at at on link.
-func (t *Tracer) Reply(link netcore.PeerID, p Probe, at time.Duration) bool {
+func (t *Tracer) Reply(link Link, p Probe, at time.Duration) bool {
 	o, ok := t.m.Reply(link, p, at)
 	if ok {
 		t.land(o)
@@ -98,7 +100,7 @@ func (t *Tracer) NextDeadline(now time.Duration) (time.Duration, bool) {
 }
 
 // Result is link's analysis, false when the link is not traced.
-func (t *Tracer) Result(link netcore.PeerID) (Result, bool) {
+func (t *Tracer) Result(link Link) (Result, bool) {
 	p := t.paths[link]
 	if p == nil {
 		return Result{}, false
@@ -109,7 +111,7 @@ func (t *Tracer) Result(link netcore.PeerID) (Result, bool) {
 // Unmatched is how many answers matched no probe.
 func (t *Tracer) Unmatched() uint64 { return t.m.Unmatched() }
 
-func (t *Tracer) land(o Outcome) {
+func (t *Tracer) land(o outcome) {
 	t.s.Done(o)
 	if p := t.paths[o.Link]; p != nil {
 		p.Add(o)

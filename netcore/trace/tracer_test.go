@@ -6,8 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/lagscope/lagscope/netcore"
 )
 
 // simHop is one hop of a virtual path: its address (invalid: it never
@@ -23,7 +21,7 @@ type simHop struct {
 
 type delivery struct {
 	at    time.Duration
-	link  netcore.PeerID
+	link  Link
 	ans   Answer
 	reply Probe
 	peer  bool
@@ -32,7 +30,7 @@ type delivery struct {
 // runTracer drives a Tracer on a virtual clock for d, waking it only at
 // its NextDeadline or when an answer arrives. The last hop of each path is
 // the peer, which answers with its probe record.
-func runTracer(t *testing.T, tr *Tracer, paths map[netcore.PeerID][]simHop, d time.Duration) {
+func runTracer(t *testing.T, tr *Tracer, paths map[Link][]simHop, d time.Duration) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var queue []delivery
@@ -69,7 +67,7 @@ func runTracer(t *testing.T, tr *Tracer, paths map[netcore.PeerID][]simHop, d ti
 }
 
 // simAnswer is what comes back for probe p sent at now, if anything.
-func simAnswer(t *testing.T, rng *rand.Rand, path []simHop, link netcore.PeerID, p Probe, now time.Duration) (delivery, bool) {
+func simAnswer(t *testing.T, rng *rand.Rand, path []simHop, link Link, p Probe, now time.Duration) (delivery, bool) {
 	hit := min(int(p.TTL), len(path)) - 1
 	for _, h := range path[:hit+1] {
 		if rng.Float64() < h.loss || rng.Float64() < h.loss {
@@ -86,9 +84,9 @@ func simAnswer(t *testing.T, rng *rand.Rand, path []simHop, link netcore.PeerID,
 	}
 	var quote []byte
 	if h.quote {
-		quote = probeDatagram(p)
+		quote = quotedBody(p)
 	}
-	a, err := ParseErrQueue(recvErr(113, OriginICMP, icmpTimeExceeded, 0, h.addr), quote)
+	a, err := parseQuoted(recvErr(113, originICMP, icmpTimeExceeded, 0, h.addr), quote)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +106,7 @@ func TestTracerFindsTheUplinkQueue(t *testing.T) {
 		{addr: pub2, rtt: msec(126)},
 		{addr: peerA, rtt: msec(128)},
 	}
-	runTracer(t, tr, map[netcore.PeerID][]simHop{linkA: path}, time.Minute)
+	runTracer(t, tr, map[Link][]simHop{linkA: path}, time.Minute)
 	r, ok := tr.Result(linkA)
 	if !ok || !r.Complete || len(r.Hops) != len(path) {
 		t.Fatalf("result %+v %v: want a complete path of %d hops", r, ok, len(path))
@@ -122,10 +120,10 @@ func TestTracerFindsTheUplinkQueue(t *testing.T) {
 			t.Errorf("hop %d not judged after a minute (%d outcomes)", h.TTL, h.Sent)
 		}
 	}
-	if h := r.Hops[2]; h.Loss != 1 || h.RateLimited || h.Link != LabelISP {
+	if h := r.Hops[2]; h.Loss != 1 || h.RateLimited || h.Link != labelISP {
 		t.Errorf("silent hop: %+v", h)
 	}
-	if d := r.DelayStarts; d == nil || d.TTL != 2 || d.Link != LabelUplink || d.AddedMS < 115 || d.AddedMS > 122 {
+	if d := r.DelayStarts; d == nil || d.TTL != 2 || d.Link != labelUplink || d.AddedMS < 115 || d.AddedMS > 122 {
 		t.Errorf("delay_starts %+v, want hop 2 on the uplink, about 119 ms", d)
 	}
 	if r.LossStarts != nil {
@@ -134,7 +132,7 @@ func TestTracerFindsTheUplinkQueue(t *testing.T) {
 	if tr.Unmatched() != 0 {
 		t.Errorf("%d answers unmatched", tr.Unmatched())
 	}
-	if r.Hops[len(r.Hops)-1].Link != LabelPeer {
+	if r.Hops[len(r.Hops)-1].Link != labelPeer {
 		t.Errorf("last hop %s, want peer", r.Hops[len(r.Hops)-1].Link)
 	}
 }
@@ -147,12 +145,12 @@ func TestTracerFindsLossOnTwoLinks(t *testing.T) {
 	tr.AddLink(linkB, peerB)
 	lossy := simHop{addr: pub2, rtt: msec(12), loss: 0.05}
 	common := []simHop{{addr: r1, rtt: msec(1)}, {addr: r2, rtt: msec(4)}, {addr: pub1, rtt: msec(8)}, lossy}
-	paths := map[netcore.PeerID][]simHop{
+	paths := map[Link][]simHop{
 		linkA: append(slices.Clone(common), simHop{addr: pub3, rtt: msec(14)}, simHop{addr: peerA, rtt: msec(16)}),
 		linkB: append(slices.Clone(common), simHop{addr: peerB, rtt: msec(15)}),
 	}
 	runTracer(t, tr, paths, 10*time.Minute)
-	for _, link := range []netcore.PeerID{linkA, linkB} {
+	for _, link := range []Link{linkA, linkB} {
 		r, _ := tr.Result(link)
 		if l := r.LossStarts; l == nil || l.TTL != 4 || l.Loss < 0.04 || l.Loss > 0.2 {
 			t.Errorf("link %d: loss_starts %+v, want hop 4 with about 0.0975", link, l)
