@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"time"
@@ -83,6 +84,40 @@ func (t pathTransport) Now() time.Duration {
 		return c.Now()
 	}
 	return 0
+}
+
+// errRelayedTrace: a relayed pair's datagrams leave toward the host, so a
+// hop-limited probe would trace the path to the host, not to the peer.
+var errRelayedTrace = errors.New("a relayed link cannot be traced")
+
+// SendHopLimit passes a hop-limited probe to the socket (netcore.HopTransport);
+// a relayed pair has no path of its own to trace.
+func (t pathTransport) SendHopLimit(to netip.AddrPort, p []byte, hops int) error {
+	if _, ok := relayPeer(to); ok {
+		return errRelayedTrace
+	}
+	ht, ok := t.s.tr.(netcore.HopTransport)
+	if !ok {
+		return errors.New(t.TraceUnavailable())
+	}
+	return ht.SendHopLimit(to, p, hops)
+}
+
+// HopAnswers passes on the socket's ICMP answers.
+func (t pathTransport) HopAnswers(dst []netcore.HopAnswer) []netcore.HopAnswer {
+	if ht, ok := t.s.tr.(netcore.HopTransport); ok {
+		return ht.HopAnswers(dst)
+	}
+	return dst
+}
+
+// TraceUnavailable is the socket's own answer, or why a transport that is
+// not a socket (the simulated network) cannot trace.
+func (t pathTransport) TraceUnavailable() string {
+	if ht, ok := t.s.tr.(netcore.HopTransport); ok {
+		return ht.TraceUnavailable()
+	}
+	return "this transport has no hop limit or error queue to trace with"
 }
 
 func (s *Session) sendRelayed(to netcore.PeerID, p []byte) error {
