@@ -294,6 +294,7 @@ func checkSpikeAndDescent(t *testing.T, updates []probe.Update) {
 			t.Errorf("frame %d: %q, but the timing in force never reached rung %d", d.frame, d.verdict, rung)
 			continue
 		}
+		t.Logf("frame %d: predicts rung %d at frame %d, in force at %d (%+d frames)", d.frame, rung, predicted, actual, predicted-actual)
 		if diff := predicted - actual; diff > 256 || diff < -256 {
 			t.Errorf("frame %d: %q predicts frame %d; rung %d came into force at frame %d (%d frames off, more than one evaluation interval)",
 				d.frame, d.verdict, predicted, rung, actual, diff)

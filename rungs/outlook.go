@@ -21,25 +21,29 @@ func (o Outlook) Pending() bool { return o.To.SendPeriod > 0 }
 const outlookEvaluations = inARowNeeded + Rungs + 2
 
 // Outlook projects the evaluations after frame on a copy of the master,
-// holding the record's summary as it is at frame and assuming nobody
-// reports a wait of 0.1 s or more (the waits of a spike age out of the
-// reports within two report intervals, S5). It changes nothing in m.
+// holding the record's summary as it is at frame. A wait of 0.1 s or more
+// in today's reports is taken to hold back the next evaluation too (a
+// report covers its player's last two report intervals, S5, so a spike's
+// waits are still in the reports one evaluation later) and none after it.
+// It changes nothing in m.
 func (m *Master) Outlook(frame int, rec *Record) Outlook {
 	sum := rec.Summary(frame)
 	if !m.initialDone || sum.Forced || !sum.Complete() {
 		return Outlook{}
 	}
-	sum.MaxWait = 0
 	sim := *m
 	var out Outlook
 	f := frame
-	for range outlookEvaluations {
+	for i := range outlookEvaluations {
+		if i > 0 {
+			sum.MaxWait = 0
+		}
 		f = nextEvaluation(f, m.start)
 		prev := sim.target
 		d, ok := sim.evaluate(f, sum, sim.fps)
 		if !ok {
-			if sim.descending || sim.inARow > 0 {
-				continue // counting toward the first step (S11c)
+			if sim.descending || sim.inARow > 0 || i == 0 {
+				continue // counting toward the first step (S11c), or held back by today's waits
 			}
 			break
 		}
