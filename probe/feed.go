@@ -17,6 +17,10 @@ type Control struct {
 	Quit  bool // leave the session cleanly (issue a removal, then stop)
 	Speed int  // set the game speed (frame-rate cap, S17); 0 = unchanged
 	Start bool // start the game from the lobby (host only)
+	// Path names the link the Path view shows: its hop trace runs while
+	// the view is open. PathClosed ends it (the view closed).
+	Path       string
+	PathClosed bool
 }
 
 // Feed connects a front end (TUI, NDJSON writer, recorder, metrics) to a

@@ -41,6 +41,9 @@ type View struct {
 	// Relay (a host) is what it forwarded for pairs without a direct
 	// path.
 	Relay []RelayStat `json:",omitempty"`
+	// Paths are the hop traces of the links this machine traces, house
+	// order; empty when none is traced.
+	Paths []PathView `json:",omitempty"`
 
 	// Matrix is every seated player's own links and waits: this
 	// machine's row first-hand, the others' from their telemetry; rows

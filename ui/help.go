@@ -46,6 +46,11 @@ var glossary = [][2]string{
 	{"WITHOUT", "diagnosis: the rung the others would need without that player"},
 	{"EXCESS", "diagnosis: how far a link's round trip exceeds its players' shares"},
 	{"!", "diagnosis: the player or the path that holds the match back"},
+	{"HOP", "path (p): a router on the way to the player, 1 the nearest; the last is the player's machine"},
+	{"lan … peer", "path: the link into a hop: lan your machine to your router, uplink your router to your internet provider, isp inside the provider, beyond past it, peer the last link, into the player's machine"},
+	{"LOSS", "path: share of the probes to a hop that got no answer"},
+	{"BEST, WORST", "path: a hop's fastest and slowest answer, MEDIAN the middle one, in ms"},
+	{"rate-limited", "path: a router that answers only some probes while the hops after it lose nothing: not loss"},
 }
 
 // key scrolls the help; it reports whether it used the key.
@@ -76,6 +81,7 @@ func (p *helpPane) view(w, h int, matrixColumnKeys string) string {
 		st.muted.Render("Mouse: the wheel moves through links; click a row to focus it,"),
 		st.muted.Render("       a heading to sort by it, a tab to open it."),
 		st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), "+matrixColumnKeys+" to whom (the column)."),
+		st.muted.Render("Path view (p): the hops to a player; ↑/↓ other links, pgdn more, esc back."),
 		"", p.rule(st.title.Render("Words and marks"), w))
 	const termW = 14
 	for _, g := range glossary {

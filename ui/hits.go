@@ -20,48 +20,47 @@ type hitMap struct {
 }
 
 // mouse answers the wheel (move through links or messages) and clicks
-// (a tab, a heading to sort by, a row to focus).
-func (m *tuiModel) mouse(msg tea.MouseMsg) {
+// (a tab, a heading to sort by, a row to focus). The command it returns
+// tells the engine when the Path view opens, changes link or closes.
+func (m *tuiModel) mouse(msg tea.MouseMsg) tea.Cmd {
 	if msg.Action != tea.MouseActionPress {
-		return
+		return nil
 	}
 	switch msg.Button {
 	case tea.MouseButtonWheelUp:
-		m.move(-1)
-		return
+		return m.move(-1)
 	case tea.MouseButtonWheelDown:
-		m.move(+1)
-		return
+		return m.move(+1)
 	case tea.MouseButtonLeft:
 	default:
-		return
+		return nil
 	}
 	if m.dialog != nil || m.showHelp {
-		return
+		return nil
 	}
 	if msg.Y == 0 {
 		for i, t := range m.hits.tabs {
 			if t.has(msg.X) {
-				m.screen = i
-				return
+				return m.setScreen(i)
 			}
 		}
-		return
+		return nil
 	}
 	if !m.hits.hasTable {
-		return
+		return nil
 	}
 	if msg.Y == m.hits.tableY {
 		for i, c := range m.hits.cols {
 			if c.has(msg.X) {
 				m.table.sortOn(m.hits.colKeys[i])
-				return
+				return nil
 			}
 		}
-		return
+		return nil
 	}
 	if r := msg.Y - m.hits.tableY - 1; r >= 0 && r < len(m.hits.rows) {
 		m.table.selected = m.hits.rows[r]
 		m.charts.focus = m.table.selected
 	}
+	return nil
 }

@@ -11,6 +11,7 @@ type keyMap struct {
 	PageUp, PageDown   key.Binding
 	Focus              key.Binding
 	Options, Pause     key.Binding
+	Path               key.Binding
 	Theme              key.Binding
 	Sort, Reverse      key.Binding
 	Bell               key.Binding
@@ -35,7 +36,8 @@ func newKeyMap() keyMap {
 		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
 		Focus:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "focus link")),
 		Options:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "options")),
-		Pause:    key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause display")),
+		Pause:    key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause display")),
+		Path:     key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "trace path")),
 		Theme:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "next theme")),
 		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
 		Reverse:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse sort")),
@@ -58,20 +60,24 @@ func (k keyMap) ShortHelp() []key.Binding {
 	if k.replay {
 		return []key.Binding{k.Help, k.PlayPause, k.SeekBack, k.Slower, k.NextView, k.Up, k.Quit}
 	}
-	return []key.Binding{k.Help, k.NextView, k.Up, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
+	return []key.Binding{k.Help, k.NextView, k.Up, k.Path, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
 }
 
 // FullHelp is the help screen.
 func (k keyMap) FullHelp() [][]key.Binding {
 	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse}
+	more := []key.Binding{k.Options, k.Pause, k.Theme, k.Bell, k.Help, k.Close, k.Quit}
 	if k.replay {
 		// Under the views' keys, where the column has room at 80 columns.
+		// Space plays and pauses the replay itself, which also holds
+		// the display still.
 		views = append(views, k.PlayPause, k.SeekBack, k.Slower)
+		more = append(more[:1:1], more[2:]...)
 	}
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Focus, k.PageUp, k.PageDown},
+		{k.Up, k.Down, k.Focus, k.Path, k.PageUp, k.PageDown},
 		views,
-		{k.Options, k.Pause, k.Theme, k.Bell, k.Help, k.Close, k.Quit},
+		more,
 	}
 }
 

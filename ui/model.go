@@ -80,6 +80,7 @@ type tuiModel struct {
 	matrix  matrixPane
 	diag    diagnosisPane
 	players playersPane
+	path    pathPane
 	helpv   helpPane
 	dialog  *optionsDialog // nil when closed
 
@@ -144,7 +145,7 @@ func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
 	m := &tuiModel{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
 	m.header, m.table, m.charts, m.ladder = headerPane{ctx: c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{ctx: c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
-	m.diag = diagnosisPane{ctx: c}
+	m.diag, m.path = diagnosisPane{ctx: c}, pathPane{ctx: c}
 	m.ring = bellCmd(out)
 	m.bellOn = opts.Bell
 	if pb, ok := feed.(Playback); ok {
@@ -212,12 +213,14 @@ func (m *tuiModel) waitFeed() tea.Cmd {
 	}
 }
 
-// control sends c to the engine off the UI's goroutine, so a slow engine
-// can never freeze the screen.
-func (m *tuiModel) control(c probe.Control) tea.Cmd {
+// control sends cs to the engine in order, off the UI's goroutine, so a
+// slow engine can never freeze the screen.
+func (m *tuiModel) control(cs ...probe.Control) tea.Cmd {
 	f := m.feed
 	return func() tea.Msg {
-		f.Control(c)
+		for _, c := range cs {
+			f.Control(c)
+		}
 		return nil
 	}
 }
@@ -263,8 +266,7 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.key(msg)
 	case tea.MouseMsg:
 		m.dirty = true
-		m.mouse(msg)
-		return m, nil
+		return m, m.mouse(msg)
 	}
 	return m, nil
 }
@@ -287,7 +289,13 @@ func (m *tuiModel) quit() tea.Cmd {
 		return nil
 	}
 	m.quitting = true
-	return tea.Batch(m.control(probe.Control{Quit: true}),
+	cs := []probe.Control{{Quit: true}}
+	if m.path.asked {
+		// The trace stops before the session does.
+		m.path.asked = false
+		cs = append([]probe.Control{{PathClosed: true}}, cs...)
+	}
+	return tea.Batch(m.control(cs...),
 		m.tick(m.opts.QuitWait, func(time.Time) tea.Msg { return quitTimeout{} }))
 }
 
@@ -321,6 +329,9 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	if sc := screens[m.screen]; sc.key != nil && sc.key(m, msg) {
 		return nil
 	}
+	if m.onPath() && m.path.key(msg) {
+		return nil
+	}
 	if m.table.key(msg) {
 		return nil
 	}
@@ -328,17 +339,21 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.showHelp, m.helpv.top = true, 0
 	case key.Matches(msg, k.NextView):
-		m.screen = (m.screen + 1) % len(screens)
+		return m.setScreen((m.screen + 1) % len(screens))
 	case key.Matches(msg, k.PrevView):
-		m.screen = (m.screen + len(screens) - 1) % len(screens)
+		return m.setScreen((m.screen + len(screens) - 1) % len(screens))
 	case key.Matches(msg, k.Up):
-		m.move(-1)
+		return m.move(-1)
 	case key.Matches(msg, k.Down):
-		m.move(+1)
+		return m.move(+1)
 	case key.Matches(msg, k.PageUp):
-		m.move(-10)
+		return m.move(-10)
 	case key.Matches(msg, k.PageDown):
-		m.move(+10)
+		return m.move(+10)
+	case key.Matches(msg, k.Path):
+		return m.pathKey()
+	case key.Matches(msg, k.Close) && m.onPath():
+		return m.setScreen(m.path.back)
 	case key.Matches(msg, k.Focus):
 		if m.table.selected != "" {
 			m.charts.focus = m.table.selected
@@ -378,16 +393,107 @@ func (m *tuiModel) display() *session {
 }
 
 // move moves the cursor through the link table, or scrolls the message list
-// on the Messages view.
-func (m *tuiModel) move(d int) {
+// on the Messages view. On the Path view the trace follows the cursor.
+func (m *tuiModel) move(d int) tea.Cmd {
 	if screens[m.screen].scrolls {
 		m.msgs.scroll(m.display(), d)
-		return
+		return nil
 	}
 	m.table.move(m.display(), d)
 	if screens[m.screen].focusFollowsCursor && m.table.selected != "" {
 		m.charts.focus = m.table.selected
 	}
+	if m.onPath() && m.table.selected != "" && m.table.selected != m.path.peer {
+		return m.tracePath(m.table.selected)
+	}
+	return nil
+}
+
+// onPath reports whether the Path view is open.
+func (m *tuiModel) onPath() bool { return screens[m.screen].name == pathName }
+
+// screenNamed is the index of the view called name.
+func screenNamed(name string) int {
+	for i, sc := range screens {
+		if sc.name == name {
+			return i
+		}
+	}
+	return 0
+}
+
+// setScreen opens view i. A link's hop trace runs only while the Path
+// view shows it: opening the view asks the engine to trace the link in
+// focus, leaving it asks the engine to stop.
+func (m *tuiModel) setScreen(i int) tea.Cmd {
+	if i == m.screen {
+		return nil
+	}
+	peer, from, was := m.linkInFocus(), m.screen, m.onPath()
+	m.screen = i
+	switch now := m.onPath(); {
+	case was && !now:
+		return m.closePath()
+	case now && !was:
+		m.path.back = from
+		return m.tracePath(peer)
+	}
+	return nil
+}
+
+// pathKey is `p`: it opens the Path view on the link in focus, or closes
+// it again.
+func (m *tuiModel) pathKey() tea.Cmd {
+	if m.onPath() {
+		return m.setScreen(m.path.back)
+	}
+	if m.linkInFocus() == "" {
+		m.flash = "no link to trace yet"
+		return nil
+	}
+	return m.setScreen(screenNamed(pathName))
+}
+
+// linkInFocus is the link the Path view opens on: the link shown where
+// the view shows one link (the Link view), else the link table's cursor,
+// the first row before it moves.
+func (m *tuiModel) linkInFocus() string {
+	s := m.display()
+	if screens[m.screen].focusFollowsCursor {
+		if h := m.charts.focused(s); h != nil {
+			return h.peer
+		}
+		return ""
+	}
+	links := m.table.sorted(s)
+	if i := indexOf(links, m.table.selected); i >= 0 {
+		return links[i].peer
+	}
+	if len(links) > 0 {
+		return links[0].peer
+	}
+	return ""
+}
+
+// tracePath shows peer's path and asks the engine to trace it; the cursor
+// and the charts follow, as on the Link view.
+func (m *tuiModel) tracePath(peer string) tea.Cmd {
+	m.path.peer, m.path.top = peer, 0
+	if peer == "" {
+		return nil
+	}
+	m.table.selected, m.charts.focus, m.path.asked = peer, peer, true
+	return m.control(probe.Control{Path: peer})
+}
+
+// closePath tells the engine the Path view has closed.
+func (m *tuiModel) closePath() tea.Cmd {
+	asked := m.path.asked
+	m.path.peer, m.path.asked = "", false
+	if !asked {
+		return nil
+	}
+	return m.control(probe.Control{PathClosed: true})
 }
 
 // View implements tea.Model. The picture is cached until something in it

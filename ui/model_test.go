@@ -178,12 +178,16 @@ func TestFeedDoneEndsUIUnlessKeptOpen(t *testing.T) {
 
 func TestTabCyclesViews(t *testing.T) {
 	m := model(t, newStaticFeed(), 120, 40, fixtureUpdates())
-	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "who and what holds", "Round trip · bob"}
+	want := []string{"Link alice → bob", "Who made us wait", "in all", "Matrix  row → column", "who and what holds", "Path · bob", "Round trip · bob"}
 	for _, w := range want {
 		press(m, tab)
 		if !strings.Contains(m.View(), w) {
 			t.Fatalf("after tab: %q not on screen:\n%s", w, m.View())
 		}
+	}
+	press(m, shiftTab)
+	if !strings.Contains(m.View(), "Path · bob") {
+		t.Fatal("shift+tab should go back to Path")
 	}
 	press(m, shiftTab)
 	if !strings.Contains(m.View(), "who and what holds") {
@@ -282,7 +286,7 @@ func TestConnectionSliderMirrored_S17(t *testing.T) {
 func TestPauseFreezesDisplayButKeepsMeasuring(t *testing.T) {
 	ups := fixtureUpdates()
 	m := model(t, newStaticFeed(), 120, 40, ups[:50])
-	press(m, typed("p"))
+	press(m, typed(" "))
 	frozen := m.View()
 	if !strings.Contains(frozen, "PAUSED") {
 		t.Fatal("header should say PAUSED")
@@ -296,7 +300,7 @@ func TestPauseFreezesDisplayButKeepsMeasuring(t *testing.T) {
 	if n := len(m.live.msgs); n != 6 {
 		t.Errorf("live session has %d messages, want all 6 (events are never lost)", n)
 	}
-	press(m, typed("p"))
+	press(m, typed(" "))
 	if v := m.View(); !strings.Contains(v, "t 01:40") || strings.Contains(v, "PAUSED") {
 		t.Fatalf("after unpausing the newest picture should show:\n%s", v)
 	}

@@ -44,7 +44,37 @@ func safeView(v probe.View) probe.View {
 		mx[i] = p
 	}
 	v.Matrix.Players = mx
+	v.Paths = safePaths(v.Paths)
 	return v
+}
+
+// safePaths copies the hop traces with their outside strings made safe:
+// the peer, why a trace is not available and the links' names.
+func safePaths(ps []probe.PathView) []probe.PathView {
+	out := make([]probe.PathView, len(ps))
+	for i, p := range ps {
+		p.Peer, p.Why = textOf(p.Peer), textOf(p.Why)
+		hops := make([]probe.PathHop, len(p.Hops))
+		for j, h := range p.Hops {
+			h.Link = textOf(h.Link)
+			hops[j] = h
+		}
+		p.Hops = hops
+		p.DelayStarts, p.LossStarts = safeStart(p.DelayStarts), safeStart(p.LossStarts)
+		out[i] = p
+	}
+	return out
+}
+
+// safeStart copies where delay or loss starts with its link's name made
+// safe.
+func safeStart(s *probe.PathStart) *probe.PathStart {
+	if s == nil || textsafe.Safe(s.Link) {
+		return s
+	}
+	c := *s
+	c.Link = textOf(c.Link)
+	return &c
 }
 
 // viewSafe reports whether every outside string of v is already safe.
@@ -63,6 +93,23 @@ func viewSafe(v *probe.View) bool {
 		for j := 0; ok && j < len(p.Links); j++ {
 			ok = textsafe.Safe(p.Links[j].From) && textsafe.Safe(p.Links[j].To)
 		}
+	}
+	for i := 0; ok && i < len(v.Paths); i++ {
+		ok = pathSafe(&v.Paths[i])
+	}
+	return ok
+}
+
+// pathSafe reports whether every outside string of a hop trace is already
+// safe. Addresses are typed; the one text in them, an IPv6 zone, is made
+// safe where it is drawn.
+func pathSafe(p *probe.PathView) bool {
+	ok := textsafe.Safe(p.Peer) && textsafe.Safe(p.Why)
+	for j := 0; ok && j < len(p.Hops); j++ {
+		ok = textsafe.Safe(p.Hops[j].Link)
+	}
+	for _, s := range []*probe.PathStart{p.DelayStarts, p.LossStarts} {
+		ok = ok && (s == nil || textsafe.Safe(s.Link))
 	}
 	return ok
 }

@@ -29,6 +29,10 @@ var screens = []screen{
 	{name: "Messages", render: (*tuiModel).messagesScreen, scrolls: true},
 	{name: "Matrix", render: (*tuiModel).matrixScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
 	{name: "Diagnosis", render: (*tuiModel).diagnosisScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
+	// The Path view opens on the link in focus (`p`, or the tab) and
+	// follows the cursor; the model tells the engine when it opens and
+	// closes (setScreen).
+	{name: pathName, render: (*tuiModel).pathScreen, focusFollowsCursor: true},
 }
 
 // Layout constants of the overview.
@@ -149,6 +153,12 @@ func (m *tuiModel) diagnosisScreen(s *session, w, h, y int) string {
 func (m *tuiModel) matrixScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
 	return m.matrix.view(s, w, h)
+}
+
+// pathScreen is the Path view.
+func (m *tuiModel) pathScreen(s *session, w, h, y int) string {
+	m.hits.hasTable = false
+	return m.path.view(s, m.table.sorted(s), w, h)
 }
 
 // anyLinkRelayed reports whether a link of the newest picture goes through

@@ -42,7 +42,7 @@ func everyView() []screenCase {
 		{"DiagnosisNone", fixtureUpdates, toDiagnosis},
 		{"DiagnosisVerdictHeader", diagnosisUpdates, nil},
 		{"LobbyMatrix", lobbyUpdates, toMatrix},
-	}, relayViews()...)
+	}, append(relayViews(), pathViews()...)...)
 }
 
 // longMessageUpdates is the fixture with messages longer than any pane is
@@ -338,12 +338,12 @@ func TestCachedPartsFollowChanges(t *testing.T) {
 	if v == before || !strings.Contains(v, " 333 ") || !strings.Contains(v, "a brand new message") || !strings.Contains(v, "t 00:50") {
 		t.Fatalf("the picture did not follow the update:\n%s", v)
 	}
-	press(m, typed("p"))
+	press(m, typed(" "))
 	m.Update(updateMsg{us[51]})
 	if p := m.View(); !strings.Contains(p, "PAUSED") || !strings.Contains(p, "t 00:50") {
 		t.Fatalf("paused display:\n%s", p)
 	}
-	press(m, typed("p"), typed("s"))
+	press(m, typed(" "), typed("s"))
 	if v := m.View(); !strings.Contains(v, "PLAYER▲") || !strings.Contains(v, "t 00:51") {
 		t.Fatalf("sort and resume:\n%s", v)
 	}

@@ -427,6 +427,7 @@ func (s *session) clone() *session {
 	c.msgs = append([]message(nil), s.msgs...)
 	c.view.Links = append([]probe.LinkView(nil), s.view.Links...)
 	c.view.Players = append([]probe.PlayerView(nil), s.view.Players...)
+	c.view.Paths = append([]probe.PathView(nil), s.view.Paths...)
 	return &c
 }
 
