@@ -177,3 +177,27 @@ func TestGoldenMore(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenNoColorEnv pins the picture under NO_COLOR with its escape
+// codes: bold, underline and reverse only (the active tab reversed, the
+// focused row reversed), never a colour.
+func TestGoldenNoColorEnv(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("Session_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m, err := newModel(newStaticFeed(), Options{Output: io.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			for _, u := range fixtureUpdates() {
+				m.Update(updateMsg{u})
+			}
+			out := m.View()
+			if !strings.Contains(out, "\x1b[1;7mSession\x1b[0m") {
+				t.Errorf("the active tab is not drawn bold and reversed")
+			}
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+	}
+}

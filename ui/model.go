@@ -121,7 +121,12 @@ func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
 	if opts.QuitWait <= 0 {
 		opts.QuitWait = quitWait
 	}
-	noColor := opts.NoColor || os.Getenv("NO_COLOR") != ""
+	// NO_COLOR asks only that colour go (no-color.org): the monochrome
+	// theme draws with bold, underline and reverse alone, so the active
+	// tab and the focused row stay visible. Options.NoColor (the tests'
+	// plain pictures) drops the attributes too.
+	envNoColor := os.Getenv("NO_COLOR") != ""
+	noColor := opts.NoColor || envNoColor
 	name := opts.Theme
 	if name == "" {
 		name = themes.Default
@@ -138,8 +143,13 @@ func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
 		out = os.Stdout
 	}
 	r := lipgloss.NewRenderer(out)
-	if noColor {
+	switch {
+	case opts.NoColor:
 		r.SetColorProfile(termenv.Ascii)
+	case envNoColor:
+		// The 16-colour profile carries the attributes; the monochrome
+		// theme asks for no colour, so none is drawn.
+		r.SetColorProfile(termenv.ANSI)
 	}
 	c := &ctx{r: r, keys: newKeyMap(), help: help.New()}
 	m := &tuiModel{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -335,8 +337,18 @@ func TestNoColorEnvPicksMonochrome(t *testing.T) {
 	for _, u := range fixtureUpdates() {
 		m.Update(updateMsg{u})
 	}
-	if v := m.View(); strings.Contains(v, "\x1b[") {
-		t.Error("NO_COLOR: the picture has escape codes")
+	v := m.View()
+	// Attributes stay (bold 1, underline 4, reverse 7); colours go: no
+	// foreground or background code (30–37, 38;…, 39, 40–49, 90–107).
+	if !strings.Contains(v, "\x1b[") {
+		t.Error("NO_COLOR: the picture has no attributes: the active tab is not marked")
+	}
+	for _, m := range regexp.MustCompile(`\x1b\[([0-9;]*)m`).FindAllStringSubmatch(v, -1) {
+		for _, p := range strings.Split(m[1], ";") {
+			if n, err := strconv.Atoi(p); err == nil && (n >= 30 && n <= 49 || n >= 90 && n <= 107) {
+				t.Fatalf("NO_COLOR: a colour code %q in the picture", m[0])
+			}
+		}
 	}
 	if _, err := newModel(newStaticFeed(), Options{Theme: "nope"}); err == nil {
 		t.Error("an unknown theme should be an error")
