@@ -37,7 +37,6 @@ var glossary = [][2]string{
 	{"╭ ┌", "chart: the round trip, the retry time"},
 	{"• ✕", "chart: a second with resends, a second with a bad connection"},
 	{"rsnd in out", "loss lanes: resent, lost in, lost out; · is none, a taller block more"},
-	{"f275", "message list: the frame the message belongs to"},
 	{"~ ! ? ·", "matrix: provisional, bad, not known here, the player itself"},
 	{"ALERT", "an alert; the bell rings with it when the bell is on (b)"},
 	{"SHARE", "diagnosis: a player's own share of every round trip it is on, in ms"},

@@ -38,18 +38,15 @@ func (p *messagesPane) scroll(s *session, d int) {
 }
 
 // lines draws messages newest first, skipping the newest `from`, each with
-// the session time and frame it happened on; a message longer than the
-// width wraps between words under its own text.
+// the session time it happened at (a time reads better than a frame
+// number; the header shows the frame); a message longer than the width
+// wraps between words under its own text.
 func (p *messagesPane) lines(s *session, w, n, from int) []string {
 	st := &p.st
 	var out []string
 	for i := len(s.msgs) - 1 - from; i >= 0 && len(out) < n; i-- {
 		msg := &s.msgs[i]
-		frame := "f" + strconv.Itoa(msg.frame)
-		if w >= 60 {
-			frame = padLeft(frame, 7)
-		}
-		plainStamp := fmtClock(msg.at) + " " + frame + " "
+		plainStamp := fmtClock(msg.at) + "  "
 		stamp := st.muted.Render(plainStamp)
 		sw := lipgloss.Width(plainStamp)
 		style := st.text
