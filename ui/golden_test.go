@@ -95,6 +95,17 @@ func TestGolden(t *testing.T) {
 		}
 		teatest.RequireEqualOutput(t, []byte(out))
 	})
+	// At 40×12 the message wraps and shows whole.
+	t.Run("TooSmall_40x12", func(t *testing.T) {
+		m := drive(t, 40, 12, fixtureUpdates(), nil, "")
+		out := m.View()
+		flat := strings.Join(strings.Fields(out), " ")
+		if !strings.Contains(flat, "lagscope needs a terminal of at least 80×24. This one is 40×12: please make it larger.") {
+			t.Fatalf("too-small message cut:\n%s", out)
+		}
+		checkSize(t, out, 40, 12)
+		teatest.RequireEqualOutput(t, []byte(out))
+	})
 }
 
 // checkSize asserts a picture fills the terminal exactly: h lines, none

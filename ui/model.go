@@ -575,8 +575,13 @@ func (m *tuiModel) headerStatus() headerStatus {
 }
 
 func (m *tuiModel) tooSmall() string {
-	msg := fmt.Sprintf("lagscope needs a terminal of at least %d×%d.\nThis one is %d×%d: please make it larger.", minWidth, minHeight, m.w, m.h)
-	return lipgloss.Place(m.w, m.h, lipgloss.Center, lipgloss.Center, msg)
+	// Wrapped to the terminal, so the whole message shows however small.
+	var lines []string
+	for _, s := range []string{fmt.Sprintf("lagscope needs a terminal of at least %d×%d.", minWidth, minHeight),
+		fmt.Sprintf("This one is %d×%d: please make it larger.", m.w, m.h)} {
+		lines = append(lines, wrap(s, max(m.w, 1))...)
+	}
+	return lipgloss.Place(m.w, m.h, lipgloss.Center, lipgloss.Center, lipgloss.JoinVertical(lipgloss.Center, lines...))
 }
 
 // footerKey is what the footer is drawn from.
