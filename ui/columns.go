@@ -162,7 +162,7 @@ func peerCell(r *rowWriter, h *linkHist, w int) {
 	if r.worst {
 		style = r.st.worst
 	}
-	r.cell(w, peer, style, false)
+	r.cell(w, fitName(peer, w), style, false)
 }
 
 func stateValue(h *linkHist) (float64, bool) {

@@ -102,7 +102,7 @@ func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw 
 		if causes == "" {
 			causes = "none"
 		}
-		line := name.Render(mark+fit(textOf(pd.Player), dgNameW)) + st.text.Render(
+		line := name.Render(mark+fitName(textOf(pd.Player), dgNameW)) + st.text.Render(
 			padLeft(fmtMsNaN(pd.AccessRTTMs), nw)+padLeft(fmtPctNaN(pd.AccessLoss), nw)+padLeft(fmtMsNaN(pd.JitterMs), nw)+
 				padLeft(fmtMsNaN(pd.ProcessMs), nw)+padLeft(fmtWaitNaN(pd.CausedWaitMs), nw)+padLeft(rung, nw)) +
 			"  " + st.warn.Render(fitWords(causes, restW))

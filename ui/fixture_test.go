@@ -157,8 +157,8 @@ func manyLinks(n int) []probe.Update {
 	return out
 }
 
-// fixtureDiagnosis is a hand-made diagnosis of the fixture session (issue
-// 13): bob's connection holds the match back (latency and loss), dave's
+// fixtureDiagnosis is a hand-made diagnosis of the fixture session:
+// bob's connection holds the match back (latency and loss), dave's
 // machine is slow, erin is not measured (NaN everywhere: unknown), and the
 // path between bob and carol is slower than the two explain.
 func fixtureDiagnosis() *diagnosis.Diagnosis {

@@ -124,6 +124,19 @@ func fit(s string, w int) string {
 	return cut(s, w)
 }
 
+// fitName fits a name in w cells, counted in terminal cells (a CJK letter
+// or an emoji takes two): padded when it fits, else cut and ended with "…",
+// so a cut name never reads as a whole, shorter one.
+func fitName(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if width(s) <= w {
+		return fit(s, w)
+	}
+	return fit(ansi.Truncate(s, w, "…"), w)
+}
+
 // cut cuts s, wider than w cells, to w cells.
 func cut(s string, w int) string {
 	if cutHook != nil {

@@ -212,3 +212,59 @@ func TestGoldenNoColorEnv(t *testing.T) {
 		})
 	}
 }
+
+// longNames renames the fixture's players: one longer than a column, one
+// of emoji and one of CJK letters (two cells each), so cut names end in …
+// and the columns stay aligned, counted in terminal cells.
+func longNameUpdates(us []probe.Update) []probe.Update {
+	rename := map[string]string{"bob": "bartholomew-the-great", "carol": "🎮🎮🎮🎮🎮🎮🎮🎮", "dave": "日本語の名前です"}
+	to := func(n string) string {
+		if r, ok := rename[n]; ok {
+			return r
+		}
+		return n
+	}
+	for i := range us {
+		v := &us[i].View
+		v.Self, v.Master = to(v.Self), to(v.Master)
+		for k := range v.Links {
+			v.Links[k].Peer = to(v.Links[k].Peer)
+			v.Links[k].From, v.Links[k].To = to(v.Links[k].From), to(v.Links[k].To)
+		}
+		for k := range v.Players {
+			v.Players[k].Name = to(v.Players[k].Name)
+		}
+		for k := range v.Matrix.Players {
+			row := &v.Matrix.Players[k]
+			row.Name = to(row.Name)
+			for j := range row.Links {
+				row.Links[j].From, row.Links[j].To = to(row.Links[j].From), to(row.Links[j].To)
+			}
+		}
+	}
+	return us
+}
+
+func TestGoldenLongNames(t *testing.T) {
+	for _, sz := range goldenSizes {
+		for _, v := range []struct {
+			name    string
+			updates func() []probe.Update
+			keys    []tea.Msg
+			want    string
+		}{
+			{"Session", fixtureUpdates, nil, ""},
+			{"Matrix", matrixUpdates, toMatrix, "Who causes lag"},
+		} {
+			t.Run(fmt.Sprintf("%s_%dx%d", v.name, sz[0], sz[1]), func(t *testing.T) {
+				m := drive(t, sz[0], sz[1], longNameUpdates(v.updates()), v.keys, v.want)
+				out := m.View()
+				checkSize(t, out, sz[0], sz[1])
+				if !strings.Contains(out, "…") {
+					t.Errorf("no cut name ends in …:\n%s", out)
+				}
+				teatest.RequireEqualOutput(t, []byte(out))
+			})
+		}
+	}
+}

@@ -188,7 +188,7 @@ func (p *matrixPane) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo st
 	var hb strings.Builder
 	hb.WriteString("  " + fit("FROM╲TO", mxNameW))
 	for _, p := range mv.Players[c0 : c0+cols] {
-		hb.WriteString(" " + fit(p.Name, cw-2) + " ")
+		hb.WriteString(" " + fitName(p.Name, cw-2) + " ")
 	}
 	if cols < n || rows < n {
 		part = "columns " + itoa(c0+1) + "–" + itoa(c0+cols) + " · rows " + itoa(r0+1) + "–" + itoa(r0+rows) + " of " + itoa(n)
@@ -206,7 +206,9 @@ func (p *matrixPane) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo st
 		if row.Self {
 			name = st.accent
 		}
-		b.WriteString(name.Render(fit(row.Name, mxNameW)))
+		// A space between the name and the first cell, so the cursor never
+		// touches the name.
+		b.WriteString(name.Render(fitName(row.Name, mxNameW-1) + " "))
 		for _, col := range mv.Players[c0 : c0+cols] {
 			b.WriteString(p.matrixCell(mv, row, col.Name, fps, cw, row.Name == selFrom && col.Name == selTo))
 		}
@@ -382,9 +384,9 @@ func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 			break
 		}
 		p := &mv.Players[i]
-		name := st.text.Render(fit(p.Name, mxNameW))
+		name := st.text.Render(fitName(p.Name, mxNameW))
 		if p.Self {
-			name = st.accent.Render(fit(p.Name, mxNameW))
+			name = st.accent.Render(fitName(p.Name, mxNameW))
 		}
 		if !p.Known {
 			out = append(out, fit("  "+name+st.muted.Render(padLeft(unknown, 7)+padLeft(unknown, 8)+padLeft(unknown, 8)+padLeft(unknown, 8)+"  no reports yet"), w))
@@ -453,7 +455,7 @@ func (p *matrixPane) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
 		for _, x := range c.Of {
 			of = append(of, x.Player+" "+fmtWait(x.Time))
 		}
-		line := "  " + st.muted.Render(padLeft(strconv.Itoa(i+1), 2)+" ") + st.text.Render(fit(c.Name, mxNameW)) +
+		line := "  " + st.muted.Render(padLeft(strconv.Itoa(i+1), 2)+" ") + st.text.Render(fitName(c.Name, mxNameW)) +
 			st.text.Render(padLeft(fmtWait(c.Caused), 7)) + "  " + bar + "  " + st.muted.Render(strings.Join(of, " · "))
 		out = append(out, fit(line, w))
 	}

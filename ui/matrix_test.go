@@ -69,9 +69,8 @@ func matrixUpdates() []probe.Update {
 
 var toMatrix = []tea.Msg{tab, tab, tab, tab}
 
-// The Matrix view at the smallest supported size and a large one (issue
-// 7): every player to every player with tier words and the marks for
-// unmeasured, provisional, bad and not known; the cursor on the worst link
+// The Matrix view at the smallest supported size and a large one: every
+// player to every player with tier words and the marks for unmeasured, provisional, bad and not known; the cursor on the worst link
 // (bob → dave, bad) with its detail; the waits with a stale row and a
 // player never heard from; the ranking of who causes lag.
 func TestGoldenMatrix(t *testing.T) {

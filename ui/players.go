@@ -45,7 +45,7 @@ func (p *playersPane) playerLines(s *session, w int) []string {
 				fresh = "fresh"
 			}
 		}
-		line := "  " + st.text.Render(fit(pv.Name, 14)) + st.muted.Render(fit(roleOf(pv), 18)) +
+		line := "  " + st.text.Render(fitName(pv.Name, 14)) + st.muted.Render(fit(roleOf(pv), 18)) +
 			st.text.Render(padLeft(rep, 8)+padLeft(rtt, 9)+padLeft(wait, 9)+padLeft(proc, 9)) + "  " + st.text.Render(fresh)
 		out = append(out, fit(line, w))
 	}

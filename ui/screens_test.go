@@ -354,8 +354,8 @@ func TestCachedPartsFollowChanges(t *testing.T) {
 }
 
 // A replay at 80 columns with the wall clock on: the header keeps every
-// tab whole and gives up the wall clock, then the program's name (issue
-// 17: the Diagnosis tab was cut off); an observer's mark fits its column.
+// tab whole and gives up the wall clock, then the program's name, so no
+// tab is cut off; an observer's mark fits its column.
 func TestReplayHeaderAt80KeepsTabs(t *testing.T) {
 	f := &fakeReplay{staticFeed: newStaticFeed(), at: 75 * time.Second, end: 91 * time.Second, speed: 1}
 	us := fixtureUpdates()

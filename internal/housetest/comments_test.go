@@ -75,9 +75,19 @@ func TestCommentsExplainNotNarrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, line := range strings.Split(string(b), "\n") {
+		lines := strings.Split(string(b), "\n")
+		for i, line := range lines {
 			if m := history.FindString(line); m != "" {
 				t.Errorf("%s:%d: %q narrates history or names a file outside the repository: %s", rel, i+1, m, strings.TrimSpace(line))
+				continue
+			}
+			// The same across a line break inside a comment or a
+			// paragraph: "(issue" at the end of one line, "7)" on the next.
+			if i+1 < len(lines) {
+				next := strings.TrimLeft(strings.TrimSpace(lines[i+1]), "/#*> ")
+				if m := history.FindString(strings.TrimSpace(line) + " " + next); m != "" && history.FindString(next) == "" {
+					t.Errorf("%s:%d: %q, across the line break, narrates history: %s", rel, i+1, m, strings.TrimSpace(line))
+				}
 			}
 		}
 	}
