@@ -104,3 +104,20 @@ func TestDefaultNameFromLogin(t *testing.T) {
 		}
 	}
 }
+
+// One rule for names: config --name refuses what --name and the host
+// refuse, and the error says how many characters of that name would fit.
+func TestNameRuleIsOne(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	long := strings.Repeat("🎮", 10)
+	for _, args := range [][]string{{"config", "--name", long}, {"demo", "--name", long, "--duration", "1s"}} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), "40 bytes, longer than the 32 a name may take: its first 8 characters would fit") {
+			t.Errorf("%v: exit %d, %q", args[0], code, errb.String())
+		}
+		if out.Len() != 0 {
+			t.Errorf("%v wrote %q before refusing", args[0], out.String())
+		}
+	}
+}

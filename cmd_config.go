@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lagscope/lagscope/config"
+	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/themes"
 )
 
@@ -33,6 +34,13 @@ func init() {
 				c, err := loadConfig(fs)
 				if err != nil {
 					return fail(stderr, "config", err)
+				}
+				// One rule for every name: what the live commands and the
+				// host's admission would refuse, config refuses too.
+				if fs.Changed("name") {
+					if n, _ := fs.GetString("name"); session.CheckName(n) != nil {
+						return fail(stderr, "config", usagef("--name: %v", session.CheckName(n)))
+					}
 				}
 				printConfig(stdout, c)
 				return 0

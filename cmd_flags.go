@@ -45,6 +45,7 @@ type liveFlags struct {
 	front    frontMode // how runConfig shows the session
 	theme    string
 	logFile  string
+	trace    string // host, join, watch: the peer traced hop by hop from the start
 
 	// What the config file adds (cmd_settings.go).
 	cmd    string
@@ -58,7 +59,7 @@ type liveFlags struct {
 // written against the shared flag list keep working, but does not list it.
 func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
 	lf := &liveFlags{fs: fs, cmd: cmd}
-	fs.StringVar(&lf.name, "name", defaultName(), "your name in the session (1–32 printable characters, unique there)")
+	fs.StringVar(&lf.name, "name", defaultName(), "your name in the session, unique there: up to 32 bytes (32 plain letters, fewer with accents, CJK or emoji)")
 	fs.StringVar(&lf.key, "key", "", "pre-shared key: every datagram is sealed with it (all machines need the same)")
 	switch cmd {
 	case "host", "demo":
@@ -76,6 +77,9 @@ func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
 	fs.StringVar(&lf.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics")
 	fs.StringVar(&lf.theme, "theme", "", "TUI colour theme: "+strings.Join(themes.Names(), ", "))
 	fs.StringVar(&lf.logFile, "log", "", "write a debug log to `FILE`")
+	if cmd != "demo" {
+		fs.StringVar(&lf.trace, "trace", "", "trace the hops of the link to `NAME` from the start (the path events)")
+	}
 	return lf
 }
 
@@ -135,6 +139,11 @@ func (lf *liveFlags) check() error {
 			return usagef("--theme %q: one of %s", lf.theme, strings.Join(themes.Names(), ", "))
 		}
 	}
+	if lf.trace != "" {
+		if c, err := names.Validate(lf.trace); err != nil || c != lf.trace {
+			return usagef("--trace %q: not a player name as the session writes it", lf.trace)
+		}
+	}
 	if lf.metrics != "" {
 		if _, _, err := net.SplitHostPort(lf.metrics); err != nil {
 			return usagef("--metrics %q: want HOST:PORT or :PORT", lf.metrics)
@@ -160,7 +169,7 @@ func newMetrics(session string) (live.MetricsExporter, error) { return metrics.N
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
-		Alerts: lf.alerts, NewMetrics: newMetrics}
+		Alerts: lf.alerts, NewMetrics: newMetrics, Trace: lf.trace}
 	mode, why := chooseFront(lf.asJSON, stdout, termEnv())
 	lf.front = mode
 	switch mode {

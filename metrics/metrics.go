@@ -21,6 +21,8 @@
 // The lagscope_matrix_* families (matrix.go) publish every pair
 // the machine's Matrix knows — its own row and the other players' rows from
 // their telemetry — so one watcher's scrape carries the whole session.
+// The lagscope_path_hop_* families (path.go) publish, per hop, the hop
+// traces of the links the machine traces.
 //
 // Names on /metrics are the ones docs/metrics.md lists; the tests read
 // them back.
@@ -84,6 +86,10 @@ type Exporter struct {
 	pairOrder []linkKey
 	rows      map[string]*matrixRow
 	rowOrder  []string
+	// The hop traces (path.go): each machine's traced hops, by machine
+	// in first-seen order.
+	paths     map[string][]pathHop
+	pathOrder []string
 }
 
 // New builds an Exporter for one session; the session names the `session`
@@ -100,7 +106,8 @@ func New(session string) (*Exporter, error) {
 	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{},
 		relayed: map[[2]string]uint64{}, pairs: map[linkKey]*pairLink{}, rows: map[string]*matrixRow{}}
 	e.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.Empty()))
-	if err := e.register(e.provider.Meter("github.com/lagscope/lagscope/metrics")); err != nil {
+	meter := e.provider.Meter("github.com/lagscope/lagscope/metrics")
+	if err := errors.Join(e.register(meter), e.registerPaths(meter)); err != nil {
 		e.provider.Shutdown(context.Background())
 		return nil, err
 	}
@@ -233,6 +240,7 @@ func (e *Exporter) Observe(u probe.Update) {
 		}
 	}
 	e.observeMatrix(&v, u.Done)
+	e.observePaths(&v, u.Done)
 	for _, r := range v.Relay {
 		if _, ok := e.relayed[r.Between]; !ok {
 			e.relayOrder = append(e.relayOrder, r.Between)

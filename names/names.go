@@ -89,9 +89,24 @@ func Validate(name string) (canonical string, err error) {
 		return "", invalid(name, "not allowed by the nickname rules (%v)", err)
 	}
 	if len(c) > maxLen {
-		return "", invalid(name, "%d bytes, longer than %d", len(c), maxLen)
+		return "", invalid(name, "%d bytes, longer than the %d a name may take: its first %d characters would fit "+
+			"(a plain letter takes 1 byte, an accented one 2, CJK 3, an emoji 4)", len(c), maxLen, fitting(c))
 	}
 	return c, nil
+}
+
+// fitting is how many of s's characters, from the start, fit in maxLen
+// bytes.
+func fitting(s string) int {
+	n, size := 0, 0
+	for _, r := range s {
+		size += utf8.RuneLen(r)
+		if size > maxLen {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // invisible reports characters that draw nothing yet are not controls:

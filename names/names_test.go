@@ -55,8 +55,8 @@ func TestValidateRefuses(t *testing.T) {
 		"al\u202eice":                   "invisible character U+202E", // bidi override
 		"a\u200bb":                      "invisible character U+200B", // zero-width space
 		"a\xffb":                        "not valid UTF-8",
-		strings.Repeat("a", maxLen+1):   "33 bytes, longer than 32",
-		strings.Repeat("é", maxLen/2+1): "34 bytes, longer than 32",
+		strings.Repeat("a", maxLen+1):   "33 bytes, longer than the 32 a name may take: its first 32 characters would fit",
+		strings.Repeat("é", maxLen/2+1): "34 bytes, longer than the 32 a name may take: its first 16 characters would fit",
 		strings.Repeat("a", 10_000):     "far longer than 32",
 		"a\ue000b":                      "character U+E000 is not allowed", // private use
 	}

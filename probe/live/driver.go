@@ -478,15 +478,24 @@ func (r *Runner) control(c probe.Control) {
 	if c.Start {
 		r.s.StartNow(r.now)
 	}
+	if c.Path != "" {
+		r.s.ShowPath(c.Path)
+	}
+	if c.PathClosed {
+		r.s.ShowPath("")
+	}
 }
 
 // linkLines adds a link line per directed link this machine knows: its
 // own, and every other player's from their telemetry, once a second (the
-// `link` lines of docs/live.md).
+// `link` lines of docs/live.md), and a `path` line per link it traces.
 func (r *Runner) linkLines() {
 	f := r.s.Frame()
 	for _, ls := range r.s.KnownLinks(r.now) {
 		r.collect(r.s.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: f}, LinkStat: ls})
+	}
+	for _, pv := range r.s.Paths() {
+		r.collect(r.s.Name(), &probe.PathEvent{Header: probe.Header{Type: "path", Frame: f}, PathStat: pv.Stat(r.s.Name())})
 	}
 }
 

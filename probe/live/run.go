@@ -46,6 +46,9 @@ type RunConfig struct {
 	// Alerts are the alert thresholds (the config file's [alerts]); zero
 	// values take the defaults.
 	Alerts probe.AlertConfig
+	// Trace names the machine whose link is traced hop by hop from the
+	// start (--trace; session.Config.Trace); "" for none.
+	Trace string
 	// Joined, when set, is called once, on the sinks' goroutine, when this
 	// machine is in a session (hosting, or welcomed by the host): the
 	// command remembers the host then (the config file's last_host).

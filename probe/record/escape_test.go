@@ -217,6 +217,8 @@ func FuzzReportAndReplay(f *testing.F) {
 	w.View(probe.View{At: time.Second, Self: "a|<b>", Started: true, FPS: 30, Speed: 30, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2),
 		Players: []probe.PlayerView{{Name: "a|<b>", Self: true}, {Name: "c"}}})
 	w.event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
+	w.event(time.Second, "a|<b>", pathEvent("a|<b>", pathSample("c")))
+	w.event(time.Second, "a|<b>", pathEvent("a|<b>", probe.PathView{Peer: "<c>", Why: "no <error> queue | here"}))
 	w.Close()
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -35,6 +35,8 @@ func newEvent(typ string) probe.Event {
 		return &probe.SummaryEvent{}
 	case "diagnosis":
 		return &probe.DiagnosisEvent{}
+	case "path":
+		return &probe.PathEvent{}
 	}
 	return nil
 }

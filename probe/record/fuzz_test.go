@@ -34,6 +34,18 @@ func FuzzReader(f *testing.F) {
 		[]byte(`{"at_ns":1,"event":{"type":"diagnosis","frame":64,"verdict":"v","culprit":"ada","culprit_link":["ada","bob"],`+
 			`"players":[{"player":"ada","access_rtt_ms":155,"access_loss":null,"rung_without":1,"fps_without":30,"causes":["latency"]}],`+
 			`"links":[{"between":["ada","bob"],"rtt_ms":60,"excess_rtt_ms":-2,"loss":0,"causes":[]}]}}`))...))
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // a path
+		[]byte(`{"at_ns":1,"from":"ada","event":{"type":"path","t_ms":61000,"from":"ada","to":"bob","available":true,"why":null,`+
+			`"hops":[{"ttl":1,"addr":"192.168.1.1","link":"lan","sent":30,"loss":0,"best_ms":0.6,"rtt_ms":210.4,"worst_ms":260.1,"rate_limited":false},`+
+			`{"ttl":2,"addr":null,"link":"uplink","sent":30,"loss":1,"best_ms":null,"rtt_ms":null,"worst_ms":null,"rate_limited":false},`+
+			`{"ttl":3,"addr":"2001:db8::1","link":"peer","sent":30,"loss":0.1,"best_ms":211,"rtt_ms":215,"worst_ms":290,"rate_limited":true}],`+
+			`"delay_starts":{"ttl":1,"link":"lan","added_ms":210.4},"loss_starts":{"ttl":3,"link":"peer","loss":0.1},"complete":true}}`))...))
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // a path that cannot be traced
+		[]byte(`{"at_ns":1,"event":{"type":"path","from":"ada","to":"bob","available":false,"why":"no error queue","hops":[],"delay_starts":null,"loss_starts":null,"complete":false}}`))...))
+	f.Add(append(headerLine(1), appendLine(nil, KindView, // a View's paths
+		[]byte(`{"at_ns":1,"from":"ada","view":{"Self":"ada","Paths":[{"Peer":"bob","Available":true,"Hops":[`+
+			`{"TTL":1,"Addr":"10.0.0.1","Link":"lan","Sent":12,"Loss":0.5,"Answered":true,"Best":1000,"Median":2000,"Last":2000,"Worst":3000,"Judged":true},`+
+			`{"TTL":2,"Addr":"","Link":"peer","Sent":12,"Loss":1}],"DelayStarts":{"TTL":1,"Link":"lan","Added":2000},"Complete":true}]}}`))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := newReader(bytes.NewReader(data))
 		if err != nil {
@@ -95,6 +107,21 @@ func assertPlausible(t *testing.T, r Record) {
 	case *probe.MessageEvent:
 		if !textsafe.Safe(e.Text) || !textsafe.Safe(e.Player) {
 			t.Fatalf("message %+v returned", e)
+		}
+	case *probe.PathEvent:
+		for _, h := range e.Hops {
+			if h.TTL < 1 || h.TTL > maxTTL || !(h.Loss >= 0 && h.Loss <= 1) || (h.Addr != nil && (!h.Addr.IsValid() || h.Addr.Zone() != "")) {
+				t.Fatalf("path hop %+v returned", h)
+			}
+		}
+	}
+	if r.View != nil {
+		for _, p := range r.View.Paths {
+			for _, h := range p.Hops {
+				if h.TTL < 1 || h.TTL > maxTTL || !(h.Loss >= 0 && h.Loss <= 1) || h.Median < 0 || h.Addr.Zone() != "" {
+					t.Fatalf("view path hop %+v returned", h)
+				}
+			}
 		}
 	}
 }

@@ -25,6 +25,7 @@ func (r *report) markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s → %s | %s / %s / %s / %s | %s | %s | %s | %s | %s |\n", cell(l.From), cell(l.To), num(l.SRTT.Min, 0), num(l.SRTT.Mean, 0), num(l.SRTT.P95, 0), num(l.SRTT.Max, 0),
 			num(l.Jitter, 1), pct(l.ResendShare), pct(l.InboundLoss), pct(l.OutboundLoss), episodes(l.Bad))
 	}
+	r.markdownPaths(&b)
 	fmt.Fprintf(&b, "\n**Timing**")
 	if r.TimingOmitted > 0 {
 		fmt.Fprintf(&b, " (last %d; %d earlier left out)", len(r.Timing), r.TimingOmitted)

@@ -191,6 +191,8 @@ func checkEvent(e probe.Event) error {
 		err = checkLink(&e.LinkStat)
 	case *probe.DiagnosisEvent:
 		err = checkDiagnosis(&e.Diagnosis)
+	case *probe.PathEvent:
+		err = checkPathStat(&e.PathStat)
 	case *probe.SummaryEvent:
 		for i := range e.Links {
 			err = errors.Join(err, checkLink(&e.Links[i]))
@@ -279,6 +281,9 @@ func checkView(v *probe.View) error {
 		// zero look-ahead would give, never reached by a running session.
 		ls := l.Link.Stat()
 		err = errors.Join(err, checkLink(&ls), checkName("link peer", l.Peer), checkFrame("through", l.Through+1))
+	}
+	for i := range v.Paths {
+		err = errors.Join(err, checkPathView(&v.Paths[i]))
 	}
 	for _, p := range v.Players {
 		err = errors.Join(err, checkName("player", p.Name))

@@ -21,7 +21,10 @@ type report struct {
 	// when it holds none; the text and markdown reports print it first.
 	Diagnosis *diagnosisReport `json:"diagnosis"`
 	Links     []linkReport     `json:"links"`
-	Timing    []timingRow      `json:"timing"`
+	// Paths are the last hop trace of each link a machine traced, in
+	// name order; absent when none was traced.
+	Paths  []pathReport `json:"paths,omitempty"`
+	Timing []timingRow  `json:"timing"`
 	// TimingOmitted counts the older timing rows left out to stay short.
 	TimingOmitted int          `json:"timing_omitted,omitempty"`
 	Waits         []waitRow    `json:"longest_waits"`

@@ -94,6 +94,8 @@ type summary struct {
 
 	seenCmd map[cmdKey]bool
 	cmds    map[string]*commandRow
+
+	paths map[[2]string]pathReport // the last path of each traced link (path.go)
 }
 
 // summarize builds the report of a recording.
@@ -233,6 +235,8 @@ func (s *summary) event(x Record) {
 		}
 	case *probe.RemovedEvent:
 		r.Removed = append(r.Removed, removedRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player})
+	case *probe.PathEvent:
+		s.path(x.At, e)
 	}
 }
 
@@ -260,6 +264,7 @@ func (s *summary) finish() {
 		r.TimingOmitted = n - reportTimingRows
 		r.Timing = r.Timing[n-reportTimingRows:]
 	}
+	s.finishPaths()
 	for _, row := range s.cmds {
 		r.Commands = append(r.Commands, *row)
 	}

@@ -26,6 +26,7 @@ func (r *report) text(w io.Writer) error {
 			num(l.Jitter, 1), pct(l.ResendShare), pct(l.InboundLoss), pct(l.OutboundLoss), episodes(l.Bad))
 	}
 	tw.Flush()
+	r.textPaths(&b)
 	fmt.Fprintf(&b, "\nTiming (send period/look-ahead, rung, tier)\n")
 	if r.TimingOmitted > 0 {
 		fmt.Fprintf(&b, "  … %d earlier changes left out\n", r.TimingOmitted)

@@ -107,12 +107,22 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 		s.nat.relayedPairs = pairs
 	case kindWatch:
 		w, err := decodeWatch(msg)
-		if err != nil || !fromHost {
+		if err != nil || !(fromHost || s.fromMaster(m)) {
 			s.badLobby(m, err)
 			return
 		}
 		s.onWatch(now, w)
 	}
+}
+
+// fromMaster: m is the master this machine's game names, which feeds the
+// late watchers once the host is gone (watch.go).
+func (s *Session) fromMaster(m *member) bool {
+	if s.peer == nil {
+		return false
+	}
+	id, ok := s.peer.MasterID()
+	return ok && id == m.ID && m.ID != s.self
 }
 
 func (s *Session) badLobby(m *member, err error) {

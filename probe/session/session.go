@@ -167,12 +167,19 @@ type Config struct {
 	// Alerts are the peer's alert thresholds (the config file's
 	// [alerts]); zero values take the defaults.
 	Alerts probe.AlertConfig
+	// Trace names a machine whose link this machine traces hop by hop
+	// for the whole session, from the moment the link exists (--trace):
+	// what a machine without a Path view traces (trace.go).
+	Trace string
 }
 
 // Errors that end a session.
 var (
 	errNoAnswer = errors.New("the host does not answer (is it running at that address, with the same --key?)")
 	errHostLeft = errors.New("the host closed the session before the game started")
+	// errFeedLost: a late watcher heard no update for the drop timeout and
+	// more: the host is gone and no player reaches this watcher directly.
+	errFeedLost = errors.New("the game's feed stopped: the host left, and no player reaches this watcher directly (it came in through the host's relay)")
 	errLostHost = errors.New("lost contact with the host before the game started")
 	errDropped  = errors.New("the host dropped this machine from the lobby")
 	// errNotJoined: the machine left (Ctrl-C, --duration) before the host
@@ -293,6 +300,7 @@ type Session struct {
 	nat natState // hole punching and relaying (punch.go, relay.go)
 
 	watch    watchState // late watchers (watch.go)
+	trace    traceState // which links are traced (trace.go)
 	lateSelf bool       // this machine is a late watcher: it follows, never starts
 
 	rejected rejected

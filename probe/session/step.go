@@ -48,6 +48,7 @@ func (s *Session) Tick(now time.Duration) {
 		s.joinUntil = now + joinTimeout
 		s.nextCheck = now + time.Second
 	}
+	s.syncTrace() // before the endpoint's Tick, which sends the probes due
 	if s.peer != nil {
 		s.peer.Tick(now)
 	} else {

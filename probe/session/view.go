@@ -166,6 +166,7 @@ func (s *Session) View(now time.Duration) probe.View {
 		}
 	}
 	v.Relay = s.relayed()
+	v.Paths = s.Paths()
 	if !s.started {
 		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
 			Pending: s.pending(now)}
@@ -195,7 +196,7 @@ func (s *Session) peerEvent(from string, e probe.Event) {
 			}
 		}
 	}
-	if s.role == roleHost && s.peer != nil {
+	if s.role != RoleObserver && s.peer != nil {
 		if w, ok := s.peer.WatchEventOf(e); ok {
 			s.noteWatch(w)
 		}

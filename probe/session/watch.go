@@ -11,6 +11,14 @@ package session
 // to it and stream it their telemetry, so its Matrix fills in from the
 // players' updates like any machine's; its own links are measured by its
 // keep-alives. Players still join only in the lobby.
+//
+// The feed survives the host: every player keeps the recent messages and
+// network events, and when the host's removal makes one of them the
+// master (S16), that player sends every late watcher it reaches directly
+// an update at once and feeds them from then on. A watcher reached only
+// through the host's relay cannot be fed without the host: it stops with
+// a line that says so once no update has come for feedLimit. Admission of
+// new machines ends with the host.
 
 import (
 	"fmt"
@@ -33,6 +41,16 @@ const (
 	// maxWatchPending bounds the events waiting for the next update; an
 	// update goes after every input, so it is never near.
 	maxWatchPending = 1024
+	// watchRecentNet is how many recent network events a player keeps,
+	// for the first update it sends once it feeds the watchers in the
+	// host's place: enough for the seconds between the host's last update
+	// and its removal.
+	watchRecentNet = 64
+	// feedGrace is how long past the drop timeout a late watcher waits
+	// for an update before it says the feed is lost: a vanished host is
+	// removed only after the drop timeout, and the new master feeds from
+	// then on.
+	feedGrace = 10 * time.Second
 )
 
 // watchState is the host's side: what it has for its late watchers.
@@ -41,9 +59,34 @@ type watchState struct {
 	pending []probe.WatchEvent // network events since the last update
 	next    time.Duration      // next update when nothing happens
 	any     bool               // some late watcher is linked
+	// recentNet (players) are the last network events, for taking over
+	// the feed; feeding (a player) is set once it feeds in the host's place.
+	recentNet []probe.WatchEvent
+	feeding   bool
 
 	// the late watcher's side
 	held []watchMsg // updates that came before this machine could start
+	// followed is the frame of the last state followed: events of an
+	// update older than it came with an earlier update already.
+	followed int
+	// lastUpdate is when the last update came.
+	lastUpdate time.Duration
+}
+
+// feedsWatchers reports whether this machine feeds the late watchers: the
+// host, or, once the host is removed, the player that is the master.
+func (s *Session) feedsWatchers() bool {
+	if s.role == roleHost {
+		return true
+	}
+	if s.role == RoleObserver || s.peer == nil || s.peer.Spectator() {
+		return false
+	}
+	if h := s.byID[hostID]; h != nil && !h.removed {
+		return false
+	}
+	id, ok := s.peer.MasterID()
+	return ok && id == s.self
 }
 
 // anyLate (host): a late watcher is still in the session.
@@ -56,10 +99,17 @@ func (s *Session) anyLate() bool {
 	return false
 }
 
-// noteWatch (host): one network event for the late watchers.
+// noteWatch (host and players): one network event for the late watchers,
+// kept by every player for a feed it may take over.
 func (s *Session) noteWatch(w probe.WatchEvent) {
-	if s.role != roleHost {
+	if s.role == RoleObserver {
 		return
+	}
+	if s.role != roleHost {
+		s.watch.recentNet = append(s.watch.recentNet, w)
+		if len(s.watch.recentNet) > watchRecentNet {
+			s.watch.recentNet = slices.Delete(s.watch.recentNet, 0, len(s.watch.recentNet)-watchRecentNet)
+		}
 	}
 	if w.Kind == probe.WatchMessage {
 		s.watch.recent = append(s.watch.recent, w)
@@ -101,10 +151,10 @@ func (s *Session) sendWatch(now time.Duration, m *member, snapshot bool) {
 	}
 }
 
-// flushWatch (host): every late watcher gets an update with the pending
-// events.
+// flushWatch (the feeder): every late watcher gets an update with the
+// pending events.
 func (s *Session) flushWatch(now time.Duration) {
-	if s.role != roleHost || s.peer == nil {
+	if s.peer == nil || !s.feedsWatchers() {
 		return
 	}
 	s.watch.any = s.anyLate()
@@ -121,16 +171,69 @@ func (s *Session) flushWatch(now time.Duration) {
 	s.watch.next = now + watchEvery
 }
 
-// tickWatch (host): the updates that are due.
+// tickWatch: the feeder's updates that are due; a player that has just
+// become the feeder takes the watchers over; a late watcher whose feed has
+// stopped says so.
 func (s *Session) tickWatch(now time.Duration) {
-	if s.role == roleHost && s.started && s.watch.any && (len(s.watch.pending) > 0 || now >= s.watch.next) {
+	if s.role == RoleObserver {
+		s.checkFeed(now)
+		return
+	}
+	if !s.started || !s.feedsWatchers() {
+		return
+	}
+	if s.role != roleHost && !s.watch.feeding {
+		s.takeOverFeed(now)
+	}
+	if s.watch.any && (len(s.watch.pending) > 0 || now >= s.watch.next) {
 		s.flushWatch(now)
 	}
 }
 
-// watchDeadline (host): when the next update is due.
+// takeOverFeed (the new master): the host is gone; every late watcher this
+// machine reaches directly gets an update at once, with the recent network
+// events (the watcher drops the ones it had from the host), and updates
+// from then on. One reached only through the host's relay is left out.
+func (s *Session) takeOverFeed(now time.Duration) {
+	s.watch.feeding = true
+	n := 0
+	for _, m := range s.members {
+		if !m.late || m.removed || !m.linked {
+			continue
+		}
+		if _, relayed := relayPeer(m.Addr); relayed {
+			continue
+		}
+		m.watching = true
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	s.watch.pending = append(s.watch.pending[:0], s.watch.recentNet...)
+	s.watch.any = true
+	s.log.Info("feeding the late watchers in the host's place", "watchers", n)
+	s.flushWatch(now)
+}
+
+// checkFeed (a late watcher): no update for the drop timeout and
+// feedGrace means the host is gone and no player feeds this machine.
+func (s *Session) checkFeed(now time.Duration) {
+	if !s.started || s.peer == nil || !s.peer.Spectator() || s.done || s.quitting {
+		return
+	}
+	if now-s.watch.lastUpdate >= s.dropTimeout+feedGrace {
+		s.fail(errFeedLost)
+	}
+}
+
+// watchDeadline: when the feeder's next update is due, or when a late
+// watcher's feed would count as lost.
 func (s *Session) watchDeadline() (time.Duration, bool) {
-	return s.watch.next, s.role == roleHost && s.started && s.watch.any
+	if s.role == RoleObserver {
+		return s.watch.lastUpdate + s.dropTimeout + feedGrace, s.started && !s.done && !s.quitting && s.peer != nil && s.peer.Spectator()
+	}
+	return s.watch.next, s.started && s.watch.any && s.feedsWatchers()
 }
 
 // onWatch (a late watcher): the host's snapshot or an update.
@@ -140,7 +243,9 @@ func (s *Session) onWatch(now time.Duration, w watchMsg) {
 	}
 	if s.peer != nil {
 		if s.peer.Spectator() {
-			s.peer.Follow(now, w.Events, w.State)
+			s.watch.lastUpdate = now
+			s.peer.Follow(now, s.newEvents(w.Events), w.State)
+			s.watch.followed = max(s.watch.followed, w.State.Frame)
 		}
 		return
 	}
@@ -186,14 +291,28 @@ func (s *Session) startWatching(now time.Duration) {
 	s.message(fmt.Sprintf("Watching a game in progress from frame %d", snap.State.Frame))
 	s.log.Info("watching a running game", "frame", snap.State.Frame, "roster", s.version)
 	peer.Follow(now, snap.Events, snap.State) // the recent messages
+	s.watch.followed = snap.State.Frame
 	for _, w := range s.watch.held[1:] {
-		peer.Follow(now, w.Events, w.State)
+		peer.Follow(now, s.newEvents(w.Events), w.State)
+		s.watch.followed = max(s.watch.followed, w.State.Frame)
 	}
 	s.watch.held = nil
+	s.watch.lastUpdate = now
 	s.nextAlive = now
 	if s.quitting {
 		s.peer.Quit(now)
 	}
+}
+
+// newEvents are the events of an update from the frame of the last state
+// followed on: a new feeder's first update repeats recent events, and the
+// ones before that frame came with the host's updates already.
+func (s *Session) newEvents(evs []probe.WatchEvent) []probe.WatchEvent {
+	i := 0
+	for i < len(evs) && evs[i].Frame < s.watch.followed {
+		i++
+	}
+	return evs[i:]
 }
 
 // rosterWhileRunning (a player or lobby observer): the host's roster after

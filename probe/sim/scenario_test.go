@@ -47,7 +47,7 @@ func TestScenarioErrorsNameTheKey(t *testing.T) {
 		`{"frames":10,"players":["alice","\u0430lice"]}`:                `looks the same as "alice"`,
 		`{"frames":10,"players":["a"],"observers":["A"]}`:               `looks the same`,
 		`{"frames":10,"players":[""]}`:                                  `empty`,
-		`{"frames":10,"players":["123456789012345678901234567890123"]}`: `longer than 32`,
+		`{"frames":10,"players":["123456789012345678901234567890123"]}`: `longer than the 32 a name may take`,
 	}
 	for in, want := range cases {
 		_, err := ParseScenario(strings.NewReader(in))

@@ -1,0 +1,150 @@
+package session
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
+)
+
+// The policy's names: --trace and the Path view, then the diagnosis's
+// culprit and the other end of its culprit path when this machine is one
+// end; never this machine, each name once.
+func TestTracedNames(t *testing.T) {
+	link := func(a, b string) *[2]string { return &[2]string{a, b} }
+	for _, c := range []struct {
+		name, pinned, viewed string
+		d                    *diagnosis.Diagnosis
+		want                 []string
+	}{
+		{name: "nothing", want: nil},
+		{name: "pinned and viewed", pinned: "bob", viewed: "cyd", want: []string{"bob", "cyd"}},
+		{name: "viewed twice", pinned: "bob", viewed: "bob", want: []string{"bob"}},
+		{name: "self is never traced", pinned: "ada", viewed: "ada", want: nil},
+		{name: "culprit", d: &diagnosis.Diagnosis{Culprit: "cyd"}, want: []string{"cyd"}},
+		{name: "self as culprit", d: &diagnosis.Diagnosis{Culprit: "ada"}, want: nil},
+		{name: "culprit link from this end", d: &diagnosis.Diagnosis{CulpritLink: link("ada", "bob")}, want: []string{"bob"}},
+		{name: "culprit link to this end", d: &diagnosis.Diagnosis{CulpritLink: link("cyd", "ada")}, want: []string{"cyd"}},
+		{name: "culprit link elsewhere", d: &diagnosis.Diagnosis{CulpritLink: link("bob", "cyd")}, want: nil},
+		{name: "no blame", d: &diagnosis.Diagnosis{Verdict: "fine"}, want: nil},
+		{name: "all four", pinned: "bob", viewed: "cyd", d: &diagnosis.Diagnosis{Culprit: "dan", CulpritLink: link("eve", "ada")},
+			want: []string{"bob", "cyd", "dan", "eve"}},
+	} {
+		var scratch [maxTraced]string
+		got := tracedNames(scratch[:0], "ada", c.pinned, c.viewed, c.d)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The policy allocates nothing when nothing changes: it runs on every Tick.
+func TestTracedNamesAllocatesNothing(t *testing.T) {
+	d := &diagnosis.Diagnosis{Culprit: "dan", CulpritLink: &[2]string{"eve", "ada"}}
+	var scratch [maxTraced]string
+	if n := testing.AllocsPerRun(100, func() { tracedNames(scratch[:0], "ada", "bob", "cyd", d) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
+
+// hopNode is a simulated machine's transport that claims to trace: it
+// sends a hop-limited probe as an ordinary datagram (the simulated
+// network has no routers, so every probe reaches the peer, which answers
+// it) and reads no ICMP answers.
+type hopNode struct{ netcore.Transport }
+
+func (h hopNode) SendHopLimit(to netip.AddrPort, p []byte, _ int) error  { return h.Send(to, p) }
+func (h hopNode) HopAnswers(dst []netcore.HopAnswer) []netcore.HopAnswer { return dst }
+func (h hopNode) TraceUnavailable() string                               { return "" }
+
+// tracingHost hosts on a transport that traces.
+func (w *world) tracingHost(name string, cfg Config) *machine {
+	w.t.Helper()
+	m := w.attach(name)
+	s, err := NewHost(w.config(m, cfg), hopNode{m.tr})
+	if err != nil {
+		w.t.Fatalf("host: %v", err)
+	}
+	return w.start(m, s)
+}
+
+func pathPeers(ps []probe.PathView) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Peer)
+	}
+	return out
+}
+
+// --trace traces a link from the moment it exists; the Path view adds its
+// link while it is open and takes it away when it closes; each traced
+// link is a PathView in house order, and the link traced on a transport
+// that traces reaches its peer at hop 1.
+func TestTracedLinksFollowThePolicy(t *testing.T) {
+	w := newWorld(t, 1, lan30)
+	ada := w.tracingHost("ada", Config{Players: 3, Trace: "cyd"})
+	bob := w.join("bob", RolePlayer, ada, Config{})
+	cyd := w.join("cyd", RolePlayer, ada, Config{})
+	if !w.runUntil(10*time.Second, started(ada, bob, cyd)) {
+		t.Fatal("session did not start")
+	}
+	w.runFor(3 * time.Second)
+	s := ada.s
+	if got := pathPeers(s.Paths()); !slices.Equal(got, []string{"cyd"}) {
+		t.Fatalf("with --trace cyd the paths are %v", got)
+	}
+	s.ShowPath("bob")
+	w.after(ada)
+	w.runFor(15 * time.Second)
+	ps := s.Paths()
+	if got := pathPeers(ps); !slices.Equal(got, []string{"bob", "cyd"}) {
+		t.Fatalf("with the Path view on bob the paths are %v (house order: bob, cyd)", got)
+	}
+	for _, p := range ps {
+		if !p.Available || !p.Complete || len(p.Hops) != 1 {
+			t.Fatalf("path to %s: %+v", p.Peer, p)
+		}
+		h := p.Hops[0]
+		if h.TTL != 1 || h.Link != "peer" || !h.Answered || h.Sent < 5 || h.Loss != 0 || !h.Addr.IsValid() {
+			t.Fatalf("hop to %s: %+v", p.Peer, h)
+		}
+	}
+	if len(s.trace.on) != 2 {
+		t.Fatalf("traced links %v", s.trace.on)
+	}
+	if v := s.View(w.now()); len(v.Paths) != 2 {
+		t.Fatalf("the View holds %d paths", len(v.Paths))
+	}
+	if n := testing.AllocsPerRun(100, s.syncTrace); n != 0 {
+		t.Fatalf("the policy allocates %v times a Tick with nothing changed", n)
+	}
+	s.ShowPath("")
+	if got := pathPeers(s.Paths()); !slices.Equal(got, []string{"cyd"}) {
+		t.Fatalf("with the Path view closed the paths are %v", got)
+	}
+	if _, ok := s.ep.Path(bob.s.self); ok || len(s.trace.on) != 1 {
+		t.Fatalf("bob's link is still traced: %v", s.trace.on)
+	}
+}
+
+// On a transport that cannot trace (the simulated network), a traced link
+// is a PathView that says why it has no hops.
+func TestUntraceablePathSaysWhy(t *testing.T) {
+	w := newWorld(t, 2, lan30)
+	ada := w.host("ada", Config{Trace: "bob"})
+	bob := w.join("bob", RolePlayer, ada, Config{})
+	if !w.runUntil(10*time.Second, started(ada, bob)) {
+		t.Fatal("session did not start")
+	}
+	ps := ada.s.Paths()
+	if len(ps) != 1 || ps[0].Peer != "bob" || ps[0].Available || ps[0].Why == "" || len(ps[0].Hops) != 0 {
+		t.Fatalf("paths %+v", ps)
+	}
+	if len(bob.s.Paths()) != 0 {
+		t.Fatal("bob traces without being asked")
+	}
+}
