@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"slices"
@@ -25,6 +26,10 @@ type netns struct {
 	prefix string
 	made   []string
 	seq    int
+	// routed: the internet namespace routes between a subnet of its own
+	// for each machine wired to it, instead of bridging them all on one,
+	// so two routers on it are two hops apart, not one.
+	routed bool
 }
 
 func (n *netns) run(args ...string) {
@@ -43,14 +48,24 @@ func (n *netns) ns(name string) string {
 	return full
 }
 
-// wire joins ns to the internet's bridge at addr (its interface "wan").
+// wire joins ns to the internet's bridge at addr (its interface "wan");
+// routed, to a subnet of its own, the internet at its first address and
+// ns's default route.
 func (n *netns) wire(inet, ns, addr string) {
 	n.seq++
 	a := fmt.Sprintf("%sv%d", n.prefix, n.seq)
 	n.run("ip", "-n", inet, "link", "add", a, "type", "veth", "peer", "name", "wan", "netns", ns)
-	n.run("ip", "-n", inet, "link", "set", a, "master", "br0", "up")
 	n.run("ip", "-n", ns, "addr", "add", addr, "dev", "wan")
 	n.run("ip", "-n", ns, "link", "set", "wan", "up")
+	if !n.routed {
+		n.run("ip", "-n", inet, "link", "set", a, "master", "br0", "up")
+		return
+	}
+	p := netip.MustParsePrefix(addr)
+	gw := p.Masked().Addr().Next()
+	n.run("ip", "-n", inet, "addr", "add", fmt.Sprintf("%v/%d", gw, p.Bits()), "dev", a)
+	n.run("ip", "-n", inet, "link", "set", a, "up")
+	n.run("ip", "-n", ns, "route", "add", "default", "via", gw.String())
 }
 
 // behind makes a router on the internet at wan and a machine behind it
@@ -60,6 +75,15 @@ func (n *netns) wire(inet, ns, addr string) {
 // their inside opened (conntrack), and drop anything else before
 // conntrack keeps it, as home routers do.
 func (n *netns) behind(inet, name, wan string, k int, random bool) string {
+	return n.router(inet, name, wan, k, random, true)
+}
+
+// router is behind with the filter optional: without it the router only
+// masquerades, and an unsolicited datagram from the internet reaches the
+// router's own input, which answers it with ICMP port unreachable and
+// keeps its conntrack entry; an nft counter counts those datagrams. The
+// router's namespace is the prefix, "r" and name.
+func (n *netns) router(inet, name, wan string, k int, random, filter bool) string {
 	r := n.ns("r" + name)
 	n.wire(inet, r, wan)
 	m := n.ns(name)
@@ -82,6 +106,15 @@ table ip filter {
 	chain forwarded { type filter hook forward priority 0; iifname "wan" ct state new drop; }
 }
 `
+	if !filter {
+		rules = `table ip nat {
+	chain post { type nat hook postrouting priority 100; oifname "wan" ` + masq + `; }
+}
+table ip count {
+	chain inbound { type filter hook input priority 0; iifname "wan" meta l4proto udp ct state new counter; }
+}
+`
+	}
 	f := n.t.TempDir() + "/" + name + ".nft"
 	if err := os.WriteFile(f, []byte(rules), 0o600); err != nil {
 		n.t.Fatal(err)

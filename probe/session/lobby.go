@@ -144,7 +144,11 @@ func (s *Session) hostPing(now time.Duration, m *member, pg ping) {
 func (s *Session) sendPings(now time.Duration) {
 	s.buf = appendPing(s.buf[:0], ping{Version: s.version, Ready: s.ready(), Started: s.started})
 	for _, m := range s.members {
-		if m.ID != s.self && m.linked && !m.removed {
+		// A peer whose address was just primed gets no ping for the
+		// prime's hold (punch.go): a full-size datagram there before the
+		// peer's own primes leave would make its masquerade-only router
+		// keep a clashing entry. Pings repeat, so it has the next one.
+		if m.ID != s.self && m.linked && !m.removed && !s.primeHeld(now, m) {
 			_ = s.ep.SendUnnumbered(now, m.ID, s.buf, false)
 		}
 	}

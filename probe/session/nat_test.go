@@ -17,12 +17,24 @@ import (
 // mapping per inside socket (endpoint-independent, the default) or per
 // inside socket and destination (`fully-random`), and a filter that lets
 // in only what comes from an address the inside has sent to (conntrack).
+//
+// masqOnly is a router without the rule that drops what nobody inside
+// asked for: a datagram from an address its inside has not sent to goes to
+// the router's own input, and its conntrack entry stays. That entry takes
+// the public port for that address, so the inside's first datagram to it
+// leaves from a new port, which the router (as Linux does) then reuses for
+// the socket's later destinations.
 type testNAT struct {
 	w        *world
 	pub      netip.Addr
 	random   bool
+	masqOnly bool
 	nextPort uint16
 	maps     map[natKey]*natMap
+	flows    map[natKey]*natMap // masqOnly: the mapping of each inside socket and destination
+	// slowFrom's datagrams reach the inside slowBy late.
+	slowFrom netip.AddrPort
+	slowBy   time.Duration
 }
 
 type natKey struct {
@@ -31,9 +43,10 @@ type natKey struct {
 }
 
 type natMap struct {
-	node    *simnet.Node
-	allowed map[netip.AddrPort]bool
-	dead    bool // the router forgot it (rebind)
+	node        *simnet.Node
+	allowed     map[netip.AddrPort]bool
+	unsolicited map[netip.AddrPort]bool // masqOnly: addresses whose datagrams came first
+	dead        bool                    // the router forgot it (rebind)
 }
 
 // rebind forgets every mapping, as a router does when its conntrack
@@ -44,10 +57,12 @@ func (n *testNAT) rebind() {
 		mp.dead = true
 	}
 	n.maps = map[natKey]*natMap{}
+	n.flows = map[natKey]*natMap{}
 }
 
 func (w *world) nat(pub string, random bool) *testNAT {
-	return &testNAT{w: w, pub: netip.MustParseAddr(pub), random: random, nextPort: 40000, maps: map[natKey]*natMap{}}
+	return &testNAT{w: w, pub: netip.MustParseAddr(pub), random: random, nextPort: 40000, maps: map[natKey]*natMap{},
+		flows: map[natKey]*natMap{}}
 }
 
 // natSide is an inside machine's transport: everything goes out through
@@ -60,26 +75,53 @@ type natSide struct {
 func (s natSide) LocalAddr() netip.AddrPort { return s.m.addr }
 
 func (s natSide) Send(to netip.AddrPort, p []byte) error {
-	k := natKey{inside: s.m.addr}
-	if s.n.random {
+	return s.n.mapping(s.m, to).node.Send(to, p)
+}
+
+// mapping is the mapping m's datagrams to `to` leave by, made if need be.
+func (n *testNAT) mapping(m *machine, to netip.AddrPort) *natMap {
+	k := natKey{inside: m.addr}
+	if n.random {
 		k.dest = to
 	}
-	mp := s.n.maps[k]
+	mp := n.maps[k]
+	if n.masqOnly {
+		fk := natKey{inside: m.addr, dest: to}
+		if f := n.flows[fk]; f != nil {
+			return f
+		}
+		if mp != nil && mp.unsolicited[to] {
+			mp = nil // the port is taken for `to`: another one
+		}
+		defer func() { n.flows[fk] = n.maps[k] }()
+	}
 	if mp == nil {
-		mp = &natMap{allowed: map[netip.AddrPort]bool{}}
-		m := s.m
-		mp.node = s.n.w.net.Attach(netip.AddrPortFrom(s.n.pub, s.n.nextPort), func(now time.Duration, from netip.AddrPort, p []byte) {
+		mp = &natMap{allowed: map[netip.AddrPort]bool{}, unsolicited: map[netip.AddrPort]bool{}}
+		mp.node = n.w.net.Attach(netip.AddrPortFrom(n.pub, n.nextPort), func(now time.Duration, from netip.AddrPort, p []byte) {
 			if mp.dead || !mp.allowed[from] || m.h.Stopped() || m.s == nil {
+				if n.masqOnly && !mp.dead && !mp.allowed[from] {
+					mp.unsolicited[from] = true // the router's input keeps its entry
+				}
 				return // conntrack: no flow from this address
+			}
+			if from == n.slowFrom && n.slowBy > 0 {
+				p = slices.Clone(p)
+				n.w.at(now+n.slowBy, func() {
+					if !m.h.Stopped() {
+						m.s.Receive(now+n.slowBy, from, p)
+						m.w.after(m)
+					}
+				})
+				return
 			}
 			m.s.Receive(now, from, p)
 			m.w.after(m)
 		})
-		s.n.nextPort++
-		s.n.maps[k] = mp
+		n.nextPort++
+		n.maps[k] = mp
 	}
 	mp.allowed[to] = true
-	return mp.node.Send(to, p)
+	return mp
 }
 
 // behind attaches a machine with a private address behind n: nothing in

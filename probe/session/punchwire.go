@@ -24,6 +24,7 @@ const (
 
 	checkKind  byte = 0x01 // "can you hear me at this address?"
 	answerKind byte = 0x02 // "yes": sent back to where the check came from
+	primeKind  byte = 0x03 // opens this side's NAT mapping; nobody answers it
 
 	checkNominate = 0x01 // flags: the controlling side will use this path
 
@@ -109,6 +110,26 @@ func decodeCheck(p []byte, key []byte) (check, error) {
 		return check{}, errCheckField
 	}
 	return c, nil
+}
+
+// A prime is a check's bytes with kind primeKind and no transaction,
+// sequence or tag: it leaves with a small hop limit to open this side's NAT
+// mapping toward a peer's address (punch.go) and is meant to die on the
+// way. One that arrives anyway (a peer close by) is dropped unread,
+// without an answer or a count, so it moves nothing. At checkLen bytes, a
+// router that quotes more than the UDP header in its Time Exceeded quotes a
+// datagram the hop tracer sees is not one of its probes.
+func appendPrime(b []byte, token uint64, from, to netcore.PeerID) []byte {
+	b = append(b, netcore.Magic0, punchMagic1, punchVer, primeKind, 0, 0)
+	b = le.AppendUint64(b, token)
+	b = le.AppendUint16(b, uint16(from))
+	b = le.AppendUint16(b, uint16(to))
+	return append(b, make([]byte, checkLen-18)...)
+}
+
+// isPrime reports whether p is a prime, of any length.
+func isPrime(p []byte) bool {
+	return len(p) >= 4 && p[0] == netcore.Magic0 && p[1] == punchMagic1 && p[2] == punchVer && p[3] == primeKind
 }
 
 // A relay frame is a netcore datagram whose constant bytes carry the

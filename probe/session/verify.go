@@ -51,6 +51,9 @@ func (m *member) checkedAt(addr netip.AddrPort) bool {
 
 // onCheck: a check or an answer arrived from addr.
 func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
+	if isPrime(p) {
+		return // meant to die on the way: a peer close by, nothing to do
+	}
 	if s.token == 0 {
 		s.rejected.Lobby++
 		return
@@ -101,7 +104,7 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 		From: s.self, To: m.ID, Tx: c.Tx, Seq: c.Seq}, s.nat.key)
 	_ = s.tr.Send(from, s.nat.check)
 	if punching {
-		s.addCand(m, from) // a peer-reflexive candidate: checked at the next round
+		s.addHeardCand(m, from) // a peer-reflexive candidate: checked at the next round
 	}
 	if take {
 		m.path.peerSeq = c.Seq
@@ -152,7 +155,7 @@ func (s *Session) onNewSource(now time.Duration, id netcore.PeerID, from netip.A
 		return
 	}
 	if s.punches(m) && m.path.state == pathPunching {
-		s.addCand(m, from)
+		s.addHeardCand(m, from)
 		return
 	}
 	s.probePath(now, m, from)
