@@ -200,9 +200,10 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 	var uiErr error
 	if out.cfg.Front != nil {
 		uiErr = out.cfg.Front(teed)
-		if uiErr != nil {
-			stop()
-		}
+		// The front end has gone (q, or an error): the run ends now. A
+		// live session is already leaving (the front's Quit); the demo's
+		// machines end at once (demo.Stop), with nobody outside to tell.
+		stop()
 	}
 	for range teed.Updates() {
 		// The front end has gone (or never came): the sinks still see the

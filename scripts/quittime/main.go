@@ -4,8 +4,9 @@
 // program leaves the alternate screen, `ESC[?1049l` in what it writes — and
 // (2) until the process has exited. Run it from the repository's root:
 //
-//	go run ./scripts/quittime                 # host --players 2 + join on loopback, and the demo; 10 runs each
+//	go run ./scripts/quittime                 # join, host and demo on loopback; 10 runs each
 //	go run ./scripts/quittime -runs 5 -only demo
+//	go run ./scripts/quittime -settle 25s     # quit inside the demo's spike (10 s to 30 s in)
 //	go run ./scripts/quittime -cpu 30s        # the TUI's CPU against --json's, demo, 3 runs each
 //
 // For the joined session a `lagscope host --players 2 --json` runs beside
@@ -44,12 +45,15 @@ const (
 	// Bounds on every wait, so a run that goes wrong ends.
 	startLimit = 60 * time.Second
 	quitLimit  = 20 * time.Second
-	settle     = 2 * time.Second // after the game runs, before q
 )
+
+// settle is how long after the game runs q is pressed (-settle).
+var settle = 2 * time.Second
 
 func main() {
 	runs := flag.Int("runs", 10, "runs of each case")
-	only := flag.String("only", "", "one case only: join or demo")
+	only := flag.String("only", "", "one case only: join, host or demo")
+	flag.DurationVar(&settle, "settle", settle, "how long after the game runs to press q")
 	bin := flag.String("bin", "", "the lagscope binary (default: built from this checkout)")
 	cpu := flag.Duration("cpu", 0, "measure the TUI's CPU against --json's over runs of this length instead")
 	cpuRuns := flag.Int("cpu-runs", 3, "runs of each mode with -cpu")
@@ -71,7 +75,7 @@ func main() {
 		cpuCompare(*bin, *cpu, *cpuRuns)
 		return
 	}
-	for _, c := range []string{"join", "demo"} {
+	for _, c := range []string{"join", "host", "demo"} {
 		if *only != "" && *only != c {
 			continue
 		}
@@ -121,7 +125,7 @@ func quitRun(bin, which string) (restored, exited time.Duration, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		host := exec.Command(bin, "host", "--players", "2", "--json", "--listen", addr, "--name", "hostess")
+		host := exec.Command(bin, "host", "--open", "--players", "2", "--json", "--listen", addr, "--name", "hostess")
 		host.Stdout, host.Stderr = io.Discard, io.Discard
 		if err := host.Start(); err != nil {
 			return 0, 0, err
@@ -138,6 +142,23 @@ func quitRun(bin, which string) (restored, exited time.Duration, err error) {
 			}
 		}()
 		args = []string{"join", addr, "--name", "joiner"}
+	case "host":
+		// The host on the terminal, a joiner beside it: the host quits.
+		addr, err := freeUDP()
+		if err != nil {
+			return 0, 0, err
+		}
+		args = []string{"host", "--open", "--players", "2", "--listen", addr, "--name", "hostess"}
+		// A joiner started first repeats its Hello until the host answers.
+		joiner := exec.Command(bin, "join", addr, "--json", "--name", "joiner")
+		joiner.Stdout, joiner.Stderr = io.Discard, io.Discard
+		if err := joiner.Start(); err != nil {
+			return 0, 0, err
+		}
+		defer func() {
+			_ = joiner.Process.Kill()
+			_ = joiner.Wait()
+		}()
 	default:
 		return 0, 0, fmt.Errorf("unknown case %q", which)
 	}
