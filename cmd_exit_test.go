@@ -74,3 +74,18 @@ func TestExitReplayAsNobody(t *testing.T) {
 		t.Fatalf("exit %d, stdout %d bytes, stderr %q; want 2 and nothing on stdout", code, out.Len(), errb.String())
 	}
 }
+
+// A socket the system will not open (here an address this machine does
+// not have) is a runtime failure in the system's words (exit 1); an
+// address that does not parse stays bad input (exit 2).
+func TestExitUnopenableSocketIsRuntimeFailure(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"host", "--open", "--listen", "192.0.2.1:7373", "--json", "--duration", "1s"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "cannot assign requested address") {
+		t.Errorf("host --listen 192.0.2.1:7373: exit %d, stderr %q; want 1 and the system's reason", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"host", "--listen", "127.0.0.1:99999", "--json"}, &out, &errb); code != exitUsage {
+		t.Errorf("host --listen 127.0.0.1:99999: exit %d, stderr %q; want 2", code, errb.String())
+	}
+}

@@ -91,10 +91,7 @@ func Host(cfg RunConfig, hc HostConfig) error {
 	udp, err := netcore.ListenUDP(hc.Listen)
 	if err != nil {
 		out.abandon()
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return err
-		}
-		return flagErrorf("--listen %q: %v", hc.Listen, err)
+		return bindError("--listen", hc.Listen, err)
 	}
 	defer udp.Close()
 	sc := out.config()
@@ -108,6 +105,19 @@ func Host(cfg RunConfig, hc HostConfig) error {
 		return err
 	}
 	return out.runSession(s, udp)
+}
+
+// bindError is why a socket could not be opened at addr. The system's
+// refusal (the port in use, an address this machine does not have, no
+// permission) is a runtime failure in the system's words (exit 1, as for
+// impair and --metrics, docs/cli.md); an address that does not even
+// parse is bad input (exit 2).
+func bindError(flag, addr string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Errorf("%s %q: %w", flag, addr, err)
+	}
+	return flagErrorf("%s %q: %v", flag, addr, err)
 }
 
 // JoinConfig is `lagscope join` and `watch`'s own part.
@@ -126,12 +136,7 @@ func Join(cfg RunConfig, jc JoinConfig) error {
 	udp, err := netcore.ListenUDP(jc.Bind)
 	if err != nil {
 		out.abandon()
-		if errors.Is(err, syscall.EADDRINUSE) {
-			// The address is fine, the port is taken: a runtime failure
-			// (exit 1), as for host and impair (docs/cli.md).
-			return fmt.Errorf("--bind %q: %w", jc.Bind, err)
-		}
-		return flagErrorf("--bind %q: %v", jc.Bind, err)
+		return bindError("--bind", jc.Bind, err)
 	}
 	defer udp.Close()
 	s, err := session.NewJoiner(out.config(), jc.Role, udp, jc.Host)
