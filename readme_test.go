@@ -37,21 +37,7 @@ const (
 // screen.
 func demoScreen(t *testing.T) string {
 	t.Helper()
-	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
-	setupDemo(fs)
-	if err := fs.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	players, _ := fs.GetInt("players")
-	profile, _ := fs.GetString("profile")
-	seed, _ := fs.GetUint64("seed")
-	fps, _ := fs.GetInt("fps")
-	name := fs.Lookup("name").DefValue
-	updates, err := live.PlayDemo(live.DemoConfig{Players: players, Profile: profile, Seed: seed, Speed: fps, Name: name, Spike: true},
-		screenAt, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	updates := playDemo(t, screenAt, 100*time.Millisecond)
 
 	feed := newQueuedFeed(updates)
 	// ui.Run adds the wall clock to the header; a fixed one here.
@@ -131,6 +117,29 @@ func (f *queuedFeed) Close() {
 		f.closed = true
 		close(f.ch)
 	}
+}
+
+// playDemo plays the demo in virtual time with the demo command's own
+// defaults (read off its flags, so a changed default changes what the
+// tests see), an update every `every` up to length.
+func playDemo(t *testing.T, length, every time.Duration) []probe.Update {
+	t.Helper()
+	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
+	setupDemo(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	players, _ := fs.GetInt("players")
+	profile, _ := fs.GetString("profile")
+	seed, _ := fs.GetUint64("seed")
+	fps, _ := fs.GetInt("fps")
+	name := fs.Lookup("name").DefValue
+	updates, err := live.PlayDemo(live.DemoConfig{Players: players, Profile: profile, Seed: seed, Speed: fps, Name: name, Spike: true},
+		length, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return updates
 }
 
 // capture runs the UI's model and quits with its picture once the

@@ -19,10 +19,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/spf13/pflag"
 
 	"github.com/lagscope/lagscope/probe"
-	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/ui"
 )
 
@@ -32,22 +30,7 @@ const verdictDemoLength = 3 * time.Minute
 // update a second.
 func demoUpdates(t *testing.T, length time.Duration) []probe.Update {
 	t.Helper()
-	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
-	setupDemo(fs)
-	if err := fs.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	players, _ := fs.GetInt("players")
-	profile, _ := fs.GetString("profile")
-	seed, _ := fs.GetUint64("seed")
-	fps, _ := fs.GetInt("fps")
-	name := fs.Lookup("name").DefValue
-	updates, err := live.PlayDemo(live.DemoConfig{Players: players, Profile: profile, Seed: seed, Speed: fps, Name: name, Spike: true},
-		length, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return updates
+	return playDemo(t, length, time.Second)
 }
 
 // frames records the UI's picture once per second of session time, in a
