@@ -191,18 +191,18 @@ func (mx *matrixInstruments) all() []metric.Observable {
 func registerMatrix(in *instruments) *matrixInstruments {
 	const of = " Every pair this machine knows: player measures, peer is the other end."
 	mx := &matrixInstruments{
-		sent:     in.datagrams("lagscope.matrix.datagrams.sent", "Reliable datagrams player sent to peer, resends included (L1)."+of),
-		retx:     in.datagrams("lagscope.matrix.datagrams.retransmitted", "Reliable datagrams player resent to peer (L1, L8)."+of),
-		expected: in.datagrams("lagscope.matrix.datagrams.expected", "Numbered datagrams from peer judged by player's loss window (L2)."+of),
-		lost:     in.datagrams("lagscope.matrix.datagrams.lost", "Numbered datagrams from peer that never reached player (L2)."+of),
-		peerExp:  in.datagrams("lagscope.matrix.datagrams.peer_expected", "Peer's expected total for the link, from its LinkReports (L4)."+of),
-		peerLost: in.datagrams("lagscope.matrix.datagrams.peer_lost", "Peer's lost total for the link, from its LinkReports (L4)."+of),
-		srtt:     in.fgauge("lagscope.matrix.srtt", "s", "Smoothed round trip of the link (T3)."+of),
-		rttvar:   in.fgauge("lagscope.matrix.rttvar", "s", "Round-trip variation of the link (T3)."+of),
-		rto:      in.fgauge("lagscope.matrix.rto", "s", "Retry timeout of the link (T7, T12)."+of),
-		connTO:   in.fgauge("lagscope.matrix.connection_timeout", "s", "Connection timeout of the link (T9, T10)."+of),
+		sent:     in.datagrams("lagscope.matrix.datagrams.sent", "Reliable datagrams player sent to peer, resends included."+of),
+		retx:     in.datagrams("lagscope.matrix.datagrams.retransmitted", "Reliable datagrams player resent to peer."+of),
+		expected: in.datagrams("lagscope.matrix.datagrams.expected", "Numbered datagrams from peer judged by player's loss window."+of),
+		lost:     in.datagrams("lagscope.matrix.datagrams.lost", "Numbered datagrams from peer that never reached player."+of),
+		peerExp:  in.datagrams("lagscope.matrix.datagrams.peer_expected", "Peer's expected total for the link, from its LinkReports."+of),
+		peerLost: in.datagrams("lagscope.matrix.datagrams.peer_lost", "Peer's lost total for the link, from its LinkReports."+of),
+		srtt:     in.fgauge("lagscope.matrix.srtt", "s", "Smoothed round trip of the link."+of),
+		rttvar:   in.fgauge("lagscope.matrix.rttvar", "s", "Round-trip variation of the link."+of),
+		rto:      in.fgauge("lagscope.matrix.rto", "s", "Retry timeout of the link: how long a reliable datagram waits for its ack before it is resent."+of),
+		connTO:   in.fgauge("lagscope.matrix.connection_timeout", "s", "Connection timeout of the link: how long a datagram may go unacked before the link counts as bad."+of),
 		age:      in.fgauge("lagscope.matrix.age", "s", "How long ago player's newest telemetry reached this machine (0: its own row)."),
-		state:    in.igauge("lagscope.matrix.link_state", "{state}", "State of the link: 0 unmeasured, 1 provisional, 2 measured, 3 bad (T4, T11)."+of),
+		state:    in.igauge("lagscope.matrix.link_state", "{state}", "State of the link: 0 unmeasured, 1 provisional, 2 measured, 3 bad."+of),
 		relayed:  in.igauge("lagscope.matrix.relayed", "{bool}", "1 while the pair's datagrams go through the host, 0 on a direct path."+of),
 	}
 	mx.waited = in.seconds("lagscope.matrix.caused_wait", "Time player waited before executing frames, last for peer's commands."+of)
