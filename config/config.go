@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -131,13 +132,49 @@ func (e *fileError) Error() string {
 }
 
 // configPath is where the config file lives: lagscope/config.toml under
-// os.UserConfigDir.
+// this platform's config directory.
 func configPath() (string, error) {
-	dir, err := os.UserConfigDir()
+	dir, err := configDir(runtime.GOOS, os.Getenv)
 	if err != nil {
-		return "", fmt.Errorf("no config directory: %w", err)
+		return "", err
 	}
 	return filepath.Join(dir, "lagscope", "config.toml"), nil
+}
+
+// configDir is the user's config directory on goos, from the environment
+// getenv reads: %AppData% on Windows, ~/Library/Application Support on
+// macOS, $XDG_CONFIG_HOME (when absolute) or ~/.config elsewhere. These are
+// os.UserConfigDir's rules; they are written out here, with the platform
+// as an argument, so that every platform's choice is tested on any.
+func configDir(goos string, getenv func(string) string) (string, error) {
+	switch goos {
+	case "windows":
+		dir := getenv("AppData")
+		if dir == "" {
+			return "", errors.New("no config directory: %AppData% is not set")
+		}
+		return dir, nil
+	case "darwin", "ios":
+		home := getenv("HOME")
+		if home == "" {
+			return "", errors.New("no config directory: $HOME is not set")
+		}
+		return home + "/Library/Application Support", nil
+	case "plan9":
+		home := getenv("home")
+		if home == "" {
+			return "", errors.New("no config directory: $home is not set")
+		}
+		return home + "/lib", nil
+	}
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" && strings.HasPrefix(dir, "/") {
+		return dir, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("no config directory: neither $XDG_CONFIG_HOME nor $HOME is set")
+	}
+	return home + "/.config", nil
 }
 
 // defaults is the configuration with no file and no flags.

@@ -246,3 +246,46 @@ func FuzzConfigDecode(f *testing.F) {
 		}
 	})
 }
+
+// Each platform's config directory, chosen on any platform: Windows reads
+// %AppData%, macOS the Library under $HOME, the others $XDG_CONFIG_HOME when
+// it is absolute, else ~/.config. An unset variable is an error that names
+// it, never a file written into the working directory.
+func TestConfigDirPerPlatform(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	cases := []struct {
+		goos    string
+		vars    map[string]string
+		want    string
+		wantErr string
+	}{
+		{"windows", map[string]string{"AppData": `C:\Users\Ada\AppData\Roaming`, "HOME": "/ignored"}, `C:\Users\Ada\AppData\Roaming`, ""},
+		{"windows", map[string]string{"HOME": "/home/ada"}, "", "%AppData%"},
+		{"darwin", map[string]string{"HOME": "/Users/ada", "XDG_CONFIG_HOME": "/ignored"}, "/Users/ada/Library/Application Support", ""},
+		{"darwin", nil, "", "$HOME"},
+		{"linux", map[string]string{"HOME": "/home/ada", "XDG_CONFIG_HOME": "/xdg"}, "/xdg", ""},
+		{"linux", map[string]string{"HOME": "/home/ada", "XDG_CONFIG_HOME": "relative/dir"}, "/home/ada/.config", ""},
+		{"freebsd", map[string]string{"HOME": "/home/ada"}, "/home/ada/.config", ""},
+		{"linux", nil, "", "$HOME"},
+	}
+	for _, c := range cases {
+		got, err := configDir(c.goos, env(c.vars))
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%s %v: got %q, %v; want an error naming %s", c.goos, c.vars, got, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s %v: got %q, %v; want %q", c.goos, c.vars, got, err, c.want)
+		}
+	}
+	// On this machine, the directory is the one the standard library gives.
+	std, stdErr := os.UserConfigDir()
+	got, err := configDir(runtime.GOOS, os.Getenv)
+	if (err == nil) != (stdErr == nil) || (err == nil && got != std) {
+		t.Errorf("configDir here = %q, %v; os.UserConfigDir = %q, %v", got, err, std, stdErr)
+	}
+}
