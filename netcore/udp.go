@@ -154,7 +154,13 @@ var _ Transport = (*UDPTransport)(nil)
 
 // ListenUDP opens a UDP socket on addr ("host:port"; port 0 picks a free
 // one) and starts its reader goroutine.
-func ListenUDP(addr string) (*UDPTransport, error) {
+func ListenUDP(addr string) (*UDPTransport, error) { return listenUDP(addr, false) }
+
+// listenUDP opens the socket; plain leaves out every socket option that
+// only some systems have — kernel arrival stamps, PKTINFO, the error
+// queue, batched writes — so that the socket behaves as it does on
+// Windows, where none of them exists. Tests take that path on Linux.
+func listenUDP(addr string, plain bool) (*UDPTransport, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, err
@@ -172,9 +178,13 @@ func ListenUDP(addr string) (*UDPTransport, error) {
 		local: netip.AddrPortFrom(local.Addr().Unmap(), local.Port()),
 		// Best effort too: without kernel stamps each datagram is timed
 		// by the reader's clock.
-		stamped: enableTimestamps(conn),
+		stamped: !plain && enableTimestamps(conn),
 		inbox:   make(chan *Datagram, inboxDepth),
 		done:    make(chan struct{}),
+		wNone:   plain,
+	}
+	if plain {
+		return t, nil
 	}
 	if t.local.Addr().IsUnspecified() && enablePktinfo(conn) {
 		t.from = &replyFrom{m: map[netip.AddrPort]netip.Addr{}}

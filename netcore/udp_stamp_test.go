@@ -1,9 +1,7 @@
 package netcore
 
 import (
-	"encoding/binary"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -80,52 +78,5 @@ func TestArrivalOnTheMonotonicClock(t *testing.T) {
 	}
 	if got := (&Datagram{}).Arrival(start); got < 0 || got > time.Since(start) {
 		t.Errorf("a datagram without a time arrived at %v", got)
-	}
-}
-
-// TestKernelStampParsing: the control-message walk finds the stamp among
-// others, and refuses lengths that run past the buffer.
-func TestKernelStampParsing(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		if _, ok := kernelStamp(make([]byte, 64)); ok {
-			t.Error("a stamp found where the platform gives none")
-		}
-		return
-	}
-	hdr := syscall.CmsgLen(0)
-	msg := func(level, typ int32, data []byte) []byte {
-		b := make([]byte, syscall.CmsgSpace(len(data)))
-		if ptrSize == 8 {
-			binary.NativeEndian.PutUint64(b, uint64(hdr+len(data)))
-		} else {
-			binary.NativeEndian.PutUint32(b, uint32(hdr+len(data)))
-		}
-		binary.NativeEndian.PutUint32(b[ptrSize:], uint32(level))
-		binary.NativeEndian.PutUint32(b[ptrSize+4:], uint32(typ))
-		copy(b[hdr:], data)
-		return b
-	}
-	var ts []byte
-	if ptrSize == 8 {
-		ts = binary.NativeEndian.AppendUint64(binary.NativeEndian.AppendUint64(nil, 1700000000), 123456789)
-	} else {
-		ts = binary.NativeEndian.AppendUint32(binary.NativeEndian.AppendUint32(nil, 1700000000), 123456789)
-	}
-	other := msg(syscall.SOL_IP, 8 /* IP_PKTINFO */, make([]byte, 12))
-	oob := append(other, msg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, ts)...)
-	k, ok := kernelStamp(oob)
-	if !ok || !k.Equal(time.Unix(1700000000, 123456789)) {
-		t.Errorf("stamp %v %v, want 1700000000.123456789", k, ok)
-	}
-	if _, ok := kernelStamp(other); ok {
-		t.Error("a stamp found in a message without one")
-	}
-	bad := msg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, ts)
-	binary.NativeEndian.PutUint32(bad, uint32(len(bad)+1)) // low bytes of cmsg_len on either size
-	if _, ok := kernelStamp(bad); ok {
-		t.Error("a length past the buffer was read")
-	}
-	for i := range len(oob) {
-		kernelStamp(oob[:i]) // every cut: no panic
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command quittime measures how fast the TUI lets go after `q`:
 // it runs lagscope on a pseudo-terminal it opens itself, waits until the
 // game runs, presses q, and times (1) until the terminal is restored — the
