@@ -64,8 +64,8 @@ func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, forc
 	}
 	tel := p.tm.due(now, p)
 	for _, pl := range p.players {
-		if pl == p.self || pl.removed {
-			continue
+		if pl == p.self || pl.removed || p.tm.skip(now, p, pl, tel, len(p.buf), reliable) {
+			continue // an observer's share holds nothing for it now (telemetry.go)
 		}
 		msg := p.buf
 		switch {
@@ -97,7 +97,7 @@ func (p *Peer) sendStatus(now time.Duration) {
 	p.buf = pk.appendTo(p.buf[:0])
 	tel := p.tm.due(now, p)
 	for _, pl := range p.players {
-		if pl == p.self || pl.removed {
+		if pl == p.self || pl.removed || p.tm.skip(now, p, pl, tel, len(p.buf), false) {
 			continue
 		}
 		msg := p.buf

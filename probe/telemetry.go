@@ -140,6 +140,45 @@ type telemetry struct {
 	// onSend, when set (tests), sees every message sent with the state it
 	// carries.
 	onSend func(to netcore.PeerID, msg []byte, st *snapshot.Telemetry)
+
+	// The observers' share (SetObserverGate): gate, when set, says what
+	// may go to an observer; obsSize is the last update each observer got,
+	// what the next is reckoned at; obsTel is skip's decision for the
+	// observer of the packet being sent, which wants then reads.
+	gate    observerGate
+	obsSize map[netcore.PeerID]int
+	obsTel  netcore.PeerID
+}
+
+// observerGate decides whether n bytes go to the observer to at now: a
+// telemetry update (with the frame packet it carries) when update is set,
+// else a frame or status packet alone, on the reliable channel when
+// reliable is set. The session that runs the peer keeps the observers'
+// budget and answers from it.
+type observerGate = func(now time.Duration, to netcore.PeerID, n int, update, reliable bool) bool
+
+// SetObserverGate has the peer ask g before it sends an observer anything
+// of the game: its telemetry then goes to each observer only as often as
+// g lets it, never riding on a reliable frame packet, and frame and
+// status packets only when g lets them. nil: everything goes.
+func (p *Peer) SetObserverGate(g observerGate) { p.tm.gate = g }
+
+// skip decides what goes to pl with the frame or status packet (n bytes,
+// reliable or not) being sent at now, tel saying whether an update is due:
+// nothing is skipped for a seated player, or without a gate. For an
+// observer, an update goes inside an unreliable packet when the gate
+// admits it (wants then says so); otherwise the packet goes alone if the
+// gate admits that. It reports whether pl gets nothing.
+func (t *telemetry) skip(now time.Duration, p *Peer, pl *player, tel bool, n int, reliable bool) bool {
+	if !pl.Observer || t.gate == nil {
+		return false
+	}
+	t.obsTel = 0
+	if tel && !reliable && t.wantsAny(p, pl) && t.gate(now, pl.ID, t.obsSize[pl.ID]+n, true, false) {
+		t.obsTel = pl.ID
+		return false
+	}
+	return !t.gate(now, pl.ID, n, false, reliable)
 }
 
 // telemetryIn is one player's stream into this machine.
@@ -158,8 +197,18 @@ func (t *telemetry) streams(p *Peer) bool {
 	return t.on && p.started && !p.done && p.self.seated && !p.self.Observer && !p.self.removed
 }
 
-// wants reports whether this machine streams its telemetry to pl.
+// wants reports whether this machine streams its telemetry to pl, and for
+// an observer under a gate, whether an update goes with the packet being
+// sent (skip decided it).
 func (t *telemetry) wants(p *Peer, pl *player) bool {
+	if pl.Observer && t.gate != nil && t.obsTel != pl.ID {
+		return false
+	}
+	return t.wantsAny(p, pl)
+}
+
+// wantsAny reports whether pl is one of the machines this one streams to.
+func (t *telemetry) wantsAny(p *Peer, pl *player) bool {
 	return p.cfg.TelemetryTo == nil || p.cfg.TelemetryTo(pl.Member)
 }
 
@@ -197,6 +246,12 @@ func (t *telemetry) encode(pl *player, inner []byte) []byte {
 	t.buf = t.snd.Next(t.buf, int(pl.ID))
 	t.buf = endTelemetry(t.buf, 0, inner)
 	t.sent++
+	if pl.Observer {
+		if t.obsSize == nil {
+			t.obsSize = map[netcore.PeerID]int{}
+		}
+		t.obsSize[pl.ID] = len(t.buf) - len(inner)
+	}
 	if t.onSend != nil {
 		t.onSend(pl.ID, t.buf, &t.own)
 	}
@@ -322,6 +377,7 @@ func (t *telemetry) deliver(now time.Duration, p *Peer, pl *player, msg []byte) 
 // later machine with that ID would start from a full update.
 func (t *telemetry) forget(id netcore.PeerID) {
 	delete(t.in, id)
+	delete(t.obsSize, id)
 	t.snd.Forget(int(id))
 }
 

@@ -47,7 +47,7 @@ const (
 // bucket is a token bucket on the session's clock: it holds up to burst
 // tokens, refills at rate tokens a second, and starts full at its first
 // take. The handshake budget counts replies in it, the relay a pair's
-// bytes.
+// bytes, the watcher budget (watchbudget.go) the bytes sent to watchers.
 type bucket struct {
 	rate, burst float64
 	tokens      float64
@@ -58,6 +58,17 @@ type bucket struct {
 // take spends n tokens if the bucket holds them, after refilling it for
 // the time since the last refill. A now before that refill adds nothing.
 func (b *bucket) take(now time.Duration, n float64) bool {
+	b.refill(now)
+	if b.tokens < n {
+		return false
+	}
+	b.tokens -= n
+	return true
+}
+
+// refill adds the tokens of the time since the last refill (the first
+// call fills the bucket), as take does before it spends.
+func (b *bucket) refill(now time.Duration) {
 	if !b.set {
 		b.tokens, b.at, b.set = b.burst, now, true
 	}
@@ -65,11 +76,23 @@ func (b *bucket) take(now time.Duration, n float64) bool {
 		b.tokens = min(b.burst, b.tokens+b.rate*(now-b.at).Seconds())
 		b.at = now
 	}
-	if b.tokens < n {
-		return false
-	}
-	b.tokens -= n
-	return true
+}
+
+// fits reports whether n tokens are there to spend now, or the bucket is
+// full: a full bucket admits one spend larger than its burst, which leaves
+// it in debt (spend), so a message bigger than the burst still goes, as
+// often as the rate pays for it.
+func (b *bucket) fits(now time.Duration, n float64) bool {
+	b.refill(now)
+	return b.tokens >= n || b.tokens >= b.burst
+}
+
+// spend takes n tokens whether or not they are there: what has gone out has
+// cost them. Tokens below zero are a debt the refill pays first, down to
+// floor at most (a spend past it is forgotten).
+func (b *bucket) spend(now time.Duration, n, floor float64) {
+	b.refill(now)
+	b.tokens = max(b.tokens-n, floor)
 }
 
 // replyBudget is the host's state for the rules above.

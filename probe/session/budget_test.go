@@ -271,3 +271,23 @@ func BenchmarkSpoofedHello(b *testing.B) {
 	b.ReportMetric(float64(sent), "replies")
 	_ = silenced
 }
+
+// A bucket's spend goes into debt, down to its floor, and the refill pays
+// the debt before fits admits anything again; a full bucket admits one
+// spend larger than its burst.
+func TestBucketDebt(t *testing.T) {
+	b := bucket{rate: 1000, burst: 100}
+	if !b.fits(0, 5000) {
+		t.Fatal("a full bucket refused a spend above its burst")
+	}
+	b.spend(0, 5000, -2000)
+	if b.tokens != -2000 {
+		t.Fatalf("tokens %v after a spend past the floor, want -2000", b.tokens)
+	}
+	if b.fits(time.Second, 10) {
+		t.Error("admitted while 1 s of refill has not paid the debt")
+	}
+	if !b.fits(2010*time.Millisecond, 10) || b.fits(2010*time.Millisecond, 11) {
+		t.Errorf("after 2.01 s: %v tokens, want 10", b.tokens)
+	}
+}

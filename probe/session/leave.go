@@ -49,6 +49,7 @@ func (s *Session) forgetObserver(m *member, why string) {
 		s.ep.RemoveLink(m.ID)
 	}
 	m.linked = false
+	delete(s.wb.shares, m.ID) // its share of the watchers' budget (watchbudget.go)
 	s.message(m.Name + " " + why)
 }
 

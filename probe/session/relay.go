@@ -15,7 +15,8 @@ import (
 // (punchwire.go), and the host forwards them to the other member. The
 // host checks that a frame carries the session's token and comes from the
 // address its sender is linked at, and gives every pair a byte budget, so
-// the relay cannot be used to flood anyone. The frames are the members'
+// the relay cannot be used to flood anyone; pairs with a watcher also draw
+// on the watchers' budget (watchbudget.go). The frames are the members'
 // own netcore datagrams, sealed end to end with the key when there is
 // one: the host forwards what it cannot read or forge. A relayed link's
 // round trip is the relayed path's (through the host), since that is the
@@ -69,6 +70,7 @@ func (t *relayTable) get(k pairKey) *relayCount {
 type pathTransport struct{ s *Session }
 
 func (t pathTransport) Send(to netip.AddrPort, p []byte) error {
+	t.s.noteSend(to, p) // counted, and a watcher's taken from its budget (watchbudget.go)
 	if id, ok := relayPeer(to); ok {
 		return t.s.sendRelayed(id, p)
 	}
@@ -190,7 +192,7 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 		s.message("relaying " + a.Name + " ↔ " + b.Name + " (no direct path between them)")
 		s.nat.relayedPairs = append(s.nat.relayedPairs, c.key)
 	}
-	if !c.budget.take(now, float64(len(p))) {
+	if !c.budget.take(now, float64(len(p))) || !s.relayFits(now, src, dst, p) {
 		c.refused++
 		c.refusedBytes += uint64(len(p))
 		return
@@ -200,6 +202,8 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 		c.refusedBytes += uint64(len(p))
 		return
 	}
+	s.wb.allBytes += uint64(len(p))
+	s.wb.allDatagrams++
 	c.forwarded++
 	c.forwardedBytes += uint64(len(p))
 	s.nat.relay.total++

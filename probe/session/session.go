@@ -299,6 +299,8 @@ type Session struct {
 
 	nat natState // hole punching and relaying (punch.go, relay.go)
 
+	wb watchBudget // what watchers cost this machine (watchbudget.go)
+
 	watch    watchState // late watchers (watch.go)
 	trace    traceState // which links are traced (trace.go)
 	lateSelf bool       // this machine is a late watcher: it follows, never starts

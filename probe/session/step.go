@@ -17,6 +17,7 @@ func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byt
 	if s.done {
 		return
 	}
+	s.wb.now = now // the time of the sends that follow (watchbudget.go)
 	s.budget.datagram(len(datagram))
 	if len(datagram) >= 2 && datagram[0] == netcore.Magic0 && datagram[1] != netcore.Magic1 {
 		switch datagram[1] {
@@ -43,6 +44,7 @@ func (s *Session) Tick(now time.Duration) {
 	if s.done {
 		return
 	}
+	s.wb.now = now
 	if !s.began {
 		s.began, s.beganAt = true, now
 		s.joinUntil = now + joinTimeout
@@ -158,6 +160,9 @@ func (s *Session) after(now time.Duration) {
 	}
 	if !s.quitting && !s.done {
 		s.sendPaths(now)
+	}
+	if !s.done {
+		s.tickWatchBudget(now)
 	}
 	if s.quitting {
 		s.checkQuit(now)

@@ -146,13 +146,15 @@ func (s *Session) sendWatch(now time.Duration, m *member, snapshot bool) {
 		w.Events = s.watch.recent
 	}
 	s.buf = appendWatch(s.buf[:0], w)
+	s.wb.feedSize = len(s.buf)
 	if err := s.ep.Send(now, m.ID, netcore.ChannelReliable, s.buf); err != nil {
 		s.log.Debug("watch update not sent", "to", m.Name, "err", err)
 	}
 }
 
 // flushWatch (the feeder): every late watcher gets an update with the
-// pending events.
+// pending events, once the watchers' budget holds a round of them
+// (watchbudget.go); until then the events wait for the next round.
 func (s *Session) flushWatch(now time.Duration) {
 	if s.peer == nil || !s.feedsWatchers() {
 		return
@@ -160,6 +162,19 @@ func (s *Session) flushWatch(now time.Duration) {
 	s.watch.any = s.anyLate()
 	if !s.watch.any {
 		s.watch.pending = s.watch.pending[:0]
+		return
+	}
+	n := 0
+	for _, m := range s.members {
+		if m.watching && !m.removed && m.linked {
+			n++
+		}
+	}
+	if ok, wait := s.feedFits(now, n); !ok {
+		s.watch.next = min(s.watch.next, now+wait)
+		if s.watch.next <= now {
+			s.watch.next = now + wait
+		}
 		return
 	}
 	for _, m := range s.members {

@@ -1,0 +1,203 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+)
+
+// counts is a machine's watcher-budget counters at one moment.
+type counts struct {
+	at                          time.Duration
+	out, feed, relay, all       uint64
+	outDg, feedDg, relayDg, dgs uint64
+}
+
+func countsOf(w *world, m *machine) counts {
+	b := &m.s.wb
+	return counts{at: w.now(), out: b.outBytes, feed: b.feedBytes, relay: b.relayBytes, all: b.allBytes,
+		outDg: b.outDatagrams, feedDg: b.feedDatagrams, relayDg: b.relayDatagrams, dgs: b.allDatagrams}
+}
+
+// perSecond is how many units a second c2 is past c1, in virtual time.
+func perSecond(c1, c2 counts, f func(c counts) uint64) float64 {
+	return float64(f(c2)-f(c1)) / (c2.at - c1.at).Seconds()
+}
+
+// budgetWorld runs a 3-player game with n late watchers and returns the
+// players' and the watchers' machines once every watcher follows and the
+// session has settled.
+func budgetWorld(t *testing.T, n int) (*world, []*machine, []*machine) {
+	w := newWorld(t, 13, lan30)
+	host := w.host("alice", Config{Players: 3})
+	bob := w.join("bob", RolePlayer, host, Config{})
+	carol := w.join("carol", RolePlayer, host, Config{})
+	players := []*machine{host, bob, carol}
+	if !w.runUntil(10*time.Second, started(players...)) {
+		t.Fatal("the game did not start")
+	}
+	w.runFor(2 * time.Second)
+	var watchers []*machine
+	for i := range n {
+		watchers = append(watchers, w.join(fmt.Sprintf("w%02d", i), RoleObserver, host, Config{}))
+	}
+	if !w.runUntil(30*time.Second, started(watchers...)) {
+		t.Fatal("not every watcher attached")
+	}
+	w.runFor(10 * time.Second)
+	return w, players, watchers
+}
+
+// Whatever the number of watchers, each player sends them together at most
+// 32 KiB/s, and the host at most 64 KiB/s more for their feed and relay,
+// measured from the sessions' own counters over 30 s of virtual time; the
+// watchers still follow the game (their frame moves on with the players',
+// their timing events are the players'), and each still gets telemetry,
+// less often as watchers are added.
+func TestWatchersCostABoundedShare(t *testing.T) {
+	const window = 30 * time.Second
+	for _, n := range []int{0, 1, maxObservers} {
+		w, players, watchers := budgetWorld(t, n)
+		host := players[0]
+		before := map[*machine]counts{}
+		for _, m := range players {
+			before[m] = countsOf(w, m)
+		}
+		tel := map[*machine]uint64{}
+		frames := map[*machine]int{}
+		for _, m := range watchers {
+			tel[m] = m.s.Peer().TelemetryUpdates()
+			frames[m] = m.s.Peer().View(w.now()).Frame
+		}
+		attach := host.s.Peer().View(w.now()).Frame
+		host.s.SetSpeed(20) // timing events while the watchers follow
+		w.after(host)
+		w.runFor(window)
+		for _, m := range players {
+			c1, c2 := before[m], countsOf(w, m)
+			out := perSecond(c1, c2, func(c counts) uint64 { return c.out })
+			extra := perSecond(c1, c2, func(c counts) uint64 { return c.feed + c.relay })
+			all := perSecond(c1, c2, func(c counts) uint64 { return c.all })
+			dgs := perSecond(c1, c2, func(c counts) uint64 { return c.dgs })
+			t.Logf("%2d watchers: %-5s to watchers %6.0f B/s (%5.1f datagrams/s), feed and relay %6.0f B/s, all sent %7.0f B/s (%6.1f datagrams/s)",
+				n, m.name, out, perSecond(c1, c2, func(c counts) uint64 { return c.outDg }), extra, all, dgs)
+			if out > 32<<10 {
+				t.Errorf("%d watchers: %s sends them %.0f B/s, above 32 KiB/s", n, m.name, out)
+			}
+			if extra > 64<<10 {
+				t.Errorf("%d watchers: %s spends %.0f B/s on their feed and relay, above 64 KiB/s", n, m.name, extra)
+			}
+			if m != host && c2.feed != c1.feed {
+				t.Errorf("%s fed the watchers while the host is there", m.name)
+			}
+			if n == 0 && (c2.out != 0 || c2.feed != 0 || c2.relay != 0) {
+				t.Errorf("no watchers: %s counted %+v to watchers", m.name, c2)
+			}
+		}
+		hv := host.s.Peer().View(w.now())
+		var slowest time.Duration
+		for _, m := range watchers {
+			p := m.s.Peer()
+			if m.s.Done() || !p.Spectator() {
+				t.Fatalf("%s stopped following: %v", m.name, m.s.Err())
+			}
+			v := p.View(w.now())
+			if v.Frame <= frames[m] || hv.Frame-v.Frame > 2*hv.FPS || v.Frame > hv.Frame {
+				t.Errorf("%s at frame %d (was %d), the host at %d: it does not follow", m.name, v.Frame, frames[m], hv.Frame)
+			}
+			got := p.TelemetryUpdates() - tel[m]
+			if got == 0 {
+				t.Errorf("%s got no telemetry in %v", m.name, window)
+				continue
+			}
+			slowest = max(slowest, window*time.Duration(len(players))/time.Duration(got))
+			if !matrixComplete(p.Matrix(w.now()), []string{"alice", "bob", "carol"}) {
+				t.Errorf("%s's matrix is not complete", m.name)
+			}
+		}
+		if n > 0 {
+			t.Logf("%2d watchers: each watcher got an update from each player every %v on average", n, slowest.Round(time.Millisecond))
+		}
+		// The timing events after the window began are the players', on
+		// the same frames.
+		want := timingFrom(host, attach)
+		if len(want) == 0 {
+			t.Errorf("%d watchers: no timing event after the change of speed", n)
+		}
+		for _, m := range watchers {
+			if got := timingFrom(m, attach); !slices.Equal(got, want) {
+				t.Errorf("%s timing events %q, host %q", m.name, got, want)
+			}
+		}
+	}
+}
+
+// A watcher that stops sending (no keep-alive) is dropped by every player
+// 5 s after it was last heard, while a player gone silent waits the drop
+// timeout (60 s) as before.
+func TestSilentWatcherDroppedAfter5s(t *testing.T) {
+	w := newWorld(t, 14, lan30)
+	host := w.host("alice", Config{Players: 3})
+	bob := w.join("bob", RolePlayer, host, Config{})
+	carol := w.join("carol", RolePlayer, host, Config{})
+	if !w.runUntil(10*time.Second, started(host, bob, carol)) {
+		t.Fatal("the game did not start")
+	}
+	if host.s.dropTimeout != 60*time.Second || bob.s.dropTimeout != 60*time.Second {
+		t.Fatalf("drop timeout %v, %v; want the default 60 s", host.s.dropTimeout, bob.s.dropTimeout)
+	}
+	eve := w.join("eve", RoleObserver, host, Config{})
+	if !w.runUntil(10*time.Second, func() bool { p := eve.s.Peer(); return p != nil && p.Spectator() }) {
+		t.Fatal("eve does not follow the game")
+	}
+	w.runFor(3 * time.Second)
+	eveID := eve.s.self
+	eve.vanish()
+	carol.vanish()
+	gone := w.now()
+	last := func(m *machine) time.Duration { return m.s.byID[eveID].lastHeard }
+	for _, m := range []*machine{host, bob} {
+		if gone-last(m) > 1100*time.Millisecond {
+			t.Fatalf("%s had not heard eve for %v before she went silent", m.name, gone-last(m))
+		}
+	}
+	dropped := map[*machine]time.Duration{}
+	w.runUntil(20*time.Second, func() bool {
+		for _, m := range []*machine{host, bob} {
+			if _, ok := dropped[m]; !ok && !slices.Contains(m.linkPeers(), eveID) {
+				dropped[m] = w.now()
+			}
+		}
+		return len(dropped) == 2
+	})
+	for _, m := range []*machine{host, bob} {
+		at, ok := dropped[m]
+		if !ok {
+			t.Fatalf("%s still links to eve 20 s after she went silent", m.name)
+		}
+		silent := at - last(m)
+		t.Logf("%s dropped eve %v after it last heard her", m.name, silent)
+		if silent < watchSilence || silent > watchSilence+1100*time.Millisecond {
+			t.Errorf("%s dropped eve after %v of silence, want %v (within the second's check)", m.name, silent, watchSilence)
+		}
+		if !slices.Contains(m.messages(), "eve went silent") {
+			t.Errorf("%s's messages lack eve going silent: %q", m.name, m.messages())
+		}
+	}
+	// Carol went silent at the same moment: still a player 30 s on.
+	w.runFor(25 * time.Second)
+	for _, m := range []*machine{host, bob} {
+		for _, e := range of[*probe.RemovedEvent](m) {
+			t.Errorf("%s removed %s %v after she went silent; the drop timeout is 60 s", m.name, e.Player, w.now()-gone)
+		}
+	}
+	if !w.runUntil(45*time.Second, func() bool { return len(of[*probe.RemovedEvent](bob)) > 0 }) {
+		t.Fatal("carol was never removed")
+	}
+	if took := w.now() - gone; took < 60*time.Second {
+		t.Errorf("carol removed %v after she went silent, before the drop timeout", took)
+	}
+}
