@@ -8,6 +8,7 @@ package probe
 
 import (
 	"encoding/json"
+	"net/netip"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/diagnosis"
@@ -236,6 +237,41 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 				in.Pairs = append(in.Pairs, pr)
 			}
 		}
+	}
+	p.ownTraces(m)
+}
+
+// ownTraces adds to the diagnosis input the hop traces this machine runs
+// on its own links: where each one's delay starts and its hops' addresses
+// (docs/diagnosis.md, "Where it starts").
+func (p *Peer) ownTraces(m *MatrixView) {
+	in := &p.dg.in
+	in.Traces = in.Traces[:0]
+	self := m.index(p.self.Name)
+	if self < 0 {
+		return
+	}
+	for _, pl := range p.players {
+		if pl == p.self || pl.removed || pl.Observer {
+			continue
+		}
+		to := m.index(pl.Name)
+		r, ok := p.ep.Path(pl.ID)
+		if to < 0 || !ok {
+			continue
+		}
+		tr := diagnosis.Trace{From: self, To: to}
+		if d := r.DelayStarts; d != nil {
+			tr.Delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
+		}
+		for _, h := range r.Hops {
+			var a netip.Addr
+			if h.Addr != nil {
+				a = *h.Addr
+			}
+			tr.Hops = append(tr.Hops, a)
+		}
+		in.Traces = append(in.Traces, tr)
 	}
 }
 

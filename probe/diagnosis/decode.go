@@ -21,11 +21,30 @@ func (d *Diagnosis) UnmarshalJSON(b []byte) error {
 	if body.Culprit != nil {
 		out.Culprit = *body.Culprit
 	}
+	if h := body.SharedHop; h != nil {
+		if !h.Addr.IsValid() {
+			return errShape
+		}
+		if !finite(h.AddedMs * 10000) { // MarshalJSON could not write it back
+			return errRange
+		}
+		out.SharedHop = &SharedHop{Addr: h.Addr, Players: nonNil(h.Players), AddedMs: h.AddedMs}
+	}
 	for _, p := range body.Players {
+		var w *Where
+		if p.Where != nil {
+			w = &Where{Link: p.Where.Link, TTL: p.Where.TTL, AddedMs: p.Where.AddedMs}
+			if w.TTL < 1 {
+				return errShape
+			}
+			if !finite(w.AddedMs * 10000) {
+				return errRange
+			}
+		}
 		out.Players = append(out.Players, PlayerDiagnosis{
 			Player: p.Player, AccessRTTMs: unround(p.AccessRTTMs), AccessLoss: unround(p.AccessLoss), JitterMs: unround(p.JitterMs),
 			ProcessMs: unround(p.ProcessMs), CausedWaitMs: unround(p.CausedWaitMs),
-			RungWithout: unpositive(p.RungWithout), FPSWithout: unpositive(p.FPSWithout), Causes: nonNil(p.Causes),
+			RungWithout: unpositive(p.RungWithout), FPSWithout: unpositive(p.FPSWithout), Causes: nonNil(p.Causes), Where: w,
 		})
 	}
 	for _, l := range body.Links {
@@ -59,7 +78,10 @@ func anyInf(vs ...float64) bool {
 	return false
 }
 
-var errRange = errors.New("diagnosis: a number beyond any diagnosis")
+var (
+	errRange = errors.New("diagnosis: a number beyond any diagnosis")
+	errShape = errors.New("diagnosis: a where or shared hop without its address, ttl or figure")
+)
 
 // UnmarshalJSON reads a `diagnosis` event back; its type is the caller's
 // to have checked.

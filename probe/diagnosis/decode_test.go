@@ -38,6 +38,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"type":"diagnosis","frame":64,"verdict":"v","culprit":"ada","culprit_link":["ada","bob"],` +
 		`"players":[{"player":"ada","access_rtt_ms":155,"access_loss":null,"rung_without":1,"fps_without":30,"causes":["latency"]}],` +
 		`"links":[{"between":["ada","bob"],"rtt_ms":60,"excess_rtt_ms":-2,"loss":0,"causes":[]}]}`))
+	f.Add([]byte(`{"shared_hop":{"addr":"10.0.5.1","players":["bob","cy"],"added_ms":140.25},` +
+		`"players":[{"player":"ada","where":{"link":"uplink","ttl":2,"added_ms":1e308}},{"player":"bob","where":null}]}`))
+	f.Add([]byte(`{"shared_hop":{"addr":"::ffff:10.0.5.1","players":null,"added_ms":-1}}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"players":[{"access_rtt_ms":1e308}]}`))
 	f.Add([]byte(`{"players":[{"access_rtt_ms":null,"jitter_ms":-1e307}]}`))

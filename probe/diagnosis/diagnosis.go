@@ -156,6 +156,10 @@ type Input struct {
 	// Window is the length of the last two evaluation intervals, for the
 	// waits rule; 0 turns waits off as a reason for a culprit.
 	Window time.Duration
+	// Traces are the hop traces the players ran toward each other, this
+	// machine's and those the others shared: where each player's delay
+	// starts, and a hop several players' paths share.
+	Traces []Trace
 }
 
 // The causes, as they appear in the NDJSON (CONTRACTS).
@@ -181,6 +185,9 @@ type PlayerDiagnosis struct {
 	RungWithout  int // rung the others' worst round trip needs with headroom; 0 = null
 	FPSWithout   int // frame rate without this player's processing time (S15)
 	Causes       []string
+	// Where is where on the player's own side its delay starts, from its
+	// own traces; nil when they show none or there are none.
+	Where *Where
 }
 
 // LinkDiagnosis is one pair's line; Between is in house order.
@@ -200,6 +207,9 @@ type Diagnosis struct {
 	CulpritLink *[2]string // nil = none (null)
 	Players     []PlayerDiagnosis
 	Links       []LinkDiagnosis
+	// SharedHop is a hop past the homes where several players' delay
+	// starts; nil when the traces show none.
+	SharedHop *SharedHop
 	// Measured is how many players took part in the fit; Reason says what
 	// made the culprit one (rung, fps, waits) — for tests and the report.
 	Measured int
@@ -268,6 +278,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 		out.CulpritLink = &b
 	}
 	out.Culprit, out.Reason = nameCulprit(cands, in.Players, measured, in.Window)
+	locate(&out, in)
 	out.facts = newFacts(in, c.rungAll, c.fpsAll, worstAll)
 	out.facts.worded = Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS}
 	out.Verdict = out.reword(out.facts.worded)

@@ -328,8 +328,8 @@ func TestNothingMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(js), `{"player":"alice","access_rtt_ms":null,"access_loss":null,"jitter_ms":null,"process_ms":0,"caused_wait_ms":0,"rung_without":null,"fps_without":30,"causes":["unmeasured"]}`) ||
-		!strings.Contains(string(js), `"culprit":null,"culprit_link":null`) {
+	if !strings.Contains(string(js), `{"player":"alice","access_rtt_ms":null,"access_loss":null,"jitter_ms":null,"process_ms":0,"caused_wait_ms":0,"rung_without":null,"fps_without":30,"causes":["unmeasured"],"where":null}`) ||
+		!strings.Contains(string(js), `"culprit":null,"culprit_link":null,"shared_hop":null`) {
 		t.Errorf("json %s", js)
 	}
 }
@@ -345,7 +345,7 @@ func TestEventJSONMatchesContract(t *testing.T) {
 	if err := json.Unmarshal(js, &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"type", "frame", "verdict", "culprit", "culprit_link", "players", "links"} {
+	for _, k := range []string{"type", "frame", "verdict", "culprit", "culprit_link", "shared_hop", "players", "links"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("no key %q in %s", k, js)
 		}
@@ -354,12 +354,12 @@ func TestEventJSONMatchesContract(t *testing.T) {
 		t.Errorf("%s", js)
 	}
 	p := m["players"].([]any)[4].(map[string]any)
-	for _, k := range []string{"player", "access_rtt_ms", "access_loss", "jitter_ms", "process_ms", "caused_wait_ms", "rung_without", "fps_without", "causes"} {
+	for _, k := range []string{"player", "access_rtt_ms", "access_loss", "jitter_ms", "process_ms", "caused_wait_ms", "rung_without", "fps_without", "causes", "where"} {
 		if _, ok := p[k]; !ok {
 			t.Errorf("player has no key %q", k)
 		}
 	}
-	if len(p) != 9 || p["access_rtt_ms"] != 150.0 || p["rung_without"] != 1.0 {
+	if len(p) != 10 || p["access_rtt_ms"] != 150.0 || p["rung_without"] != 1.0 {
 		t.Errorf("player %v", p)
 	}
 	l := m["links"].([]any)[0].(map[string]any)

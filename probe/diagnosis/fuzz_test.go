@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"strconv"
 	"testing"
@@ -39,6 +40,19 @@ func inputFrom(data []byte) Input {
 			Stale:      f&2 != 0,
 			Bad:        f&4 != 0,
 		})
+	}
+	links := []string{linkLAN, linkUplink, linkISP, linkBeyond, linkPeer, "garage"}
+	for k := int(next(1) % 6); k > 0; k-- {
+		tr := Trace{From: int(int8(next(1))) % 13, To: int(int8(next(1))) % 13}
+		if f := next(1); f&1 == 0 {
+			tr.Delay = &TraceStart{TTL: int(int8(next(1))), Link: links[next(1)%6], AddedMs: float64(int32(next(4))) / 8}
+		}
+		for h := int(next(1) % 5); h > 0; h-- {
+			var a [4]byte
+			binary.LittleEndian.PutUint32(a[:], uint32(next(4)))
+			tr.Hops = append(tr.Hops, netip.AddrFrom4(a))
+		}
+		in.Traces = append(in.Traces, tr)
 	}
 	for len(data) > 0 {
 		p := Pair{A: int(int8(next(1))) % 13, B: int(int8(next(1))) % 13}

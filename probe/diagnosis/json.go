@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"encoding/json"
 	"math"
+	"net/netip"
 )
 
 // The JSON shapes of CONTRACTS (section Diagnosis). Unknown numbers are
@@ -11,15 +12,28 @@ import (
 // platforms' last-bit differences.
 
 type playerJSON struct {
-	Player       string   `json:"player"`
-	AccessRTTMs  *float64 `json:"access_rtt_ms"`
-	AccessLoss   *float64 `json:"access_loss"`
-	JitterMs     *float64 `json:"jitter_ms"`
-	ProcessMs    *float64 `json:"process_ms"`
-	CausedWaitMs *float64 `json:"caused_wait_ms"`
-	RungWithout  *int     `json:"rung_without"`
-	FPSWithout   *int     `json:"fps_without"`
-	Causes       []string `json:"causes"`
+	Player       string     `json:"player"`
+	AccessRTTMs  *float64   `json:"access_rtt_ms"`
+	AccessLoss   *float64   `json:"access_loss"`
+	JitterMs     *float64   `json:"jitter_ms"`
+	ProcessMs    *float64   `json:"process_ms"`
+	CausedWaitMs *float64   `json:"caused_wait_ms"`
+	RungWithout  *int       `json:"rung_without"`
+	FPSWithout   *int       `json:"fps_without"`
+	Causes       []string   `json:"causes"`
+	Where        *whereJSON `json:"where"`
+}
+
+type whereJSON struct {
+	Link    string  `json:"link"`
+	TTL     int     `json:"ttl"`
+	AddedMs float64 `json:"added_ms"`
+}
+
+type sharedJSON struct {
+	Addr    netip.Addr `json:"addr"`
+	Players []string   `json:"players"`
+	AddedMs float64    `json:"added_ms"`
 }
 
 type linkJSON struct {
@@ -35,6 +49,7 @@ type bodyJSON struct {
 	Verdict     string       `json:"verdict"`
 	Culprit     *string      `json:"culprit"`
 	CulpritLink *[2]string   `json:"culprit_link"`
+	SharedHop   *sharedJSON  `json:"shared_hop"`
 	Players     []playerJSON `json:"players"`
 	Links       []linkJSON   `json:"links"`
 }
@@ -66,8 +81,16 @@ func (d Diagnosis) body() bodyJSON {
 		c := d.Culprit
 		b.Culprit = &c
 	}
+	if h := d.SharedHop; h != nil {
+		b.SharedHop = &sharedJSON{Addr: h.Addr, Players: nonNil(h.Players), AddedMs: roundOr0(h.AddedMs)}
+	}
 	for _, p := range d.Players {
+		var w *whereJSON
+		if p.Where != nil {
+			w = &whereJSON{Link: p.Where.Link, TTL: p.Where.TTL, AddedMs: roundOr0(p.Where.AddedMs)}
+		}
 		b.Players = append(b.Players, playerJSON{
+			Where:        w,
 			Player:       p.Player,
 			AccessRTTMs:  round(p.AccessRTTMs, 10),
 			AccessLoss:   round(p.AccessLoss, 10000),
@@ -103,6 +126,14 @@ func round(v, scale float64) *float64 {
 		r = 0
 	}
 	return &r
+}
+
+// roundOr0 is round for a value that is always known.
+func roundOr0(v float64) float64 {
+	if r := round(v, 10); r != nil {
+		return *r
+	}
+	return 0
 }
 
 func positive(v int) *int {

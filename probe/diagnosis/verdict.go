@@ -54,7 +54,8 @@ func (d *Diagnosis) reword(t Timings) string {
 }
 
 // Sentences is the verdict in its order of priority: what holds the match
-// back; what happens next; the notable players. The TUI shows as many as
+// back; where it starts and what to try (from the hop traces); what happens
+// next; the notable players. The TUI shows as many as
 // fit its verdict area; the Diagnosis view and the NDJSON carry all.
 func (d *Diagnosis) Sentences(t Timings) []string {
 	if d.facts == nil {
@@ -97,6 +98,9 @@ func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
 		out = append(out, "No one's connection or machine holds the match back; it runs at "+t.Target.Label()+".")
 	default:
 		out = append(out, "No one's connection or machine holds the match back.")
+	}
+	if a := advice(d); a != "" {
+		out = append(out, a)
 	}
 	if next != "" {
 		out = append(out, "The match "+next+".")
