@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+
+	"github.com/lagscope/lagscope/probe"
 )
 
 // A session code is what a host without --key seals its session with and
@@ -44,15 +46,34 @@ var interfaceAddrs = net.InterfaceAddrs
 // shareAddr is the address the join line names: the one the host listens
 // on when it is a specific one, else this machine's first non-loopback
 // IPv4 address (then IPv6), else loopback; always with the bound port.
+// When the system lists no addresses, it is the bound one.
 func shareAddr(bound netip.AddrPort) netip.AddrPort {
+	if as := hostAddrs(bound); len(as) > 0 {
+		return as[0].Addr
+	}
+	return bound
+}
+
+// cgnat is the shared address space (RFC 6598) carriers and VPNs number
+// machines from: no one on the internet reaches it.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// hostAddrs are the addresses others may join this host at, with who can
+// reach each: the bound one when it is specific; else every interface
+// address at the bound port but loopback and link-local ones (which need
+// a zone), IPv4 first, IPv6 only for a socket on every IPv6 address
+// (which takes both); else, on a machine with nothing else, loopback.
+// nil when the system cannot list its addresses.
+func hostAddrs(bound netip.AddrPort) []probe.GuideAddr {
 	if a := bound.Addr(); a.IsValid() && !a.IsUnspecified() {
-		return bound
+		a = a.Unmap()
+		return []probe.GuideAddr{{Addr: netip.AddrPortFrom(a, bound.Port()), Kind: addrKind(a)}}
 	}
 	addrs, err := interfaceAddrs()
 	if err != nil {
-		return bound
+		return nil
 	}
-	var v6 netip.Addr
+	var v4, v6 []probe.GuideAddr
 	for _, a := range addrs {
 		p, ok := a.(*net.IPNet)
 		if !ok {
@@ -63,18 +84,37 @@ func shareAddr(bound netip.AddrPort) netip.AddrPort {
 			continue
 		}
 		ip = ip.Unmap()
-		if ip.Is4() {
-			return netip.AddrPortFrom(ip, bound.Port())
-		}
-		if !v6.IsValid() {
-			v6 = ip
+		ga := probe.GuideAddr{Addr: netip.AddrPortFrom(ip, bound.Port()), Kind: addrKind(ip)}
+		switch {
+		case ip.Is4():
+			v4 = append(v4, ga)
+		case !bound.Addr().Is4():
+			v6 = append(v6, ga)
 		}
 	}
-	if v6.IsValid() {
-		return netip.AddrPortFrom(v6, bound.Port())
+	if out := append(v4, v6...); len(out) > 0 {
+		return out
 	}
 	// Only loopback: this machine is the only one that can join.
-	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), bound.Port())
+	return []probe.GuideAddr{{Addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), bound.Port()), Kind: probe.AddrLoopback}}
+}
+
+// addrKind says who can reach a: this machine, its network, or anyone.
+func addrKind(a netip.Addr) probe.AddrKind {
+	switch {
+	case a.IsLoopback():
+		return probe.AddrLoopback
+	case a.IsPrivate(), a.IsLinkLocalUnicast(), cgnat.Contains(a):
+		return probe.AddrLAN
+	}
+	return probe.AddrPublic
+}
+
+// joinGuide is what the host's lobby shows others to join it: the join
+// line, this machine's addresses, the port a router forwards, and
+// whether the session is open.
+func joinGuide(bound netip.AddrPort, code string, keyed bool) *probe.JoinGuide {
+	return &probe.JoinGuide{Line: joinLines(bound, code, keyed)[0], Addrs: hostAddrs(bound), Port: bound.Port(), Open: !keyed}
 }
 
 // joinLines are what a host says about joining it, once its socket is

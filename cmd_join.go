@@ -66,7 +66,11 @@ func setupJoin(fs *pflag.FlagSet, cmd string, role session.Role) func([]string, 
 		joined, saveErr := lf.rememberHost(addr)
 		rc.Joined = joined
 		ap := host.AddrPort()
-		code := liveExit(stderr, cmd, live.Join(rc, live.JoinConfig{Host: netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), Bind: *bind, Role: role}))
+		jc := live.JoinConfig{Host: netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), Bind: *bind, Role: role}
+		if lf.fs.Changed("key") {
+			jc.KeyArg = lf.key
+		}
+		code := liveExit(stderr, cmd, live.Join(rc, jc))
 		if err := saveErr(); err != nil {
 			fmt.Fprintf(stderr, "lagscope %s: note: the host is not remembered: %v\n", cmd, err)
 		}

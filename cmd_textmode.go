@@ -78,8 +78,11 @@ func endedWhy(err error) string {
 func textLine(v *probe.View) string {
 	at := v.At.Truncate(time.Second)
 	parts := []string{fmt.Sprintf("%02d:%02d", int(at.Minutes()), int(at.Seconds())%60)}
-	if !v.Started && v.Lobby != nil {
-		return strings.Join(append(parts, fmt.Sprintf("lobby: %d of %d players seated", v.Lobby.Seated, v.Lobby.Need)), " · ")
+	if l := v.Lobby; !v.Started && l != nil {
+		if l.Joining && l.HostAddr.IsValid() {
+			return strings.Join(append(parts, contactingText(l)), " · ")
+		}
+		return strings.Join(append(parts, fmt.Sprintf("lobby: %d of %d players seated", l.Seated, l.Need)), " · ")
 	}
 	if v.InForce.Valid() {
 		t := "timing " + v.InForce.String() + " " + v.InForce.Tier().String()
@@ -98,6 +101,19 @@ func textLine(v *probe.View) string {
 		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// contactingText is a joiner's handshake in words, as the TUI's lobby
+// says it.
+func contactingText(l *probe.LobbyView) string {
+	what := "contacting " + l.HostAddr.String() + "…"
+	if l.Watcher {
+		what = "waiting for the host at " + l.HostAddr.String() + " to let this watcher in…"
+	}
+	if l.Attempt > 0 {
+		what += fmt.Sprintf(" (attempt %d)", l.Attempt)
+	}
+	return what
 }
 
 // worstLink is the measured link with the longest round trip.

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
@@ -65,10 +66,59 @@ type LobbyView struct {
 	Seated    int  // players seated so far
 	Observers int  // observers in the session
 	Joining   bool // still in the handshake with the host
+	// HostAddr (a joiner or watcher) is the host's address it joins by;
+	// Attempt is the handshake's round while Joining, 1 the first (a
+	// Hello goes out every half second).
+	HostAddr netip.AddrPort `json:",omitzero"`
+	Attempt  int            `json:",omitempty"`
+	// Watcher: this machine joins as an observer; Late, let in after the
+	// start, it waits for the game's snapshot from the host.
+	Watcher bool `json:",omitempty"`
+	Late    bool `json:",omitempty"`
+	// CanStart (the host): this machine may start the game now with
+	// whoever is seated (probe.Control{Start: true}).
+	CanStart bool `json:",omitempty"`
+	// Guide (the host) is what others need to join; nil elsewhere. A
+	// recording leaves it out: its join line carries the session's code.
+	Guide *JoinGuide `json:"-"`
 	// Pending: this machine's pairs that carry no traffic yet, with what
 	// is tried for each.
 	Pending []PendingPair `json:",omitempty"`
 }
+
+// JoinGuide is what a host tells the people it plays with: the line to
+// share and the addresses this machine can be reached at.
+type JoinGuide struct {
+	// Line is the command others type to join, with --key CODE when the
+	// session is keyed: "lagscope join 192.168.1.20:7373 --key 7K3M-…".
+	Line string
+	// Addrs are this machine's addresses at the bound port: each
+	// non-loopback interface address (loopback only when there is no
+	// other), or the one --listen names.
+	Addrs []GuideAddr
+	Port  uint16 // the bound UDP port, which a router forwards to this machine
+	Open  bool   // no key (--open): anyone who reaches the address can join
+}
+
+// GuideAddr is one address of a JoinGuide and who can reach it.
+type GuideAddr struct {
+	Addr netip.AddrPort
+	Kind AddrKind
+}
+
+// AddrKind says who can reach an address.
+type AddrKind uint8
+
+const (
+	// AddrLoopback is this machine only.
+	AddrLoopback AddrKind = iota + 1
+	// AddrLAN is a private, shared or unique-local address: machines on
+	// the same network only.
+	AddrLAN
+	// AddrPublic is a global address: reachable over the internet unless
+	// a firewall drops the port.
+	AddrPublic
+)
 
 // LinkView is one private link from this machine.
 type LinkView struct {

@@ -93,7 +93,7 @@ func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
 	for i, sc := range screens {
 		tabs.WriteString(st.tab(sc.name, i == hs.screen))
 	}
-	right := p.statusWords(s, hs)
+	right := p.statusWords(s, hs, false)
 	name := st.title.Render("lagscope") + " "
 	clock := hs.clock
 	if hs.wall != "" {
@@ -102,6 +102,11 @@ func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
 	fits := func(name, clock string) bool {
 		r := append(right[:len(right):len(right)], clock)
 		return width(name)+width(tabs.String())+1+width(strings.Join(r, "  ")) <= w
+	}
+	if !fits("", hs.clock) {
+		// An error too long for the line: the word alone, the reason is
+		// on the screen below it (the lobby panel, the messages).
+		right = p.statusWords(s, hs, true)
 	}
 	switch {
 	case fits(name, clock):
@@ -122,11 +127,14 @@ func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
 }
 
 // statusWords are the program's state on the right of line 1, before the
-// clock: ended or quitting, paused, the bell.
-func (p *headerPane) statusWords(s *session, hs headerStatus) []string {
+// clock: ended (short: without the error's words) or quitting, paused,
+// the bell.
+func (p *headerPane) statusWords(s *session, hs headerStatus, short bool) []string {
 	st := &p.st
 	var right []string
 	switch {
+	case s.done && s.err != nil && short:
+		right = append(right, st.err.Render("ENDED"))
 	case s.done && s.err != nil:
 		right = append(right, st.err.Render("ENDED: "+textOf(s.err.Error())))
 	case s.done:

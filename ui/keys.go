@@ -17,6 +17,10 @@ type keyMap struct {
 	Bell               key.Binding
 	Close              key.Binding
 	Left, Right, Apply key.Binding
+	// Start starts the game now with whoever is seated: the host's key
+	// in its lobby (startable), where it takes s from Sort.
+	Start     key.Binding
+	startable bool
 
 	// A replay's keys (Playback), shown only when the feed is one.
 	PlayPause, SeekBack, SeekForward key.Binding
@@ -46,6 +50,7 @@ func newKeyMap() keyMap {
 		Left:     key.NewBinding(key.WithKeys("left", "h", "-"), key.WithHelp("←/→", "game speed")),
 		Right:    key.NewBinding(key.WithKeys("right", "l", "+"), key.WithHelp("→", "faster")),
 		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply speed")),
+		Start:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start now")),
 
 		PlayPause:   key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
 		SeekBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "seek 10 s")),
@@ -60,12 +65,18 @@ func (k keyMap) ShortHelp() []key.Binding {
 	if k.replay {
 		return []key.Binding{k.Help, k.PlayPause, k.SeekBack, k.Slower, k.NextView, k.Up, k.Quit}
 	}
+	if k.startable {
+		return []key.Binding{k.Help, k.Start, k.NextView, k.Up, k.Path, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
+	}
 	return []key.Binding{k.Help, k.NextView, k.Up, k.Path, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
 }
 
 // FullHelp is the help screen.
 func (k keyMap) FullHelp() [][]key.Binding {
 	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse}
+	if k.startable {
+		views = []key.Binding{k.Start, k.NextView, k.PrevView, k.Reverse}
+	}
 	more := []key.Binding{k.Options, k.Pause, k.Theme, k.Bell, k.Help, k.Close, k.Quit}
 	if k.replay {
 		// Under the views' keys, where the column has room at 80 columns.

@@ -311,6 +311,7 @@ func (m *tuiModel) quit() tea.Cmd {
 
 func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	k := &m.keys
+	k.startable = m.canStart()
 	m.flash = "" // a note in the footer lasts until the next key
 	if key.Matches(msg, k.Quit) {
 		return m.quit()
@@ -341,6 +342,10 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	if m.onPath() && m.path.key(msg) {
 		return nil
+	}
+	if m.keys.startable && key.Matches(msg, k.Start) {
+		m.flash = "starting the game with the " + itoa(m.live.view.Lobby.Seated) + " seated…"
+		return m.control(probe.Control{Start: true})
 	}
 	if m.table.key(msg) {
 		return nil
@@ -527,11 +532,12 @@ func (m *tuiModel) render() string {
 		return m.tooSmall()
 	}
 	s := m.display()
+	m.keys.startable = m.canStart()
 	// The hit map is not cleared: a part drawn from its cache keeps (or
 	// restores) its own entries, and every view sets hasTable.
 	hs := m.headerStatus()
 	head := m.header.cached(s, hs, w)
-	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name}, func() string {
+	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name, m.keys.startable}, func() string {
 		return m.footer(w)
 	})
 	bh := h - len(head) - 1
@@ -586,10 +592,11 @@ func (m *tuiModel) tooSmall() string {
 
 // footerKey is what the footer is drawn from.
 type footerKey struct {
-	flash  string
-	w      int
-	dialog bool
-	theme  string
+	flash     string
+	w         int
+	dialog    bool
+	theme     string
+	startable bool // the host's lobby: the footer lists s
 }
 
 func (m *tuiModel) footer(w int) string {

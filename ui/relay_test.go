@@ -68,7 +68,7 @@ func lobbyPendingUpdates() []probe.Update {
 	us := lobbyUpdates()
 	for i := range us {
 		d := time.Duration(i) * time.Second
-		us[i].View.Lobby = &probe.LobbyView{Need: 4, Seated: 3, Observers: 1, Pending: []probe.PendingPair{
+		us[i].View.Lobby = &probe.LobbyView{Need: 4, Seated: 3, Observers: 1, CanStart: true, Pending: []probe.PendingPair{
 			{A: "bob", B: "carol", Trying: "punching", For: 4*time.Second + d},
 			{A: "alice", B: "carol", Trying: "direct", For: 1500*time.Millisecond + d},
 			{A: "bob", B: "dave", Trying: probe.PathRelayed, For: 3*time.Second + d},

@@ -50,6 +50,9 @@ const (
 // right; messages under the ladder when the terminal is wide, else across
 // the bottom.
 func (m *tuiModel) overview(s *session, w, h, y int) string {
+	if inLobby(s) {
+		return m.lobbyOverview(s, w, h, y)
+	}
 	m.hits.hasTable = false
 	n := len(s.view.Links)
 	tableRows := min(max(n, 1), max(3, (h-minChartH-lanesH-minMessages-1)))

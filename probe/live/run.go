@@ -76,9 +76,10 @@ type HostConfig struct {
 	Players     int
 	DropTimeout time.Duration
 	// Listening, when set, is called once the socket is bound, with its
-	// address; the lines it returns are shown at the start on this
-	// machine only (session.Config.Notices): the join line to share.
-	Listening func(bound netip.AddrPort) []string
+	// address. What it returns stays on this machine: the notices are
+	// messages shown at the start (session.Config.Notices), the guide is
+	// what the lobby shows others to join (session.Config.Guide).
+	Listening func(bound netip.AddrPort) (notices []string, guide *probe.JoinGuide)
 }
 
 // Host runs `lagscope host`: it listens, seats players and plays until
@@ -97,7 +98,7 @@ func Host(cfg RunConfig, hc HostConfig) error {
 	sc := out.config()
 	sc.Players, sc.DropTimeout = hc.Players, hc.DropTimeout
 	if hc.Listening != nil {
-		sc.Notices = hc.Listening(udp.LocalAddr())
+		sc.Notices, sc.Guide = hc.Listening(udp.LocalAddr())
 	}
 	s, err := session.NewHost(sc, udp)
 	if err != nil {
@@ -125,6 +126,9 @@ type JoinConfig struct {
 	Host netip.AddrPort
 	Bind string
 	Role session.Role
+	// KeyArg is the key as the command line gave it (--key), "" when it
+	// came from a file or there is none (session.Config.KeyArg).
+	KeyArg string
 }
 
 // Join runs `lagscope join` (RolePlayer) or `watch` (RoleObserver).
@@ -139,7 +143,9 @@ func Join(cfg RunConfig, jc JoinConfig) error {
 		return bindError("--bind", jc.Bind, err)
 	}
 	defer udp.Close()
-	s, err := session.NewJoiner(out.config(), jc.Role, udp, jc.Host)
+	sc := out.config()
+	sc.KeyArg = jc.KeyArg
+	s, err := session.NewJoiner(sc, jc.Role, udp, jc.Host)
 	if err != nil {
 		out.abandon()
 		return err

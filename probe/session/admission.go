@@ -3,6 +3,7 @@ package session
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -327,4 +328,57 @@ func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
 	s.nextPing = now
 	s.log.Info("welcomed", "id", w.Peer, "session", s.SessionName())
 	s.message(fmt.Sprintf("Joined session %s as %s", s.SessionName(), s.cfg.Name))
+}
+
+// isJoinError: err is one of the ways a join or the lobby ends badly for
+// a joiner, all of them about the host (Session.Err names it).
+func isJoinError(err error) bool {
+	var re refusedError
+	for _, e := range []error{errNoAnswer, errNotJoined, errHostLeft, errLostHost, errDropped} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return errors.As(err, &re)
+}
+
+// joinError is a joiner's error with the host's address, so every line a
+// failed join prints says where it tried. A refusal because the game has
+// started says how to see the game instead: watchers are let in at any
+// time (with the --key the command line gave, if any; a key file is
+// read by watch too).
+type joinError struct {
+	err    error
+	host   netip.AddrPort
+	keyArg string
+}
+
+func (e joinError) Error() string {
+	var re refusedError
+	if errors.As(e.err, &re) {
+		switch re.Reason {
+		case netcore.RefuseNeedKey:
+			return re.Error() // names the address in the line to type
+		case netcore.RefuseStarted:
+			watch := "lagscope watch " + e.host.String()
+			if e.keyArg != "" {
+				watch += " --key " + shellWord(e.keyArg)
+			}
+			return "the game at " + e.host.String() + " has started — `" + watch + "` shows it"
+		}
+	}
+	return e.host.String() + ": " + e.err.Error()
+}
+
+func (e joinError) Unwrap() error { return e.err }
+
+// shellWord is s as one word a shell reads back as s: as it is when it
+// holds nothing a shell treats specially, else in single quotes.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,:/=+@%", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }

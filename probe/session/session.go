@@ -100,6 +100,13 @@ type Config struct {
 	// the join line to share with its code; they stay on this machine,
 	// never reaching another.
 	Notices []string
+	// Guide (host) is what this machine's lobby shows others to join it
+	// (probe.LobbyView.Guide); it stays on this machine.
+	Guide *probe.JoinGuide
+	// KeyArg (a joiner) is the key as the command line gave it (--key),
+	// for the command a refusal suggests instead; "" when the key came
+	// from a file (which the other command reads too) or there is none.
+	KeyArg string
 	// DropTimeout (host) removes a player silent this long; default 60 s.
 	// Joiners take the host's.
 	DropTimeout time.Duration

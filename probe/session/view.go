@@ -26,8 +26,14 @@ func (s *Session) Started() bool { return s.started }
 // why when it ended badly.
 func (s *Session) Done() bool { return s.done }
 
-// Err is why the session ended, or nil for a clean end.
-func (s *Session) Err() error { return s.err }
+// Err is why the session ended, or nil for a clean end. A joiner's
+// error about the host names the host's address (joinError).
+func (s *Session) Err() error {
+	if s.role != roleHost && isJoinError(s.err) {
+		return joinError{err: s.err, host: s.hostAddr, keyArg: s.cfg.KeyArg}
+	}
+	return s.err
+}
 
 // SessionName is a short name of the session every machine agrees on:
 // the top of the session token, once this machine knows it.
@@ -168,10 +174,27 @@ func (s *Session) View(now time.Duration) probe.View {
 	v.Relay = s.relayed()
 	v.Paths = s.Paths()
 	if !s.started {
-		v.Lobby = &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
-			Pending: s.pending(now)}
+		v.Lobby = s.lobbyView(now)
 	}
 	return v
+}
+
+// lobbyView is the lobby as this machine sees it: the seats, and the
+// host's guide or the joiner's way in.
+func (s *Session) lobbyView(now time.Duration) *probe.LobbyView {
+	l := &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
+		Pending: s.pending(now)}
+	if s.role == roleHost {
+		l.CanStart = !s.done && !s.quitting
+		l.Guide = s.cfg.Guide
+		return l
+	}
+	l.HostAddr, l.Watcher, l.Late = s.hostAddr, s.role == RoleObserver, s.lateSelf
+	if l.Joining && s.began {
+		// Hellos go out every helloEvery from the first Tick on.
+		l.Attempt = int(max(0, now-s.beganAt)/helloEvery) + 1
+	}
+	return l
 }
 
 func (s *Session) message(text string) {
