@@ -68,7 +68,7 @@ func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 		lf.noteMetrics(stderr)
 		rc := lf.runConfig("host", stdout)
 		hc := live.HostConfig{Listen: *listen, Players: *players, DropTimeout: *drop}
-		hc.Listening = func(bound netip.AddrPort) ([]string, *probe.JoinGuide) {
+		hc.Listening = func(bound netip.AddrPort) *probe.JoinGuide {
 			lines := joinLines(bound, code, lf.key != "")
 			switch lf.front {
 			case frontJSON:
@@ -77,16 +77,16 @@ func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 				for _, l := range lines {
 					fmt.Fprintln(stderr, l)
 				}
-				return nil, nil
+				return nil
 			case frontText:
 				fmt.Fprintln(stdout, "Others join with: "+lines[0])
 				for _, l := range lines[1:] {
 					fmt.Fprintln(stdout, l)
 				}
-				return nil, nil
+				return nil
 			}
 			// The TUI's lobby shows the guide in place of these lines.
-			return nil, joinGuide(bound, code, lf.key != "")
+			return joinGuide(bound, code, lf.key != "")
 		}
 		return liveExit(stderr, "host", live.Host(rc, hc))
 	}

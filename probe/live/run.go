@@ -76,10 +76,9 @@ type HostConfig struct {
 	Players     int
 	DropTimeout time.Duration
 	// Listening, when set, is called once the socket is bound, with its
-	// address. What it returns stays on this machine: the notices are
-	// messages shown at the start (session.Config.Notices), the guide is
-	// what the lobby shows others to join (session.Config.Guide).
-	Listening func(bound netip.AddrPort) (notices []string, guide *probe.JoinGuide)
+	// address. The guide it returns is what the lobby shows others to join
+	// (session.Config.Guide); it stays on this machine.
+	Listening func(bound netip.AddrPort) *probe.JoinGuide
 }
 
 // Host runs `lagscope host`: it listens, seats players and plays until
@@ -98,7 +97,7 @@ func Host(cfg RunConfig, hc HostConfig) error {
 	sc := out.config()
 	sc.Players, sc.DropTimeout = hc.Players, hc.DropTimeout
 	if hc.Listening != nil {
-		sc.Notices, sc.Guide = hc.Listening(udp.LocalAddr())
+		sc.Guide = hc.Listening(udp.LocalAddr())
 	}
 	s, err := session.NewHost(sc, udp)
 	if err != nil {

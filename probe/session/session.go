@@ -96,10 +96,6 @@ type Config struct {
 	// Players (host) is how many seated players, the host included, start
 	// the game; default DefaultPlayers.
 	Players int
-	// Notices (host) are messages this machine shows at the start, such as
-	// the join line to share with its code; they stay on this machine,
-	// never reaching another.
-	Notices []string
 	// Guide (host) is what this machine's lobby shows others to join it
 	// (probe.LobbyView.Guide); it stays on this machine.
 	Guide *probe.JoinGuide
@@ -376,9 +372,6 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: roleHost.String(),
 		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})
 	s.emitRoster()
-	for _, n := range cfg.Notices {
-		s.emit(&probe.MessageEvent{Header: probe.Header{Type: "message"}, Text: n, Player: cfg.Name})
-	}
 	return s, nil
 }
 
