@@ -7,8 +7,10 @@ package probe
 // and keeps it for its View. docs/diagnosis.md says what it reads and how.
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/diagnosis"
@@ -239,6 +241,8 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 		}
 	}
 	p.ownTraces(m)
+	in.Traces = p.sharedTraces(now, m, in.Traces)
+	slices.SortFunc(in.Traces, func(a, b diagnosis.Trace) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
 }
 
 // ownTraces adds to the diagnosis input the hop traces this machine runs

@@ -139,6 +139,9 @@ func (p *Peer) deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 		return
 	}
 	pl.lastHeard = now
+	if p.takePathSummary(now, pl, msg) {
+		return
+	}
 	if inner, ok := p.tm.deliver(now, p, pl, msg); ok {
 		if len(inner) == 0 {
 			return

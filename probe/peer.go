@@ -196,6 +196,8 @@ type Peer struct {
 	waitMax   time.Duration
 	frames    int
 
+	paths pathShare // the hop traces shared with the others (pathshare.go)
+
 	buf     []byte
 	holds   []hold // sendStatus's scratch
 	rxHolds []hold // deliver's scratch for a status packet's holds
@@ -421,6 +423,7 @@ func (p *Peer) Tick(now time.Duration) {
 	}
 	p.ep.Tick(now)
 	p.watchLinks(now)
+	p.sharePaths(now)
 	p.run(now)
 }
 

@@ -61,6 +61,7 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 		nw = 11
 	}
 	out = p.playerLines(out, d, w, nw)
+	out = p.whereLines(out, d, w)
 	out = p.linkLines(out, d, w, nw)
 	// Scroll when it is longer than the screen.
 	p.top = min(p.top, max(0, len(out)-h))
@@ -121,6 +122,51 @@ func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw 
 		out = p.bullets(out, ev, w)
 	}
 	return out
+}
+
+// whereNames are the words for the part of a player's own path a delay
+// starts on.
+var whereNames = map[string]string{
+	"lan":    "between the machine and its home router (Wi-Fi or cable)",
+	"uplink": "on the home line out, often the router's upload queue",
+	"isp":    "at the ISP",
+}
+
+// whereLines adds where the hop traces say each player's delay starts, and
+// the hop several players' paths share, when the traces say anything.
+func (p *diagnosisPane) whereLines(out []string, d *diagnosis.Diagnosis, w int) []string {
+	var items []string
+	for i := range d.Players {
+		pd := &d.Players[i]
+		if pd.Where == nil {
+			continue
+		}
+		words, ok := whereNames[pd.Where.Link]
+		if !ok {
+			words = pd.Where.Link
+		}
+		item := textOf(pd.Player) + ": " + words + " (hop " + strconv.Itoa(pd.Where.TTL) + ", adds " + fmtMsNaN(pd.Where.AddedMs) + " ms)"
+		switch n := pd.Where.Confirmed; {
+		case n == 1:
+			item += "; 1 other player's trace toward it agrees"
+		case n > 1:
+			item += "; " + strconv.Itoa(n) + " other players' traces toward it agree"
+		}
+		items = append(items, item)
+	}
+	if h := d.SharedHop; h != nil {
+		names := make([]string, len(h.Players))
+		for i, n := range h.Players {
+			names[i] = textOf(n)
+		}
+		items = append(items, "shared hop "+h.Addr.String()+", past the homes: on the paths of "+strings.Join(names, ", ")+
+			" (adds "+fmtMsNaN(h.AddedMs)+" ms) — nothing any player can change at home")
+	}
+	if len(items) == 0 {
+		return out
+	}
+	out = append(out, "", p.st.muted.Render("  Where the delay starts (hop traces):"))
+	return p.bullets(out, items, w)
 }
 
 // linkLines adds the links with excess to out: a round trip longer than

@@ -230,12 +230,18 @@ func lossPersists(cs []calc, i int) bool {
 // are the first two public ones; the rest is beyond. A silent hop takes
 // the label of the stretch it is in. The last hop of a complete path is
 // the peer, whatever it would be otherwise: a peer on the LAN is hop 1,
-// labelled peer.
+// labelled peer. So is a hop before it that answers from the peer's own
+// address: the NAT router in front of the peer, which sends its ICMP from
+// the public address the peer is reached at.
 func labelHops(out []Hop, hops []hopSamples, complete bool) {
 	public := 0
+	var peer netip.Addr
+	if complete && len(hops) > 0 {
+		peer = hops[len(hops)-1].Addr
+	}
 	for i, h := range hops {
 		switch {
-		case complete && i == len(hops)-1:
+		case complete && i == len(hops)-1, peer.IsValid() && h.Addr == peer:
 			out[i].Link = labelPeer
 		case h.TTL <= 1:
 			out[i].Link = labelLAN

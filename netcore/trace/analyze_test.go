@@ -178,6 +178,16 @@ func TestLabels(t *testing.T) {
 	if r := analyze(hops[:2], true); r.Hops[0].Link != labelLAN || r.Hops[1].Link != labelPeer {
 		t.Errorf("two-hop path: %s %s, want lan peer", r.Hops[0].Link, r.Hops[1].Link)
 	}
+	// Behind NAT: the peer's router answers from the peer's public
+	// address, one hop before the peer; both are the peer's link.
+	nat := []hopSamples{hs(1, "192.168.1.1", 1, 0, 10, 0), hs(2, "198.18.1.1", 2, 0, 10, 0),
+		hs(3, "203.0.113.7", 3, 0, 10, 0), hs(4, "203.0.113.7", 4, 0, 10, 0)}
+	if got := analyze(nat, true).Hops; got[1].Link != labelUplink || got[2].Link != labelPeer || got[3].Link != labelPeer {
+		t.Errorf("NATed peer: %s %s %s, want uplink peer peer", got[1].Link, got[2].Link, got[3].Link)
+	}
+	if got := analyze(nat, false).Hops; got[2].Link != labelISP {
+		t.Errorf("incomplete path: hop 3 %s, want isp (no peer known)", got[2].Link)
+	}
 	v6 := []hopSamples{hs(1, "fe80::1", 1, 0, 10, 0), hs(2, "2001:db8::1", 2, 0, 10, 0),
 		hs(3, "fd00::1", 3, 0, 10, 0), hs(4, "2001:db8::2", 4, 0, 10, 0), hs(5, "2001:db8::3", 5, 0, 10, 0),
 		hs(6, "2001:db8::4", 6, 0, 10, 0)}

@@ -190,7 +190,30 @@ func (d *diagnosisReport) culpritLine(name func(string) string) string {
 	if cl := d.Diagnosis.CulpritLink; cl != nil {
 		l = name(cl[0]) + " – " + name(cl[1])
 	}
-	return fmt.Sprintf("Culprit: %s. Slow path: %s.", c, l)
+	out := fmt.Sprintf("Culprit: %s. Slow path: %s.", c, l)
+	if h := d.Diagnosis.SharedHop; h != nil {
+		names := make([]string, len(h.Players))
+		for i, n := range h.Players {
+			names[i] = name(n)
+		}
+		out += fmt.Sprintf(" Shared hop: %s, on the paths of %s (adds %.1f ms).", h.Addr, strings.Join(names, ", "), h.AddedMs)
+	}
+	return out
+}
+
+// whereLine says where the hop traces put each player's delay, "" when
+// they put none.
+func (d *diagnosisReport) whereLine(name func(string) string) string {
+	var parts []string
+	for _, p := range d.Diagnosis.Players {
+		if w := p.Where; w != nil {
+			parts = append(parts, fmt.Sprintf("%s %s, hop %d (adds %.1f ms)", name(p.Player), name(w.Link), w.TTL, w.AddedMs))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Where the delay starts: " + strings.Join(parts, "; ") + "."
 }
 
 func (r *report) textDiagnosis(b *bytes.Buffer) {
@@ -200,6 +223,9 @@ func (r *report) textDiagnosis(b *bytes.Buffer) {
 		return
 	}
 	fmt.Fprintf(b, "\nDiagnosis (%s)\n  %s\n  %s\n", d.title(), textsafe.Terminal(d.Diagnosis.Verdict), d.culpritLine(textsafe.Terminal))
+	if w := d.whereLine(textsafe.Terminal); w != "" {
+		fmt.Fprintf(b, "  %s\n", w)
+	}
 	if len(d.Diagnosis.Players) == 0 {
 		return
 	}
@@ -218,6 +244,9 @@ func (r *report) markdownDiagnosis(b *bytes.Buffer) {
 		return
 	}
 	fmt.Fprintf(b, "**Diagnosis** (%s): %s %s\n\n", d.title(), textsafe.MarkdownText(d.Diagnosis.Verdict), d.culpritLine(textsafe.MarkdownText))
+	if w := d.whereLine(textsafe.MarkdownText); w != "" {
+		fmt.Fprintf(b, "%s\n\n", w)
+	}
 	if len(d.Diagnosis.Players) == 0 {
 		return
 	}

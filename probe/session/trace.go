@@ -12,8 +12,11 @@ import (
 // shows (probe.Control.Path, until Control.PathClosed), the link --trace
 // names (Config.Trace, for the whole session) and, while the latest
 // diagnosis blames them, the links to its culprit and, when this machine is
-// one end of its culprit path, the link to the other end. The tracer is a
-// guest on routers it does not own, so nothing else is traced.
+// one end of its culprit path, the link to the other end. A culprit
+// machine traces its link to the first other player in house order: its
+// own home and line are what it sees first-hand, and the diagnosis needs
+// that trace to say where its delay starts (docs/diagnosis.md). The tracer
+// is a guest on routers it does not own, so nothing else is traced.
 //
 // A relayed link is never traced: its datagrams leave toward the host, so
 // a probe would measure the path to the host, not to the peer. Its
@@ -23,7 +26,8 @@ import (
 const relayedWhy = "this link is relayed through the host: its datagrams have no path of their own to trace"
 
 // maxTraced bounds the names the policy picks: the viewed link, the
-// --trace link, the culprit and the other end of the culprit path.
+// --trace link, the culprit (or, on the culprit's machine, its first
+// other player) and the other end of the culprit path.
 const maxTraced = 4
 
 // traceState is what the session keeps of the policy.
@@ -36,7 +40,8 @@ type traceState struct {
 // tracedNames appends to dst the peers machine self traces, at most
 // maxTraced, each once, never self: pinned (--trace), viewed (the Path
 // view) and, from the latest diagnosis d (nil before the first), its
-// culprit and, when self is one end of the culprit path, the other end.
+// culprit (the first other player when self is the culprit) and, when self
+// is one end of the culprit path, the other end.
 func tracedNames(dst []string, self, pinned, viewed string, d *diagnosis.Diagnosis) []string {
 	add := func(n string) {
 		if n != "" && n != self && !slices.Contains(dst, n) {
@@ -47,6 +52,14 @@ func tracedNames(dst []string, self, pinned, viewed string, d *diagnosis.Diagnos
 	add(viewed)
 	if d != nil {
 		add(d.Culprit)
+		if d.Culprit == self {
+			for _, p := range d.Players {
+				if p.Player != self {
+					add(p.Player)
+					break
+				}
+			}
+		}
 		if l := d.CulpritLink; l != nil {
 			switch self {
 			case l[0]:

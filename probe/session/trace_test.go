@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 	"testing"
@@ -18,6 +19,7 @@ func TestTracedNames(t *testing.T) {
 	link := func(a, b string) *[2]string { return &[2]string{a, b} }
 	for _, c := range []struct {
 		name, pinned, viewed string
+		self                 string // "" is ada
 		d                    *diagnosis.Diagnosis
 		want                 []string
 	}{
@@ -26,7 +28,9 @@ func TestTracedNames(t *testing.T) {
 		{name: "viewed twice", pinned: "bob", viewed: "bob", want: []string{"bob"}},
 		{name: "self is never traced", pinned: "ada", viewed: "ada", want: nil},
 		{name: "culprit", d: &diagnosis.Diagnosis{Culprit: "cyd"}, want: []string{"cyd"}},
-		{name: "self as culprit", d: &diagnosis.Diagnosis{Culprit: "ada"}, want: nil},
+		{name: "self as culprit, alone", d: &diagnosis.Diagnosis{Culprit: "ada"}, want: nil},
+		{name: "self as culprit traces its first other player", self: "bob", d: &diagnosis.Diagnosis{Culprit: "bob",
+			Players: []diagnosis.PlayerDiagnosis{{Player: "ada"}, {Player: "bob"}, {Player: "cyd"}}}, want: []string{"ada"}},
 		{name: "culprit link from this end", d: &diagnosis.Diagnosis{CulpritLink: link("ada", "bob")}, want: []string{"bob"}},
 		{name: "culprit link to this end", d: &diagnosis.Diagnosis{CulpritLink: link("cyd", "ada")}, want: []string{"cyd"}},
 		{name: "culprit link elsewhere", d: &diagnosis.Diagnosis{CulpritLink: link("bob", "cyd")}, want: nil},
@@ -35,7 +39,8 @@ func TestTracedNames(t *testing.T) {
 			want: []string{"bob", "cyd", "dan", "eve"}},
 	} {
 		var scratch [maxTraced]string
-		got := tracedNames(scratch[:0], "ada", c.pinned, c.viewed, c.d)
+		self := cmp.Or(c.self, "ada")
+		got := tracedNames(scratch[:0], self, c.pinned, c.viewed, c.d)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
