@@ -86,6 +86,8 @@ func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
 		out = append(out, "Fewer than three players are measured, so a slow round trip cannot be split between the two players on it.")
 	case d.Culprit != "" || d.CulpritLink != nil:
 		out = append(out, holdsBack(d, f, t))
+	case d.SharedHop != nil && t.Target.Valid():
+		out = append(out, "No player's own connection holds the match back: a hop several players' paths share does, and the match runs at "+t.Target.Label()+".")
 	case next != "" && f.before != "":
 		out = append(out, f.before+"'s connection is back to normal; the match "+next+".")
 		next = ""

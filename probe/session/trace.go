@@ -15,8 +15,11 @@ import (
 // one end of its culprit path, the link to the other end. A culprit
 // machine traces its link to the first other player in house order: its
 // own home and line are what it sees first-hand, and the diagnosis needs
-// that trace to say where its delay starts (docs/diagnosis.md). The tracer
-// is a guest on routers it does not own, so nothing else is traced.
+// that trace to say where its delay starts (docs/diagnosis.md). With no
+// culprit named, the players whose share of the round trip stands out
+// (cause latency) are treated alike: a hop their paths share may be the
+// reason. The tracer is a guest on routers it does not own, so nothing
+// else is traced, and never more than maxTraced links.
 //
 // A relayed link is never traced: its datagrams leave toward the host, so
 // a probe would measure the path to the host, not to the peer. Its
@@ -44,8 +47,16 @@ type traceState struct {
 // is one end of the culprit path, the other end.
 func tracedNames(dst []string, self, pinned, viewed string, d *diagnosis.Diagnosis) []string {
 	add := func(n string) {
-		if n != "" && n != self && !slices.Contains(dst, n) {
+		if n != "" && n != self && !slices.Contains(dst, n) && len(dst) < maxTraced {
 			dst = append(dst, n)
+		}
+	}
+	firstOther := func() {
+		for _, p := range d.Players {
+			if p.Player != self {
+				add(p.Player)
+				return
+			}
 		}
 	}
 	add(pinned)
@@ -53,10 +64,20 @@ func tracedNames(dst []string, self, pinned, viewed string, d *diagnosis.Diagnos
 	if d != nil {
 		add(d.Culprit)
 		if d.Culprit == self {
+			firstOther()
+		}
+		if d.Culprit == "" {
+			// Nobody named, but players whose share of the round trip
+			// stands out: a hop their paths share may be why (a shared
+			// hop names nobody). Their links are traced, and they trace
+			// their own.
 			for _, p := range d.Players {
-				if p.Player != self {
-					add(p.Player)
-					break
+				if slices.Contains(p.Causes, diagnosis.CauseLatency) {
+					if p.Player == self {
+						firstOther()
+					} else {
+						add(p.Player)
+					}
 				}
 			}
 		}
