@@ -25,8 +25,13 @@ const (
 )
 
 // scheduler says which link and hop limit to probe next. A hop whose
-// address is known shares its budget with every other link through it; a
-// hop not known yet is budgeted on its own, keyed by (link, ttl). Each
+// address is known shares its budget with every other link through it. A
+// hop not known yet (not answered yet, or silent) may be any router: it
+// shares the budget of its hop limit with every link's unknown hop there,
+// and waits for the budget of the addresses other links know at that hop
+// limit and of its own peer's address — a machine's paths share their
+// first routers, and the router before a NATed peer answers from the
+// peer's own address. Each
 // link has one probe in flight at a time (the matcher relies on it). A
 // link's probes explore one hop limit further each time the farthest has
 // an outcome, and stop at the hop limit the peer answered at.
@@ -34,8 +39,12 @@ type scheduler struct {
 	links    []*schedLink // in round-robin order
 	turn     int          // index of the link to try first
 	addrLast map[netip.Addr]time.Duration
-	lastSend time.Duration
-	sentAny  bool
+	// unknownLast is when a hop not known yet was last probed, by hop
+	// limit, across links.
+	unknownLast [maxHops + 1]time.Duration
+	unknownAny  [maxHops + 1]bool
+	lastSend    time.Duration
+	sentAny     bool
 }
 
 type schedLink struct {
@@ -95,58 +104,83 @@ func (s *scheduler) find(link Link) int {
 
 // Next picks the probe to send at now, if the budget allows one, and
 // counts it as sent: the caller sends it (and tells the matcher) or
-// reports it lost through Done.
+// reports it lost through Done. Of the links' candidates, the one that has
+// waited longest since its own last probe goes, the link whose turn it is
+// first among equals: links that share a router's budget take turns in
+// it, instead of the first to ask taking it every time.
 func (s *scheduler) Next(now time.Duration) (link Link, ttl int, ok bool) {
 	if s.sentAny && now-s.lastSend < rateInterval {
 		return 0, 0, false
 	}
+	var best *schedLink
+	bestTTL, bestOwn, bestAt := 0, time.Duration(0), 0
 	for k := range s.links {
 		i := (s.turn + k) % len(s.links)
-		l := s.links[i]
-		if ttl := s.pick(l, now); ttl > 0 {
-			s.turn = (i + 1) % len(s.links)
-			s.commit(l, ttl, now)
-			return l.id, ttl, true
+		if ttl, own := s.pick(s.links[i], now); ttl > 0 && (best == nil || own < bestOwn) {
+			best, bestTTL, bestOwn, bestAt = s.links[i], ttl, own, i
 		}
 	}
-	return 0, 0, false
+	if best == nil {
+		return 0, 0, false
+	}
+	s.turn = (bestAt + 1) % len(s.links)
+	s.commit(best, bestTTL, now)
+	return best.id, bestTTL, true
 }
 
-// pick is the hop limit link l probes at now, 0 for none: of those whose
-// budget allows a probe, the one waiting longest, never probed first,
-// nearest first among equals.
-func (s *scheduler) pick(l *schedLink, now time.Duration) int {
+// pick is the hop limit link l probes at now, 0 for none, and when it
+// last probed it itself (-1: never): of those whose budget allows a probe,
+// the one that has waited longest since its own last probe, never probed
+// first, nearest first among equals. The wait is the hop limit's own, not
+// its address's: two hop limits of one link may share an address (the
+// peer's NAT router answers from the peer's public address, one hop before
+// the peer), and by the address's budget they would always tie, the
+// nearer winning every time.
+func (s *scheduler) pick(l *schedLink, now time.Duration) (int, time.Duration) {
 	if l.flying {
-		return 0
+		return 0, 0
 	}
-	best, bestLast := 0, time.Duration(0)
+	best, bestOwn := 0, time.Duration(0)
 	for ttl := 1; ttl <= l.reach; ttl++ {
-		last, probed := s.lastOf(l, ttl)
-		if !probed {
-			return ttl
-		}
-		if now-last < perHopInterval {
+		if last, probed := s.lastOf(l, ttl); probed && now-last < perHopInterval {
 			continue
 		}
-		if best == 0 || last < bestLast {
-			best, bestLast = ttl, last
+		own := time.Duration(-1)
+		if h := l.hops[ttl]; h.probed {
+			own = h.last
+		}
+		if best == 0 || own < bestOwn {
+			best, bestOwn = ttl, own
 		}
 	}
-	return best
+	return best, bestOwn
 }
 
-// lastOf is when the hop at ttl of l was last probed by any link: by its
-// address when known, else by (link, ttl).
+// lastOf is when the hop at ttl of l was last probed, by any link: by its
+// address when known, else by whatever it may be (the scheduler's doc).
 func (s *scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
-	if a := s.addrOf(l, ttl); a.IsValid() {
-		last, ok := s.addrLast[a]
-		if h := l.hops[ttl]; h.probed && (!ok || h.last > last) {
-			return h.last, true
-		}
-		return last, ok
-	}
 	h := l.hops[ttl]
-	return h.last, h.probed
+	last, probed := h.last, h.probed
+	later := func(at time.Duration, ok bool) {
+		if ok && (!probed || at > last) {
+			last, probed = at, true
+		}
+	}
+	if a := s.addrOf(l, ttl); a.IsValid() {
+		at, ok := s.addrLast[a]
+		later(at, ok)
+		return last, probed
+	}
+	later(s.unknownLast[ttl], s.unknownAny[ttl])
+	at, ok := s.addrLast[l.peer]
+	later(at, ok)
+	for _, o := range s.links {
+		if a := s.addrOf(o, ttl); o != l && a.IsValid() {
+			at, ok := s.addrLast[a]
+			later(at, ok)
+		}
+	}
+	return last, probed
 }
 
 // addrOf is the known address of the hop at ttl: the peer at and past the
@@ -163,6 +197,8 @@ func (s *scheduler) commit(l *schedLink, ttl int, now time.Duration) {
 	l.hops[ttl].last, l.hops[ttl].probed = now, true
 	if a := s.addrOf(l, ttl); a.IsValid() {
 		s.addrLast[a] = now
+	} else {
+		s.unknownLast[ttl], s.unknownAny[ttl] = now, true
 	}
 	s.lastSend, s.sentAny = now, true
 	s.prune(now)

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func TestScheduleBudget(t *testing.T) {
 			t.Fatalf("link %d ttl %d probed at %v and %v", p.link, p.ttl, last, p.at)
 		}
 		lastKey[key] = p.at
-		if last, ok := lastTo[p.to]; ok && p.at > 5*time.Second && p.at-last < time.Second {
+		if last, ok := lastTo[p.to]; ok && p.at-last < time.Second {
 			t.Fatalf("%v probed at %v and %v", p.to, last, p.at)
 		}
 		lastTo[p.to] = p.at
@@ -172,6 +173,60 @@ func TestScheduleSilentGap(t *testing.T) {
 
 // Links come and go: a removed link is never probed again; one added later
 // is probed from hop 1.
+// The hop before a NATed peer is its home router, which answers from the
+// peer's own public address: two hop limits of one link share one budget,
+// and they take turns in it, one probe a second between them, neither
+// starved by the other.
+func TestScheduleSharedAddressTakesTurns(t *testing.T) {
+	routes := map[Link]simRoute{
+		linkA: {peer: peerA, routers: []netip.Addr{r1, pub1, peerA}, peerAnswers: true, rtt: msec(5)},
+	}
+	log := runSchedule(newScheduler(routes), routes, time.Minute, nil)
+	count := map[int]int{}
+	var last time.Duration = -time.Second
+	for _, p := range log {
+		count[p.ttl]++
+		if p.to != peerA {
+			continue
+		}
+		if p.at-last < time.Second {
+			t.Fatalf("%v probed at %v and %v", peerA, last, p.at)
+		}
+		last = p.at
+	}
+	if count[3] < 25 || count[4] < 25 || count[3]+count[4] > 62 {
+		t.Fatalf("a minute's probes by hop limit %v: want hops 3 and 4, one address, about 30 each", count)
+	}
+}
+
+// Two links through one home router and one silent router after it: the
+// silent hop has no address to budget by, and is budgeted by its hop
+// limit across the links, so the router it is hears one probe a second
+// from this machine, not one a second per link. Nothing is ever probed
+// twice within a second, not even on a link's first probes.
+func TestScheduleSilentHopShared(t *testing.T) {
+	routes := map[Link]simRoute{
+		linkA: {peer: peerA, routers: []netip.Addr{r1, {}, pub1}, peerAnswers: true, rtt: msec(5)},
+		linkB: {peer: peerB, routers: []netip.Addr{r1, {}, pub3}, peerAnswers: true, rtt: msec(5)},
+	}
+	log := runSchedule(newScheduler(routes), routes, time.Minute, nil)
+	last := map[string]time.Duration{}
+	silent := 0
+	for _, p := range log {
+		k := p.to.String()
+		if !p.to.IsValid() {
+			k, silent = fmt.Sprintf("silent hop %d", p.ttl), silent+1
+		}
+		if at, ok := last[k]; ok && p.at-at < time.Second {
+			t.Fatalf("%s probed at %v and %v", k, at, p.at)
+		}
+		last[k] = p.at
+	}
+	if silent < 20 {
+		t.Fatalf("the silent hop probed %d times in a minute: the links stall on it", silent)
+	}
+}
+
 func TestScheduleAddRemove(t *testing.T) {
 	routes := map[Link]simRoute{
 		linkA: {peer: peerA, routers: []netip.Addr{r1, r2}, peerAnswers: true, rtt: msec(10)},
