@@ -22,10 +22,12 @@ func init() {
 			"lagscope sim testdata/scenarios/slow_link.json",
 			"lagscope sim scenario.json | jq -c 'select(.type==\"timing\")'",
 			"lagscope sim --record run.lsrec scenario.json && lagscope report run.lsrec",
+			"lagscope sim --trace ada:bob testdata/scenarios/hops.json | jq -c 'select(.type==\"path\")'",
 		},
 		order: 20,
 		setup: func(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 			recordTo := fs.String("record", "", "also write a recording of the run to `FILE` (see lagscope replay, lagscope report)")
+			traces := fs.StringArray("trace", nil, "machine FROM traces its link to TO for the whole run, printing `path` events (`FROM:TO`, repeatable; see docs/simulation.md)")
 			return func(args []string, stdout, stderr io.Writer) int {
 				if len(args) != 1 {
 					return fail(stderr, "sim", usagef("needs exactly one scenario file (see lagscope sim --help)"))
@@ -40,7 +42,11 @@ func init() {
 				if err != nil {
 					return fail(stderr, "sim", usagef("%s: %v", args[0], err))
 				}
-				var opt sim.Options
+				pinned, err := sim.ParseTrace(sc, *traces)
+				if err != nil {
+					return fail(stderr, "sim", usagef("%v", err))
+				}
+				opt := sim.Options{Trace: pinned}
 				var rec *record.Writer
 				if *recordTo != "" {
 					rec, err = record.Create(*recordTo, record.Header{Program: "lagscope sim", Session: filepath.Base(args[0]), Virtual: true})
@@ -48,7 +54,7 @@ func init() {
 						return fail(stderr, "sim", usagef("--record: %v", err))
 					}
 					r := record.NewSimRecorder(rec)
-					opt = sim.Options{OnLine: r.Line, OnView: r.View, OnCommand: r.Command}
+					opt.OnLine, opt.OnView, opt.OnCommand = r.Line, r.View, r.Command
 				}
 				_, err = sim.RunWith(sc, stdout, opt)
 				if rec != nil {

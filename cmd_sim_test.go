@@ -46,6 +46,10 @@ func TestSimCommandBadScenario(t *testing.T) {
 		"unknown pair": {`{"frames": 10, "players": ["a","b"], "links": [{"between": ["a","z"], "rtt_ms": 5}]}`, `"z"`},
 		"not json":     {`{`, `scenario`},
 		"loss of one":  {`{"frames": 10, "players": ["a","b"], "network": {"loss": 1}}`, `loss`},
+		"hop key":      {`{"frames": 10, "players": ["a"], "access": {"a": {"rtt_ms": 9, "hops": [{"addr": "10.0.0.1", "rtt_ms": 1, "ttl": 3}]}}}`, `"ttl"`},
+		"hop addr":     {`{"frames": 10, "players": ["a"], "access": {"a": {"rtt_ms": 9, "hops": [{"addr": "router", "rtt_ms": 1}]}}}`, `hops[0].addr`},
+		"hop order":    {`{"frames": 10, "players": ["a"], "access": {"a": {"rtt_ms": 9, "hops": [{"rtt_ms": 3}, {"rtt_ms": 2}]}}}`, `hops[1].rtt_ms`},
+		"hop past rtt": {`{"frames": 10, "players": ["a"], "access": {"a": {"rtt_ms": 9, "hops": [{"addr": "10.0.0.1", "rtt_ms": 10}]}}}`, `hops[0].rtt_ms`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -73,5 +77,28 @@ func TestSimCommandBadScenario(t *testing.T) {
 	}
 	if code := run([]string{"sim", filepath.Join(dir, "missing.json")}, &out, &errb); code != 2 {
 		t.Fatalf("missing file: exit %d, want 2", code)
+	}
+}
+
+// sim --trace: the run traces the named link and prints its path events;
+// ada's, toward bob through her routers, are golden. A bad --trace is a
+// usage error.
+func TestSimTraceGolden(t *testing.T) {
+	out := runOK(t, "sim", "--trace", "ada:bob", filepath.Join("testdata", "scenarios", "hops.json"))
+	var paths []byte
+	for _, l := range strings.SplitAfter(string(out), "\n") {
+		if strings.HasPrefix(l, `{"type":"path",`) && strings.Contains(l, `"from":"ada","to":"bob"`) {
+			paths = append(paths, l...)
+		}
+	}
+	if len(paths) == 0 {
+		t.Fatal("no path event from ada to bob")
+	}
+	golden(t, "sim_hops_trace_ada_bob.ndjson", paths)
+	for _, bad := range []string{"ada", "ada:zed", "ada:ada"} {
+		var o, e bytes.Buffer
+		if code := run([]string{"sim", "--trace", bad, filepath.Join("testdata", "scenarios", "hops.json")}, &o, &e); code != 2 || o.Len() != 0 || strings.Count(e.String(), "\n") != 1 {
+			t.Errorf("--trace %q: exit %d, stdout %d bytes, stderr %q", bad, code, o.Len(), e.String())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package simnet
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 // An access link is a node's own link between it and the core of the
 // network (home Wi-Fi, a mobile uplink): every datagram the node sends
 // crosses its up direction first, every datagram it receives crosses its
-// down direction last, whatever the path in between. A datagram from a to
+// down direction last, whatever the path in between (and the routers on
+// it, hops.go, which drop what the node sends with their forward loss). A datagram from a to
 // b therefore crosses a's access up, the path a→b, then b's access down:
 // delays add, and it arrives only if no stage loses it (losses compound).
 // Each direction has its own random stream, so adding an access link to
@@ -18,7 +20,12 @@ import (
 // access links draws exactly what it drew before they existed.
 type access struct {
 	up, down *impair.Path
+	hops     []router   // the routers on it, outward (hops.go)
+	hopRand  *rand.Rand // their forward losses' stream; nil until it has routers
 }
+
+// zeroProfile is an access direction that adds nothing.
+var zeroProfile impair.Profile
 
 // SetAccess gives the node at addr an access link: up for what it sends,
 // down for what it receives. A node that already has one keeps its random
@@ -65,7 +72,7 @@ func (n *Network) decide(pa *path, from, to netip.AddrPort) []time.Duration {
 	var extra time.Duration
 	if a, ok := n.access[from]; ok {
 		d, lost := crossAccess(a.up, &n.accessScratch)
-		if lost {
+		if lost || a.forwardLost(len(a.hops)) {
 			return n.delays[:0]
 		}
 		extra += d

@@ -67,6 +67,7 @@ type Node struct {
 	addr     netip.AddrPort
 	recv     RecvFunc
 	detached bool
+	icmp     []ICMPAnswer // routers' answers waiting for TakeICMP (hops.go)
 }
 
 // Attach puts a node on the network at addr; recv is called for every

@@ -99,14 +99,19 @@ func (c calc) counts() bool  { return c.judged && c.answers() }
 
 // analyze applies the rules to hops, ordered by hop limit; complete says
 // the last of them is the peer.
-func analyze(hops []hopSamples, complete bool) Result {
+func analyze(hops []hopSamples, complete bool) Result { return analyzeTo(hops, complete, netip.Addr{}) }
+
+// analyzeTo is analyze for a path toward the address peer (the zero Addr
+// when not known): a hop that answers from it is the peer's link, before
+// the peer itself answered too.
+func analyzeTo(hops []hopSamples, complete bool, peer netip.Addr) Result {
 	r := Result{Complete: complete, Hops: make([]Hop, len(hops))}
 	cs := make([]calc, len(hops))
 	for i, h := range hops {
 		cs[i] = measure(h)
 		r.Hops[i] = hopOf(h, cs[i])
 	}
-	labelHops(r.Hops, hops, complete)
+	labelHops(r.Hops, hops, complete, peer)
 	if !ready(cs) {
 		return r
 	}
@@ -230,13 +235,13 @@ func lossPersists(cs []calc, i int) bool {
 // are the first two public ones; the rest is beyond. A silent hop takes
 // the label of the stretch it is in. The last hop of a complete path is
 // the peer, whatever it would be otherwise: a peer on the LAN is hop 1,
-// labelled peer. So is a hop before it that answers from the peer's own
-// address: the NAT router in front of the peer, which sends its ICMP from
-// the public address the peer is reached at.
-func labelHops(out []Hop, hops []hopSamples, complete bool) {
+// labelled peer. So is a hop that answers from the peer's own address
+// (peer, or the last hop's on a complete path): the NAT router in front of
+// the peer, which sends its ICMP from the public address the peer is
+// reached at, whether or not the peer has answered yet.
+func labelHops(out []Hop, hops []hopSamples, complete bool, peer netip.Addr) {
 	public := 0
-	var peer netip.Addr
-	if complete && len(hops) > 0 {
+	if !peer.IsValid() && complete && len(hops) > 0 {
 		peer = hops[len(hops)-1].Addr
 	}
 	for i, h := range hops {

@@ -188,6 +188,11 @@ func TestLabels(t *testing.T) {
 	if got := analyze(nat, false).Hops; got[2].Link != labelISP {
 		t.Errorf("incomplete path: hop 3 %s, want isp (no peer known)", got[2].Link)
 	}
+	// The peer's address known (the link's destination), before the
+	// peer has answered: its router's hop is the peer's link already.
+	if got := analyzeTo(nat[:3], false, netip.MustParseAddr("203.0.113.7")).Hops; got[1].Link != labelUplink || got[2].Link != labelPeer {
+		t.Errorf("incomplete path toward a known peer: %s %s, want uplink peer", got[1].Link, got[2].Link)
+	}
 	v6 := []hopSamples{hs(1, "fe80::1", 1, 0, 10, 0), hs(2, "2001:db8::1", 2, 0, 10, 0),
 		hs(3, "fd00::1", 3, 0, 10, 0), hs(4, "2001:db8::2", 4, 0, 10, 0), hs(5, "2001:db8::3", 5, 0, 10, 0),
 		hs(6, "2001:db8::4", 6, 0, 10, 0)}

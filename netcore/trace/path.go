@@ -15,7 +15,8 @@ const lostMark = time.Duration(-1)
 
 // hopPath gathers one link's outcomes by hop limit.
 type hopPath struct {
-	end  int // hop limit the peer answered at; 0 while unknown
+	end  int        // hop limit the peer answered at; 0 while unknown
+	peer netip.Addr // the address the link's datagrams go to
 	hops [maxHops + 1]pathHop
 }
 
@@ -71,5 +72,5 @@ func (p *hopPath) Result() Result {
 		}
 		in[i] = s
 	}
-	return analyze(in, p.end > 0)
+	return analyzeTo(in, p.end > 0, p.peer)
 }

@@ -34,6 +34,7 @@ func (t *Tracer) AddLink(link Link, peer netip.Addr) {
 	if t.paths[link] == nil {
 		t.paths[link] = &hopPath{}
 	}
+	t.paths[link].peer = peer.Unmap()
 }
 
 // RemoveLink stops tracing link and forgets its path.

@@ -14,12 +14,15 @@ import (
 // A datagram from a to b crosses a's access (half of a's RTTMs, LossUp),
 // the pair's link, then b's access (half of b's RTTMs, LossDown): delays
 // add, losses compound. JitterMs spreads each crossing's delay uniformly by
-// ± that much. Fields left out are 0.
+// ± that much. Fields left out are 0. Hops are the routers on it, as a
+// trace meets them (hops.go): the LAN link into the first is where jitter,
+// LossUp and LossDown happen.
 type AccessSpec struct {
-	RTTMs    *float64 `json:"rtt_ms"`
-	JitterMs *float64 `json:"jitter_ms"`
-	LossUp   *float64 `json:"loss_up"`
-	LossDown *float64 `json:"loss_down"`
+	RTTMs    *float64  `json:"rtt_ms"`
+	JitterMs *float64  `json:"jitter_ms"`
+	LossUp   *float64  `json:"loss_up"`
+	LossDown *float64  `json:"loss_down"`
+	Hops     []HopSpec `json:"hops"`
 }
 
 // profiles are the two crossings of the access link: up (leaving the
@@ -65,6 +68,13 @@ func checkAccess(key string, access map[string]AccessSpec, players []string) err
 				return fmt.Errorf("scenario: key %q: %v is outside [0, 1)", k+"."+c.name, *c.v)
 			}
 		}
+		rtt := 0.0
+		if a.RTTMs != nil {
+			rtt = *a.RTTMs
+		}
+		if err := checkHops(k, a.Hops, rtt); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -80,6 +90,7 @@ func (r *runner) applyAccess(access map[string]AccessSpec) {
 		}
 		up, down := access[name].profiles()
 		r.net.SetAccess(m.addr, up, down)
+		r.net.SetAccessHops(m.addr, routers(access[name].Hops))
 	}
 }
 

@@ -63,6 +63,8 @@ type runner struct {
 	startAt   time.Duration // when it did: the run's time 0
 	scheduled bool          // the timeline and the views are scheduled
 	lobbyErr  error
+
+	tracing bool // the machines' transports trace (hops.go)
 }
 
 // errStuck is returned when a session stops making progress (every machine
@@ -92,11 +94,19 @@ type Options struct {
 	// that wants each once keeps the first. c.Payload must be copied to be
 	// kept.
 	OnCommand func(machine string, at time.Duration, player string, sendFrame int, c probe.Command)
+	// Trace names, per machine, the machine whose link it traces for the
+	// whole run (ParseTrace; `sim --trace`). A run traces when this is set
+	// or the scenario lists hops (docs/simulation.md).
+	Trace map[string]string
+	// onProbe is called for every hop-limited probe a machine sends, on
+	// the run's clock (tests count them).
+	onProbe func(machine string, at time.Duration, to netip.AddrPort, hops int)
 }
 
 // RunWith is Run with hooks.
 func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	r := &runner{sc: sc, opt: opt, sched: simnet.NewScheduler(), byName: map[string]*machine{}, out: bufio.NewWriterSize(w, 64<<10), narratedFrame: -1}
+	r.tracing = sc.hasHops() || len(opt.Trace) > 0
 	r.net = simnet.NewNetwork(r.sched, sc.Seed)
 	r.drv = simnet.NewDriver(r.net)
 	if err := r.build(); err != nil {

@@ -74,19 +74,21 @@ func (r *runner) build() error {
 			OnFrame:           r.onFrame(n),
 			OnCommand:         r.onCommand(n),
 			FillMatrix:        r.fillMatrix, // diagnose.go
+			Trace:             r.opt.Trace[n],
 		}
+		tr := r.transport(n, m.host.Node()) // hops.go
 		var s *session.Session
 		var err error
 		switch {
 		case i == 0:
 			cfg.Speed = sc.FPS
 			cfg.Players, cfg.Observers = len(sc.Players), len(sc.Observers)
-			s, err = session.NewHost(cfg, m.host.Node())
+			s, err = session.NewHost(cfg, tr)
 			hostAddr = addr
 		case i < len(sc.Players):
-			s, err = session.NewJoiner(cfg, session.RolePlayer, m.host.Node(), hostAddr)
+			s, err = session.NewJoiner(cfg, session.RolePlayer, tr, hostAddr)
 		default:
-			s, err = session.NewJoiner(cfg, session.RoleObserver, m.host.Node(), hostAddr)
+			s, err = session.NewJoiner(cfg, session.RoleObserver, tr, hostAddr)
 		}
 		if err != nil {
 			return fmt.Errorf("sim: %s: %w", n, err)
@@ -139,6 +141,7 @@ func (r *runner) lobbyStep(m *machine) {
 		r.scheduled = true
 		r.scheduleTimeline()
 		r.scheduleViews()
+		r.schedulePaths() // hops.go
 	}
 }
 
