@@ -101,9 +101,7 @@ func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
 	default:
 		out = append(out, "No one's connection or machine holds the match back.")
 	}
-	if a := advice(d); a != "" {
-		out = append(out, a)
-	}
+	out = append(out, advice(d)...)
 	if next != "" {
 		out = append(out, "The match "+next+".")
 	}

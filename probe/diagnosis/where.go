@@ -173,22 +173,39 @@ func median(sorted []float64) float64 {
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-// advice is the verdict's sentence about where the delay starts and what
-// to try: for the shared hop when there is one and no player's own side
-// explains the culprit, else for the culprit's own side. "" when the
-// traces say nothing about it.
-func advice(d *Diagnosis) string {
+// advice is the verdict's sentences about where the delay starts and
+// what to try, from the hop traces, two at most: the culprit's own side
+// when it has a where, else the shared hop (with nobody named); then any
+// other player whose own traces show a delay on its side of at least
+// whereShown — two slow homes may tie, or one be named, and each still
+// needs its own advice. None when the traces say nothing.
+func advice(d *Diagnosis) []string {
+	var out []string
 	if d.Culprit != "" {
 		if p := d.player(d.Culprit); p.Where != nil {
-			return whereAdvice(p.Player, p.Where)
+			out = append(out, whereAdvice(p.Player, p.Where))
+		}
+	} else if h := d.SharedHop; h != nil {
+		out = append(out, "The delay starts past the players' ISPs, at "+h.Addr.String()+", which "+listNames(h.Players)+
+			" paths share ("+msText(h.AddedMs)+"): nothing any player can change at home.")
+	}
+	for i := range d.Players {
+		p := &d.Players[i]
+		if w := p.Where; w != nil && p.Player != d.Culprit && w.AddedMs >= whereShown && len(out) < 2 && !sharedWhere(d, w) {
+			out = append(out, whereAdvice(p.Player, w))
 		}
 	}
-	if h := d.SharedHop; h != nil && d.Culprit == "" {
-		return "The delay starts past the players' ISPs, at " + h.Addr.String() + ", which " + listNames(h.Players) +
-			" paths share (" + msText(h.AddedMs) + "): nothing any player can change at home."
-	}
-	return ""
+	return out
 }
+
+// sharedWhere: w starts at the ISP, and a shared hop explains the delay
+// there already (its own sentence says so).
+func sharedWhere(d *Diagnosis, w *Where) bool { return d.SharedHop != nil && w.Link == linkISP }
+
+// whereShown is the least delay on a player's own side that the verdict
+// gives advice for when nobody is named: one frame each way at 30 fps,
+// below which no rung moves (the bar of a slow path too).
+const whereShown = slowPathMs
 
 func whereAdvice(name string, w *Where) string {
 	head := name + "'s delay (" + msText(w.AddedMs) + ") starts "

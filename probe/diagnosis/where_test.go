@@ -205,3 +205,48 @@ func TestWhereJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Two homes equally slow: nobody is named (a tie), and each player's own
+// traces still give its advice, both in the verdict.
+func TestWhereAdviceForEachSlowHomeInATie(t *testing.T) {
+	w := world{names: names(6), share: []float64{20, 25, 30, 20, 170, 170}, noise: 0.5, seed: 3}
+	in := w.build()
+	in.Traces = []Trace{
+		{From: 4, To: 0, Delay: start(1, linkLAN, 150), Hops: addrs("10.1.0.1", "172.17.0.1")},
+		{From: 5, To: 0, Delay: start(2, linkUplink, 148), Hops: addrs("10.2.0.1", "172.18.0.1")},
+		{From: 0, To: 1, Delay: start(2, linkUplink, 10), Hops: addrs("10.3.0.1", "172.19.0.1")},
+	}
+	d := Diagnose(in)
+	if d.Culprit != "" {
+		t.Fatalf("culprit %q in a tie: %s", d.Culprit, d.Verdict)
+	}
+	for _, want := range []string{
+		"erin's delay (150 ms) starts between erin's machine and the home router",
+		"frank's delay (148 ms) starts on frank's line out of the house",
+	} {
+		if !strings.Contains(d.Verdict, want) {
+			t.Errorf("verdict without %q: %s", want, d.Verdict)
+		}
+	}
+	if strings.Contains(d.Verdict, "alice's delay") {
+		t.Errorf("advice for a 10 ms delay: %s", d.Verdict)
+	}
+}
+
+// One of two slow homes named: its advice comes first, the other's next.
+func TestWhereAdviceCulpritThenTheOther(t *testing.T) {
+	w := world{names: names(6), share: []float64{20, 25, 30, 20, 150, 260}, noise: 0.5, seed: 3}
+	in := w.build()
+	in.Traces = []Trace{
+		{From: 4, To: 0, Delay: start(1, linkLAN, 130), Hops: addrs("10.1.0.1", "172.17.0.1")},
+		{From: 5, To: 0, Delay: start(2, linkUplink, 240), Hops: addrs("10.2.0.1", "172.18.0.1")},
+	}
+	d := Diagnose(in)
+	if d.Culprit != "frank" {
+		t.Fatalf("culprit %q, want frank: %s", d.Culprit, d.Verdict)
+	}
+	s := d.Sentences(d.Worded())
+	if len(s) < 3 || !strings.HasPrefix(s[1], "frank's delay (240 ms) starts on frank's line out") || !strings.HasPrefix(s[2], "erin's delay (130 ms) starts between erin's machine") {
+		t.Errorf("sentences %q", s)
+	}
+}
