@@ -61,6 +61,8 @@ var layers = map[string][]string{
 	"probe/snapshot":  join(engine, []string{"netcore", "rungs", "units", "names", "textsafe"}),
 
 	"probe/session": join(engine, []string{"netcore", "rungs"}, leaves),
+	// The load test's pure core: no I/O, no clock, no goroutines.
+	"probe/loadtest": {"units"},
 
 	// The wirings: never each other, except the live driver's recorder.
 	"probe/sim":    join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
