@@ -16,8 +16,9 @@ import (
 // probeCaps: the probes the tracer put on the wire keep to the budget, at
 // most one a second to each hop address and twenty a second in all. The
 // stamps are the kernel's, where the probes leave the tracer's interface:
-// after home 1's queue, whose wait varies by a few packets' worth (1200
-// bytes at 2 Mbit/s: 4.8 ms each), which jitter allows for.
+// after home 1's queue, whose wait varies by some packets' worth (1200
+// bytes at 2 Mbit/s: 4.8 ms each; 21 ms seen, the flood being paced by a
+// sleeping loop), which jitter allows for.
 func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration) {
 	t.Helper()
 	byAddr := map[string][]time.Time{}
@@ -229,5 +230,47 @@ func checkRateLimited(t *testing.T, tr *pathTrace) {
 	}
 	if e.LossStarts != nil {
 		t.Errorf("%v: loss starts %+v; a rate-limited router is not loss", tr, e.LossStarts)
+	}
+}
+
+// checkWhere: the diagnosis the host made at the end, from its own traces
+// and the summaries every player shared, says where each slow home's delay
+// starts — home 1's on its LAN, home 2's on its line out — and the verdict
+// gives each of them its advice, in its name.
+func checkWhere(t *testing.T, host *proc) {
+	t.Helper()
+	sum := host.of("summary")
+	if len(sum) != 1 {
+		t.Fatalf("the host printed %d summaries", len(sum))
+	}
+	d, _ := sum[0]["diagnosis"].(map[string]any)
+	if d == nil {
+		t.Fatalf("no diagnosis in the host's summary: %v", sum[0])
+	}
+	verdict, _ := d["verdict"].(string)
+	where := map[string]string{}
+	players, _ := d["players"].([]any)
+	for _, p := range players {
+		pm, _ := p.(map[string]any)
+		name, _ := pm["player"].(string)
+		if w, ok := pm["where"].(map[string]any); ok {
+			where[name] = fmt.Sprintf("%v ttl %v, %v ms", w["link"], w["ttl"], w["added_ms"])
+			t.Logf("where %s: %s", name, where[name])
+		}
+	}
+	t.Logf("the host's verdict: %s (culprit %v)", verdict, d["culprit"])
+	if !strings.HasPrefix(where["p1"], "lan ttl 1,") {
+		t.Errorf("p1's where %q, want lan at ttl 1", where["p1"])
+	}
+	if !strings.HasPrefix(where["p2"], "uplink ttl 2,") {
+		t.Errorf("p2's where %q, want uplink at ttl 2", where["p2"])
+	}
+	for _, want := range []string{
+		"starts between p1's machine and the home router (Wi-Fi or cable): a cable, or being closer to the router, should help.",
+		"starts on p2's line out of the house, often the router's upload queue: a latency-under-load test will tell.",
+	} {
+		if !strings.Contains(verdict, want) {
+			t.Errorf("the verdict lacks %q", want)
+		}
 	}
 }

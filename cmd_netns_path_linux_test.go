@@ -442,7 +442,7 @@ func TestNetnsPath(t *testing.T) {
 		tr.ev = lastPath(t, tr.p, tr.to)
 		logPath(t, tr)
 		checkHops(t, tr)
-		probeCaps(t, tr, 20*time.Millisecond)
+		probeCaps(t, tr, 50*time.Millisecond)
 	}
 	hostPkts := hostTap.packets()
 	for i, h := range homes {
@@ -452,4 +452,5 @@ func TestNetnsPath(t *testing.T) {
 	checkSilent(t, traces[4])
 	checkLoss(t, traces[2], back)
 	checkRateLimited(t, traces[3])
+	checkWhere(t, host)
 }

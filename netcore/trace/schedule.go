@@ -166,12 +166,14 @@ func (s *scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
 			last, probed = at, true
 		}
 	}
+	// A probe another link sent at this hop limit to a hop it did not
+	// know yet may have reached this very router: it counts too.
+	later(s.unknownLast[ttl], s.unknownAny[ttl])
 	if a := s.addrOf(l, ttl); a.IsValid() {
 		at, ok := s.addrLast[a]
 		later(at, ok)
 		return last, probed
 	}
-	later(s.unknownLast[ttl], s.unknownAny[ttl])
 	at, ok := s.addrLast[l.peer]
 	later(at, ok)
 	for _, o := range s.links {

@@ -284,3 +284,41 @@ func TestScheduleNextAt(t *testing.T) {
 		t.Fatalf("then hop %d %v, want 2", ttl, ok)
 	}
 }
+
+// Links added while another runs (the diagnosis blames a player, the Path
+// view opens one) share their first routers with it: a new link's probe
+// to a hop it does not know yet counts against the known router there, so
+// no router hears two probes within a second, whatever link they came on,
+// when links come, go and come back.
+func TestScheduleLateLinksShareTheBudget(t *testing.T) {
+	a := func(s string) netip.Addr { return netip.MustParseAddr(s) }
+	shared := []netip.Addr{a("10.3.0.1"), a("172.19.0.1"), a("172.19.1.1"), a("198.51.100.1")}
+	routes := map[Link]simRoute{
+		1: {peer: a("198.51.100.10"), routers: shared, peerAnswers: true, rtt: msec(3)},
+		2: {peer: a("172.17.0.2"), routers: append(append([]netip.Addr{}, shared...), a("172.17.0.1"), a("172.17.0.2")), peerAnswers: true, rtt: msec(200)},
+		3: {peer: a("172.18.0.2"), routers: append(append([]netip.Addr{}, shared...), a("172.18.0.1"), a("172.18.0.2")), peerAnswers: true, rtt: msec(200)},
+	}
+	s := makeScheduler()
+	s.AddLink(1, routes[1].peer)
+	log := runSchedule(s, routes, 2*time.Minute, func(now time.Duration) {
+		if now == 20*time.Second {
+			s.AddLink(2, routes[2].peer)
+		}
+		if now == 30*time.Second {
+			s.AddLink(3, routes[3].peer)
+		}
+		if now == 60*time.Second {
+			s.RemoveLink(2)
+		}
+		if now == 70*time.Second {
+			s.AddLink(2, routes[2].peer)
+		}
+	})
+	last := map[netip.Addr]time.Duration{}
+	for _, p := range log {
+		if at, ok := last[p.to]; ok && p.at-at < time.Second {
+			t.Errorf("%s probed at %v and %v (link %d ttl %d)", p.to, at, p.at, p.link, p.ttl)
+		}
+		last[p.to] = p.at
+	}
+}

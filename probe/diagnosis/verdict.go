@@ -96,6 +96,9 @@ func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
 		next = ""
 	case d.Measured == MinMeasured:
 		out = append(out, "No one stands out, but with three players a slow path cannot be told from two slow players.")
+	case len(slowTie(d)) >= 2 && t.Target.Valid():
+		tied := slowTie(d)
+		out = append(out, "No single player holds the match back: "+listNames(tied)+" connections add about as much to every round trip; together they hold it at "+t.Target.Label()+".")
 	case t.Target.Valid():
 		out = append(out, "No one's connection or machine holds the match back; it runs at "+t.Target.Label()+".")
 	default:
@@ -346,4 +349,16 @@ func pctText(v float64) string {
 		return "an unknown share"
 	}
 	return strconv.FormatFloat(math.Round(v*1000)/10, 'f', -1, 64) + " %"
+}
+
+// slowTie is the players whose share of the round trip stands out
+// (latency) when nobody is named: two or more of them tie.
+func slowTie(d *Diagnosis) []string {
+	var out []string
+	for i := range d.Players {
+		if has(d.Players[i].Causes, CauseLatency) {
+			out = append(out, d.Players[i].Player)
+		}
+	}
+	return out
 }

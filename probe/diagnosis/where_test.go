@@ -231,6 +231,9 @@ func TestWhereAdviceForEachSlowHomeInATie(t *testing.T) {
 	if strings.Contains(d.Verdict, "alice's delay") {
 		t.Errorf("advice for a 10 ms delay: %s", d.Verdict)
 	}
+	if !strings.HasPrefix(d.Verdict, "No single player holds the match back: erin's and frank's connections add about as much to every round trip; together they hold it at ") {
+		t.Errorf("a tie's first sentence: %s", d.Verdict)
+	}
 }
 
 // One of two slow homes named: its advice comes first, the other's next.

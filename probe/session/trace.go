@@ -16,10 +16,12 @@ import (
 // machine traces its link to the first other player in house order: its
 // own home and line are what it sees first-hand, and the diagnosis needs
 // that trace to say where its delay starts (docs/diagnosis.md). With no
-// culprit named, the players whose share of the round trip stands out
-// (cause latency) are treated alike: a hop their paths share may be the
-// reason. The tracer is a guest on routers it does not own, so nothing
-// else is traced, and never more than maxTraced links.
+// culprit named, a machine that traces nothing else traces one link when
+// some player's share of the round trip stands out (cause latency): its
+// own path when it is that player, else the link to the first of them — a
+// hop their paths share may be the reason. The tracer is a guest on
+// routers it does not own, so nothing else is traced, and never more than
+// maxTraced links.
 //
 // A relayed link is never traced: its datagrams leave toward the host, so
 // a probe would measure the path to the host, not to the peer. Its
@@ -66,19 +68,22 @@ func tracedNames(dst []string, self, pinned, viewed string, d *diagnosis.Diagnos
 		if d.Culprit == self {
 			firstOther()
 		}
-		if d.Culprit == "" {
+		if d.Culprit == "" && len(dst) == 0 {
 			// Nobody named, but players whose share of the round trip
 			// stands out: a hop their paths share may be why (a shared
-			// hop names nobody). Their links are traced, and they trace
-			// their own.
+			// hop names nobody). A machine that traces nothing else
+			// traces one link: its own path when it is one of them, else
+			// the link to the first of them.
 			for _, p := range d.Players {
-				if slices.Contains(p.Causes, diagnosis.CauseLatency) {
-					if p.Player == self {
-						firstOther()
-					} else {
-						add(p.Player)
-					}
+				if !slices.Contains(p.Causes, diagnosis.CauseLatency) {
+					continue
 				}
+				if p.Player == self {
+					firstOther()
+				} else {
+					add(p.Player)
+				}
+				break
 			}
 		}
 		if l := d.CulpritLink; l != nil {
