@@ -264,7 +264,7 @@ func (p *Peer) ownTraces(m *MatrixView) {
 		if to < 0 || !ok {
 			continue
 		}
-		tr := diagnosis.Trace{From: self, To: to}
+		tr := diagnosis.Trace{From: self, To: to, Complete: r.Complete}
 		if d := r.DelayStarts; d != nil {
 			tr.Delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
 		}

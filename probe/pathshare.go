@@ -25,7 +25,8 @@ import (
 // A summary (kindPathSummary) is, in order, little-endian:
 //
 //	kind u8 | to u16 (the traced peer's ID) | delay ttl u8 (0: none) |
-//	delay link u8 | delay added u32 (µs) | hops u8 (≤ maxTrace) |
+//	delay link u8 | delay added u32 (µs) | hops u8 (≤ maxTrace; the
+//	top bit set: the peer answered, the trace is complete) |
 //	per hop: family u8 (0 never answered, 4, 6) and 4 or 16 address bytes
 //
 // and never more than pathSummaryMax bytes: past it the hops after the one
@@ -44,6 +45,9 @@ const (
 
 var errPathSummary = errors.New("probe: bad path summary")
 
+// completeBit marks, in a summary's hop count, a trace the peer answered.
+const completeBit = 0x80
+
 // linkCodes are the trace's link labels on the wire; index 0 is unused.
 var linkCodes = [...]string{"", "lan", "uplink", "isp", "beyond", "peer"}
 
@@ -58,9 +62,10 @@ func linkCode(s string) uint8 {
 
 // pathSummary is one machine's summary of a trace it runs.
 type pathSummary struct {
-	to    netcore.PeerID
-	delay *diagnosis.TraceStart
-	hops  []netip.Addr
+	to       netcore.PeerID
+	delay    *diagnosis.TraceStart
+	hops     []netip.Addr
+	complete bool // the peer answered: the trace covers the whole path
 }
 
 func (s *pathSummary) appendTo(b []byte) []byte {
@@ -108,6 +113,9 @@ func (s *pathSummary) appendTo(b []byte) []byte {
 		n++
 	}
 	b[count] = uint8(n)
+	if s.complete {
+		b[count] |= completeBit
+	}
 	return b
 }
 
@@ -119,7 +127,8 @@ func decodePathSummary(b []byte) (pathSummary, error) {
 	s.to = netcore.PeerID(binary.LittleEndian.Uint16(b[1:]))
 	ttl, link := b[3], b[4]
 	added := binary.LittleEndian.Uint32(b[5:])
-	n := int(b[9])
+	s.complete = b[9]&completeBit != 0
+	n := int(b[9] &^ completeBit)
 	if ttl > maxTrace || n > maxTrace || int(link) >= len(linkCodes) || (ttl == 0) != (link == 0) {
 		return s, errPathSummary
 	}
@@ -197,7 +206,7 @@ func (p *Peer) sharePaths(now time.Duration) {
 	pl := links[ps.turn%len(links)]
 	ps.turn++
 	r, _ := p.ep.Path(pl.ID)
-	s := pathSummary{to: pl.ID}
+	s := pathSummary{to: pl.ID, complete: r.Complete}
 	if d := r.DelayStarts; d != nil {
 		s.delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
 	}
@@ -263,7 +272,7 @@ func (p *Peer) sharedTraces(now time.Duration, m *MatrixView, dst []diagnosis.Tr
 		if a < 0 || b < 0 || a == b {
 			continue
 		}
-		dst = append(dst, diagnosis.Trace{From: a, To: b, Delay: s.delay, Hops: s.hops})
+		dst = append(dst, diagnosis.Trace{From: a, To: b, Delay: s.delay, Hops: s.hops, Complete: s.complete})
 	}
 	return dst
 }

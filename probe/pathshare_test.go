@@ -12,7 +12,7 @@ import (
 // A summary reads back as written: the delay's start to the µs, every
 // hop's address (IPv4, IPv6, a silent hop), nothing more.
 func TestPathSummaryRoundTrip(t *testing.T) {
-	s := pathSummary{to: 7, delay: &diagnosis.TraceStart{TTL: 2, Link: "uplink", AddedMs: 197.125},
+	s := pathSummary{to: 7, complete: true, delay: &diagnosis.TraceStart{TTL: 2, Link: "uplink", AddedMs: 197.125},
 		hops: []netip.Addr{netip.MustParseAddr("192.168.1.1"), {}, netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("::ffff:198.51.100.10")}}
 	b := s.appendTo(nil)
 	if len(b) != 10+5+1+17+5 {

@@ -27,6 +27,9 @@ type Trace struct {
 	// Delay is nil when no delay stands out on the path.
 	Delay *TraceStart
 	Hops  []netip.Addr
+	// Complete: the peer answered, so the trace covers the whole path and
+	// a nil Delay means none stands out on it.
+	Complete bool
 }
 
 // TraceStart is the hop a trace's delay starts at: its ttl, the link into
@@ -46,6 +49,8 @@ type Where struct {
 	// Confirmed counts the other players' traces toward this player whose
 	// delay starts on their last link, into this player's home.
 	Confirmed int
+
+	contradicted bool // a whole path toward the player shows no delay
 }
 
 // SharedHop is a hop past the players' homes where the delay of several
@@ -81,11 +86,27 @@ func wheres(players []PlayerDiagnosis, traces []Trace) {
 		}
 	}
 	for _, tr := range traces {
-		if tr.Delay == nil || tr.Delay.Link != linkPeer || tr.To < 0 || tr.To >= n || tr.From == tr.To {
+		if tr.To < 0 || tr.To >= n || tr.From < 0 || tr.From >= n || tr.From == tr.To {
 			continue
 		}
-		if w := players[tr.To].Where; w != nil {
+		w := players[tr.To].Where
+		switch {
+		case w == nil:
+		case tr.Delay != nil && tr.Delay.Link == linkPeer:
 			w.Confirmed++
+		case tr.Delay == nil && tr.Complete:
+			w.contradicted = true
+		}
+	}
+	// A delay on a player's own side shows on every whole path toward it
+	// (the peer's answer crosses its line out, the probe its line in):
+	// another player's complete trace toward it with no delay at all says
+	// the player's own trace saw something else — a delay on the way back
+	// of its probes' answers, which crossed a queue the game's datagrams
+	// to it do not. Such a where is dropped.
+	for i := range players {
+		if w := players[i].Where; w != nil && w.contradicted {
+			players[i].Where = nil
 		}
 	}
 }

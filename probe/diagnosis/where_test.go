@@ -253,3 +253,32 @@ func TestWhereAdviceCulpritThenTheOther(t *testing.T) {
 		t.Errorf("sentences %q", s)
 	}
 }
+
+// A player's own trace can read a queue its probes' answers cross on the
+// way back as a delay on its own line. Another player's whole path toward
+// it with no delay at all says its line is fine: that where is dropped,
+// and no advice tells it to fix what is not broken.
+func TestWhereContradictedByAWholePathToward(t *testing.T) {
+	in := erinSlow()
+	in.Traces = []Trace{
+		{From: 0, To: 4, Delay: start(2, linkUplink, 140), Hops: addrs("10.9.0.1", "198.18.9.1", "198.18.5.2"), Complete: true},
+		{From: 4, To: 0, Delay: start(2, linkUplink, 148), Hops: addrs("192.168.1.1", "198.18.1.1")},
+		{From: 1, To: 0, Hops: addrs("192.168.2.1", "198.18.2.1", "198.18.7.2"), Complete: true},
+	}
+	d := Diagnose(in)
+	if w := d.player("alice").Where; w != nil {
+		t.Errorf("alice's where %+v survives bob's whole path toward her without delay", w)
+	}
+	if w := d.player("erin").Where; w == nil || w.Link != linkUplink {
+		t.Errorf("erin's where %+v, want uplink (nothing contradicts it)", w)
+	}
+	if strings.Contains(d.Verdict, "alice's delay") {
+		t.Errorf("advice for alice: %s", d.Verdict)
+	}
+	// An incomplete trace without delay contradicts nothing: it may not
+	// have reached the far end's home yet.
+	in.Traces[2].Complete = false
+	if d := Diagnose(in); d.player("alice").Where == nil {
+		t.Error("an incomplete trace dropped alice's where")
+	}
+}
