@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -20,25 +18,9 @@ import (
 // a direct path: masquerade-only with masquerade-only, filtering with
 // filtering, and the mixed pairs; no pair is relayed.
 func TestNetnsMasqueradeOnly(t *testing.T) {
-	if os.Getenv(netnsEnv) != "1" {
-		t.Skip("network-namespace NAT test: set " + netnsEnv + "=1 (needs root, iproute2 and nftables)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network-namespace NAT test: needs root to make namespaces")
-	}
-	for _, tool := range []string{"ip", "nft"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s=1 but %s is missing: %v", netnsEnv, tool, err)
-		}
-	}
 	// The internet is a router, as between any two homes: a datagram
 	// that leaves a home router with hop limit 1 left dies there.
-	n := &netns{t: t, prefix: fmt.Sprintf("lm%d", os.Getpid()%100000), routed: true}
-	t.Cleanup(func() {
-		for _, ns := range n.made {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
+	n := newNetns(t, "lm", true, "ip", "nft")
 	inet := n.ns("inet")
 	n.run("ip", "netns", "exec", inet, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
 	hostNS := n.ns("h")

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -30,23 +29,7 @@ import (
 // 172.30.9.0/24 (core .1, s .2); r3 meets the core on 172.30.3.0/24
 // (core .1, r3 .2); the host as in the path test.
 func TestNetnsSharedHop(t *testing.T) {
-	if os.Getenv(netnsEnv) != "1" {
-		t.Skip("network-namespace path test: set " + netnsEnv + "=1 (needs root, iproute2, nftables and setpriv)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network-namespace path test: needs root to make namespaces")
-	}
-	for _, tool := range []string{"ip", "nft", "tc", "setpriv"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s=1 but %s is missing: %v", netnsEnv, tool, err)
-		}
-	}
-	n := &netns{t: t, prefix: fmt.Sprintf("ss%d", os.Getpid()%100000)}
-	t.Cleanup(func() {
-		for _, ns := range n.made {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
+	n := newNetns(t, "ss", false, "ip", "nft", "tc", "setpriv")
 	a4 := func(a, b, c, d byte) netip.Addr { return netip.AddrFrom4([4]byte{a, b, c, d}) }
 	core := n.ns("core")
 	n.sysctl(core, "net.ipv4.ip_forward=1", "net.ipv4.icmp_ratelimit=0")

@@ -32,6 +32,32 @@ type netns struct {
 	routed bool
 }
 
+// newNetns starts a test on network namespaces: it runs only under
+// LAGSCOPE_NETNS=1 and as root, fails when one of tools is missing then,
+// and removes every namespace it made when the test ends. Names carry
+// prefix and this process's ID.
+func newNetns(t *testing.T, prefix string, routed bool, tools ...string) *netns {
+	t.Helper()
+	if os.Getenv(netnsEnv) != "1" {
+		t.Skip("network-namespace test: set " + netnsEnv + "=1 (needs root and " + strings.Join(tools, ", ") + ")")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("network-namespace test: needs root to make namespaces")
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s=1 but %s is missing: %v", netnsEnv, tool, err)
+		}
+	}
+	n := &netns{t: t, prefix: fmt.Sprintf("%s%d", prefix, os.Getpid()%100000), routed: routed}
+	t.Cleanup(func() {
+		for _, ns := range n.made {
+			exec.Command("ip", "netns", "del", ns).Run()
+		}
+	})
+	return n
+}
+
 func (n *netns) run(args ...string) {
 	n.t.Helper()
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()

@@ -21,23 +21,7 @@ import (
 // removal and the new master, and its timing events from its attach on are
 // the players' own, the ones after the host left included.
 func TestNetnsWatcherOutlivesTheHost_S16(t *testing.T) {
-	if os.Getenv(netnsEnv) != "1" {
-		t.Skip("network-namespace test: set " + netnsEnv + "=1 (needs root, iproute2, nftables and ping)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network-namespace test: needs root to make namespaces")
-	}
-	for _, tool := range []string{"ip", "nft", "ping"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s=1 but %s is missing: %v", netnsEnv, tool, err)
-		}
-	}
-	n := &netns{t: t, prefix: fmt.Sprintf("lw%d", os.Getpid()%100000), routed: true}
-	t.Cleanup(func() {
-		for _, ns := range n.made {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
+	n := newNetns(t, "lw", true, "ip", "nft", "ping")
 	inet := n.ns("inet")
 	n.run("ip", "netns", "exec", inet, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
 	hostNS := n.ns("h")

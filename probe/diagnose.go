@@ -9,7 +9,6 @@ package probe
 import (
 	"cmp"
 	"encoding/json"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -264,18 +263,8 @@ func (p *Peer) ownTraces(m *MatrixView) {
 		if to < 0 || !ok {
 			continue
 		}
-		tr := diagnosis.Trace{From: self, To: to, Complete: r.Complete}
-		if d := r.DelayStarts; d != nil {
-			tr.Delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
-		}
-		for _, h := range r.Hops {
-			var a netip.Addr
-			if h.Addr != nil {
-				a = *h.Addr
-			}
-			tr.Hops = append(tr.Hops, a)
-		}
-		in.Traces = append(in.Traces, tr)
+		delay, hops := traceOf(r)
+		in.Traces = append(in.Traces, diagnosis.Trace{From: self, To: to, Delay: delay, Hops: hops, Complete: r.Complete})
 	}
 }
 

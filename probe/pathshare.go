@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/netcore/trace"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 )
 
@@ -207,16 +208,7 @@ func (p *Peer) sharePaths(now time.Duration) {
 	ps.turn++
 	r, _ := p.ep.Path(pl.ID)
 	s := pathSummary{to: pl.ID, complete: r.Complete}
-	if d := r.DelayStarts; d != nil {
-		s.delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
-	}
-	for _, h := range r.Hops {
-		var a netip.Addr
-		if h.Addr != nil {
-			a = *h.Addr
-		}
-		s.hops = append(s.hops, a)
-	}
+	s.delay, s.hops = traceOf(r)
 	ps.buf = s.appendTo(ps.buf[:0])
 	recipients := 0
 	for _, to := range p.players {
@@ -235,6 +227,22 @@ func (p *Peer) sharePaths(now time.Duration) {
 	cost := len(ps.buf) * recipients
 	ps.sent += uint64(cost)
 	ps.next = now + max(pathShareEvery, time.Duration(cost)*time.Second/pathShareRate)
+}
+
+// traceOf is what the diagnosis takes of a trace: where its delay starts
+// and its hops' addresses (the zero Addr for a hop that never answered).
+func traceOf(r trace.Result) (*diagnosis.TraceStart, []netip.Addr) {
+	var delay *diagnosis.TraceStart
+	if d := r.DelayStarts; d != nil {
+		delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
+	}
+	hops := make([]netip.Addr, len(r.Hops))
+	for i, h := range r.Hops {
+		if h.Addr != nil {
+			hops[i] = *h.Addr
+		}
+	}
+	return delay, hops
 }
 
 // takePathSummary keeps a summary another machine sent of a trace it
