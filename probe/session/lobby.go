@@ -283,9 +283,11 @@ func (s *Session) startGame(now time.Duration) {
 	}
 }
 
-// checkSilence: machines silent too long leave the lobby; observers silent
-// past the drop timeout are forgotten once the game runs (players are the
-// peer's to remove, with a removal event).
+// checkSilence: machines silent too long leave the lobby (watchers after
+// watchSilence); observers silent past the drop timeout are forgotten once
+// the game runs, those heard once already after watchSilence
+// (dropSilentWatchers; players are the peer's to remove, with a removal
+// event).
 func (s *Session) checkSilence(now time.Duration) {
 	lobbyLimit := min(s.dropTimeout, maxLobbySilence)
 	if lobbyLimit <= 0 {
@@ -294,7 +296,13 @@ func (s *Session) checkSilence(now time.Duration) {
 	switch {
 	case s.role == roleHost && !s.started:
 		for _, m := range slices.Clone(s.members) {
-			if m.ID != s.self && !m.removed && now-m.lastHeard > lobbyLimit {
+			limit := lobbyLimit
+			if m.Observer {
+				// A watcher pings every half second in the lobby too:
+				// silent for watchSilence, it is gone (watchbudget.go).
+				limit = min(limit, watchSilence)
+			}
+			if m.ID != s.self && !m.removed && now-m.lastHeard > limit {
 				s.dropMember(now, m, "went silent")
 			}
 		}

@@ -201,3 +201,30 @@ func TestSilentWatcherDroppedAfter5s(t *testing.T) {
 		t.Errorf("carol removed %v after she went silent, before the drop timeout", took)
 	}
 }
+
+// A watcher that falls silent in the lobby leaves it after watchSilence
+// too, where a player is given the lobby's ten seconds.
+func TestSilentWatcherLeavesTheLobbyAfter5s(t *testing.T) {
+	w := newWorld(t, 15, lan30)
+	host := w.host("alice", Config{Players: 3})
+	bob := w.join("bob", RolePlayer, host, Config{})
+	eve := w.join("eve", RoleObserver, host, Config{})
+	if !w.runUntil(10*time.Second, func() bool { return slices.Contains(host.linkPeers(), eve.s.self) && eve.s.self != 0 }) {
+		t.Fatal("eve never reached the lobby")
+	}
+	w.runFor(2 * time.Second)
+	eveID := eve.s.self
+	heard := host.s.byID[eveID].lastHeard
+	eve.vanish()
+	if !w.runUntil(20*time.Second, func() bool { return host.s.byID[eveID] == nil }) {
+		t.Fatal("the host kept eve in the lobby 20 s after she went silent")
+	}
+	// The lobby's silence is checked once a second, and eve was heard
+	// last up to a ping (half a second) before she went.
+	if silent := w.now() - heard; silent < watchSilence || silent > watchSilence+2*time.Second || silent >= maxLobbySilence {
+		t.Errorf("eve left the lobby after %v of silence, want %v (checked once a second), under the lobby's %v", silent, watchSilence, maxLobbySilence)
+	}
+	if host.s.byID[bob.s.self] == nil {
+		t.Error("bob, a player, left with her")
+	}
+}
