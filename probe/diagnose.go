@@ -259,12 +259,11 @@ func (p *Peer) ownTraces(m *MatrixView) {
 			continue
 		}
 		to := m.index(pl.Name)
-		r, ok := p.ep.Path(pl.ID)
+		delay, hops, complete, ok := traceOf(p.ep, pl.ID)
 		if to < 0 || !ok {
 			continue
 		}
-		delay, hops := traceOf(r)
-		in.Traces = append(in.Traces, diagnosis.Trace{From: self, To: to, Delay: delay, Hops: hops, Complete: r.Complete})
+		in.Traces = append(in.Traces, diagnosis.Trace{From: self, To: to, Delay: delay, Hops: hops, Complete: complete})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/netcore/trace"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 )
 
@@ -206,9 +205,8 @@ func (p *Peer) sharePaths(now time.Duration) {
 	}
 	pl := links[ps.turn%len(links)]
 	ps.turn++
-	r, _ := p.ep.Path(pl.ID)
-	s := pathSummary{to: pl.ID, complete: r.Complete}
-	s.delay, s.hops = traceOf(r)
+	s := pathSummary{to: pl.ID}
+	s.delay, s.hops, s.complete, _ = traceOf(p.ep, pl.ID)
 	ps.buf = s.appendTo(ps.buf[:0])
 	recipients := 0
 	for _, to := range p.players {
@@ -229,20 +227,25 @@ func (p *Peer) sharePaths(now time.Duration) {
 	ps.next = now + max(pathShareEvery, time.Duration(cost)*time.Second/pathShareRate)
 }
 
-// traceOf is what the diagnosis takes of a trace: where its delay starts
-// and its hops' addresses (the zero Addr for a hop that never answered).
-func traceOf(r trace.Result) (*diagnosis.TraceStart, []netip.Addr) {
-	var delay *diagnosis.TraceStart
+// traceOf is what the diagnosis takes of the trace of the link to id:
+// where its delay starts, its hops' addresses (the zero Addr for a hop
+// that never answered) and whether the peer answered; false when the link
+// is not traced.
+func traceOf(ep *netcore.Endpoint, id netcore.PeerID) (delay *diagnosis.TraceStart, hops []netip.Addr, complete, ok bool) {
+	r, ok := ep.Path(id)
+	if !ok {
+		return nil, nil, false, false
+	}
 	if d := r.DelayStarts; d != nil {
 		delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
 	}
-	hops := make([]netip.Addr, len(r.Hops))
+	hops = make([]netip.Addr, len(r.Hops))
 	for i, h := range r.Hops {
 		if h.Addr != nil {
 			hops[i] = *h.Addr
 		}
 	}
-	return delay, hops
+	return delay, hops, r.Complete, true
 }
 
 // takePathSummary keeps a summary another machine sent of a trace it
