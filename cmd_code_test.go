@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -46,21 +45,6 @@ func TestNewCode(t *testing.T) {
 // address as it is; for a wildcard, the first non-loopback IPv4 address
 // (then IPv6), with the bound port.
 func TestShareAddr(t *testing.T) {
-	defer func(f func() ([]net.Addr, error)) { interfaceAddrs = f }(interfaceAddrs)
-	nets := func(cidrs ...string) func() ([]net.Addr, error) {
-		return func() ([]net.Addr, error) {
-			var out []net.Addr
-			for _, c := range cidrs {
-				ip, n, err := net.ParseCIDR(c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				n.IP = ip
-				out = append(out, n)
-			}
-			return out, nil
-		}
-	}
 	cases := []struct {
 		ifaces []string
 		bound  string
@@ -73,12 +57,12 @@ func TestShareAddr(t *testing.T) {
 		{[]string{"192.168.1.20/24"}, "127.0.0.1:4000", "127.0.0.1:4000"},
 	}
 	for _, c := range cases {
-		interfaceAddrs = nets(c.ifaces...)
+		injectInterfaces(t, c.ifaces...)
 		if got := shareAddr(netip.MustParseAddrPort(c.bound)); got.String() != c.want {
 			t.Errorf("%v bound %s: %s, want %s", c.ifaces, c.bound, got, c.want)
 		}
 	}
-	interfaceAddrs = nets("192.168.1.20/24")
+	injectInterfaces(t, "192.168.1.20/24")
 	bound := netip.MustParseAddrPort("[::]:7373")
 	if got := joinLines(bound, "7K3M-QX9P-4RTA-WZ2H", true); len(got) != 1 || got[0] != "lagscope join 192.168.1.20:7373 --key 7K3M-QX9P-4RTA-WZ2H" {
 		t.Errorf("keyed: %q", got)
