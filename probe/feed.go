@@ -21,6 +21,11 @@ type Control struct {
 	// the view is open. PathClosed ends it (the view closed).
 	Path       string
 	PathClosed bool
+	// LoadTest starts a load test toward the member it names
+	// (docs/load-test.md): it stops "busy" when another test holds the
+	// session. LoadCancel stops this machine's test.
+	LoadTest   string
+	LoadCancel bool
 }
 
 // Feed connects a front end (TUI, NDJSON writer, recorder, metrics) to a

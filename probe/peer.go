@@ -219,6 +219,7 @@ type Peer struct {
 
 	alerts alerts    // the alert watch (alerts.go)
 	dg     diagState // the diagnosis's scratch and history (diagnose.go)
+	load   loadNotes // load tests the diagnosis and alerts take in (load_note.go)
 }
 
 type execCmd struct {

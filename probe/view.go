@@ -45,6 +45,9 @@ type View struct {
 	// Paths are the hop traces of the links this machine traces, house
 	// order; empty when none is traced.
 	Paths []PathView `json:",omitempty"`
+	// Load is this machine's load testing (docs/load-test.md); nil where
+	// the machine runs none (the simulator, a replay).
+	Load *LoadView `json:",omitempty"`
 
 	// Matrix is every seated player's own links and waits: this
 	// machine's row first-hand, the others' from their telemetry; rows

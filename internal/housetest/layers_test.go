@@ -22,7 +22,7 @@ const module = "github.com/lagscope/lagscope"
 var leaves = []string{"units", "textsafe", "names", "themes", "internal/systool", "internal/boundedfile"}
 
 var (
-	engine  = []string{"probe", "probe/diagnosis", "probe/snapshot"}
+	engine  = []string{"probe", "probe/diagnosis", "probe/snapshot", "probe/loadtest"}
 	netfam  = []string{"netcore", "netcore/impair", "netcore/simnet", "netcore/trace"}
 	rungfam = []string{"rungs", "rungs/ladder"}
 )
@@ -75,7 +75,7 @@ var layers = map[string][]string{
 
 	"metrics": join(engine, leaves),
 
-	"ui": {"probe", "probe/diagnosis", "rungs", "rungs/ladder", "themes", "textsafe", "units"},
+	"ui": {"probe", "probe/diagnosis", "probe/loadtest", "rungs", "rungs/ladder", "themes", "textsafe", "units"},
 
 	"config": leaves,
 }

@@ -160,6 +160,9 @@ type Input struct {
 	// machine's and those the others shared: where each player's delay
 	// starts, and a hop several players' paths share.
 	Traces []Trace
+	// Loads are the latest load tests of the players' lines, at most one
+	// per player.
+	Loads []Load
 }
 
 // The causes, as they appear in the NDJSON (CONTRACTS).
@@ -188,6 +191,9 @@ type PlayerDiagnosis struct {
 	// Where is where on the player's own side its delay starts, from its
 	// own traces; nil when they show none or there are none.
 	Where *Where
+	// Bufferbloat is what the player's line adds when busy, from its
+	// latest load test; nil until one ran.
+	Bufferbloat *Bufferbloat
 }
 
 // LinkDiagnosis is one pair's line; Between is in house order.

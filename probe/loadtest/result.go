@@ -16,21 +16,21 @@ import (
 // (0–1). Where and Cost are not measured here: the caller fills them.
 type Result struct {
 	IdleRTTMS *float64    `json:"idle_rtt_ms"`
-	Upload    *dirResult  `json:"upload"`
-	Download  *dirResult  `json:"download"`
-	Both      *bothResult `json:"both"`
-	Where     *whereAt    `json:"where"`
-	Cost      *gameCost   `json:"cost"`
+	Upload    *DirResult  `json:"upload"`
+	Download  *DirResult  `json:"download"`
+	Both      *BothResult `json:"both"`
+	Where     *WhereAt    `json:"where"`
+	Cost      *GameCost   `json:"cost"`
 	// Stopped is nil for a complete test, else why it stopped early:
 	// "peer refused", "busy", "relayed", "cancelled" or "peer left".
 	Stopped *string `json:"stopped"`
 }
 
-// dirResult is one direction's hold: the round trip the load added over
+// DirResult is one direction's hold: the round trip the load added over
 // the graded part (median and 90th percentile), the throughput that
 // arrived, the load lost, the grade and whether the cap, not the
 // bottleneck, ended the ramp.
-type dirResult struct {
+type DirResult struct {
 	AddedMS    *float64 `json:"added_ms"`
 	P90AddedMS *float64 `json:"p90_added_ms"`
 	Mbps       *float64 `json:"mbps"`
@@ -39,23 +39,23 @@ type dirResult struct {
 	Capped     bool     `json:"capped"`
 }
 
-// bothResult is the phase that loads both directions at once; Loss counts both
+// BothResult is the phase that loads both directions at once; Loss counts both
 // directions' load together.
-type bothResult struct {
+type BothResult struct {
 	AddedMS    *float64 `json:"added_ms"`
 	P90AddedMS *float64 `json:"p90_added_ms"`
 	Loss       *float64 `json:"loss"`
 }
 
-// whereAt is the hop a trace of the pair's path puts the added delay at.
-type whereAt struct {
+// WhereAt is the hop a trace of the pair's path puts the added delay at.
+type WhereAt struct {
 	Link    string  `json:"link"`
 	TTL     int     `json:"ttl"`
 	AddedMS float64 `json:"added_ms"`
 }
 
-// gameCost is what the test cost the game while it ran.
-type gameCost struct {
+// GameCost is what the test cost the game while it ran.
+type GameCost struct {
 	FramesLate int     `json:"frames_late"`
 	MaxWaitMS  float64 `json:"max_wait_ms"`
 	RungFrom   int     `json:"rung_from"`
@@ -158,7 +158,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 func (r Result) check() error {
 	nums := []*float64{r.IdleRTTMS}
 	var losses []*float64
-	for _, d := range []*dirResult{r.Upload, r.Download} {
+	for _, d := range []*DirResult{r.Upload, r.Download} {
 		if d == nil {
 			continue
 		}

@@ -320,7 +320,7 @@ func TestShallowQueueGradesWell(t *testing.T) {
 	if r == nil || r.Stopped != nil || r.Upload == nil || r.Download == nil {
 		t.Fatalf("result %+v", r)
 	}
-	for name, d := range map[string]*dirResult{"upload": r.Upload, "download": r.Download} {
+	for name, d := range map[string]*DirResult{"upload": r.Upload, "download": r.Download} {
 		if g := str(d.Grade); g != "A+" && g != "A" {
 			t.Errorf("%s grade %s (added %v ms), want A+ or A behind a 10 ms buffer", name, g, num(d.AddedMS))
 		}

@@ -353,7 +353,7 @@ func (t *tester) result(why stopReason) Result {
 		r.Download = direction(t.rtts[phaseDownHold], idle, &t.recvWin[phaseDownHold], t.down.capped)
 	}
 	if t.ph > phaseBoth {
-		b := &bothResult{}
+		b := &BothResult{}
 		b.AddedMS, b.P90AddedMS, _ = added(t.rtts[phaseBoth], idle)
 		b.Loss = bothLoss(&t.reports[phaseBoth], &t.recvWin[phaseBoth])
 		r.Both = b
@@ -361,8 +361,8 @@ func (t *tester) result(why stopReason) Result {
 	return r
 }
 
-func direction(rtts []time.Duration, idle time.Duration, w *window, capped bool) *dirResult {
-	d := &dirResult{Capped: capped}
+func direction(rtts []time.Duration, idle time.Duration, w *window, capped bool) *DirResult {
+	d := &DirResult{Capped: capped}
 	d.AddedMS, d.P90AddedMS, d.Grade = added(rtts, idle)
 	if rate, ok := w.rate(); ok {
 		d.Mbps = round(rate/1e6, 10)

@@ -1,0 +1,35 @@
+package probe
+
+import "github.com/lagscope/lagscope/probe/diagnosis"
+
+// loadNotes is what a peer knows of load tests (docs/load-test.md): the
+// latest result per player's line, for the diagnosis's bufferbloat cause,
+// and the pair under test, which the diagnosis and alerts keep quiet about
+// while its test runs.
+type loadNotes struct {
+	latest []diagnosis.Load // at most one per player
+	quiet  [2]string        // the pair under test; both "" when none
+}
+
+// NoteLoad keeps l as the latest load test of l.Player's line: a direction
+// l leaves unmeasured (NaN) keeps the figure an earlier test gave it.
+func (p *Peer) NoteLoad(l diagnosis.Load) {
+	for i := range p.load.latest {
+		if p.load.latest[i].Player == l.Player {
+			old := &p.load.latest[i]
+			if l.UploadMs == l.UploadMs {
+				old.UploadMs = l.UploadMs
+			}
+			if l.DownloadMs == l.DownloadMs {
+				old.DownloadMs = l.DownloadMs
+			}
+			return
+		}
+	}
+	p.load.latest = append(p.load.latest, l)
+}
+
+// QuietPair names the pair a load test runs between (a, b), or with both
+// "" says no test runs: while it is set the diagnosis and alerts raise no
+// alarm about that pair's link.
+func (p *Peer) QuietPair(a, b string) { p.load.quiet = [2]string{a, b} }

@@ -1,0 +1,60 @@
+package loadtest
+
+import (
+	"slices"
+	"time"
+)
+
+// IsMessage reports whether b is a load-test message by its kind (0x30 to
+// 0x37): what a session hands to its Test rather than to the game. It
+// does not decode b; Receive does.
+func IsMessage(b []byte) bool { return len(b) > 0 && b[0] >= kindRequest && b[0] <= kindStop }
+
+// Phase names, as Progress gives them.
+var phaseNames = [numPhases]string{"asking", "idle", "upload ramp", "upload", "download ramp", "download", "both", "done"}
+
+// PhaseProgress is one timed phase of a running test: when it began (time
+// since the world started), how many probes it has graded and their
+// median round trip so far (0 without one).
+type PhaseProgress struct {
+	Name    string
+	Began   time.Duration
+	Samples int
+	Median  time.Duration
+}
+
+// Progress is a running test as the tester sees it: the phase it is in,
+// and the idle, upload, download and both phases begun so far with their
+// graded probes. A peer's end has no phases of its own (Tester false).
+type Progress struct {
+	Tester bool
+	Phase  string
+	Began  time.Duration // when the test began
+	Phases []PhaseProgress
+}
+
+// Progress is the test at this moment. It allocates: a front end calls
+// it a few times a second, never per datagram.
+func (x *Test) Progress() Progress {
+	if x.t == nil {
+		return Progress{Phase: "answering"}
+	}
+	t := x.t
+	p := Progress{Tester: true, Phase: phaseNames[t.ph], Began: t.t0}
+	if t.over && t.ph != phaseDone {
+		p.Phase = "stopped"
+	}
+	for _, ph := range []phase{phaseIdle, phaseUpHold, phaseDownHold, phaseBoth} {
+		if t.ph < ph || (ph != phaseIdle && t.at[ph] == 0) {
+			continue
+		}
+		pp := PhaseProgress{Name: phaseNames[ph], Began: t.at[ph], Samples: len(t.rtts[ph])}
+		if n := len(t.rtts[ph]); n > 0 {
+			s := slices.Clone(t.rtts[ph])
+			slices.Sort(s)
+			pp.Median = median(s)
+		}
+		p.Phases = append(p.Phases, pp)
+	}
+	return p
+}
