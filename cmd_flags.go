@@ -46,6 +46,12 @@ type liveFlags struct {
 	theme    string
 	logFile  string
 	trace    string // host, join, watch: the peer traced hop by hop from the start
+	// Load tests (host, join, watch): the member to test against, no
+	// tests from others, the cap as typed.
+	loadTest    string
+	noLoadTests bool
+	loadCap     string
+	load        session.LoadConfig
 
 	// What the config file adds (cmd_settings.go).
 	cmd    string
@@ -79,6 +85,9 @@ func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
 	fs.StringVar(&lf.logFile, "log", "", "write a debug log to `FILE`")
 	if cmd != "demo" {
 		fs.StringVar(&lf.trace, "trace", "", "trace the hops of the link to `NAME` from the start (the path events)")
+		fs.StringVar(&lf.loadTest, "load-test", "", "run a latency-under-load test toward `NAME` once the game has run 15 s (the load event)")
+		fs.BoolVar(&lf.noLoadTests, "no-load-tests", false, "refuse load tests others ask this machine for")
+		fs.StringVar(&lf.loadCap, "load-cap", "50mbit", "the most a load test sends each way, e.g. 20mbit, 500kbit, 1gbit")
 	}
 	return lf
 }
@@ -144,6 +153,9 @@ func (lf *liveFlags) check() error {
 			return usagef("--trace %q: not a player name as the session writes it", lf.trace)
 		}
 	}
+	if err := lf.checkLoad(); err != nil {
+		return err
+	}
 	if lf.metrics != "" {
 		if _, _, err := net.SplitHostPort(lf.metrics); err != nil {
 			return usagef("--metrics %q: want HOST:PORT or :PORT", lf.metrics)
@@ -169,7 +181,7 @@ func newMetrics(session string) (live.MetricsExporter, error) { return metrics.N
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
-		Alerts: lf.alerts, NewMetrics: newMetrics, Trace: lf.trace}
+		Alerts: lf.alerts, NewMetrics: newMetrics, Trace: lf.trace, Load: lf.load}
 	mode, why := chooseFront(lf.asJSON, stdout, termEnv())
 	lf.front = mode
 	switch mode {

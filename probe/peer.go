@@ -338,6 +338,9 @@ func (p *Peer) WaitingFor() (netcore.PeerID, time.Duration, bool) {
 	return p.lastCause.ID, p.stallFrom, true
 }
 
+// InForce is the timing in force (S12).
+func (p *Peer) InForce() rungs.Timing { return p.sched.InForce() }
+
 // BadPackets counts messages from linked machines that did not decode as
 // frame packets (dropped, never acted on).
 func (p *Peer) BadPackets() uint64 { return p.badPackets }

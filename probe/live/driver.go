@@ -484,6 +484,12 @@ func (r *Runner) control(c probe.Control) {
 	if c.PathClosed {
 		r.s.ShowPath("")
 	}
+	if c.LoadTest != "" {
+		r.s.StartLoadTest(r.now, c.LoadTest, false)
+	}
+	if c.LoadCancel {
+		r.s.CancelLoadTest(r.now)
+	}
 }
 
 // linkLines adds a link line per directed link this machine knows: its

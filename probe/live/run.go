@@ -49,6 +49,9 @@ type RunConfig struct {
 	// Trace names the machine whose link is traced hop by hop from the
 	// start (--trace; session.Config.Trace); "" for none.
 	Trace string
+	// Load is what the flags say of load tests (--load-test, --load-cap,
+	// --no-load-tests).
+	Load session.LoadConfig
 	// Joined, when set, is called once, on the sinks' goroutine, when this
 	// machine is in a session (hosting, or welcomed by the host): the
 	// command remembers the host then (the config file's last_host).

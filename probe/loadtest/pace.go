@@ -41,8 +41,8 @@ const (
 	minStart     = 1e6
 	startDivisor = 64
 
-	// defaultCap, in bit/s, is the cap per direction when Config leaves it 0.
-	defaultCap = 50e6
+	// DefaultCap, in bit/s, is the cap per direction when Config leaves it 0.
+	DefaultCap = 50e6
 
 	// maxBurst is the most datagrams one Tick sends; more due wait for
 	// the next Tick, which NextDeadline asks for at once.

@@ -46,7 +46,7 @@ type Test struct {
 // Tick.
 func New(cfg Config) *Test {
 	if cfg.Cap <= 0 {
-		cfg.Cap = defaultCap
+		cfg.Cap = DefaultCap
 	}
 	if cfg.Send == nil {
 		cfg.Send = func([]byte) {}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -19,6 +20,12 @@ func (s *Session) deliver(now time.Duration, from netcore.PeerID, ch netcore.Cha
 		return
 	}
 	m.heard, m.lastHeard = true, now
+	if loadtest.IsMessage(msg) {
+		if ch == netcore.ChannelControl {
+			s.loadMessage(now, m, msg)
+		}
+		return
+	}
 	if len(msg) > 0 && isLobbyKind(msg[0]) {
 		s.lobbyMessage(now, m, ch, msg)
 		return
@@ -105,6 +112,8 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			return
 		}
 		s.nat.relayedPairs = pairs
+	case kindLoadClaim, kindLoadGrant, kindLoadResult:
+		s.onLoadLobby(now, m, msg)
 	case kindWatch:
 		w, err := decodeWatch(msg)
 		if err != nil || !(fromHost || s.fromMaster(m)) {
@@ -264,7 +273,7 @@ func (s *Session) startGame(now time.Duration) {
 		return
 	}
 	s.peer = peer
-	s.started = true
+	s.started, s.startedAt = true, now
 	text := "The game starts: " + strings.Join(players, ", ")
 	if len(watchers) > 0 {
 		text += " (watching: " + strings.Join(watchers, ", ") + ")"

@@ -174,6 +174,8 @@ type Config struct {
 	// for the whole session, from the moment the link exists (--trace):
 	// what a machine without a Path view traces (trace.go).
 	Trace string
+	// Load is what this machine's flags say of load tests (load.go).
+	Load LoadConfig
 }
 
 // Errors that end a session.
@@ -304,9 +306,11 @@ type Session struct {
 
 	wb watchBudget // what watchers cost this machine (watchbudget.go)
 
-	watch    watchState // late watchers (watch.go)
-	trace    traceState // which links are traced (trace.go)
-	lateSelf bool       // this machine is a late watcher: it follows, never starts
+	watch     watchState    // late watchers (watch.go)
+	trace     traceState    // which links are traced (trace.go)
+	load      loadState     // load tests (load.go)
+	startedAt time.Duration // when the game started here
+	lateSelf  bool          // this machine is a late watcher: it follows, never starts
 
 	rejected rejected
 	events   []probe.Event

@@ -79,6 +79,7 @@ func (s *Session) Tick(now time.Duration) {
 		}
 	}
 	s.tickWatch(now)
+	s.tickLoad(now)
 	if now >= s.nextCheck {
 		s.checkSilence(now)
 		s.checkUnconnected(now)
@@ -117,6 +118,9 @@ func (s *Session) NextDeadline() (time.Duration, bool) {
 		take(t)
 	}
 	if t, has := s.watchDeadline(); has && !s.quitting {
+		take(t)
+	}
+	if t, has := s.loadDeadline(); has {
 		take(t)
 	}
 	if s.lingering {

@@ -39,7 +39,7 @@ const maxTraced = 4
 type traceState struct {
 	viewed string                  // the link the Path view shows; "" while it is closed
 	on     map[netcore.PeerID]bool // links Endpoint.SetTraced turned on
-	names  [maxTraced]string       // tracedNames's scratch
+	names  [maxTraced + 1]string   // tracedNames's scratch, and the load test's peer
 }
 
 // tracedNames appends to dst the peers machine self traces, at most
@@ -112,7 +112,13 @@ func (s *Session) wantedNames() []string {
 	if s.peer != nil {
 		d = s.peer.LastDiagnosis()
 	}
-	return tracedNames(s.trace.names[:0], s.cfg.Name, s.cfg.Trace, s.trace.viewed, d)
+	names := tracedNames(s.trace.names[:0], s.cfg.Name, s.cfg.Trace, s.trace.viewed, d)
+	// A load test's tester traces the pair's link while the test runs:
+	// the result's where (load.go).
+	if r := s.load.run; r != nil && r.tester && !slices.Contains(names, r.m.Name) {
+		names = append(names, r.m.Name)
+	}
+	return names
 }
 
 // traceWanted: the policy names m and m has a link to trace.

@@ -173,6 +173,9 @@ func (s *Session) View(now time.Duration) probe.View {
 	}
 	v.Relay = s.relayed()
 	v.Paths = s.Paths()
+	if s.started {
+		v.Load = s.loadView(now)
+	}
 	if !s.started {
 		v.Lobby = s.lobbyView(now)
 	}
@@ -208,6 +211,7 @@ func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
 // least one frame time (docs/live.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
 func (s *Session) peerEvent(from string, e probe.Event) {
+	s.loadPeerEvent(e)
 	if st, ok := e.(*probe.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
 		return
 	}

@@ -301,7 +301,7 @@ func (s *Session) startWatching(now time.Duration) {
 		return
 	}
 	s.peer = peer
-	s.started = true
+	s.started, s.startedAt = true, now
 	s.buffered = nil // frame packets: a spectator executes none
 	s.message(fmt.Sprintf("Watching a game in progress from frame %d", snap.State.Frame))
 	s.log.Info("watching a running game", "frame", snap.State.Frame, "roster", s.version)

@@ -23,7 +23,7 @@ const (
 	// 0x25 to 0x28: hole punching (punchwire.go); 0x29: kindWatch (watchwire.go)
 )
 
-func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindWatch }
+func isLobbyKind(b byte) bool { return b >= kindRoster && b <= kindLoadResult }
 
 // roleLate marks a roster entry's role byte: an observer that attached
 // after the start (a late watcher). A roster without one is the

@@ -1,0 +1,552 @@
+package session
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/loadtest"
+)
+
+// Load tests (docs/load-test.md): this machine runs at most one at a time,
+// as the tester or as the peer. A tester first takes the session's turn
+// from the host (one test at a time per session), then runs the test on
+// the pair's own link; it never runs one over the relay, and lets a minute
+// pass between two of its tests. While a test runs, the pair's link is
+// traced (the where of the result) and the game's stalls and timing are
+// watched (the result's cost); the diagnosis and alerts keep quiet about
+// the pair.
+
+// LoadConfig is what a machine's flags say of load tests.
+type LoadConfig struct {
+	// Refuse: take no tests from others (--no-load-tests).
+	Refuse bool
+	// Cap is the most either direction carries, bit/s (--load-cap); 0 is
+	// 50 Mbit/s.
+	Cap int64
+	// Test names a member to test against once the game runs (--load-test);
+	// the test starts After the start (default loadTestAfter) and waits its
+	// turn up to loadWaitFor.
+	Test  string
+	After time.Duration
+}
+
+// Load-test timing of the session.
+const (
+	// loadGap is how long a machine waits after its test before it runs
+	// another, and how long a peer refuses the same tester's next one.
+	loadGap = time.Minute
+	// loadWaitFor is how long a test asked for on the command line waits
+	// for the session's turn; loadClaimEvery paces its asks.
+	loadWaitFor    = time.Minute
+	loadClaimEvery = 500 * time.Millisecond
+	loadRetryBusy  = 2 * time.Second
+	// loadTurnFor bounds how long the host holds the turn for one tester
+	// whose release is lost: a test takes at most 30 s.
+	loadTurnFor = 35 * time.Second
+	// loadTestAfter is when a --load-test test starts by default: the game
+	// has run long enough to have an idle picture of every link.
+	loadTestAfter = 15 * time.Second
+)
+
+// loadState is the session's load testing.
+type loadState struct {
+	run     *loadRun
+	want    *loadWant                // a test asked for, waiting for its turn
+	results []probe.LoadEvent        // latest finished test toward each peer
+	ended   bool                     // this machine has run a test as tester
+	endAt   time.Duration            // when its last one ended
+	byTest  map[string]time.Duration // (peer end) when each tester's last test here ended
+	flagged bool                     // the --load-test test has been asked for
+	turn    loadTurn                 // (host) who holds the session's turn
+	buf     []byte
+}
+
+// loadTurn is the host's record of the session's turn.
+type loadTurn struct {
+	held   bool
+	holder netcore.PeerID
+	id     uint32
+	until  time.Duration
+}
+
+// loadWant is a test asked for and not started yet.
+type loadWant struct {
+	m         *member
+	id        uint32
+	wait      bool          // wait for the turn (the command line) instead of stopping busy
+	until     time.Duration // give up then
+	nextClaim time.Duration
+}
+
+// loadRun is the test in progress.
+type loadRun struct {
+	m      *member
+	t      *loadtest.Test
+	tester bool
+	began  time.Duration
+	// cost: what the game paid while the test ran.
+	rungFrom, rungTo int
+	raisedAt         time.Duration
+	raisedFor        time.Duration
+	raised           bool
+	framesLate       int
+	maxWait          time.Duration
+	where            *loadtest.WhereAt
+}
+
+// StartLoadTest asks for a load test from this machine toward the member
+// named peer. Without wait a test that cannot start now (another holds the
+// session, this machine's last ended less than a minute ago) ends at once
+// with stopped "busy"; with wait it waits its turn for up to a minute.
+func (s *Session) StartLoadTest(now time.Duration, peer string, wait bool) {
+	s.wb.now = now
+	m := s.memberNamed(peer)
+	switch {
+	case m == nil || m.ID == s.self || !m.linked || m.removed:
+		s.message(fmt.Sprintf("No load test: %s is not a member this machine has a link to", peer))
+		return
+	case s.load.run != nil || s.load.want != nil:
+		if !wait {
+			s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("busy")})
+			return
+		}
+	}
+	if !wait && s.load.ended && now < s.load.endAt+loadGap {
+		s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("busy")})
+		return
+	}
+	if isRelayed(m.Addr) {
+		s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("relayed")})
+		return
+	}
+	if s.load.want != nil || s.load.run != nil {
+		return // a waiting test is already queued: one at a time
+	}
+	s.load.want = &loadWant{m: m, id: s.loadID(), wait: wait, until: now + loadWaitFor, nextClaim: now}
+}
+
+// CancelLoadTest stops this machine's test, running or waiting.
+func (s *Session) CancelLoadTest(now time.Duration) {
+	s.wb.now = now
+	if w := s.load.want; w != nil {
+		s.load.want = nil
+		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("cancelled")})
+	}
+	if r := s.load.run; r != nil {
+		r.t.Close(now)
+	}
+}
+
+func (s *Session) memberNamed(name string) *member {
+	for _, m := range s.members {
+		if m.Name == name && !m.removed {
+			return m
+		}
+	}
+	return nil
+}
+
+// loadID is a fresh test id: random, so that a stale message of another
+// test never matches.
+func (s *Session) loadID() uint32 {
+	var b [4]byte
+	if _, err := s.rnd.Read(b[:]); err != nil || binary.LittleEndian.Uint32(b[:]) == 0 {
+		return uint32(s.Frame()) | 1
+	}
+	return binary.LittleEndian.Uint32(b[:])
+}
+
+func stopText(s string) *string { return &s }
+
+// tickLoad moves the load testing on: the --load-test test once its time
+// has come, a waiting test's claim, the running test.
+func (s *Session) tickLoad(now time.Duration) {
+	if s.quitting || s.done {
+		return
+	}
+	if c := s.cfg.Load; c.Test != "" && !s.load.flagged && s.started && now >= s.startedAt+s.loadAfter() {
+		s.load.flagged = true
+		s.StartLoadTest(now, c.Test, true)
+	}
+	if t := &s.load.turn; t.held && now >= t.until {
+		t.held = false
+	}
+	if w := s.load.want; w != nil {
+		s.tickWant(now, w)
+	}
+	if r := s.load.run; r != nil {
+		if d, ok := r.t.NextDeadline(); ok && now >= d {
+			r.t.Tick(now)
+		}
+		if r = s.load.run; r != nil && r.tester {
+			s.watchWhere(r)
+		}
+	}
+}
+
+func (s *Session) loadAfter() time.Duration {
+	if s.cfg.Load.After > 0 {
+		return s.cfg.Load.After
+	}
+	return loadTestAfter
+}
+
+// tickWant claims the turn for a waiting test; with no host to ask (it
+// left after the start) the test goes ahead, and the peer's own rule of
+// one test at a time stands in for the host's.
+func (s *Session) tickWant(now time.Duration, w *loadWant) {
+	switch {
+	case w.m.removed || !w.m.linked:
+		s.load.want = nil
+		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("peer left")})
+		return
+	case now >= w.until:
+		s.load.want = nil
+		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("busy")})
+		return
+	case s.load.ended && now < s.load.endAt+loadGap:
+		return // this machine's own gap: the wait covers it
+	case now < w.nextClaim:
+		return
+	}
+	w.nextClaim = now + loadClaimEvery
+	host := s.byID[hostID]
+	switch {
+	case s.role == roleHost:
+		s.onLoadGrant(now, loadGrant{ID: w.id, OK: s.takeTurn(now, s.self, w.id)})
+	case host == nil || host.removed || !host.linked:
+		s.onLoadGrant(now, loadGrant{ID: w.id, OK: true})
+	default:
+		s.load.buf = appendLoadClaim(s.load.buf[:0], loadClaim{ID: w.id, Peer: uint16(w.m.ID)})
+		_ = s.ep.SendUnnumbered(now, hostID, s.load.buf, false)
+	}
+}
+
+// takeTurn (the host) gives the session's turn to holder for test id
+// when nobody else holds it.
+func (s *Session) takeTurn(now time.Duration, holder netcore.PeerID, id uint32) bool {
+	t := &s.load.turn
+	if t.held && (t.holder != holder || t.id != id) {
+		if h := s.byID[t.holder]; h != nil && !h.removed {
+			return false
+		}
+	}
+	if !t.held || t.id != id {
+		*t = loadTurn{held: true, holder: holder, id: id, until: now + loadTurnFor}
+	}
+	return true
+}
+
+func (s *Session) giveBackTurn(now time.Duration, id uint32) {
+	if s.role == roleHost {
+		if t := &s.load.turn; t.held && t.holder == s.self && t.id == id {
+			t.held = false
+		}
+		return
+	}
+	s.load.buf = appendLoadClaim(s.load.buf[:0], loadClaim{ID: id, Release: true})
+	_ = s.ep.SendUnnumbered(now, hostID, s.load.buf, false)
+}
+
+// onLoadGrant starts the waiting test its grant names, or, refused,
+// stops it busy (a test from the TUI) or lets it ask again later.
+func (s *Session) onLoadGrant(now time.Duration, g loadGrant) {
+	w := s.load.want
+	if w == nil || w.id != g.ID {
+		return
+	}
+	if !g.OK {
+		if !w.wait {
+			s.load.want = nil
+			s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("busy")})
+			return
+		}
+		w.nextClaim = now + loadRetryBusy
+		return
+	}
+	s.load.want = nil
+	m, id := w.m, w.id
+	r := &loadRun{m: m, tester: true, began: now}
+	r.rungFrom = s.peer.InForce().Rung()
+	r.rungTo = r.rungFrom
+	r.t = loadtest.New(loadtest.Config{ID: id, Cap: s.cfg.Load.Cap, Relayed: isRelayed(m.Addr),
+		Send: s.loadSender(m), Done: func(res loadtest.Result) { s.testerDone(now, id, res) }})
+	s.startRun(now, r)
+}
+
+func (s *Session) startRun(now time.Duration, r *loadRun) {
+	s.load.run = r
+	if s.peer != nil {
+		s.peer.QuietPair(s.cfg.Name, r.m.Name)
+	}
+	s.syncTrace()
+	r.t.Tick(now)
+}
+
+// loadSender sends a test's messages to m, unnumbered (L2).
+func (s *Session) loadSender(m *member) func([]byte) {
+	return func(msg []byte) { _ = s.ep.SendUnnumbered(s.wb.now, m.ID, msg, false) }
+}
+
+// testerDone ends this machine's test: the result gets its where and
+// cost, is published, and its figures go to the diagnosis here and to
+// every member.
+func (s *Session) testerDone(_ time.Duration, id uint32, res loadtest.Result) {
+	now := s.wb.now
+	r := s.load.run
+	if r == nil {
+		return
+	}
+	s.load.run = nil
+	s.giveBackTurn(now, id)
+	s.load.ended, s.load.endAt = true, now
+	if res.Stopped == nil || res.Upload != nil {
+		res.Where = r.where
+		res.Cost = r.cost(now)
+	}
+	s.loadOver(now, r.m, true, res)
+	s.afterRun()
+	f := loadFigures{Up: addedOf(res.Upload), Down: addedOf(res.Download)}
+	if f.Up < 0 && f.Down < 0 {
+		return
+	}
+	s.noteLoad(s.cfg.Name, f)
+	s.load.buf = appendLoadResult(s.load.buf[:0], f)
+	for _, o := range s.members {
+		if o.ID != s.self && o.linked && !o.removed {
+			_ = s.ep.SendUnnumbered(now, o.ID, s.load.buf, false)
+		}
+	}
+}
+
+func (s *Session) afterRun() {
+	if s.peer != nil {
+		s.peer.QuietPair("", "")
+	}
+	s.syncTrace()
+}
+
+func addedOf(d *loadtest.DirResult) time.Duration {
+	if d == nil || d.AddedMS == nil {
+		return -1
+	}
+	return time.Duration(*d.AddedMS * float64(time.Millisecond))
+}
+
+func (s *Session) noteLoad(player string, f loadFigures) {
+	if s.peer == nil {
+		return
+	}
+	ms := func(d time.Duration) float64 {
+		if d < 0 {
+			return math.NaN()
+		}
+		return float64(d) / float64(time.Millisecond)
+	}
+	s.peer.NoteLoad(diagnosis.Load{Player: player, UploadMs: ms(f.Up), DownloadMs: ms(f.Down)})
+}
+
+// loadOver publishes a test's end (the tester's only) and keeps it as the
+// latest toward m.
+func (s *Session) loadOver(now time.Duration, m *member, tester bool, res loadtest.Result) {
+	if !tester {
+		return
+	}
+	e := probe.LoadEvent{Header: probe.Header{Type: "load", Frame: s.Frame()}, From: s.cfg.Name, To: m.Name, Result: res}
+	kept := false
+	for i := range s.load.results {
+		if s.load.results[i].To == m.Name {
+			s.load.results[i], kept = e, true
+		}
+	}
+	if !kept {
+		s.load.results = append(s.load.results, e)
+	}
+	s.emit(&e)
+	if res.Stopped != nil {
+		s.message(fmt.Sprintf("Load test to %s stopped: %s", m.Name, *res.Stopped))
+	}
+}
+
+// watchWhere keeps, while a loaded phase runs, the trace's reading of
+// where the pair's added delay starts, the largest seen.
+func (s *Session) watchWhere(r *loadRun) {
+	if !s.trace.on[r.m.ID] {
+		return
+	}
+	switch r.t.Progress().Phase {
+	case "upload", "download", "both":
+	default:
+		return
+	}
+	pv := probe.TracedPath(s.ep, r.m.ID, r.m.Name)
+	if d := pv.DelayStarts; d != nil {
+		ms := float64(d.Added) / float64(time.Millisecond)
+		if r.where == nil || ms > r.where.AddedMS {
+			r.where = &loadtest.WhereAt{Link: d.Link, TTL: d.TTL, AddedMS: math.Round(ms*10) / 10}
+		}
+	}
+}
+
+// loadPeerEvent watches the game's events for the running test's cost.
+func (s *Session) loadPeerEvent(e probe.Event) {
+	r := s.load.run
+	if r == nil {
+		return
+	}
+	now := s.wb.now
+	switch e := e.(type) {
+	case *probe.StallEvent:
+		if e.Player == s.cfg.Name {
+			r.framesLate++
+			r.maxWait = max(r.maxWait, time.Duration(e.WaitMs*float64(time.Millisecond)))
+		}
+	case *probe.TimingActiveEvent:
+		switch {
+		case e.Rung > r.rungFrom && !r.raised:
+			r.raised, r.raisedAt = true, now
+		case e.Rung <= r.rungFrom && r.raised:
+			r.raised, r.raisedFor = false, r.raisedFor+now-r.raisedAt
+		}
+		r.rungTo = max(r.rungTo, e.Rung)
+	}
+}
+
+// cost is the game's cost of the test at its end: the frames that waited,
+// the longest wait, and the timing the test raised and for how long (up
+// to the end of the test).
+func (r *loadRun) cost(now time.Duration) *loadtest.GameCost {
+	held := r.raisedFor
+	if r.raised {
+		held += now - r.raisedAt
+	}
+	return &loadtest.GameCost{FramesLate: r.framesLate, MaxWaitMS: math.Round(float64(r.maxWait)/float64(time.Millisecond)*10) / 10,
+		RungFrom: r.rungFrom, RungTo: r.rungTo, ForMS: math.Round(float64(held) / float64(time.Millisecond))}
+}
+
+// loadMessage takes a test's message from m: a request starts this
+// machine's peer end (or is answered refused or busy), the rest go to the
+// running test.
+func (s *Session) loadMessage(now time.Duration, m *member, msg []byte) {
+	if r := s.load.run; r != nil && r.m == m && r.t.Receive(now, msg) {
+		return
+	}
+	if msg[0] != 0x30 { // only a request starts anything
+		return
+	}
+	last, tested := s.load.byTest[m.Name]
+	busy := s.load.run != nil || s.load.want != nil || (tested && now < last+loadGap)
+	cfg := loadtest.Config{Request: msg, Cap: s.cfg.Load.Cap, Refuse: s.cfg.Load.Refuse, Busy: busy,
+		Relayed: isRelayed(m.Addr), Send: s.loadSender(m)}
+	accepted := !cfg.Refuse && !busy && !cfg.Relayed
+	if accepted {
+		cfg.Done = func(loadtest.Result) { s.peerDone(m) }
+	}
+	t := loadtest.New(cfg)
+	if t == nil {
+		s.rejected.Lobby++
+		return
+	}
+	if !accepted {
+		t.Tick(now) // the answer says why; the end is over
+		return
+	}
+	s.startRun(now, &loadRun{m: m, t: t, began: now})
+}
+
+func (s *Session) peerDone(m *member) {
+	if r := s.load.run; r == nil || r.m != m || r.tester {
+		return
+	}
+	s.load.run = nil
+	if s.load.byTest == nil {
+		s.load.byTest = map[string]time.Duration{}
+	}
+	s.load.byTest[m.Name] = s.wb.now
+	s.afterRun()
+}
+
+// onLoadLobby handles the session's own load messages.
+func (s *Session) onLoadLobby(now time.Duration, m *member, msg []byte) {
+	switch msg[0] {
+	case kindLoadClaim:
+		c, err := decodeLoadClaim(msg)
+		if err != nil || s.role != roleHost {
+			s.badLobby(m, err)
+			return
+		}
+		if c.Release {
+			if t := &s.load.turn; t.held && t.holder == m.ID && t.id == c.ID {
+				t.held = false
+			}
+			return
+		}
+		s.load.buf = appendLoadGrant(s.load.buf[:0], loadGrant{ID: c.ID, OK: s.takeTurn(now, m.ID, c.ID)})
+		_ = s.ep.SendUnnumbered(now, m.ID, s.load.buf, false)
+	case kindLoadGrant:
+		g, err := decodeLoadGrant(msg)
+		if err != nil || m.ID != hostID {
+			s.badLobby(m, err)
+			return
+		}
+		s.onLoadGrant(now, g)
+	case kindLoadResult:
+		f, err := decodeLoadResult(msg)
+		if err != nil || m.Observer {
+			s.badLobby(m, err)
+			return
+		}
+		s.noteLoad(m.Name, f)
+	}
+}
+
+// loadDeadline is when the load testing next needs a Tick.
+func (s *Session) loadDeadline() (time.Duration, bool) {
+	if s.quitting || s.done {
+		return 0, false
+	}
+	d, ok := time.Duration(0), false
+	take := func(t time.Duration) {
+		if !ok || t < d {
+			d, ok = t, true
+		}
+	}
+	if c := s.cfg.Load; c.Test != "" && !s.load.flagged && s.started {
+		take(s.startedAt + s.loadAfter())
+	}
+	if t := s.load.turn; t.held {
+		take(t.until)
+	}
+	if w := s.load.want; w != nil {
+		take(min(w.until, max(w.nextClaim, s.load.endAt+loadGap)))
+	}
+	if r := s.load.run; r != nil {
+		if t, has := r.t.NextDeadline(); has {
+			take(t)
+		}
+	}
+	return d, ok
+}
+
+// LoadView is this machine's load testing for the View.
+func (s *Session) loadView(now time.Duration) *probe.LoadView {
+	v := &probe.LoadView{Refuses: s.cfg.Load.Refuse, Cap: s.cfg.Load.Cap, Results: append([]probe.LoadEvent(nil), s.load.results...)}
+	if v.Cap <= 0 {
+		v.Cap = loadtest.DefaultCap
+	}
+	if s.load.ended && now < s.load.endAt+loadGap {
+		v.NextAt = s.load.endAt + loadGap
+	}
+	if w := s.load.want; w != nil {
+		v.Running = &probe.LoadRun{Peer: w.m.Name, Tester: true, Waiting: true}
+	}
+	if r := s.load.run; r != nil {
+		v.Running = &probe.LoadRun{Peer: r.m.Name, Tester: r.tester, Progress: r.t.Progress()}
+	}
+	return v
+}
