@@ -60,6 +60,9 @@ func (s *Session) Quit(now time.Duration) {
 	if s.done || s.quitting {
 		return
 	}
+	// A load test stops with the machine: the other end is told, and this
+	// machine's own test is published as cancelled.
+	s.CancelLoadTest(now)
 	s.quitting = true
 	s.quitAt = now
 	switch {

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -109,4 +111,103 @@ func TestLoadTestOneAtATime(t *testing.T) {
 	if len(bs) != 1 || stopped(bs[0]) != "" || len(cs) != 2 || stopped(cs[1]) != "" {
 		t.Fatalf("bob's %v, cyd's %v: want bob's complete, then cyd's waiting one complete", bs, cs)
 	}
+}
+
+// A test the tester cancels stops "cancelled" on its side, and the peer's
+// end is over too; one whose peer vanishes stops "peer left".
+func TestLoadTestCancelledAndPeerLeft(t *testing.T) {
+	w, a, b, c := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", false); w.after(b) })
+	w.at(w.now()+8*time.Second, func() { b.s.CancelLoadTest(w.now()); w.after(b) })
+	w.runFor(10 * time.Second)
+	if got := loads(b); len(got) != 1 || stopped(got[0]) != "cancelled" {
+		t.Fatalf("bob's cancelled test: %v, want one stopped cancelled", got)
+	}
+	if a.s.load.run != nil || b.s.load.run != nil {
+		t.Error("a cancelled test still runs")
+	}
+	w.at(w.now(), func() { a.s.StartLoadTest(w.now(), "cyd", false); w.after(a) })
+	w.at(w.now()+8*time.Second, func() { c.vanish() })
+	w.runFor(10 * time.Second)
+	if got := loads(a); len(got) != 1 || stopped(got[0]) != "peer left" {
+		t.Fatalf("ada's test to a vanished cyd: %v, want one stopped \"peer left\"", got)
+	}
+	if got := loads(a)[0].Result; got.IdleRTTMS == nil || got.Upload == nil {
+		t.Errorf("a test stopped in the download ramp keeps its idle and upload figures: %+v", got)
+	}
+}
+
+// A minute between two tests from one machine: the next from the TUI
+// stops "busy", one that waits runs once the minute is over.
+func TestLoadTestMinuteBetween(t *testing.T) {
+	w, _, b, _ := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", false); w.after(b) })
+	w.runFor(30 * time.Second)
+	end := w.now()
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "cyd", false); w.after(b) })
+	w.runFor(time.Second)
+	if got := loads(b); len(got) != 2 || stopped(got[1]) != "busy" {
+		t.Fatalf("a second test at once: %v, want it stopped busy", got)
+	}
+	if v := b.s.View(w.now()).Load; v == nil || v.NextAt <= w.now() || v.NextAt > end+loadGap {
+		t.Fatalf("View.Load %+v: want NextAt within the minute after the first test", v)
+	}
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "cyd", true); w.after(b) })
+	w.runFor(20 * time.Second)
+	if len(loads(b)) != 2 || b.s.load.run != nil {
+		t.Fatal("the waiting test started inside the minute")
+	}
+	w.runFor(60 * time.Second)
+	if got := loads(b); len(got) != 3 || got[2].To != "cyd" || stopped(got[2]) != "" {
+		t.Fatalf("after the minute: %v, want the waiting test to cyd complete", got)
+	}
+}
+
+// A pair whose datagrams go through the host's relay is never tested: the
+// test stops "relayed" and sends no load.
+func TestLoadTestNeverRelayed(t *testing.T) {
+	w := newWorld(t, 12, impair.Profile{Delay: 10 * time.Millisecond})
+	cfg := Config{Players: 3, Load: LoadConfig{Cap: loadCap}}
+	ada := w.host("ada", cfg)
+	bob := w.joinAt(w.behind("bob", w.nat("10.0.1.1", false), "192.168.1.2:7373"), RolePlayer, ada.addr, cfg)
+	dan := w.joinAt(w.behind("dan", w.nat("10.0.3.1", true), "192.168.3.2:7373"), RolePlayer, ada.addr, cfg)
+	if !w.runUntil(20*time.Second, started(ada, bob, dan)) {
+		t.Fatal("the game did not start")
+	}
+	w.runFor(3 * time.Second)
+	if bob.s.pathTo("dan") != pathRelayed {
+		t.Fatalf("bob → dan is %v, want relayed for this test", bob.s.pathTo("dan"))
+	}
+	bob.tr.Keep = true
+	w.at(w.now(), func() { bob.s.StartLoadTest(w.now(), "dan", false); w.after(bob) })
+	w.runFor(5 * time.Second)
+	if got := loads(bob); len(got) != 1 || stopped(got[0]) != "relayed" {
+		t.Fatalf("bob's test to dan: %v, want one stopped relayed", got)
+	}
+	for _, d := range bob.tr.Sent {
+		if len(d.Data) > 1000 {
+			t.Fatalf("a %d-byte datagram went out: load was sent on a relayed pair", len(d.Data))
+		}
+	}
+}
+
+// FuzzLoadWire: the session's load messages decode or fail without
+// panicking, and what decodes encodes to the same bytes.
+func FuzzLoadWire(f *testing.F) {
+	f.Add(appendLoadClaim(nil, loadClaim{ID: 7, Peer: 3}))
+	f.Add(appendLoadClaim(nil, loadClaim{ID: 7, Release: true}))
+	f.Add(appendLoadGrant(nil, loadGrant{ID: 9, OK: true}))
+	f.Add(appendLoadResult(nil, loadFigures{Up: 380 * time.Millisecond, Down: -1}))
+	f.Add([]byte{kindLoadResult, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if c, err := decodeLoadClaim(b); err == nil && !bytes.Equal(appendLoadClaim(nil, c), b) {
+			t.Fatalf("claim %x re-encodes differently", b)
+		}
+		if g, err := decodeLoadGrant(b); err == nil && !bytes.Equal(appendLoadGrant(nil, g), b) {
+			t.Fatalf("grant %x re-encodes differently", b)
+		}
+		if r, err := decodeLoadResult(b); err == nil && !bytes.Equal(appendLoadResult(nil, r), b) {
+			t.Fatalf("result %x re-encodes differently", b)
+		}
+	})
 }
