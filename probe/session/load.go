@@ -367,7 +367,9 @@ func (s *Session) loadOver(now time.Duration, m *member, tester bool, res loadte
 	if !kept {
 		s.load.results = append(s.load.results, e)
 	}
-	s.emit(&e)
+	// A game's event, not the lobby's: it goes where the peer's events go
+	// (the simulator prints those alone).
+	s.cfg.Sink.Emit(s.cfg.Name, &e)
 	if res.Stopped != nil {
 		s.message(fmt.Sprintf("Load test to %s stopped: %s", m.Name, *res.Stopped))
 	}
