@@ -211,10 +211,10 @@ func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
 // least one frame time (docs/live.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
 func (s *Session) peerEvent(from string, e probe.Event) {
-	s.loadPeerEvent(e)
 	if st, ok := e.(*probe.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
 		return
 	}
+	s.loadPeerEvent(e) // a load test's cost counts the stalls a player would see
 	if r, ok := e.(*probe.RemovedEvent); ok {
 		for _, m := range s.members {
 			if m.Name == r.Player && !m.Observer {
