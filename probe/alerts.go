@@ -13,7 +13,9 @@ package probe
 //     worse tier than the previous target (S17, S18).
 //
 // An episode ends when its condition has been clear for ClearAfter; only
-// the next time it holds after that is a new alert. A link's state and
+// the next time it holds after that is a new alert. While a load test runs
+// (QuietPair) there is no alert about the link under test and none about
+// the tier: the test fills the link on purpose. A link's state and
 // loss are looked at with the bad-connection messages (watchLinks, ten
 // times a second), and the loss is the difference of two cumulative
 // readings a window apart (L5: whoever has two readings divides): a ring
@@ -157,6 +159,14 @@ func (a *alerts) watch(now time.Duration, p *Peer) {
 			continue
 		}
 		la := &a.links[pl.idx]
+		if p.load.quietLink(p.self.Name, pl.Name) {
+			// A load test runs on this link: its load is what the link
+			// shows. The episodes hold as they are, and the loss window
+			// starts over, so it is judged again a whole window after
+			// the test, on readings the test had no part in.
+			la.n = 0
+			continue
+		}
 		if la.bad.step(now, st.Bad, a.cfg.ClearAfter) {
 			p.emit(p.alert(AlertBad, pl, linkPrefix+pl.Name+badSuffix))
 		}
@@ -220,7 +230,9 @@ func (a *alerts) timing(p *Peer, t *TimingEvent) {
 	tier := rungs.Timing{SendPeriod: t.SendPeriod, LookAhead: t.LookAhead}.Tier()
 	prev := a.tier
 	a.tier = tier
-	if tier <= prev {
+	if tier <= prev || p.load.testing() {
+		// Better, or worse while a load test runs: the test's cost to
+		// the match (its result says what), not an alarm.
 		return
 	}
 	a.tierFresh = true

@@ -113,7 +113,10 @@ func (p *Peer) evaluateDiagnosis(now time.Duration, f int) {
 	if s := p.record.Summary(f); s.WithRTT > 0 {
 		p.dg.needed = rungs.Need(rungs.WithHeadroom(s.Worst), p.shadow.FPS())
 	}
-	if p.dg.on {
+	// While a load test runs its load is what the links show: no
+	// diagnosis is published (the last one stays), and the rest of the
+	// evaluation goes on so that nothing is stale when the test ends.
+	if p.dg.on && !p.load.testing() {
 		d := p.dg.g.Diagnose(p.dg.in)
 		switch {
 		case d.Culprit != "":
@@ -158,8 +161,9 @@ func (p *Peer) knownMatrix(now time.Duration) MatrixView {
 }
 
 // diagnosisInput fills p.dg.in from the matrix: the seated players in
-// house order, their latest reports (S5–S7) and every pair both or one of
-// whose ends this machine knows.
+// house order, their latest reports (S5–S7), every pair both or one of
+// whose ends this machine knows, the hop traces and the latest load test
+// of each player's line.
 func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 	dg := &p.dg
 	in := &dg.in
@@ -239,6 +243,7 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 			}
 		}
 	}
+	in.Loads = p.load.loadsOf(in.Loads[:0], m)
 	p.ownTraces(m)
 	in.Traces = p.sharedTraces(now, m, in.Traces)
 	slices.SortFunc(in.Traces, func(a, b diagnosis.Trace) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })

@@ -33,3 +33,24 @@ func (p *Peer) NoteLoad(l diagnosis.Load) {
 // "" says no test runs: while it is set the diagnosis and alerts raise no
 // alarm about that pair's link.
 func (p *Peer) QuietPair(a, b string) { p.load.quiet = [2]string{a, b} }
+
+// testing reports whether a load test runs (QuietPair named a pair).
+func (l *loadNotes) testing() bool { return l.quiet != [2]string{} }
+
+// quietLink reports whether the link between a and b, either way, is the
+// pair under test.
+func (l *loadNotes) quietLink(a, b string) bool {
+	return l.testing() && (l.quiet == [2]string{a, b} || l.quiet == [2]string{b, a})
+}
+
+// loadsOf appends to dst the latest load tests of the players in m, the
+// diagnosis's input: a test of a line the matrix does not hold names no
+// player of it.
+func (l *loadNotes) loadsOf(dst []diagnosis.Load, m *MatrixView) []diagnosis.Load {
+	for _, t := range l.latest {
+		if m.index(t.Player) >= 0 {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}

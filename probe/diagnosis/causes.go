@@ -83,8 +83,8 @@ func culpritLink(links []LinkDiagnosis) int {
 
 // diagnosePlayers writes each player's line except what its absence would
 // gain (playerCosts fills that in): its shares, processing time, waits
-// caused and causes.
-func diagnosePlayers(players []Player, sh *shares, speed int) []PlayerDiagnosis {
+// caused, what its latest load test found and causes.
+func diagnosePlayers(players []Player, sh *shares, loads []Load, speed int) []PlayerDiagnosis {
 	out := make([]PlayerDiagnosis, len(players))
 	for i, pl := range players {
 		pd := &out[i]
@@ -100,6 +100,7 @@ func diagnosePlayers(players []Player, sh *shares, speed int) []PlayerDiagnosis 
 		}
 		pd.ProcessMs = units.Millis(max(pl.Process, 0))
 		pd.CausedWaitMs = units.Millis(max(pl.CausedWait, 0))
+		pd.Bufferbloat = bufferbloatOf(pl.Name, loads)
 		pd.Causes = playerCauses(pl, pd, sh.known, inFit, sh.medRTT, sh.medJit, speed)
 	}
 	return out
@@ -108,8 +109,10 @@ func diagnosePlayers(players []Player, sh *shares, speed int) []PlayerDiagnosis 
 // playerCauses lists what is wrong with one player, in the order of the
 // contract: unmeasured (no report, or left out of a fit that ran), then,
 // for a player in the fit, a round-trip or variation share that stands out
-// from the median and a loss share of at least lossShare, then a machine
-// too slow for the game speed (S15), a stale link (L8) and a bad one.
+// from the median and a loss share of at least lossShare, then a line a
+// load test found bloated (measured or not: the test needs no fit), a
+// machine too slow for the game speed (S15), a stale link (L8) and a bad
+// one.
 func playerCauses(pl Player, pd *PlayerDiagnosis, fitted, inFit bool, medRTT, medJit float64, speed int) []string {
 	causes := []string{}
 	if !pl.Measured || (fitted && !inFit) {
@@ -125,6 +128,9 @@ func playerCauses(pl Player, pd *PlayerDiagnosis, fitted, inFit bool, medRTT, me
 		if pd.AccessLoss >= lossShare {
 			causes = append(causes, CauseLoss)
 		}
+	}
+	if bloated(pd.Bufferbloat) {
+		causes = append(causes, CauseBufferbloat)
 	}
 	if pl.Process > 0 && rungs.FrameRate(pl.Process, speed) < speed {
 		causes = append(causes, CauseProcessing)

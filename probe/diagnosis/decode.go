@@ -41,10 +41,15 @@ func (d *Diagnosis) UnmarshalJSON(b []byte) error {
 				return errRange
 			}
 		}
+		bb, err := unbloat(p.Bufferbloat)
+		if err != nil {
+			return err
+		}
 		out.Players = append(out.Players, PlayerDiagnosis{
 			Player: p.Player, AccessRTTMs: unround(p.AccessRTTMs), AccessLoss: unround(p.AccessLoss), JitterMs: unround(p.JitterMs),
 			ProcessMs: unround(p.ProcessMs), CausedWaitMs: unround(p.CausedWaitMs),
 			RungWithout: unpositive(p.RungWithout), FPSWithout: unpositive(p.FPSWithout), Causes: nonNil(p.Causes), Where: w,
+			Bufferbloat: bb,
 		})
 	}
 	for _, l := range body.Links {
@@ -65,6 +70,22 @@ func (d *Diagnosis) UnmarshalJSON(b []byte) error {
 	}
 	*d = out
 	return nil
+}
+
+// unbloat reads a bufferbloat_ms back: null stays nil, a null direction
+// NaN; a figure below 0 or one MarshalJSON could not write back is out of
+// range.
+func unbloat(j *bloatJSON) (*Bufferbloat, error) {
+	if j == nil {
+		return nil, nil
+	}
+	b := &Bufferbloat{UploadMs: unround(j.Upload), DownloadMs: unround(j.Download)}
+	for _, v := range []float64{b.UploadMs, b.DownloadMs} {
+		if math.IsInf(v, 0) || v < 0 {
+			return nil, errRange
+		}
+	}
+	return b, nil
 }
 
 // anyInf: unround marks a number MarshalJSON could not write as +Inf (a

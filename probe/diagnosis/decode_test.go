@@ -41,6 +41,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"shared_hop":{"addr":"10.0.5.1","players":["bob","cy"],"added_ms":140.25},` +
 		`"players":[{"player":"ada","where":{"link":"uplink","ttl":2,"added_ms":1e308}},{"player":"bob","where":null}]}`))
 	f.Add([]byte(`{"shared_hop":{"addr":"::ffff:10.0.5.1","players":null,"added_ms":-1}}`))
+	f.Add([]byte(`{"players":[{"player":"ada","causes":["bufferbloat"],"where":null,"bufferbloat_ms":{"upload":380.1,"download":null}},` +
+		`{"player":"bob","bufferbloat_ms":null},{"player":"cy","bufferbloat_ms":{"upload":null,"download":null}}]}`))
+	f.Add([]byte(`{"players":[{"player":"ada","bufferbloat_ms":{"upload":-0,"download":1e305}}]}`))
+	f.Add([]byte(`{"players":[{"player":"ada","bufferbloat_ms":{"upload":-1,"download":0}}]}`))
+	f.Add([]byte(`{"players":[{"player":"ada","bufferbloat_ms":{"download":12.25}}]}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"players":[{"access_rtt_ms":1e308}]}`))
 	f.Add([]byte(`{"players":[{"access_rtt_ms":null,"jitter_ms":-1e307}]}`))

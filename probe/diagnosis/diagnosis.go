@@ -161,7 +161,8 @@ type Input struct {
 	// starts, and a hop several players' paths share.
 	Traces []Trace
 	// Loads are the latest load tests of the players' lines, at most one
-	// per player.
+	// per player (the first counts): each player's bufferbloat_ms and the
+	// cause bufferbloat.
 	Loads []Load
 }
 
@@ -272,7 +273,7 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 
 	links, worstAll := diagnoseLinks(pairs, in.Players, &sh)
 	linkIdx := culpritLink(links)
-	players := diagnosePlayers(in.Players, &sh, speed)
+	players := diagnosePlayers(in.Players, &sh, in.Loads, speed)
 
 	g.counted = grow(g.counted, len(pairs))
 	c := sessionCosts(g.counted, in.Players, pairs, links, linkIdx, speed)

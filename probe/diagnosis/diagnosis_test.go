@@ -328,7 +328,7 @@ func TestNothingMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(js), `{"player":"alice","access_rtt_ms":null,"access_loss":null,"jitter_ms":null,"process_ms":0,"caused_wait_ms":0,"rung_without":null,"fps_without":30,"causes":["unmeasured"],"where":null}`) ||
+	if !strings.Contains(string(js), `{"player":"alice","access_rtt_ms":null,"access_loss":null,"jitter_ms":null,"process_ms":0,"caused_wait_ms":0,"rung_without":null,"fps_without":30,"causes":["unmeasured"],"where":null,"bufferbloat_ms":null}`) ||
 		!strings.Contains(string(js), `"culprit":null,"culprit_link":null,"shared_hop":null`) {
 		t.Errorf("json %s", js)
 	}
@@ -354,12 +354,12 @@ func TestEventJSONMatchesContract(t *testing.T) {
 		t.Errorf("%s", js)
 	}
 	p := m["players"].([]any)[4].(map[string]any)
-	for _, k := range []string{"player", "access_rtt_ms", "access_loss", "jitter_ms", "process_ms", "caused_wait_ms", "rung_without", "fps_without", "causes", "where"} {
+	for _, k := range []string{"player", "access_rtt_ms", "access_loss", "jitter_ms", "process_ms", "caused_wait_ms", "rung_without", "fps_without", "causes", "where", "bufferbloat_ms"} {
 		if _, ok := p[k]; !ok {
 			t.Errorf("player has no key %q", k)
 		}
 	}
-	if len(p) != 10 || p["access_rtt_ms"] != 150.0 || p["rung_without"] != 1.0 {
+	if len(p) != 11 || p["access_rtt_ms"] != 150.0 || p["rung_without"] != 1.0 {
 		t.Errorf("player %v", p)
 	}
 	l := m["links"].([]any)[0].(map[string]any)

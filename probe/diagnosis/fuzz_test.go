@@ -54,6 +54,12 @@ func inputFrom(data []byte) Input {
 		}
 		in.Traces = append(in.Traces, tr)
 	}
+	// Loads: any player's name or one not in the input, any figure (a
+	// float's bits: NaN, infinities, negatives, huge).
+	for k := int(next(1) % 4); k > 0; k-- {
+		in.Loads = append(in.Loads, Load{Player: "p" + strconv.Itoa(int(next(1)%13)),
+			UploadMs: math.Float64frombits(next(8)), DownloadMs: math.Float64frombits(next(8))})
+	}
 	for len(data) > 0 {
 		p := Pair{A: int(int8(next(1))) % 13, B: int(int8(next(1))) % 13}
 		p.RTT = time.Duration(int64(next(8)))
@@ -83,6 +89,19 @@ func FuzzDiagnose(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 4})
+	// Three players, no traces, two loads: p0 bloated upload (380 ms,
+	// download NaN), p1 a negative upload and an infinite download.
+	loads := []byte{30, 0, 0, 0, 0, 3, 9, 0, 3}
+	for range 3 {
+		loads = append(loads, make([]byte, 17)...)
+	}
+	loads = append(loads, 0, 2, 0)
+	loads = binary.LittleEndian.AppendUint64(loads, math.Float64bits(380))
+	loads = binary.LittleEndian.AppendUint64(loads, math.Float64bits(math.NaN()))
+	loads = append(loads, 1)
+	loads = binary.LittleEndian.AppendUint64(loads, math.Float64bits(-5))
+	loads = binary.LittleEndian.AppendUint64(loads, math.Float64bits(math.Inf(1)))
+	f.Add(loads)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := inputFrom(data)
 		d := Diagnose(in)
@@ -118,6 +137,16 @@ func checkFinite(t *testing.T, in Input, d Diagnosis) {
 		if p.RungWithout < 0 || p.RungWithout > rungs.Rungs || p.FPSWithout < 1 {
 			t.Fatalf("rung_without %d fps_without %d", p.RungWithout, p.FPSWithout)
 		}
+		if b := p.Bufferbloat; b != nil {
+			ok("bufferbloat upload", b.UploadMs)
+			ok("bufferbloat download", b.DownloadMs)
+			if math.IsNaN(b.UploadMs) && math.IsNaN(b.DownloadMs) {
+				t.Fatalf("%s: a bufferbloat line with neither direction", p.Player)
+			}
+		}
+		if has(p.Causes, CauseBufferbloat) != bloated(p.Bufferbloat) {
+			t.Fatalf("%s: causes %v for bufferbloat %+v", p.Player, p.Causes, p.Bufferbloat)
+		}
 	}
 	for _, l := range d.Links {
 		ok("rtt_ms", l.RTTMs)
@@ -126,8 +155,14 @@ func checkFinite(t *testing.T, in Input, d Diagnosis) {
 			t.Fatalf("link %+v", l)
 		}
 	}
-	if _, err := json.Marshal(Event{Frame: 1, Diagnosis: d}); err != nil {
+	b, err := json.Marshal(Event{Frame: 1, Diagnosis: d})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// What a diagnosis writes, its decoder reads.
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("cannot read back %s: %v", b, err)
 	}
 }
 

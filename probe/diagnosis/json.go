@@ -22,6 +22,14 @@ type playerJSON struct {
 	FPSWithout   *int       `json:"fps_without"`
 	Causes       []string   `json:"causes"`
 	Where        *whereJSON `json:"where"`
+	Bufferbloat  *bloatJSON `json:"bufferbloat_ms"`
+}
+
+// bloatJSON is a player's bufferbloat_ms: each direction's added round
+// trip, null where its test did not measure it.
+type bloatJSON struct {
+	Upload   *float64 `json:"upload"`
+	Download *float64 `json:"download"`
 }
 
 type whereJSON struct {
@@ -89,8 +97,13 @@ func (d Diagnosis) body() bodyJSON {
 		if p.Where != nil {
 			w = &whereJSON{Link: p.Where.Link, TTL: p.Where.TTL, AddedMs: roundOr0(p.Where.AddedMs)}
 		}
+		var bb *bloatJSON
+		if p.Bufferbloat != nil {
+			bb = &bloatJSON{Upload: round(p.Bufferbloat.UploadMs, 10), Download: round(p.Bufferbloat.DownloadMs, 10)}
+		}
 		b.Players = append(b.Players, playerJSON{
 			Where:        w,
+			Bufferbloat:  bb,
 			Player:       p.Player,
 			AccessRTTMs:  round(p.AccessRTTMs, 10),
 			AccessLoss:   round(p.AccessLoss, 10000),

@@ -361,7 +361,7 @@ func TestDiagnosePlayers(t *testing.T) {
 			}
 		}
 	}
-	check("fitted", diagnosePlayers(players, &sh, 30), want)
+	check("fitted", diagnosePlayers(players, &sh, nil, 30), want)
 
 	// Without a fit nobody has shares, and only the players without a
 	// report are unmeasured.
@@ -374,7 +374,7 @@ func TestDiagnosePlayers(t *testing.T) {
 		{Player: "d", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []string{CauseUnmeasured}},
 		{Player: "e", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []string{}},
 	}
-	check("not fitted", diagnosePlayers(players, &sh, 30), want)
+	check("not fitted", diagnosePlayers(players, &sh, nil, 30), want)
 }
 
 func TestPlayerCauses(t *testing.T) {

@@ -54,8 +54,8 @@ func (d *Diagnosis) reword(t Timings) string {
 }
 
 // Sentences is the verdict in its order of priority: what holds the match
-// back; where it starts and what to try (from the hop traces); what happens
-// next; the notable players. The TUI shows as many as
+// back; where it starts and what to try (from the hop traces and the load
+// tests); what happens next; the notable players. The TUI shows as many as
 // fit its verdict area; the Diagnosis view and the NDJSON carry all.
 func (d *Diagnosis) Sentences(t Timings) []string {
 	if d.facts == nil {

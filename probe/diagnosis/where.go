@@ -195,17 +195,20 @@ func median(sorted []float64) float64 {
 }
 
 // advice is the verdict's sentences about where the delay starts and
-// what to try, from the hop traces, two at most: the culprit's own side
-// when it has a where, else the shared hop (with nobody named); then any
-// other player whose own traces show a delay on its side of at least
-// whereShown — two slow homes may tie, or one be named, and each still
-// needs its own advice. None when the traces say nothing.
+// what to try, from the hop traces and the load tests, two at most: the
+// culprit's own (playerAdvice: a bloated line's fix before where the
+// traces put its delay, unless they put it in the home network or at the
+// ISP), else the shared hop (with nobody named); then the first sentence
+// of any other player whose own traces show a delay on its side of at
+// least whereShown — two slow homes may tie, or one be named, and each
+// still needs its own advice. When none of that says anything, the player
+// other than the culprit whose line a load test found most bloated: its
+// line is fine now but not when busy.
 func advice(d *Diagnosis) []string {
 	var out []string
 	if d.Culprit != "" {
-		if p := d.player(d.Culprit); p.Where != nil {
-			out = append(out, whereAdvice(p.Player, p.Where))
-		}
+		p := d.player(d.Culprit)
+		out = append(out, playerAdvice(&p)...)
 	} else if h := d.SharedHop; h != nil {
 		out = append(out, "The delay starts past the players' ISPs, at "+h.Addr.String()+", which "+listNames(h.Players)+
 			" paths share ("+msText(h.AddedMs)+"): nothing any player can change at home.")
@@ -213,8 +216,11 @@ func advice(d *Diagnosis) []string {
 	for i := range d.Players {
 		p := &d.Players[i]
 		if w := p.Where; w != nil && p.Player != d.Culprit && w.AddedMs >= whereShown && len(out) < 2 && !sharedWhere(d, w) {
-			out = append(out, whereAdvice(p.Player, w))
+			out = append(out, playerAdvice(p)[0])
 		}
+	}
+	if p := mostBloated(d); len(out) == 0 && p != nil {
+		out = append(out, bloatAdvice(p.Player, p.Bufferbloat))
 	}
 	return out
 }
@@ -228,7 +234,15 @@ func sharedWhere(d *Diagnosis, w *Where) bool { return d.SharedHop != nil && w.L
 // below which no rung moves (the bar of a slow path too).
 const whereShown = slowPathMs
 
-func whereAdvice(name string, w *Where) string {
+// whereAdvice is the advice for where a player's delay starts; b is its
+// line's load test, nil when none ran: a delay on the line out that the
+// test found no deep queue for is the line's own.
+func whereAdvice(name string, w *Where, b *Bufferbloat) string {
+	if w.Link == linkUplink && !bloated(b) {
+		if s := lineNotQueue(name, w, b); s != "" {
+			return s
+		}
+	}
 	head := name + "'s delay (" + msText(w.AddedMs) + ") starts "
 	switch w.Link {
 	case linkLAN:
