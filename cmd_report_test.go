@@ -8,6 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/record"
 )
 
 func recordScenario(t *testing.T, name string) string {
@@ -50,6 +54,12 @@ type reportDoc struct {
 		Count  int    `json:"count"`
 		Moved  int    `json:"moved"`
 	} `json:"commands"`
+	Loads []struct {
+		From    string    `json:"from"`
+		To      string    `json:"to"`
+		Upload  *struct{} `json:"upload"`
+		Stopped *string   `json:"stopped"`
+	} `json:"load_tests"`
 }
 
 // reportLink is one entry of the report's "links".
@@ -192,5 +202,64 @@ func TestReportNoRequirementNumbers(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A live recording of ada's machine with two load tests, one complete and
+// one the peer refused, as its sink published them: the report lists both
+// in its "Load tests" table, in text and in markdown, unknown figures as —.
+func TestReportLoadTests(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "load.lsrec")
+	w, err := record.Create(file, record.Header{Program: "lagscope host", Self: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct {
+		at   time.Duration
+		line string
+	}{
+		{90 * time.Second, `{"type":"load","t_ms":90000,"from":"ada","to":"bob","idle_rtt_ms":12.1,` +
+			`"upload":{"added_ms":368.0,"p90_added_ms":420.5,"mbps":9.6,"loss":0.002,"grade":"D","capped":false},` +
+			`"download":{"added_ms":8.2,"p90_added_ms":11.0,"mbps":48.0,"loss":0.0,"grade":"A+","capped":false},` +
+			`"both":{"added_ms":371.0,"p90_added_ms":430.0,"loss":0.003},"where":{"link":"uplink","ttl":2,"added_ms":360.5},` +
+			`"cost":{"frames_late":4,"max_wait_ms":120,"rung_from":1,"rung_to":4,"for_ms":40000},"stopped":null}`},
+		{155 * time.Second, `{"type":"load","t_ms":155000,"from":"ada","to":"cyd","idle_rtt_ms":null,"upload":null,"download":null,` +
+			`"both":null,"where":null,"cost":null,"stopped":"peer refused"}`},
+	} {
+		var e probe.LoadEvent
+		if err := json.Unmarshal([]byte(x.line), &e); err != nil {
+			t.Fatal(err)
+		}
+		w.Observe(probe.Update{View: probe.View{At: x.at, Session: "f41de538", Self: "ada"}, Events: []probe.Event{&e}})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"text": "\nLoad tests (round trip added under load, median/p90 ms, and its grade; Mbit/s up/down; loss of the load up/down/both)\n" +
+			"  time   test       idle ms  upload         download     both         Mbit/s    loss            where                      cost                                              stopped\n" +
+			"  01:30  ada → bob  12.1     368.0/420.5 D  8.2/11.0 A+  371.0/430.0  9.6/48.0  0.2%/0.0%/0.3%  hop 2 (uplink), +360.5 ms  4 frames late, max wait 120 ms, rung 1→4 for 40s  no\n" +
+			"  02:35  ada → cyd  —        —              —            —            —         —               —                          —                                                 peer refused\n\n",
+		"markdown": "\n**Load tests**: round trip added under load, median/p90 ms, and its grade; Mbit/s up/down; loss of the load up/down/both.\n\n" +
+			"| time | test | idle ms | upload | download | both | Mbit/s | loss | where | cost | stopped |\n" +
+			"| --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- |\n" +
+			"| 01:30 | ada → bob | 12.1 | 368.0/420.5 D | 8.2/11.0 A+ | 371.0/430.0 | 9.6/48.0 | 0.2%/0.0%/0.3% | hop 2 (uplink), +360.5 ms | 4 frames late, max wait 120 ms, rung 1→4 for 40s | no |\n" +
+			"| 02:35 | ada → cyd | — | — | — | — | — | — | — | — | peer refused |\n\n",
+	}
+	for _, f := range []string{"text", "markdown"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"report", file, "--format", f}, &out, &errb); code != 0 {
+			t.Fatalf("report --format %s: exit %d %s", f, code, errb.String())
+		}
+		if !strings.Contains(out.String(), want[f]) {
+			t.Errorf("report --format %s lacks\n%s\nin\n%s", f, want[f], out.String())
+		}
+		if m := requirementNumber.FindString(out.String()); m != "" {
+			t.Errorf("report --format %s cites %s", f, m)
+		}
+	}
+	r := reportJSON(t, file)
+	if len(r.Loads) != 2 || r.Loads[0].To != "bob" || r.Loads[1].Stopped == nil || *r.Loads[1].Stopped != "peer refused" || r.Loads[1].Upload != nil {
+		t.Fatalf("JSON load tests %+v", r.Loads)
 	}
 }

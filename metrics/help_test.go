@@ -27,7 +27,7 @@ func TestHelpTextInWords(t *testing.T) {
 	v.Paths = []probe.PathView{{Peer: "bob", Available: true, Hops: []probe.PathHop{
 		{TTL: 1, Addr: netip.MustParseAddr("192.168.1.1"), Link: "lan", Sent: 20, Answered: true, Median: time.Millisecond},
 	}}}
-	e.Observe(probe.Update{View: v})
+	e.Observe(probe.Update{View: v, Events: []probe.Event{loadEvent(t, completeLoad)}})
 	fams, _ := scrape(t, e)
 	families := 0
 	for name, f := range fams {
@@ -41,8 +41,8 @@ func TestHelpTextInWords(t *testing.T) {
 			t.Errorf("%s help carries %q: %s", name, m, h)
 		}
 	}
-	// The link, machine, matrix and path families all answered.
-	if families < 30 {
-		t.Errorf("%d lagscope families scraped, want the whole set (≥ 30)", families)
+	// The link, machine, matrix, path and load families all answered.
+	if families < 31 {
+		t.Errorf("%d lagscope families scraped, want the whole set (≥ 31)", families)
 	}
 }

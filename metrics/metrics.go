@@ -22,7 +22,8 @@
 // the machine's Matrix knows — its own row and the other players' rows from
 // their telemetry — so one watcher's scrape carries the whole session.
 // The lagscope_path_hop_* families (path.go) publish, per hop, the hop
-// traces of the links the machine traces.
+// traces of the links the machine traces, and lagscope_load_added_seconds
+// (load.go) what a full line added in the load tests the machine ran.
 //
 // Names on /metrics are the ones docs/metrics.md lists; the tests read
 // them back.
@@ -90,6 +91,10 @@ type Exporter struct {
 	// in first-seen order.
 	paths     map[string][]pathHop
 	pathOrder []string
+	// The load tests (load.go): each tested pair's latest figure per
+	// direction, seconds, in first-seen order.
+	loads     map[loadKey]float64
+	loadOrder []loadKey
 }
 
 // New builds an Exporter for one session; the session names the `session`
@@ -104,10 +109,10 @@ func New(session string) (*Exporter, error) {
 		return nil, err
 	}
 	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{},
-		relayed: map[[2]string]uint64{}, pairs: map[linkKey]*pairLink{}, rows: map[string]*matrixRow{}}
+		relayed: map[[2]string]uint64{}, pairs: map[linkKey]*pairLink{}, rows: map[string]*matrixRow{}, loads: map[loadKey]float64{}}
 	e.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.Empty()))
 	meter := e.provider.Meter("github.com/lagscope/lagscope/metrics")
-	if err := errors.Join(e.register(meter), e.registerPaths(meter)); err != nil {
+	if err := errors.Join(e.register(meter), e.registerPaths(meter), e.registerLoads(meter)); err != nil {
 		e.provider.Shutdown(context.Background())
 		return nil, err
 	}
@@ -241,6 +246,7 @@ func (e *Exporter) Observe(u probe.Update) {
 	}
 	e.observeMatrix(&v, u.Done)
 	e.observePaths(&v, u.Done)
+	e.observeLoads(v.Self, u.Events, u.Done)
 	for _, r := range v.Relay {
 		if _, ok := e.relayed[r.Between]; !ok {
 			e.relayOrder = append(e.relayOrder, r.Between)

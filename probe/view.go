@@ -45,8 +45,9 @@ type View struct {
 	// Paths are the hop traces of the links this machine traces, house
 	// order; empty when none is traced.
 	Paths []PathView `json:",omitempty"`
-	// Load is this machine's load testing (docs/load-test.md); nil where
-	// the machine runs none (the simulator, a replay).
+	// Load is this machine's load testing (docs/load-test.md); nil before
+	// the game starts and where the machine runs none (the simulator). A
+	// replay shows what the recording kept of it.
 	Load *LoadView `json:",omitempty"`
 
 	// Matrix is every seated player's own links and waits: this

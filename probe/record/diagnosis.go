@@ -57,6 +57,7 @@ func (c *cursor) diagnosisAt(t time.Duration) *diagnosis.Diagnosis {
 var knownCauses = map[string]bool{
 	diagnosis.CauseLatency: true, diagnosis.CauseJitter: true, diagnosis.CauseLoss: true, diagnosis.CauseProcessing: true,
 	diagnosis.CauseUnmeasured: true, diagnosis.CauseStale: true, diagnosis.CauseBad: true,
+	diagnosis.CauseBufferbloat: true,
 }
 
 // checkDiagnosis: names are names, the verdict is plain text, numbers are
@@ -80,6 +81,9 @@ func checkDiagnosis(d *diagnosis.Diagnosis) error {
 		}
 		if p.FPSWithout != 0 {
 			err = errors.Join(err, checkFPS(p.FPSWithout))
+		}
+		if b := p.Bufferbloat; b != nil {
+			err = errors.Join(err, checkNaNMs("bufferbloat_ms upload", b.UploadMs), checkNaNMs("bufferbloat_ms download", b.DownloadMs))
 		}
 	}
 	for i := range d.Links {

@@ -145,7 +145,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 	}
 	good := []string{
 		line("", ""),
-		line(`,"access_rtt_ms":0,"access_loss":1,"rung_without":10,"fps_without":1000,"causes":["latency","jitter","loss","processing","unmeasured","stale","bad"]`,
+		line(`,"access_rtt_ms":0,"access_loss":1,"rung_without":10,"fps_without":1000,"causes":["latency","jitter","loss","processing","unmeasured","stale","bad","bufferbloat"],"bufferbloat_ms":{"upload":380.5,"download":null}`,
 			`,"excess_rtt_ms":-12.5,"loss":0,"causes":["latency","loss"]`),
 		`{"at_ns":1,"event":{"type":"summary","frame":9,"links":[],"players":[]}}`, // a summary from before the diagnosis
 	}
@@ -169,6 +169,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 		"excess beyond":      line("", `,"excess_rtt_ms":-1e300`),
 		"link loss negative": line("", `,"loss":-0.1`),
 		"link cause":         line("", `,"causes":["x"]`),
+		"bufferbloat beyond": line(`,"bufferbloat_ms":{"upload":1e300,"download":0}`, ""),
 		"summary diagnosis":  `{"at_ns":1,"event":{"type":"summary","frame":9,"links":[],"players":[],"diagnosis":{"verdict":"x","players":[{"player":"ada","access_loss":7}],"links":[]}}}`,
 	}
 	for name, b := range bad {

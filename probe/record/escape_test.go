@@ -12,6 +12,7 @@ import (
 
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -39,8 +40,12 @@ func hostileReport() *report {
 		Stopped:  h("stopped"),
 		Removed:  []removedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
 		Commands: []commandRow{{Player: h("a"), Count: 3, Moved: 1}},
+		Loads: []loadReport{{AtMs: 4000, From: h("a"), To: h("b"),
+			loadResult: loadResult{Where: &loadtest.WhereAt{Link: h("link"), TTL: 2}, Stopped: ptr(h("halt"))}}},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // checkTerminalClean fails on any byte or character that could steer a
 // terminal: ESC and every other control but the line ends, C1 controls,
@@ -118,7 +123,7 @@ func TestReportEscapesEveryOutsideString(t *testing.T) {
 	checkMarkdownClean(t, "markdown report", md.String())
 	// Each field is there, visibly escaped: a renderer that dropped the
 	// text would pass the checks above too.
-	for _, field := range []string{"prog", "sess", "verdict", "tier", "reason", "stopped"} {
+	for _, field := range []string{"prog", "sess", "verdict", "tier", "reason", "stopped", "link", "halt"} {
 		if want := `\x1b]0;pwned\a|<b>x</b>\u009b31m` + field; !strings.Contains(txt.String(), want) {
 			t.Errorf("text report lacks %q", want)
 		}
@@ -219,6 +224,9 @@ func FuzzReportAndReplay(f *testing.F) {
 	w.event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
 	w.event(time.Second, "a|<b>", pathEvent("a|<b>", pathSample("c")))
 	w.event(time.Second, "a|<b>", pathEvent("a|<b>", probe.PathView{Peer: "<c>", Why: "no <error> queue | here"}))
+	refused := "peer refused"
+	w.event(time.Second, "a|<b>", &probe.LoadEvent{Header: probe.Header{Type: "load"}, From: "a|<b>", To: "c",
+		Result: loadtest.Result{Stopped: &refused, Where: &loadtest.WhereAt{Link: "peer", TTL: 3}}})
 	w.Close()
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -37,6 +37,8 @@ func newEvent(typ string) probe.Event {
 		return &probe.DiagnosisEvent{}
 	case "path":
 		return &probe.PathEvent{}
+	case "load":
+		return &probe.LoadEvent{}
 	}
 	return nil
 }

@@ -46,6 +46,12 @@ func FuzzReader(f *testing.F) {
 		[]byte(`{"at_ns":1,"from":"ada","view":{"Self":"ada","Paths":[{"Peer":"bob","Available":true,"Hops":[`+
 			`{"TTL":1,"Addr":"10.0.0.1","Link":"lan","Sent":12,"Loss":0.5,"Answered":true,"Best":1000,"Median":2000,"Last":2000,"Worst":3000,"Judged":true},`+
 			`{"TTL":2,"Addr":"","Link":"peer","Sent":12,"Loss":1}],"DelayStarts":{"TTL":1,"Link":"lan","Added":2000},"Complete":true}]}}`))...))
+	f.Add(append(headerLine(1), appendLine(nil, KindEvent, // a load test
+		[]byte(`{"at_ns":1,"from":"ada","event":{"type":"load","t_ms":90000,"from":"ada","to":"bob","idle_rtt_ms":12.1,`+
+			`"upload":{"added_ms":368.0,"p90_added_ms":420.5,"mbps":9.6,"loss":0.002,"grade":"D","capped":false},`+
+			`"download":{"added_ms":8.2,"p90_added_ms":11.0,"mbps":48.0,"loss":0.0,"grade":"A","capped":false},`+
+			`"both":{"added_ms":371.0,"p90_added_ms":430.0,"loss":0.003},"where":{"link":"uplink","ttl":2,"added_ms":360.5},`+
+			`"cost":{"frames_late":4,"max_wait_ms":120,"rung_from":1,"rung_to":4,"for_ms":40000},"stopped":null}}`))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := newReader(bytes.NewReader(data))
 		if err != nil {
@@ -113,6 +119,11 @@ func assertPlausible(t *testing.T, r Record) {
 			if h.TTL < 1 || h.TTL > maxTTL || !(h.Loss >= 0 && h.Loss <= 1) || (h.Addr != nil && (!h.Addr.IsValid() || h.Addr.Zone() != "")) {
 				t.Fatalf("path hop %+v returned", h)
 			}
+		}
+	case *probe.LoadEvent:
+		if e.From == e.To || !textsafe.Safe(e.From) || !textsafe.Safe(e.To) ||
+			(e.Result.Where != nil && (e.Result.Where.TTL < 1 || e.Result.Where.TTL > maxTTL || !pathLabels[e.Result.Where.Link])) {
+			t.Fatalf("load %+v returned", e)
 		}
 	}
 	if r.View != nil {

@@ -26,6 +26,7 @@ func (r *report) markdown(w io.Writer) error {
 			num(l.Jitter, 1), pct(l.ResendShare), pct(l.InboundLoss), pct(l.OutboundLoss), episodes(l.Bad))
 	}
 	r.markdownPaths(&b)
+	r.markdownLoads(&b)
 	fmt.Fprintf(&b, "\n**Timing**")
 	if r.TimingOmitted > 0 {
 		fmt.Fprintf(&b, " (last %d; %d earlier left out)", len(r.Timing), r.TimingOmitted)

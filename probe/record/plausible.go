@@ -193,6 +193,8 @@ func checkEvent(e probe.Event) error {
 		err = checkDiagnosis(&e.Diagnosis)
 	case *probe.PathEvent:
 		err = checkPathStat(&e.PathStat)
+	case *probe.LoadEvent:
+		err = checkLoad(e)
 	case *probe.SummaryEvent:
 		for i := range e.Links {
 			err = errors.Join(err, checkLink(&e.Links[i]))
@@ -284,6 +286,9 @@ func checkView(v *probe.View) error {
 	}
 	for i := range v.Paths {
 		err = errors.Join(err, checkPathView(&v.Paths[i]))
+	}
+	if v.Load != nil {
+		err = errors.Join(err, checkLoadView(v.Load))
 	}
 	for _, p := range v.Players {
 		err = errors.Join(err, checkName("player", p.Name))

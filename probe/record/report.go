@@ -23,8 +23,13 @@ type report struct {
 	Links     []linkReport     `json:"links"`
 	// Paths are the last hop trace of each link a machine traced, in
 	// name order; absent when none was traced.
-	Paths  []pathReport `json:"paths,omitempty"`
-	Timing []timingRow  `json:"timing"`
+	Paths []pathReport `json:"paths,omitempty"`
+	// Loads are the load tests, the latest reportLoadRows in the order
+	// they ended; absent when none ran. LoadOmitted counts the older ones
+	// left out.
+	Loads       []loadReport `json:"load_tests,omitempty"`
+	LoadOmitted int          `json:"load_tests_omitted,omitempty"`
+	Timing      []timingRow  `json:"timing"`
 	// TimingOmitted counts the older timing rows left out to stay short.
 	TimingOmitted int          `json:"timing_omitted,omitempty"`
 	Waits         []waitRow    `json:"longest_waits"`

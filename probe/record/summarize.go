@@ -96,6 +96,7 @@ type summary struct {
 	cmds    map[string]*commandRow
 
 	paths map[[2]string]pathReport // the last path of each traced link (path.go)
+	loads []loadReport             // every load test, in the order they ended (load.go)
 }
 
 // summarize builds the report of a recording.
@@ -237,6 +238,8 @@ func (s *summary) event(x Record) {
 		r.Removed = append(r.Removed, removedRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player})
 	case *probe.PathEvent:
 		s.path(x.At, e)
+	case *probe.LoadEvent:
+		s.load(x.At, e)
 	}
 }
 
@@ -265,6 +268,7 @@ func (s *summary) finish() {
 		r.Timing = r.Timing[n-reportTimingRows:]
 	}
 	s.finishPaths()
+	s.finishLoads()
 	for _, row := range s.cmds {
 		r.Commands = append(r.Commands, *row)
 	}

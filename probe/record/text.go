@@ -27,6 +27,7 @@ func (r *report) text(w io.Writer) error {
 	}
 	tw.Flush()
 	r.textPaths(&b)
+	r.textLoads(&b)
 	fmt.Fprintf(&b, "\nTiming (send period/look-ahead, rung, tier)\n")
 	if r.TimingOmitted > 0 {
 		fmt.Fprintf(&b, "  … %d earlier changes left out\n", r.TimingOmitted)

@@ -37,6 +37,9 @@ type viewRecord struct {
 	// Paths are the hop traces of the links the machine traced, as the
 	// View holds them (netip addresses as text, durations in ns).
 	Paths []probe.PathView `json:",omitempty"`
+	// Load is the machine's load testing: the test running, the latest
+	// results (each as its `load` event's object), the cap.
+	Load *probe.LoadView `json:",omitempty"`
 }
 
 // linkRecord is one LinkView: the NDJSON link object, then the rest.
@@ -54,7 +57,7 @@ type linkRecord struct {
 func recordOf(v *probe.View) *viewRecord {
 	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started,
 		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Needed: v.Needed, Stalled: v.Stalled,
-		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals, Relay: v.Relay, Paths: v.Paths}
+		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals, Relay: v.Relay, Paths: v.Paths, Load: v.Load}
 	if v.Links != nil {
 		r.Links = make([]linkRecord, len(v.Links))
 		for i, l := range v.Links {
@@ -68,7 +71,7 @@ func recordOf(v *probe.View) *viewRecord {
 func (r *viewRecord) view() (*probe.View, error) {
 	v := &probe.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
 		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Needed: r.Needed, Stalled: r.Stalled,
-		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals, Relay: r.Relay, Paths: r.Paths}
+		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals, Relay: r.Relay, Paths: r.Paths, Load: r.Load}
 	if r.Links != nil {
 		v.Links = make([]probe.LinkView, len(r.Links))
 		for i, l := range r.Links {
