@@ -50,6 +50,10 @@ var glossary = [][2]string{
 	{"LOSS", "path: share of the probes to a hop that got no answer"},
 	{"BEST, WORST", "path: a hop's fastest and slowest answer, MEDIAN the middle one, in ms"},
 	{"rate-limited", "path: a router that answers only some probes while the hops after it lose nothing: not loss"},
+	{"ADDED, P90", "load test (L): the round trip the load added, its median and 90th percentile, in ms"},
+	{"A+ A B C D F", "load test grades by the added round trip: under 5, 30, 60, 200 and 400 ms, F above"},
+	{"Mbit/s", "load test: what arrived while the line was held full"},
+	{"capped", "load test: the cap, not the line, ended the ramp; the line is faster, and the grade holds up to the cap"},
 }
 
 // key scrolls the help; it reports whether it used the key.
@@ -80,8 +84,14 @@ func (p *helpPane) view(w, h int, matrixColumnKeys string) string {
 		st.muted.Render("Mouse: the wheel moves through links; click a row to focus it,"),
 		st.muted.Render("       a heading to sort by it, a tab to open it."),
 		st.muted.Render("Matrix view: ↑/↓ choose who measures (the row), "+matrixColumnKeys+" to whom (the column)."),
-		st.muted.Render("Path view (p): the hops to a player; ↑/↓ other links, pgdn more, esc back."),
-		"", p.rule(st.title.Render("Words and marks"), w))
+		st.muted.Render("Path view (p): the hops to a player; ↑/↓ other links, pgdn more, esc back."))
+	if !p.keys.replay {
+		// A replay runs no load test.
+		lines = append(lines,
+			st.muted.Render("Load test (L): fills the line to the player in focus for about 25 s, once you"),
+			st.muted.Render("       say y; L again stops it. The Link view shows it and its result."))
+	}
+	lines = append(lines, "", p.rule(st.title.Render("Words and marks"), w))
 	const termW = 14
 	for _, g := range glossary {
 		for i, l := range wrap(g[1], w-termW-2) {

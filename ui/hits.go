@@ -26,6 +26,11 @@ func (m *tuiModel) mouse(msg tea.MouseMsg) tea.Cmd {
 	if msg.Action != tea.MouseActionPress {
 		return nil
 	}
+	if m.load.confirm != "" {
+		// As any key but y: the confirmation closes, nothing starts.
+		m.load.confirm, m.flash = "", "load test not started"
+		return nil
+	}
 	switch msg.Button {
 	case tea.MouseButtonWheelUp:
 		return m.move(-1)

@@ -21,6 +21,12 @@ type keyMap struct {
 	// in its lobby (startable), where it takes s from Sort.
 	Start     key.Binding
 	startable bool
+	// LoadTest asks for a load test of the link in focus, and stops this
+	// machine's test while one runs (LoadStop is its help then); Yes and
+	// No answer the confirmation. load is what the footer offers.
+	LoadTest, LoadStop key.Binding
+	Yes, No            key.Binding
+	load               loadKeys
 
 	// A replay's keys (Playback), shown only when the feed is one.
 	PlayPause, SeekBack, SeekForward key.Binding
@@ -51,6 +57,10 @@ func newKeyMap() keyMap {
 		Right:    key.NewBinding(key.WithKeys("right", "l", "+"), key.WithHelp("→", "faster")),
 		Apply:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply speed")),
 		Start:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start now")),
+		LoadTest: key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "load test")),
+		LoadStop: key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "stop load test")),
+		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "start load test")),
+		No:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "cancel")),
 
 		PlayPause:   key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
 		SeekBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "seek 10 s")),
@@ -65,24 +75,35 @@ func (k keyMap) ShortHelp() []key.Binding {
 	if k.replay {
 		return []key.Binding{k.Help, k.PlayPause, k.SeekBack, k.Slower, k.NextView, k.Up, k.Quit}
 	}
-	if k.startable {
-		return []key.Binding{k.Help, k.Start, k.NextView, k.Up, k.Path, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
+	out := []key.Binding{k.Help}
+	if k.load == loadKeyStop {
+		// A running test is what a player may want to end in a hurry:
+		// its key goes first.
+		out = append(out, k.LoadStop)
 	}
-	return []key.Binding{k.Help, k.NextView, k.Up, k.Path, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit}
+	if k.startable {
+		out = append(out, k.Start)
+	}
+	out = append(out, k.NextView, k.Up)
+	if k.load == loadKeyOffer {
+		out = append(out, k.LoadTest)
+	}
+	return append(out, k.Path, k.Focus, k.Options, k.Pause, k.Theme, k.Bell, k.Quit)
 }
 
 // FullHelp is the help screen.
 func (k keyMap) FullHelp() [][]key.Binding {
-	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse}
+	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse, k.LoadTest}
 	if k.startable {
-		views = []key.Binding{k.Start, k.NextView, k.PrevView, k.Reverse}
+		views = []key.Binding{k.Start, k.NextView, k.PrevView, k.Reverse, k.LoadTest}
 	}
 	more := []key.Binding{k.Options, k.Pause, k.Theme, k.Bell, k.Help, k.Close, k.Quit}
 	if k.replay {
 		// Under the views' keys, where the column has room at 80 columns.
 		// Space plays and pauses the replay itself, which also holds
-		// the display still.
-		views = append(views, k.PlayPause, k.SeekBack, k.Slower)
+		// the display still. A replay runs no load test: its key gives
+		// way to the replay's.
+		views = append(views[:len(views)-1], k.PlayPause, k.SeekBack, k.Slower)
 		more = append(more[:1:1], more[2:]...)
 	}
 	return [][]key.Binding{
@@ -100,3 +121,10 @@ func (d dialogKeys) ShortHelp() []key.Binding {
 }
 
 func (d dialogKeys) FullHelp() [][]key.Binding { return [][]key.Binding{d.ShortHelp()} }
+
+// confirmKeys is the help of the load test's confirmation.
+type confirmKeys struct{ k keyMap }
+
+func (c confirmKeys) ShortHelp() []key.Binding { return []key.Binding{c.k.Yes, c.k.No} }
+
+func (c confirmKeys) FullHelp() [][]key.Binding { return [][]key.Binding{c.ShortHelp()} }

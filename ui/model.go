@@ -81,6 +81,7 @@ type tuiModel struct {
 	diag    diagnosisPane
 	players playersPane
 	path    pathPane
+	load    loadPane
 	helpv   helpPane
 	dialog  *optionsDialog // nil when closed
 
@@ -155,7 +156,7 @@ func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
 	m := &tuiModel{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
 	m.header, m.table, m.charts, m.ladder = headerPane{ctx: c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{ctx: c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
-	m.diag, m.path = diagnosisPane{ctx: c}, pathPane{ctx: c}
+	m.diag, m.path, m.load = diagnosisPane{ctx: c}, pathPane{ctx: c}, loadPane{ctx: c}
 	m.ring = bellCmd(out)
 	m.bellOn = opts.Bell
 	if pb, ok := feed.(Playback); ok {
@@ -313,6 +314,9 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	k := &m.keys
 	k.startable = m.canStart()
 	m.flash = "" // a note in the footer lasts until the next key
+	if m.load.confirm != "" {
+		return m.confirmKey(msg)
+	}
 	if key.Matches(msg, k.Quit) {
 		return m.quit()
 	}
@@ -367,6 +371,8 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 		return m.move(+10)
 	case key.Matches(msg, k.Path):
 		return m.pathKey()
+	case key.Matches(msg, k.LoadTest):
+		return m.loadKey()
 	case key.Matches(msg, k.Close) && m.onPath():
 		return m.setScreen(m.path.back)
 	case key.Matches(msg, k.Focus):
@@ -445,7 +451,7 @@ func (m *tuiModel) setScreen(i int) tea.Cmd {
 		return nil
 	}
 	peer, from, was := m.linkInFocus(), m.screen, m.onPath()
-	m.screen = i
+	m.screen, m.load.confirm = i, "" // the confirmation belongs to the Link view
 	switch now := m.onPath(); {
 	case was && !now:
 		return m.closePath()
@@ -532,12 +538,12 @@ func (m *tuiModel) render() string {
 		return m.tooSmall()
 	}
 	s := m.display()
-	m.keys.startable = m.canStart()
+	m.keys.startable, m.keys.load = m.canStart(), m.loadKeyState()
 	// The hit map is not cleared: a part drawn from its cache keeps (or
 	// restores) its own entries, and every view sets hasTable.
 	hs := m.headerStatus()
 	head := m.header.cached(s, hs, w)
-	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name, m.keys.startable}, func() string {
+	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name, m.keys.startable, m.keys.load}, func() string {
 		return m.footer(w)
 	})
 	bh := h - len(head) - 1
@@ -597,6 +603,7 @@ type footerKey struct {
 	dialog    bool
 	theme     string
 	startable bool // the host's lobby: the footer lists s
+	load      loadKeys
 }
 
 func (m *tuiModel) footer(w int) string {
@@ -610,6 +617,8 @@ func (m *tuiModel) footer(w int) string {
 	switch {
 	case m.dialog != nil:
 		line = m.help.ShortHelpView(dialogKeys{m.keys}.ShortHelp())
+	case m.keys.load == loadKeyConfirm:
+		line = m.help.ShortHelpView(confirmKeys{m.keys}.ShortHelp())
 	default:
 		line = m.help.ShortHelpView(m.keys.ShortHelp())
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/textsafe"
 )
 
@@ -45,6 +46,7 @@ func safeView(v probe.View) probe.View {
 	}
 	v.Matrix.Players = mx
 	v.Paths = safePaths(v.Paths)
+	v.Load = safeLoad(v.Load)
 	return v
 }
 
@@ -97,7 +99,76 @@ func viewSafe(v *probe.View) bool {
 	for i := 0; ok && i < len(v.Paths); i++ {
 		ok = pathSafe(&v.Paths[i])
 	}
+	return ok && loadSafe(v.Load)
+}
+
+// loadSafe reports whether every outside string of the load testing
+// state is already safe: the peers' names, the phases' names, and each
+// result's grades, stop reason and the link a trace puts the delay at.
+func loadSafe(l *probe.LoadView) bool {
+	if l == nil {
+		return true
+	}
+	ok := true
+	if r := l.Running; r != nil {
+		ok = textsafe.Safe(r.Peer) && textsafe.Safe(r.Progress.Phase)
+		for i := 0; ok && i < len(r.Progress.Phases); i++ {
+			ok = textsafe.Safe(r.Progress.Phases[i].Name)
+		}
+	}
+	for i := 0; ok && i < len(l.Results); i++ {
+		e := &l.Results[i]
+		ok = textsafe.Safe(e.From) && textsafe.Safe(e.To) && resultSafe(&e.Result)
+	}
 	return ok
+}
+
+// resultSafe reports whether a load test result's words are already safe.
+func resultSafe(r *loadtest.Result) bool {
+	ok := r.Stopped == nil || textsafe.Safe(*r.Stopped)
+	for _, d := range []*loadtest.DirResult{r.Upload, r.Download} {
+		ok = ok && (d == nil || d.Grade == nil || textsafe.Safe(*d.Grade))
+	}
+	return ok && (r.Where == nil || textsafe.Safe(r.Where.Link))
+}
+
+// safeLoad copies the load testing state with its outside strings made
+// safe; l itself (the engine's) is never written to.
+func safeLoad(l *probe.LoadView) *probe.LoadView {
+	if loadSafe(l) {
+		return l
+	}
+	c := *l
+	if r := l.Running; r != nil {
+		rc := *r
+		rc.Peer, rc.Progress.Phase = textOf(rc.Peer), textOf(rc.Progress.Phase)
+		rc.Progress.Phases = make([]loadtest.PhaseProgress, len(r.Progress.Phases))
+		for i, ph := range r.Progress.Phases {
+			ph.Name = textOf(ph.Name)
+			rc.Progress.Phases[i] = ph
+		}
+		c.Running = &rc
+	}
+	c.Results = make([]probe.LoadEvent, len(l.Results))
+	for i, e := range l.Results {
+		e.From, e.To = textOf(e.From), textOf(e.To)
+		r := &e.Result
+		r.Stopped = safePtr(r.Stopped)
+		for _, d := range []**loadtest.DirResult{&r.Upload, &r.Download} {
+			if *d != nil {
+				dc := **d
+				dc.Grade = safePtr(dc.Grade)
+				*d = &dc
+			}
+		}
+		if r.Where != nil {
+			wc := *r.Where
+			wc.Link = textOf(wc.Link)
+			r.Where = &wc
+		}
+		c.Results[i] = e
+	}
+	return &c
 }
 
 // pathSafe reports whether every outside string of a hop trace is already

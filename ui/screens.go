@@ -24,7 +24,7 @@ type screen struct {
 
 var screens = []screen{
 	{name: "Session", render: (*tuiModel).overview},
-	{name: "Link", render: (*tuiModel).linkScreen, focusFollowsCursor: true},
+	{name: linkName, render: (*tuiModel).linkScreen, focusFollowsCursor: true},
 	{name: "Players", render: (*tuiModel).playersScreen},
 	{name: "Messages", render: (*tuiModel).messagesScreen, scrolls: true},
 	{name: "Matrix", render: (*tuiModel).matrixScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
@@ -34,6 +34,9 @@ var screens = []screen{
 	// closes (setScreen).
 	{name: pathName, render: (*tuiModel).pathScreen, focusFollowsCursor: true},
 }
+
+// linkName is the Link view's name in the tab bar.
+const linkName = "Link"
 
 // Layout constants of the overview.
 const (
@@ -123,14 +126,23 @@ func (m *tuiModel) linkScreen(s *session, w, h, y int) string {
 		}, info[3:]...)...)
 	}
 	infoW := min(w, 72)
-	var lines []string
+	var lines, load []string
 	if w >= wideLayout {
-		right := block(m.ladder.ladder(s, w-infoW-1, len(info)+3), w-infoW-1, len(info)+3)
-		lines = strings.Split(sideBySide(block(info, infoW, len(info)+3), " ", right), "\n")
+		// The Load section goes under the numbers, beside the ladder.
+		load = m.load.section(s, focus.peer, infoW)
+		left := append(info[:len(info):len(info)], load...)
+		top := max(len(left), len(info)+3)
+		right := block(m.ladder.ladder(s, w-infoW-1, len(info)+3), w-infoW-1, top)
+		lines = strings.Split(sideBySide(block(left, infoW, top), " ", right), "\n")
 	} else {
-		lines = info
+		load = m.load.section(s, focus.peer, w)
+		lines = append(info, load...)
 	}
 	rest := h - len(lines)
+	if len(load) > 0 && rest < lanesH+1 {
+		// A low terminal gives the Load section the chart's room.
+		return block(lines, w, h)
+	}
 	return block(append(lines, strings.Split(m.charts.column(focus, w, rest), "\n")...), w, h)
 }
 

@@ -42,7 +42,7 @@ func everyView() []screenCase {
 		{"DiagnosisNone", fixtureUpdates, toDiagnosis},
 		{"DiagnosisVerdictHeader", diagnosisUpdates, nil},
 		{"LobbyMatrix", lobbyUpdates, toMatrix},
-	}, append(append(relayViews(), pathViews()...), lobbyViews()...)...)
+	}, append(append(append(relayViews(), pathViews()...), lobbyViews()...), loadViews()...)...)
 }
 
 // longMessageUpdates is the fixture with messages longer than any pane is

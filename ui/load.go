@@ -1,0 +1,435 @@
+package ui
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/loadtest"
+	"github.com/lagscope/lagscope/rungs"
+	"github.com/lagscope/lagscope/units"
+)
+
+// loadSpan is how long a load test lasts at most, as the confirmation
+// says it: its phases take at most 25 s (docs/load-test.md).
+const loadSpan = 25 * time.Second
+
+// loadKeys is what the footer offers for load testing.
+type loadKeys uint8
+
+const (
+	loadKeyNone    loadKeys = iota
+	loadKeyOffer            // the Link view, where a test can start: L asks for one
+	loadKeyStop             // this machine's test runs: L stops it
+	loadKeyConfirm          // the confirmation is open: y starts, any other key does not
+)
+
+// loadPane is the load test's confirmation and the Link view's Load
+// section (docs/load-test.md). The engine runs the test; the pane asks
+// before one starts and draws its progress and its result, from the
+// typed values of probe.LoadView alone.
+type loadPane struct {
+	*ctx
+	confirm string // the peer the open confirmation asks about; "" when closed
+}
+
+// timedPhases are the phases a test grades, in the order it runs them:
+// the rows of a running test, those not begun yet included.
+var timedPhases = [...]string{"idle", "upload", "download", "both"}
+
+// Widths of the Load section's columns.
+const (
+	loadKeyW   = 22 // a label, as the Link view's own
+	loadNameW  = 10 // a phase or a direction
+	loadBarMax = 40
+	loadBarMin = 6
+)
+
+// loadKeyState is what the footer offers now.
+func (m *tuiModel) loadKeyState() loadKeys {
+	l := m.live.view.Load
+	switch {
+	case m.load.confirm != "":
+		return loadKeyConfirm
+	case l == nil:
+		return loadKeyNone
+	case l.Running != nil && l.Running.Tester:
+		return loadKeyStop
+	case screens[m.screen].name == linkName && m.loadRefusal(m.linkInFocus()) == "":
+		return loadKeyOffer
+	}
+	return loadKeyNone
+}
+
+// loadKey is L. While this machine's test runs it stops the test.
+// Otherwise it opens the Link view on the link in focus and asks there
+// before a test toward it starts, or says in the footer why none can.
+func (m *tuiModel) loadKey() tea.Cmd {
+	if l := m.live.view.Load; l != nil && l.Running != nil && l.Running.Tester {
+		m.flash = "stopping the load test to " + l.Running.Peer + "…"
+		return m.control(probe.Control{LoadCancel: true})
+	}
+	peer := m.linkInFocus()
+	if why := m.loadRefusal(peer); why != "" {
+		m.flash = why
+		return nil
+	}
+	cmd := m.setScreen(screenNamed(linkName))
+	m.charts.focus, m.table.selected, m.load.confirm = peer, peer, peer
+	return cmd
+}
+
+// confirmKey answers the open confirmation: y starts the test (when
+// nothing has come in the way since it opened), ctrl+c quits, and any
+// other key closes it without sending anything.
+func (m *tuiModel) confirmKey(msg tea.KeyMsg) tea.Cmd {
+	peer := m.load.confirm
+	m.load.confirm = ""
+	switch {
+	case msg.Type == tea.KeyCtrlC:
+		return m.quit()
+	case !key.Matches(msg, m.keys.Yes):
+		m.flash = "load test not started"
+		return nil
+	}
+	if why := m.loadRefusal(peer); why != "" {
+		m.flash = why
+		return nil
+	}
+	m.flash = "load test to " + peer + " starting…"
+	return m.control(probe.Control{LoadTest: peer})
+}
+
+// loadRefusal is why no test toward peer can start now, "" when one
+// can: it reads the engine's newest picture, not a paused one.
+func (m *tuiModel) loadRefusal(peer string) string {
+	v := &m.live.view
+	l := v.Load
+	switch {
+	case l == nil:
+		return "no load test here: only a live session runs one"
+	case peer == "":
+		return "no link to test yet"
+	case l.Running != nil && !l.Running.Tester:
+		return l.Running.Peer + " is testing the line to this machine: one test at a time"
+	case l.Running != nil:
+		return "a load test to " + l.Running.Peer + " is running"
+	case l.NextAt > v.At:
+		return "next test possible in " + wholeSeconds(l.NextAt-v.At)
+	case linkRelayed(v, peer):
+		return "the link to " + peer + " goes through the host: a test would load the host's line"
+	}
+	return ""
+}
+
+// linkRelayed reports whether the link to peer goes through the host.
+func linkRelayed(v *probe.View, peer string) bool {
+	for i := range v.Links {
+		if v.Links[i].Peer == peer {
+			return v.Links[i].Relayed
+		}
+	}
+	return false
+}
+
+// wholeSeconds is a wait in seconds, rounded up: "42 s".
+func wholeSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10) + " s"
+}
+
+// fmtMbit is a rate in bit/s as Mbit/s, unknown when not positive.
+func fmtMbit(bits int64) string {
+	if bits <= 0 {
+		return unknown
+	}
+	v := float64(bits) / 1e6
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// section is the Link view's Load section for peer, nil when there is
+// nothing to show: the confirmation, the test running toward peer, or
+// peer's latest result, with a note of a test that runs toward another.
+func (p *loadPane) section(s *session, peer string, w int) []string {
+	l := s.view.Load
+	if p.confirm != "" && p.confirm == peer {
+		return p.confirmLines(l, peer, w)
+	}
+	if l == nil || peer == "" {
+		return nil
+	}
+	if r := l.Running; r != nil && r.Peer == peer {
+		return p.runLines(s, r, w)
+	}
+	var out []string
+	for i := range l.Results {
+		if l.Results[i].To == peer {
+			out = p.resultLines(s, &l.Results[i], w)
+		}
+	}
+	if r := l.Running; r != nil {
+		if out == nil {
+			out = []string{p.rule(p.st.title.Render("Load test"), w)}
+		}
+		note := "a load test to " + r.Peer + " is running: L stops it"
+		if !r.Tester {
+			note = r.Peer + " is testing the line to this machine"
+		}
+		out = p.para(out, note, w)
+	}
+	return out
+}
+
+// para adds plain text to out, wrapped between words and indented.
+func (p *loadPane) para(out []string, text string, w int) []string {
+	for _, l := range wrap(text, w-2) {
+		out = append(out, "  "+p.st.muted.Render(l))
+	}
+	return out
+}
+
+// kv is a labelled line, the value wrapped under itself when it is long.
+func (p *loadPane) kv(out []string, k, v string, w int) []string {
+	st := &p.st
+	for i, l := range wrap(v, max(1, w-loadKeyW)) {
+		label := ""
+		if i == 0 {
+			label = k
+		}
+		out = append(out, st.muted.Render(fit(label, loadKeyW))+st.text.Render(l))
+	}
+	return out
+}
+
+// confirmLines ask before a test toward peer starts, saying what it does:
+// how long it loads the line, how hard, and what the game feels.
+func (p *loadPane) confirmLines(l *probe.LoadView, peer string, w int) []string {
+	st := &p.st
+	capBits := int64(0)
+	if l != nil {
+		capBits = l.Cap
+	}
+	q := "Load your upload and download to " + peer + " for about " + wholeSeconds(loadSpan) +
+		", at most " + fmtMbit(capBits) + " Mbit/s? The game keeps running and will slow while the line is full."
+	out := []string{p.rule(st.title.Render("Load test · "+peer), w)}
+	for _, line := range wrap(q, w-2) {
+		out = append(out, "  "+st.accent.Render(line))
+	}
+	return append(out, "  "+st.accent.Render("y")+st.muted.Render(" start · ")+st.accent.Render("n")+st.muted.Render(" cancel"))
+}
+
+// runLines draw a test in progress toward the focused peer: this
+// machine's, phase by phase with each timed phase's median round trip so
+// far as a bar; or the peer's, which this machine only answers.
+func (p *loadPane) runLines(s *session, r *probe.LoadRun, w int) []string {
+	st := &p.st
+	if !r.Tester {
+		out := []string{p.rule(st.title.Render("Load test · "+r.Peer), w)}
+		out = p.para(out, r.Peer+" is testing the line to this machine", w)
+		return p.para(out, "its load runs for about "+wholeSeconds(loadSpan)+"; the game keeps running and may slow meanwhile", w)
+	}
+	pr := &r.Progress
+	state := "phase " + pr.Phase
+	if r.Waiting {
+		state = "waiting for the session's turn"
+	}
+	if at := s.view.At; at >= pr.Began && pr.Began > 0 {
+		state += " · " + wholeSeconds(at-pr.Began) + " of about " + wholeSeconds(loadSpan)
+	}
+	out := []string{p.rule(st.title.Render("Load test · "+r.Peer)+st.muted.Render("  "+state), w)}
+	out = append(out, st.muted.Render(fit("  "+fit("PHASE", loadNameW)+padLeft("MEDIAN", 10)+padLeft("PROBES", 8)+"  round trip", w)))
+	var top float64
+	for _, ph := range pr.Phases {
+		if ph.Samples > 0 {
+			top = max(top, units.Millis(ph.Median))
+		}
+	}
+	barW := min(loadBarMax, w-(2+loadNameW+10+8+2))
+	for i, name := range timedPhases {
+		if i >= len(pr.Phases) {
+			out = append(out, st.muted.Render(fit("  "+fit(name, loadNameW)+padLeft(unknown, 7)+"   "+padLeft(unknown, 8)+"  to come", w)))
+			continue
+		}
+		ph := &pr.Phases[i]
+		known := ph.Samples > 0
+		row := "  " + st.text.Render(fit(ph.Name, loadNameW)+padLeft(fmtMs(ph.Median, known), 7)+" ms"+padLeft(strconv.Itoa(ph.Samples), 8))
+		if known && barW >= loadBarMin {
+			row += "  " + p.bar(units.Millis(ph.Median), units.Millis(ph.Median), top, barW, s.view.FPS)
+		}
+		out = append(out, fit(row, w))
+	}
+	return p.para(out, "L stops it; the game keeps running and slows while the line is full", w)
+}
+
+// bar is v on the scale of top, barW cells at most, in the ink of the
+// tier a round trip of rtt ms needs, as the link table colours round
+// trips.
+func (p *loadPane) bar(v, rtt, top float64, barW, fps int) string {
+	if top <= 0 {
+		return ""
+	}
+	n := max(1, min(barW, int(math.Round(float64(barW)*v/top))))
+	ink := p.st.srtt
+	if fps > 0 {
+		ink = p.st.tierStyle(rungs.Need(units.FromMillis(rtt), fps).Tier())
+	}
+	return ink.Render(strings.Repeat("█", n))
+}
+
+// resultLines draw the latest finished test toward the focused peer:
+// the idle round trip, what the load added in each direction and in
+// both (with grade, throughput, loss and whether the cap ended the
+// ramp), where a trace puts the delay, what the test cost the game, and
+// why it stopped early.
+func (p *loadPane) resultLines(s *session, e *probe.LoadEvent, w int) []string {
+	st := &p.st
+	r := &e.Result
+	when := ""
+	if e.TMs != nil {
+		when = "  finished " + fmtClock(units.FromMillis(*e.TMs))
+	}
+	out := []string{p.rule(st.title.Render("Load test · "+e.To)+st.muted.Render(when), w)}
+	if r.Stopped != nil {
+		out = p.kv(out, "stopped", *r.Stopped, w)
+	}
+	if r.IdleRTTMS == nil && r.Upload == nil && r.Download == nil && r.Both == nil {
+		return p.para(out, "nothing measured: the test stopped before its phases", w)
+	}
+	out = p.kv(out, "idle round trip", optMs(r.IdleRTTMS)+" ms", w)
+	out = append(out, p.resultRows(s, r, w)...)
+	if anyLoss(r) {
+		out = p.para(out, "loss: mostly the test's own overdrive (it sends 10 % over the line)", w)
+	}
+	out = p.kv(out, "where the delay is", whereText(r.Where), w)
+	return p.kv(out, "cost to the game", costText(r.Cost), w)
+}
+
+// resultRows are the result's table: a heading, then upload, download
+// and both, each with its added round trip as a bar.
+func (p *loadPane) resultRows(s *session, r *loadtest.Result, w int) []string {
+	st := &p.st
+	type row struct {
+		name              string
+		added, p90        *float64
+		grade             *string
+		mbps, loss        *float64
+		capped, direction bool
+	}
+	rows := []row{{name: "upload", direction: true}, {name: "download", direction: true}, {name: "both"}}
+	for i, d := range []*loadtest.DirResult{r.Upload, r.Download} {
+		if d != nil {
+			rows[i] = row{rows[i].name, d.AddedMS, d.P90AddedMS, d.Grade, d.Mbps, d.Loss, d.Capped, true}
+		}
+	}
+	if b := r.Both; b != nil {
+		rows[2].added, rows[2].p90, rows[2].loss = b.AddedMS, b.P90AddedMS, b.Loss
+	}
+	lead := func(name, added, p90, grade, mbps, loss, capped string) string {
+		return "  " + fit(name, loadNameW) + padLeft(added, 9) + padLeft(p90, 7) + "  " + fit(grade, 5) +
+			padLeft(mbps, 8) + padLeft(loss, 7) + "  " + fit(capped, 6)
+	}
+	out := []string{st.muted.Render(fit(lead("", "ADDED ms", "P90", "GRADE", "Mbit/s", "LOSS", ""), w))}
+	var top float64
+	for _, x := range rows {
+		if x.added != nil {
+			top = max(top, *x.added)
+		}
+	}
+	idle := 0.0
+	if r.IdleRTTMS != nil {
+		idle = *r.IdleRTTMS
+	}
+	barW := min(loadBarMax, w-width(lead("", "", "", "", "", "", ""))-2)
+	for _, x := range rows {
+		grade, mbps, capped := "", "", ""
+		if x.direction {
+			grade, mbps = optText(x.grade), optMbps(x.mbps)
+			if x.capped {
+				capped = "capped"
+			}
+		}
+		line := st.text.Render(lead(x.name, optAdded(x.added), optAdded(x.p90), grade, mbps, optLoss(x.loss), capped))
+		if x.added != nil && barW >= loadBarMin {
+			line += "  " + p.bar(*x.added, idle+*x.added, top, barW, s.view.FPS)
+		}
+		out = append(out, fit(line, w))
+	}
+	return out
+}
+
+// anyLoss reports whether the result knows a loss share.
+func anyLoss(r *loadtest.Result) bool {
+	for _, d := range []*loadtest.DirResult{r.Upload, r.Download} {
+		if d != nil && d.Loss != nil {
+			return true
+		}
+	}
+	return r.Both != nil && r.Both.Loss != nil
+}
+
+// optMs is an optional figure in ms, unknown when nil.
+func optMs(v *float64) string {
+	if v == nil {
+		return unknown
+	}
+	return fmtMsVal(*v)
+}
+
+// optAdded is an optional added round trip in ms, with its sign.
+func optAdded(v *float64) string {
+	if v == nil {
+		return unknown
+	}
+	return "+" + fmtMsVal(*v)
+}
+
+// optMbps is an optional rate in Mbit/s.
+func optMbps(v *float64) string {
+	if v == nil {
+		return unknown
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64)
+}
+
+// optLoss is an optional loss share.
+func optLoss(v *float64) string {
+	if v == nil {
+		return unknown
+	}
+	return fmtShare(share{v: *v, ok: true})
+}
+
+// optText is optional text, unknown when nil.
+func optText(v *string) string {
+	if v == nil {
+		return unknown
+	}
+	return *v
+}
+
+// whereText is the hop a trace puts the added delay at.
+func whereText(w *loadtest.WhereAt) string {
+	if w == nil {
+		return unknown
+	}
+	return "hop " + strconv.Itoa(w.TTL) + " · " + linkText(w.Link) + " · +" + fmtMsVal(w.AddedMS) + " ms"
+}
+
+// costText is what the test cost the game: frames late, the longest
+// wait, and the rung it moved from and to, for how long.
+func costText(c *loadtest.GameCost) string {
+	if c == nil {
+		return unknown
+	}
+	out := strconv.Itoa(c.FramesLate) + " frames late · longest wait " + fmtWait(units.FromMillis(c.MaxWaitMS))
+	if c.RungFrom == c.RungTo {
+		return out + " · stayed at rung " + strconv.Itoa(c.RungFrom)
+	}
+	return out + " · rung " + strconv.Itoa(c.RungFrom) + " → " + strconv.Itoa(c.RungTo) + " for " + fmtWait(units.FromMillis(c.ForMS))
+}
