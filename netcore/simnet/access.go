@@ -22,6 +22,8 @@ type access struct {
 	up, down *impair.Path
 	hops     []router   // the routers on it, outward (hops.go)
 	hopRand  *rand.Rand // their forward losses' stream; nil until it has routers
+	upQ      fifo       // the line's bottleneck queues (queue.go)
+	downQ    fifo
 }
 
 // zeroProfile is an access direction that adds nothing.
@@ -62,20 +64,26 @@ func (n *Network) accessStats(addr netip.AddrPort) (up, down impair.Stats) {
 	return impair.Stats{}, impair.Stats{}
 }
 
-// decide is what happens to one datagram from → to: the delays of the
-// copies that arrive (none when it is lost). Without access links it is
-// the path's decision alone.
-func (n *Network) decide(pa *path, from, to netip.AddrPort) []time.Duration {
+// decide is what happens to one datagram of size bytes (its payload)
+// from → to: the delays of the copies that arrive (none when it is lost).
+// Without access links it is the path's decision alone. The sender's up
+// queue (queue.go) takes it after its LAN and before its routers; the
+// receiver's down queue is crossed on arrival (Network.deliver).
+func (n *Network) decide(pa *path, from, to netip.AddrPort, size int) []time.Duration {
 	if len(n.access) == 0 {
 		return pa.impair.Decide(n.delays)
 	}
 	var extra time.Duration
 	if a, ok := n.access[from]; ok {
 		d, lost := crossAccess(a.up, &n.accessScratch)
-		if lost || a.forwardLost(len(a.hops)) {
+		if lost {
 			return n.delays[:0]
 		}
-		extra += d
+		left, ok := a.upQ.admit(n.sched.now, onLine(to, size))
+		if !ok || a.forwardLost(len(a.hops)) {
+			return n.delays[:0]
+		}
+		extra += d + left - n.sched.now
 	}
 	n.delays = pa.impair.Decide(n.delays)
 	if len(n.delays) == 0 {

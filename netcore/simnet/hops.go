@@ -163,10 +163,22 @@ func (nd *Node) SendHopLimit(to netip.AddrPort, p []byte, hops int) error {
 }
 
 // probeOwnHop sends p from nd to die at router i of nd's access link.
+// Past the first router the probe crosses the line's up queue and the
+// answer its down queue (queue.go).
 func (n *Network) probeOwnHop(nd *Node, to netip.AddrPort, i int, p []byte) {
 	a := n.access[nd.addr]
 	up, lost := crossAccess(a.up, &n.accessScratch)
-	if lost || a.forwardLost(i) {
+	if lost {
+		return
+	}
+	if i > 0 {
+		left, ok := a.upQ.admit(n.sched.now, onLine(to, len(p)))
+		if !ok {
+			return
+		}
+		up += left - n.sched.now
+	}
+	if a.forwardLost(i) {
 		return
 	}
 	r := &a.hops[i]
@@ -178,7 +190,7 @@ func (n *Network) probeOwnHop(nd *Node, to netip.AddrPort, i int, p []byte) {
 	if lost {
 		return
 	}
-	n.answer(nd, to, r.Addr, reach+r.RTT/2+down-a.down.Profile().Delay, p)
+	n.answer(nd, to, r.Addr, reach+r.RTT/2+down-a.down.Profile().Delay, p, i > 0)
 }
 
 // probeFarRouter sends p from nd to die at to's home router, which answers
@@ -187,7 +199,7 @@ func (n *Network) probeFarRouter(nd *Node, to netip.AddrPort, p []byte) {
 	b := n.access[to]
 	r := &b.hops[0]
 	edge := max(b.down.Profile().Delay-r.RTT/2, 0) // from the core to the router
-	out, ok := n.firstCopy(n.path(nd.addr, to), nd.addr, netip.AddrPort{})
+	out, ok := n.firstCopy(n.path(nd.addr, to), nd.addr, netip.AddrPort{}, len(p))
 	if !ok || !r.Addr.IsValid() {
 		return
 	}
@@ -195,19 +207,19 @@ func (n *Network) probeFarRouter(nd *Node, to netip.AddrPort, p []byte) {
 	if !r.mayAnswer(reach) || b.forwardLost(len(b.hops)) {
 		return
 	}
-	back, ok := n.firstCopy(n.path(to, nd.addr), netip.AddrPort{}, nd.addr)
+	back, ok := n.firstCopy(n.path(to, nd.addr), netip.AddrPort{}, nd.addr, icmpSize(to.Addr(), min(len(p), quoteLen)))
 	if !ok {
 		return
 	}
-	n.answer(nd, to, to.Addr(), reach+edge+back, p)
+	n.answer(nd, to, to.Addr(), reach+edge+back, p, true)
 }
 
-// firstCopy is the delay of a datagram from → to over pa, crossing the
-// access links decide crosses for those ends (a zero AddrPort crosses
-// none), or false when it is lost. Duplicates are the game's to see, not
-// a router's.
-func (n *Network) firstCopy(pa *path, from, to netip.AddrPort) (time.Duration, bool) {
-	n.delays = n.decide(pa, from, to)
+// firstCopy is the delay of a datagram of size bytes from → to over pa,
+// crossing the access links decide crosses for those ends (a zero
+// AddrPort crosses none), or false when it is lost. Duplicates are the
+// game's to see, not a router's.
+func (n *Network) firstCopy(pa *path, from, to netip.AddrPort, size int) (time.Duration, bool) {
+	n.delays = n.decide(pa, from, to, size)
 	if len(n.delays) == 0 {
 		return 0, false
 	}
@@ -215,18 +227,29 @@ func (n *Network) firstCopy(pa *path, from, to netip.AddrPort) (time.Duration, b
 }
 
 // answer queues the router's answer to p at nd, arriving at at (never
-// before now), if nd is still on the network then.
-func (n *Network) answer(nd *Node, to netip.AddrPort, from netip.Addr, at time.Duration, p []byte) {
+// before now), if nd is still on the network then; an answer that crosses
+// nd's line (line) goes through its down queue first.
+func (n *Network) answer(nd *Node, to netip.AddrPort, from netip.Addr, at time.Duration, p []byte, line bool) {
 	ans := ICMPAnswer{To: to, From: from, At: max(at, n.sched.now), Quote: append([]byte(nil), p[:min(len(p), quoteLen)]...)}
 	n.sched.At(ans.At, func() {
-		if nd.detached {
+		if line {
+			n.queueAnswer(nd, ans)
 			return
 		}
-		if len(nd.icmp) == icmpQueueLen {
-			nd.icmp = append(nd.icmp[:0], nd.icmp[1:]...)
-		}
-		nd.icmp = append(nd.icmp, ans)
+		nd.takeAnswer(ans)
 	})
+}
+
+// takeAnswer puts a router's answer on nd's error queue, unless nd has
+// left the network.
+func (nd *Node) takeAnswer(ans ICMPAnswer) {
+	if nd.detached {
+		return
+	}
+	if len(nd.icmp) == icmpQueueLen {
+		nd.icmp = append(nd.icmp[:0], nd.icmp[1:]...)
+	}
+	nd.icmp = append(nd.icmp, ans)
 }
 
 // TakeICMP appends the routers' answers that arrived since the last call

@@ -36,6 +36,7 @@ type Network struct {
 	delays        []time.Duration            // scratch for Decide
 	access        map[netip.AddrPort]*access // access links (access.go)
 	accessScratch []time.Duration
+	downQueues    int // access links with a down queue (queue.go)
 	delivered     uint64
 	unreachable   uint64
 }
@@ -117,7 +118,7 @@ func (nd *Node) Send(to netip.AddrPort, p []byte) error {
 	}
 	n := nd.net
 	pa := n.path(nd.addr, to)
-	n.delays = n.decide(pa, nd.addr, to) // the path, and any access links (access.go)
+	n.delays = n.decide(pa, nd.addr, to, len(p)) // the path, and any access links (access.go)
 	for _, d := range n.delays {
 		e := n.sched.pooled()
 		e.net, e.from, e.to = n, nd.addr, to
@@ -128,8 +129,12 @@ func (nd *Node) Send(to netip.AddrPort, p []byte) error {
 }
 
 // deliver hands a datagram event's payload to whoever holds its address at
-// arrival time, as UDP would.
+// arrival time, as UDP would, once it is through the receiver's down queue
+// (queue.go): a queued datagram's event runs again when it leaves it.
 func (n *Network) deliver(e *Event) {
+	if n.queueDown(e) {
+		return
+	}
 	node, ok := n.nodes[e.to]
 	if !ok {
 		n.unreachable++
@@ -186,6 +191,7 @@ type Stats struct {
 	impair.Stats        // summed over every path
 	Delivered    uint64 // copies handed to a receiver
 	Unreachable  uint64 // copies that arrived at an address nobody held
+	QueueDropped uint64 // datagrams the access links' full queues dropped
 }
 
 // Stats sums every path's impairment counts and the delivery counts.
@@ -195,6 +201,7 @@ func (n *Network) Stats() Stats {
 		st.Stats = st.Stats.Add(pa.impair.Stats())
 	}
 	n.addAccessStats(&st)
+	n.queueStats(&st)
 	return st
 }
 

@@ -38,6 +38,7 @@ type Event struct {
 	net      *Network
 	from, to netip.AddrPort
 	buf      []byte
+	queued   bool // through its receiver's down queue already (queue.go)
 }
 
 // Scheduler runs events in order of virtual time and, for equal times, in
@@ -121,8 +122,10 @@ func (s *Scheduler) Step() bool {
 	s.now = e.at
 	if e.net != nil {
 		e.net.deliver(e)
-		e.net, e.buf = nil, e.buf[:0]
-		s.free = append(s.free, e)
+		if e.index < 0 { // not queued again: spent
+			e.net, e.buf, e.queued = nil, e.buf[:0], false
+			s.free = append(s.free, e)
+		}
 		return true
 	}
 	e.fn()

@@ -16,13 +16,14 @@ import (
 // add, losses compound. JitterMs spreads each crossing's delay uniformly by
 // ± that much. Fields left out are 0. Hops are the routers on it, as a
 // trace meets them (hops.go): the LAN link into the first is where jitter,
-// LossUp and LossDown happen.
+// LossUp and LossDown happen. Queue is the line's bottleneck (queue.go).
 type AccessSpec struct {
-	RTTMs    *float64  `json:"rtt_ms"`
-	JitterMs *float64  `json:"jitter_ms"`
-	LossUp   *float64  `json:"loss_up"`
-	LossDown *float64  `json:"loss_down"`
-	Hops     []HopSpec `json:"hops"`
+	RTTMs    *float64   `json:"rtt_ms"`
+	JitterMs *float64   `json:"jitter_ms"`
+	LossUp   *float64   `json:"loss_up"`
+	LossDown *float64   `json:"loss_down"`
+	Hops     []HopSpec  `json:"hops"`
+	Queue    *queueSpec `json:"queue"`
 }
 
 // profiles are the two crossings of the access link: up (leaving the
@@ -75,6 +76,9 @@ func checkAccess(key string, access map[string]AccessSpec, players []string) err
 		if err := checkHops(k, a.Hops, rtt); err != nil {
 			return err
 		}
+		if err := checkQueue(k, a.Queue); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -91,6 +95,8 @@ func (r *runner) applyAccess(access map[string]AccessSpec) {
 		up, down := access[name].profiles()
 		r.net.SetAccess(m.addr, up, down)
 		r.net.SetAccessHops(m.addr, routers(access[name].Hops))
+		qUp, qDown := access[name].Queue.queues()
+		r.net.SetAccessQueue(m.addr, qUp, qDown)
 	}
 }
 

@@ -258,6 +258,7 @@ func (r *runner) emit(from string, e probe.Event) {
 	if m, ok := e.(*probe.MasterEvent); ok {
 		r.master = m.Player
 	}
+	r.stampLoad(e) // load.go
 	if e.Network() {
 		switch {
 		case h.Frame > r.narratedFrame:

@@ -34,6 +34,11 @@ type Scenario struct {
 	Timeline          []Change              `json:"timeline"`
 	// DropTimeoutMs removes a silent player after this long (default 60000).
 	DropTimeoutMs *float64 `json:"drop_timeout_ms"`
+	// Load tests (load.go): the tests to run, the players that refuse
+	// them, and the players' caps.
+	LoadTests   []loadTestSpec     `json:"load_tests"`
+	NoLoadTests []string           `json:"no_load_tests"`
+	LoadCapMbit map[string]float64 `json:"load_cap_mbit"`
 }
 
 // LinkSpec describes a pair's round trip; it splits evenly over the two
@@ -171,6 +176,9 @@ func (s *Scenario) check() error {
 	}
 	if s.DropTimeoutMs != nil && (*s.DropTimeoutMs < 100 || *s.DropTimeoutMs > 3_600_000) {
 		return fmt.Errorf("scenario: key \"drop_timeout_ms\": %v is outside 100..3600000", *s.DropTimeoutMs)
+	}
+	if err := s.checkLoad(); err != nil {
+		return err
 	}
 	for i, c := range s.Timeline {
 		key := fmt.Sprintf("timeline[%d]", i)

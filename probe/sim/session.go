@@ -71,6 +71,7 @@ func (r *runner) build() error {
 			Rand:              seededRand(sc.Seed, i),
 			Sink:              probe.SinkFunc(r.emit),
 			LobbySink:         discard,
+			Load:              sc.loadConfig(n),
 			OnFrame:           r.onFrame(n),
 			OnCommand:         r.onCommand(n),
 			FillMatrix:        r.fillMatrix, // diagnose.go
@@ -141,7 +142,8 @@ func (r *runner) lobbyStep(m *machine) {
 		r.scheduled = true
 		r.scheduleTimeline()
 		r.scheduleViews()
-		r.schedulePaths() // hops.go
+		r.schedulePaths()     // hops.go
+		r.scheduleLoadTests() // load.go
 	}
 }
 
