@@ -97,6 +97,7 @@ type loadRun struct {
 	framesLate       int
 	maxWait          time.Duration
 	where            *loadtest.WhereAt
+	traceReset       bool // the trace restarted with the load (watchWhere)
 }
 
 // StartLoadTest asks for a load test from this machine toward the member
@@ -107,6 +108,9 @@ func (s *Session) StartLoadTest(now time.Duration, peer string, wait bool) {
 	s.wb.now = now
 	m := s.memberNamed(peer)
 	switch {
+	case !s.started || s.peer == nil:
+		s.message("No load test before the game starts: it measures what a busy line costs the game")
+		return
 	case m == nil || m.ID == s.self || !m.linked || m.removed:
 		s.message(fmt.Sprintf("No load test: %s is not a member this machine has a link to", peer))
 		return
@@ -357,7 +361,10 @@ func (s *Session) loadOver(now time.Duration, m *member, tester bool, res loadte
 	if !tester {
 		return
 	}
-	e := probe.LoadEvent{Header: probe.Header{Type: "load", Frame: s.Frame()}, From: s.cfg.Name, To: m.Name, Result: res}
+	// A test is about the line, not a frame: its time is what places it,
+	// here as on the wire (the live driver stamps the same clock).
+	tms := float64(now) / float64(time.Millisecond)
+	e := probe.LoadEvent{Header: probe.Header{Type: "load", Frame: s.Frame(), TMs: &tms}, From: s.cfg.Name, To: m.Name, Result: res}
 	kept := false
 	for i := range s.load.results {
 		if s.load.results[i].To == m.Name {
@@ -376,7 +383,10 @@ func (s *Session) loadOver(now time.Duration, m *member, tester bool, res loadte
 }
 
 // watchWhere keeps, while a loaded phase runs, the trace's reading of
-// where the pair's added delay starts, the largest seen.
+// where the pair's added delay starts, the largest seen. The trace starts
+// afresh when the upload hold begins: a hop's figures are the median of
+// its recent answers, and answers from before the load would pull them
+// down to the idle line.
 func (s *Session) watchWhere(r *loadRun) {
 	if !s.trace.on[r.m.ID] {
 		return
@@ -384,6 +394,12 @@ func (s *Session) watchWhere(r *loadRun) {
 	switch r.t.Progress().Phase {
 	case "upload", "download", "both":
 	default:
+		return
+	}
+	if !r.traceReset {
+		r.traceReset = true
+		s.ep.SetTraced(r.m.ID, false)
+		s.ep.SetTraced(r.m.ID, true)
 		return
 	}
 	pv := probe.TracedPath(s.ep, r.m.ID, r.m.Name)
