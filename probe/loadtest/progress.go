@@ -10,6 +10,10 @@ import (
 // does not decode b; Receive does.
 func IsMessage(b []byte) bool { return len(b) > 0 && b[0] >= kindRequest && b[0] <= kindStop }
 
+// IsRequest reports whether b is a load-test request by its kind: the one
+// message that starts a peer's end.
+func IsRequest(b []byte) bool { return len(b) > 0 && b[0] == kindRequest }
+
 // Phase names, as Progress gives them.
 var phaseNames = [numPhases]string{"asking", "idle", "upload ramp", "upload", "download ramp", "download", "both", "done"}
 

@@ -279,7 +279,7 @@ func (s *Session) onLoadGrant(now time.Duration, g loadGrant) {
 	r.rungFrom = s.peer.InForce().Rung()
 	r.rungTo = r.rungFrom
 	r.t = loadtest.New(loadtest.Config{ID: id, Cap: s.cfg.Load.Cap, Relayed: isRelayed(m.Addr),
-		Send: s.loadSender(m), Done: func(res loadtest.Result) { s.testerDone(now, id, res) }})
+		Send: s.loadSender(m), Done: func(res loadtest.Result) { s.testerDone(id, res) }})
 	s.startRun(now, r)
 }
 
@@ -300,7 +300,7 @@ func (s *Session) loadSender(m *member) func([]byte) {
 // testerDone ends this machine's test: the result gets its where and
 // cost, is published, and its figures go to the diagnosis here and to
 // every member.
-func (s *Session) testerDone(_ time.Duration, id uint32, res loadtest.Result) {
+func (s *Session) testerDone(id uint32, res loadtest.Result) {
 	now := s.wb.now
 	r := s.load.run
 	if r == nil {
@@ -309,7 +309,7 @@ func (s *Session) testerDone(_ time.Duration, id uint32, res loadtest.Result) {
 	s.load.run = nil
 	s.giveBackTurn(now, id)
 	s.load.ended, s.load.endAt = true, now
-	if res.Stopped == nil || res.Upload != nil {
+	if res.IdleRTTMS != nil { // past the idle phase: load went out, and the game paid for it
 		res.Where = r.where
 		res.Cost = r.cost(now)
 	}
@@ -454,7 +454,7 @@ func (s *Session) loadMessage(now time.Duration, m *member, msg []byte) {
 	if r := s.load.run; r != nil && r.m == m && r.t.Receive(now, msg) {
 		return
 	}
-	if msg[0] != 0x30 { // only a request starts anything
+	if !loadtest.IsRequest(msg) { // only a request starts anything
 		return
 	}
 	last, tested := s.load.byTest[m.Name]

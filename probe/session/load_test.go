@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +16,15 @@ import (
 const loadCap = 2e6
 
 // loadWorld is a started game of ada (the host), bob and cyd with the
-// given load configs, 5 s in.
+// given load configs, 5 s in. It is keyed, as live sessions are by
+// default: the largest load datagram is sealed and still 1400 bytes.
 func loadWorld(t *testing.T, ada, bob, cyd LoadConfig) (w *world, a, b, c *machine) {
 	t.Helper()
 	w = newWorld(t, 7, lan30)
-	a = w.host("ada", Config{Players: 3, Load: ada})
-	b = w.join("bob", RolePlayer, a, Config{Load: bob})
-	c = w.join("cyd", RolePlayer, a, Config{Load: cyd})
+	key := []byte("load test key")
+	a = w.host("ada", Config{Players: 3, Load: ada, Key: key})
+	b = w.join("bob", RolePlayer, a, Config{Load: bob, Key: key})
+	c = w.join("cyd", RolePlayer, a, Config{Load: cyd, Key: key})
 	if !w.runUntil(20*time.Second, started(a, b, c)) {
 		t.Fatal("the game did not start")
 	}
@@ -43,8 +47,16 @@ func stopped(e *probe.LoadEvent) string {
 func TestLoadTestRunsBetweenMembers(t *testing.T) {
 	w, a, b, _ := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
 	frame := b.s.Frame()
+	b.tr.Keep = true
 	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", false); w.after(b) })
 	w.runFor(35 * time.Second)
+	largest := 0
+	for _, d := range b.tr.Sent {
+		largest = max(largest, len(d.Data))
+	}
+	if largest != 1400 {
+		t.Errorf("the largest datagram bob sent is %d bytes, want the load's 1400 (Q5)", largest)
+	}
 	got := loads(b)
 	if len(got) != 1 {
 		t.Fatalf("bob published %d load events, want 1", len(got))
@@ -210,4 +222,26 @@ func FuzzLoadWire(f *testing.F) {
 			t.Fatalf("result %x re-encodes differently", b)
 		}
 	})
+}
+
+// Before the game starts there is no game to cost and no peer engine to
+// watch: a test asked for in the lobby is refused with a message, and
+// nothing runs.
+func TestLoadTestNotInTheLobby(t *testing.T) {
+	w := newWorld(t, 7, lan30)
+	a := w.host("ada", Config{Players: 3})
+	b := w.join("bob", RolePlayer, a, Config{})
+	w.runFor(3 * time.Second)
+	if a.s.Started() {
+		t.Fatal("the game started with two of three seated")
+	}
+	w.at(w.now(), func() { a.s.StartLoadTest(w.now(), "bob", false); w.after(a) })
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", true); w.after(b) })
+	w.runFor(3 * time.Second)
+	if len(loads(a))+len(loads(b)) != 0 || a.s.load.want != nil || b.s.load.want != nil {
+		t.Fatal("a load test was taken in the lobby")
+	}
+	if !slices.ContainsFunc(a.messages(), func(m string) bool { return strings.HasPrefix(m, "No load test before the game starts") }) {
+		t.Errorf("ada's messages %q lack the refusal", a.messages())
+	}
 }
