@@ -114,6 +114,23 @@ func (e *Endpoint) Path(peer PeerID) (trace.Result, bool) {
 	return e.tracing.t.Result(trace.Link(peer))
 }
 
+// MarkPath starts a new stretch of the trace of the link to peer: what
+// PathSinceMark reads (a load test marks its loaded phases).
+func (e *Endpoint) MarkPath(peer PeerID) {
+	if e.tracing != nil {
+		e.tracing.t.Mark(trace.Link(peer))
+	}
+}
+
+// PathSinceMark is the trace of the link to peer over the stretch since
+// MarkPath, false when the link is not traced.
+func (e *Endpoint) PathSinceMark(peer PeerID) (trace.Result, bool) {
+	if e.tracing == nil {
+		return trace.Result{}, false
+	}
+	return e.tracing.t.ResultSinceMark(trace.Link(peer))
+}
+
 // traceTick takes in the ICMP answers the transport read, counts overdue
 // probes lost and sends the probes due at now. Without a trace running it
 // only empties the transport's queue.

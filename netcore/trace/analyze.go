@@ -13,6 +13,9 @@ const (
 	// before it is judged; an unjudged hop is reported but neither starts
 	// delay or loss nor stands as evidence for or against another hop.
 	minJudged = 10
+	// minJudgedSince is minJudged for a stretch since a mark (a few
+	// seconds at a probe a second): fewer outcomes, all of the same line.
+	minJudgedSince = 3
 	// minAddedMS is the least added delay that starts delay, whatever the
 	// noise before it.
 	minAddedMS = 5.0
@@ -105,10 +108,15 @@ func analyze(hops []hopSamples, complete bool) Result { return analyzeTo(hops, c
 // when not known): a hop that answers from it is the peer's link, before
 // the peer itself answered too.
 func analyzeTo(hops []hopSamples, complete bool, peer netip.Addr) Result {
+	return analyzeWith(hops, complete, peer, minJudged)
+}
+
+// analyzeWith is analyzeTo with a hop judged from judge outcomes.
+func analyzeWith(hops []hopSamples, complete bool, peer netip.Addr, judge int) Result {
 	r := Result{Complete: complete, Hops: make([]Hop, len(hops))}
 	cs := make([]calc, len(hops))
 	for i, h := range hops {
-		cs[i] = measure(h)
+		cs[i] = measure(h, judge)
 		r.Hops[i] = hopOf(h, cs[i])
 	}
 	labelHops(r.Hops, hops, complete, peer)
@@ -147,14 +155,14 @@ func ready(cs []calc) bool {
 	return false
 }
 
-func measure(h hopSamples) calc {
+func measure(h hopSamples, judge int) calc {
 	c := calc{sorted: make([]float64, len(h.RTTs))}
 	for i, d := range h.RTTs {
 		c.sorted[i] = ms(d)
 	}
 	slices.Sort(c.sorted)
 	n := len(h.RTTs) + h.Lost
-	c.judged = n >= minJudged
+	c.judged = n >= judge
 	if n > 0 {
 		c.loss = float64(h.Lost) / float64(n)
 	}

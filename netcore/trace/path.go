@@ -24,6 +24,9 @@ type pathHop struct {
 	addr    netip.Addr
 	ring    [window]time.Duration
 	n, next int
+	// total counts every outcome ever added and mark its value at the
+	// last Mark: the outcomes since are the ring's last total-mark.
+	total, mark int
 }
 
 // Add takes in one outcome.
@@ -41,6 +44,7 @@ func (p *hopPath) Add(o outcome) {
 	h.ring[h.next] = v
 	h.next = (h.next + 1) % window
 	h.n = min(h.n+1, window)
+	h.total++
 	p.end = endAfter(p.end, o)
 }
 
@@ -49,7 +53,22 @@ func (p *hopPath) End() (int, bool) { return p.end, p.end > 0 }
 
 // Result analyses the path: hops 1 to the peer, or, while the peer has
 // not answered, to the farthest hop limit with an outcome.
-func (p *hopPath) Result() Result {
+func (p *hopPath) Result() Result { return p.result(false) }
+
+// Mark starts a new stretch: ResultSinceMark reads only what comes after.
+func (p *hopPath) Mark() {
+	for i := range p.hops {
+		p.hops[i].mark = p.hops[i].total
+	}
+}
+
+// ResultSinceMark analyses only the outcomes since the last Mark, each hop
+// judged from minJudgedSince of them: a stretch of a few seconds, such as
+// a load test's hold, where the figures of the minutes before would pull
+// every median toward another line.
+func (p *hopPath) ResultSinceMark() Result { return p.result(true) }
+
+func (p *hopPath) result(sinceMark bool) Result {
 	last := p.end
 	if last == 0 {
 		for ttl := maxHops; ttl >= 1 && last == 0; ttl-- {
@@ -62,8 +81,12 @@ func (p *hopPath) Result() Result {
 	for i := range in {
 		h := &p.hops[i+1]
 		s := hopSamples{TTL: i + 1, Addr: h.addr}
-		for k := range h.n {
-			v := h.ring[(h.next-h.n+k+window)%window]
+		n := h.n
+		if sinceMark {
+			n = min(n, h.total-h.mark)
+		}
+		for k := range n {
+			v := h.ring[(h.next-n+k+window)%window]
 			if v == lostMark {
 				s.Lost++
 			} else {
@@ -72,5 +95,9 @@ func (p *hopPath) Result() Result {
 		}
 		in[i] = s
 	}
-	return analyzeTo(in, p.end > 0, p.peer)
+	judge := minJudged
+	if sinceMark {
+		judge = minJudgedSince
+	}
+	return analyzeWith(in, p.end > 0, p.peer, judge)
 }

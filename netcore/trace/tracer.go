@@ -109,6 +109,25 @@ func (t *Tracer) Result(link Link) (Result, bool) {
 	return p.Result(), true
 }
 
+// Mark starts a new stretch of link's trace (hopPath.Mark); false when the
+// link is not traced.
+func (t *Tracer) Mark(link Link) bool {
+	p := t.paths[link]
+	if p != nil {
+		p.Mark()
+	}
+	return p != nil
+}
+
+// ResultSinceMark is link's analysis of the stretch since its last Mark.
+func (t *Tracer) ResultSinceMark(link Link) (Result, bool) {
+	p := t.paths[link]
+	if p == nil {
+		return Result{}, false
+	}
+	return p.ResultSinceMark(), true
+}
+
 // Unmatched is how many answers matched no probe.
 func (t *Tracer) Unmatched() uint64 { return t.m.Unmatched() }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
@@ -96,8 +97,10 @@ type loadRun struct {
 	raised           bool
 	framesLate       int
 	maxWait          time.Duration
-	where            *loadtest.WhereAt
-	traceReset       bool // the trace restarted with the load (watchWhere)
+	// the trace's reading of each loaded hold, and the hold marked last
+	// (watchWhere)
+	holdWhere [len(loadHolds)]*loadtest.WhereAt
+	marked    string
 }
 
 // StartLoadTest asks for a load test from this machine toward the member
@@ -310,7 +313,7 @@ func (s *Session) testerDone(id uint32, res loadtest.Result) {
 	s.giveBackTurn(now, id)
 	s.load.ended, s.load.endAt = true, now
 	if res.IdleRTTMS != nil { // past the idle phase: load went out, and the game paid for it
-		res.Where = r.where
+		res.Where = r.finishWhere()
 		res.Cost = r.cost(now)
 	}
 	s.loadOver(now, r.m, true, res)
@@ -382,33 +385,45 @@ func (s *Session) loadOver(now time.Duration, m *member, tester bool, res loadte
 	}
 }
 
-// watchWhere keeps, while a loaded phase runs, the trace's reading of
-// where the pair's added delay starts, the largest seen. The trace starts
-// afresh when the upload hold begins: a hop's figures are the median of
-// its recent answers, and answers from before the load would pull them
-// down to the idle line.
+// loadHolds are the loaded phases whose trace readings make the where.
+var loadHolds = [...]string{"upload", "download", "both"}
+
+// watchWhere reads, while a loaded hold runs, where the trace puts the
+// pair's added delay. Each hold marks the trace as it begins and reads
+// only the answers since (Endpoint.PathSinceMark): a hop's figures over
+// the whole trace are the median of a hundred answers, and those from
+// before the load would pull them down to the idle line. The latest
+// reading of each hold stands for it; the where is the hold that adds
+// most (finishWhere).
 func (s *Session) watchWhere(r *loadRun) {
 	if !s.trace.on[r.m.ID] {
 		return
 	}
-	switch r.t.Progress().Phase {
-	case "upload", "download", "both":
-	default:
+	ph := r.t.Progress().Phase
+	i := slices.Index(loadHolds[:], ph)
+	if i < 0 {
 		return
 	}
-	if !r.traceReset {
-		r.traceReset = true
-		s.ep.SetTraced(r.m.ID, false)
-		s.ep.SetTraced(r.m.ID, true)
+	if r.marked != ph {
+		r.marked = ph
+		s.ep.MarkPath(r.m.ID)
 		return
 	}
-	pv := probe.TracedPath(s.ep, r.m.ID, r.m.Name)
-	if d := pv.DelayStarts; d != nil {
-		ms := float64(d.Added) / float64(time.Millisecond)
-		if r.where == nil || ms > r.where.AddedMS {
-			r.where = &loadtest.WhereAt{Link: d.Link, TTL: d.TTL, AddedMS: math.Round(ms*10) / 10}
+	res, ok := s.ep.PathSinceMark(r.m.ID)
+	if d := res.DelayStarts; ok && d != nil {
+		r.holdWhere[i] = &loadtest.WhereAt{Link: string(d.Link), TTL: d.TTL, AddedMS: d.AddedMS}
+	}
+}
+
+// finishWhere is the hold whose reading adds most, nil without one.
+func (r *loadRun) finishWhere() *loadtest.WhereAt {
+	var w *loadtest.WhereAt
+	for _, h := range r.holdWhere {
+		if h != nil && (w == nil || h.AddedMS > w.AddedMS) {
+			w = h
 		}
 	}
+	return w
 }
 
 // loadPeerEvent watches the game's events for the running test's cost.
