@@ -117,23 +117,18 @@ func (s *Session) StartLoadTest(now time.Duration, peer string, wait bool) {
 	case m == nil || m.ID == s.self || !m.linked || m.removed:
 		s.message(fmt.Sprintf("No load test: %s is not a member this machine has a link to", peer))
 		return
-	case s.load.run != nil || s.load.want != nil:
-		if !wait {
-			s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("busy")})
-			return
-		}
-	}
-	if !wait && s.load.ended && now < s.load.endAt+loadGap {
+	case s.load.want != nil && wait:
+		s.message(fmt.Sprintf("No load test to %s: this machine's test to %s waits its turn already", peer, s.load.want.m.Name))
+		return
+	case !wait && (s.load.run != nil || s.load.want != nil || (s.load.ended && now < s.load.endAt+loadGap)):
 		s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("busy")})
 		return
-	}
-	if isRelayed(m.Addr) {
+	case isRelayed(m.Addr):
 		s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("relayed")})
 		return
 	}
-	if s.load.want != nil || s.load.run != nil {
-		return // a waiting test is already queued: one at a time
-	}
+	// A test that waits may queue behind the one this machine takes part
+	// in now: tickWant asks for the turn once that is over.
 	s.load.want = &loadWant{m: m, id: s.loadID(), wait: wait, until: now + loadWaitFor, nextClaim: now}
 }
 
@@ -216,6 +211,8 @@ func (s *Session) tickWant(now time.Duration, w *loadWant) {
 		s.load.want = nil
 		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("busy")})
 		return
+	case s.load.run != nil:
+		return // this machine answers another's test: one at a time
 	case s.load.ended && now < s.load.endAt+loadGap:
 		return // this machine's own gap: the wait covers it
 	case now < w.nextClaim:
@@ -264,8 +261,8 @@ func (s *Session) giveBackTurn(now time.Duration, id uint32) {
 // stops it busy (a test from the TUI) or lets it ask again later.
 func (s *Session) onLoadGrant(now time.Duration, g loadGrant) {
 	w := s.load.want
-	if w == nil || w.id != g.ID {
-		return
+	if w == nil || w.id != g.ID || s.load.run != nil {
+		return // not ours, or this machine answers a test of another now: it asks again
 	}
 	if !g.OK {
 		if !w.wait {

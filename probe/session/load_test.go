@@ -245,3 +245,28 @@ func TestLoadTestNotInTheLobby(t *testing.T) {
 		t.Errorf("ada's messages %q lack the refusal", a.messages())
 	}
 }
+
+// A test that waits queues behind the one this machine answers: bob,
+// tested by cyd, asks for his own test to ada, and it runs once cyd's is
+// over; a second waiting test is refused with a message.
+func TestLoadTestWaitsBehindTheOneItAnswers(t *testing.T) {
+	w, _, b, c := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
+	w.at(w.now(), func() { c.s.StartLoadTest(w.now(), "bob", false); w.after(c) })
+	w.at(w.now()+5*time.Second, func() {
+		b.s.StartLoadTest(w.now(), "ada", true)
+		b.s.StartLoadTest(w.now(), "cyd", true)
+		w.after(b)
+	})
+	w.runFor(8 * time.Second)
+	if r := b.s.load.run; r == nil || r.tester || b.s.load.want == nil {
+		t.Fatalf("bob's run %+v want %+v: want him answering cyd's test, his own waiting", r, b.s.load.want)
+	}
+	if !slices.ContainsFunc(b.messages(), func(m string) bool { return strings.Contains(m, "waits its turn already") }) {
+		t.Errorf("bob's messages %q lack the refusal of a second waiting test", b.messages())
+	}
+	w.runFor(60 * time.Second)
+	cs, bs := loads(c), loads(b)
+	if len(cs) != 1 || stopped(cs[0]) != "" || len(bs) != 1 || bs[0].To != "ada" || stopped(bs[0]) != "" {
+		t.Fatalf("cyd's %v, bob's %v: want cyd's test complete, then bob's to ada complete", cs, bs)
+	}
+}
