@@ -158,3 +158,21 @@ func TestWindow(t *testing.T) {
 		t.Error("an empty window has a rate")
 	}
 }
+
+// On a busy machine the pacer is woken late, every 10 ms instead of at
+// each datagram's time: it still sends its rate, catching up each time.
+func TestPacerKeepsItsRateOnCoarseWakeUps(t *testing.T) {
+	const rate = 5e6
+	var p pacer
+	p.set(0, rate)
+	bits := 0.0
+	for now := time.Duration(0); now < 2*time.Second; now += 10 * time.Millisecond {
+		for i := 0; i < maxBurst && p.due(now); i++ {
+			p.sent(now, maxMessage)
+			bits += wireBits(maxMessage)
+		}
+	}
+	if got := bits / 2; got < 0.97*rate || got > 1.01*rate {
+		t.Errorf("woken every 10 ms the pacer sent %.2f Mbit/s, want its %.0f", got/1e6, rate/1e6)
+	}
+}
