@@ -176,3 +176,16 @@ func TestPacerKeepsItsRateOnCoarseWakeUps(t *testing.T) {
 		t.Errorf("woken every 10 ms the pacer sent %.2f Mbit/s, want its %.0f", got/1e6, rate/1e6)
 	}
 }
+
+// Phase is what a session asks on every Tick of a test: it allocates
+// nothing (L6), unlike Progress.
+func TestPhaseAllocatesNothing(t *testing.T) {
+	x := New(Config{ID: 1})
+	x.Tick(0)
+	if n := testing.AllocsPerRun(100, func() { _ = x.Phase() }); n != 0 {
+		t.Errorf("Phase allocates %v times a call", n)
+	}
+	if got, want := x.Phase(), x.Progress().Phase; got != want {
+		t.Errorf("Phase %q, Progress's %q", got, want)
+	}
+}

@@ -37,17 +37,26 @@ type Progress struct {
 	Phases []PhaseProgress
 }
 
+// Phase is the name of the phase the test is in, as Progress gives it,
+// without Progress's copies: a caller may ask on every Tick.
+func (x *Test) Phase() string {
+	switch {
+	case x.t == nil:
+		return "answering"
+	case x.t.over && x.t.ph != phaseDone:
+		return "stopped"
+	}
+	return phaseNames[x.t.ph]
+}
+
 // Progress is the test at this moment. It allocates: a front end calls
 // it a few times a second, never per datagram.
 func (x *Test) Progress() Progress {
 	if x.t == nil {
-		return Progress{Phase: "answering"}
+		return Progress{Phase: x.Phase()}
 	}
 	t := x.t
-	p := Progress{Tester: true, Phase: phaseNames[t.ph], Began: t.t0}
-	if t.over && t.ph != phaseDone {
-		p.Phase = "stopped"
-	}
+	p := Progress{Tester: true, Phase: x.Phase(), Began: t.t0}
 	for _, ph := range []phase{phaseIdle, phaseUpHold, phaseDownHold, phaseBoth} {
 		if t.ph < ph || (ph != phaseIdle && t.at[ph] == 0) {
 			continue

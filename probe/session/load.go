@@ -52,6 +52,8 @@ const (
 	// loadTestAfter is when a --load-test test starts by default: the game
 	// has run long enough to have an idle picture of every link.
 	loadTestAfter = 15 * time.Second
+	// whereEvery paces the reading of a test's trace (watchWhere).
+	whereEvery = 250 * time.Millisecond
 )
 
 // loadState is the session's load testing.
@@ -89,7 +91,6 @@ type loadRun struct {
 	m      *member
 	t      *loadtest.Test
 	tester bool
-	began  time.Duration
 	// cost: what the game paid while the test ran.
 	rungFrom, rungTo int
 	raisedAt         time.Duration
@@ -101,6 +102,7 @@ type loadRun struct {
 	// (watchWhere)
 	holdWhere [len(loadHolds)]*loadtest.WhereAt
 	marked    string
+	nextRead  time.Duration
 }
 
 // StartLoadTest asks for a load test from this machine toward the member
@@ -121,10 +123,10 @@ func (s *Session) StartLoadTest(now time.Duration, peer string, wait bool) {
 		s.message(fmt.Sprintf("No load test to %s: this machine's test to %s waits its turn already", peer, s.load.want.m.Name))
 		return
 	case !wait && (s.load.run != nil || s.load.want != nil || (s.load.ended && now < s.load.endAt+loadGap)):
-		s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("busy")})
+		s.loadOver(now, m, loadtest.Result{Stopped: stopText("busy")})
 		return
 	case isRelayed(m.Addr):
-		s.loadOver(now, m, true, loadtest.Result{Stopped: stopText("relayed")})
+		s.loadOver(now, m, loadtest.Result{Stopped: stopText("relayed")})
 		return
 	}
 	// A test that waits may queue behind the one this machine takes part
@@ -137,7 +139,7 @@ func (s *Session) CancelLoadTest(now time.Duration) {
 	s.wb.now = now
 	if w := s.load.want; w != nil {
 		s.load.want = nil
-		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("cancelled")})
+		s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("cancelled")})
 	}
 	if r := s.load.run; r != nil {
 		r.t.Close(now)
@@ -205,11 +207,11 @@ func (s *Session) tickWant(now time.Duration, w *loadWant) {
 	switch {
 	case w.m.removed || !w.m.linked:
 		s.load.want = nil
-		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("peer left")})
+		s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("peer left")})
 		return
 	case now >= w.until:
 		s.load.want = nil
-		s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("busy")})
+		s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("busy")})
 		return
 	case s.load.run != nil:
 		return // this machine answers another's test: one at a time
@@ -267,7 +269,7 @@ func (s *Session) onLoadGrant(now time.Duration, g loadGrant) {
 	if !g.OK {
 		if !w.wait {
 			s.load.want = nil
-			s.loadOver(now, w.m, true, loadtest.Result{Stopped: stopText("busy")})
+			s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("busy")})
 			return
 		}
 		w.nextClaim = now + loadRetryBusy
@@ -275,7 +277,7 @@ func (s *Session) onLoadGrant(now time.Duration, g loadGrant) {
 	}
 	s.load.want = nil
 	m, id := w.m, w.id
-	r := &loadRun{m: m, tester: true, began: now}
+	r := &loadRun{m: m, tester: true}
 	r.rungFrom = s.peer.InForce().Rung()
 	r.rungTo = r.rungFrom
 	r.t = loadtest.New(loadtest.Config{ID: id, Cap: s.cfg.Load.Cap, Relayed: isRelayed(m.Addr),
@@ -313,7 +315,7 @@ func (s *Session) testerDone(id uint32, res loadtest.Result) {
 		res.Where = r.finishWhere()
 		res.Cost = r.cost(now)
 	}
-	s.loadOver(now, r.m, true, res)
+	s.loadOver(now, r.m, res)
 	s.afterRun()
 	f := loadFigures{Up: addedOf(res.Upload), Down: addedOf(res.Download)}
 	if f.Up < 0 && f.Down < 0 {
@@ -355,12 +357,9 @@ func (s *Session) noteLoad(player string, f loadFigures) {
 	s.peer.NoteLoad(diagnosis.Load{Player: player, UploadMs: ms(f.Up), DownloadMs: ms(f.Down)})
 }
 
-// loadOver publishes a test's end (the tester's only) and keeps it as the
-// latest toward m.
-func (s *Session) loadOver(now time.Duration, m *member, tester bool, res loadtest.Result) {
-	if !tester {
-		return
-	}
+// loadOver publishes the end of this machine's own test (a peer's end
+// publishes nothing) and keeps it as the latest toward m.
+func (s *Session) loadOver(now time.Duration, m *member, res loadtest.Result) {
 	// A test is about the line, not a frame: its time is what places it,
 	// here as on the wire (the live driver stamps the same clock).
 	tms := float64(now) / float64(time.Millisecond)
@@ -396,7 +395,7 @@ func (s *Session) watchWhere(r *loadRun) {
 	if !s.trace.on[r.m.ID] {
 		return
 	}
-	ph := r.t.Progress().Phase
+	ph := r.t.Phase()
 	i := slices.Index(loadHolds[:], ph)
 	if i < 0 {
 		return
@@ -406,6 +405,13 @@ func (s *Session) watchWhere(r *loadRun) {
 		s.ep.MarkPath(r.m.ID)
 		return
 	}
+	// The trace gains an answer per hop a second: reading it every Tick
+	// of a test (thousands a second) would only repeat the analysis.
+	now := s.wb.now
+	if now < r.nextRead {
+		return
+	}
+	r.nextRead = now + whereEvery
 	res, ok := s.ep.PathSinceMark(r.m.ID)
 	if d := res.DelayStarts; ok && d != nil {
 		r.holdWhere[i] = &loadtest.WhereAt{Link: string(d.Link), TTL: d.TTL, AddedMS: d.AddedMS}
@@ -486,7 +492,7 @@ func (s *Session) loadMessage(now time.Duration, m *member, msg []byte) {
 		t.Tick(now) // the answer says why; the end is over
 		return
 	}
-	s.startRun(now, &loadRun{m: m, t: t, began: now})
+	s.startRun(now, &loadRun{m: m, t: t})
 }
 
 func (s *Session) peerDone(m *member) {
