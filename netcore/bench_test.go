@@ -20,8 +20,8 @@ func benchPair(b *testing.B, key []byte) (a, c *Endpoint, at, ct *sink) {
 	if c, err = NewEndpoint(Config{Self: peerB, Session: token, Key: key}, ct, nop); err != nil {
 		b.Fatal(err)
 	}
-	a.AddLink(0, peerB, addrB)
-	c.AddLink(0, peerA, addrA)
+	a.AddLink(0, peerB, addrB, PublicKey{})
+	c.AddLink(0, peerA, addrA, PublicKey{})
 	return a, c, at, ct
 }
 
@@ -130,7 +130,7 @@ func newBenchLinks(b *testing.B, n, inFlight int) *benchLinks {
 		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 7373)
 		bl.addrs = append(bl.addrs, addr)
 		// Links open at different times, as players join one by one.
-		if err := ep.AddLink(time.Duration(i)*time.Millisecond, PeerID(i+2), addr); err != nil {
+		if err := ep.AddLink(time.Duration(i)*time.Millisecond, PeerID(i+2), addr, PublicKey{}); err != nil {
 			b.Fatal(err)
 		}
 		for range inFlight {

@@ -25,7 +25,7 @@ func TestSampleRunsFromTheWrite_T2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ep.AddLink(0, peerB, addrB); err != nil {
+	if err := ep.AddLink(0, peerB, addrB, PublicKey{}); err != nil {
 		t.Fatal(err)
 	}
 	a.ep, a.tr = ep, &tr.capture

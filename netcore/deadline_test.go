@@ -76,7 +76,7 @@ func TestNextDeadlineFollowsEveryTimer_T8(t *testing.T) {
 	expect(a, far, "acked")
 
 	// A link that goes takes its timers with it.
-	a.ep.AddLink(start, 3, addrC)
+	a.ep.AddLink(start, 3, addrC, PublicKey{})
 	a.ep.Send(start, 3, ChannelReliable, []byte("y"))
 	expect(a, start+defaultRetryInterval, "a packet in flight to a third peer")
 	a.ep.RemoveLink(3)
@@ -95,7 +95,7 @@ func TestLinkReportsShareOneWakeUp_L4(t *testing.T) {
 	const links = 63
 	for i := range links {
 		addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, 0, byte(i)}), 7373)
-		if err := e.AddLink(time.Duration(i)*ms(37), PeerID(i+2), addr); err != nil {
+		if err := e.AddLink(time.Duration(i)*ms(37), PeerID(i+2), addr, PublicKey{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +126,7 @@ func TestLinkReportsShareOneWakeUp_L4(t *testing.T) {
 		}
 	}
 	// A link opened later joins the same schedule.
-	e.AddLink(ms(10250), 99, addrC)
+	e.AddLink(ms(10250), 99, addrC, PublicKey{})
 	if d, _ := e.NextDeadline(); d != 11*time.Second {
 		t.Errorf("after a new link the next wake-up is %v, want 11s", d)
 	}
@@ -155,7 +155,7 @@ func TestNextDeadlineWithManyLinks_T1(t *testing.T) {
 			e.RemoveLink(p)
 			delete(sent, p)
 		case x < 15:
-			e.AddLink(now, p, addr(p))
+			e.AddLink(now, p, addr(p), PublicKey{})
 		case x < 50:
 			ch := []Channel{ChannelReliable, ChannelGlobal, ChannelUnreliable}[r.IntN(3)]
 			if e.Send(now, p, ch, []byte("m")) == nil && ch == ChannelReliable {

@@ -192,8 +192,8 @@ func BenchmarkEchoEndpoint(b *testing.B) {
 		}
 	})
 	addr := func(l *liveEndpoint) netip.AddrPort { return l.tr.LocalAddr() }
-	cli.do(func(now time.Duration) { cli.ep.AddLink(now, srvID, addr(srv)) })
-	srv.do(func(now time.Duration) { srv.ep.AddLink(now, cliID, addr(cli)) })
+	cli.do(func(now time.Duration) { cli.ep.AddLink(now, srvID, addr(srv), netcore.PublicKey{}) })
+	srv.do(func(now time.Duration) { srv.ep.AddLink(now, cliID, addr(cli), netcore.PublicKey{}) })
 
 	b.ReportAllocs()
 	sent0 := cli.tr.Stats().Sent + srv.tr.Stats().Sent

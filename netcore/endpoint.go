@@ -13,6 +13,7 @@ package netcore
 // (what the UI, the metrics and the reports read).
 
 import (
+	"crypto/ecdh"
 	"crypto/rand"
 	"errors"
 	"io"
@@ -63,8 +64,12 @@ type Config struct {
 	// exchange handshakes until Rebind.
 	Self    PeerID
 	Session uint64
-	// Key is the optional pre-shared key (Q7). When set, every datagram is
-	// sealed with AES-256-GCM and replays are rejected.
+	// Seal seals every session datagram with AES-256-GCM under keys of
+	// its link's pair (seal.go) and rejects replays: the endpoint draws an
+	// X25519 identity, and AddLink takes each peer's public key.
+	Seal bool
+	// Key is the optional pre-shared key (Q7): it implies Seal, is mixed
+	// into every link's keys, and seals the handshake too.
 	Key []byte
 	// RetryInterval and ConnTimeout are the session's fixed values for a
 	// link without an estimate (T9); ConnTimeout is held to [2 s, 30 s].
@@ -77,7 +82,8 @@ type Config struct {
 	GlobalRetry, GlobalTimeout time.Duration
 	// Logger is the debug log (T11); nil discards.
 	Logger *slog.Logger
-	// Rand is the source of the sealing instance; nil uses crypto/rand.
+	// Rand is the source of the sealing instance and identity; nil uses
+	// crypto/rand.
 	Rand io.Reader
 	// Handshake receives handshake records (control datagrams with token
 	// 0) from any address; nil drops them as a wrong token.
@@ -117,7 +123,8 @@ type Endpoint struct {
 
 	epoch   uint32 // measurement epoch (T5)
 	sealer  *sealer
-	bodyOff int // where a body starts in tx: after the header and seal prefix
+	ident   *ecdh.PrivateKey // this machine's X25519 identity when sealing
+	bodyOff int              // where a body starts in tx: after the header and seal prefix
 	tx      [MaxDatagram]byte
 	rx      [MaxDatagram]byte // opened bodies
 
@@ -196,16 +203,26 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	if len(cfg.Key) > 0 {
+	if len(cfg.Key) > 0 || cfg.Seal {
 		e.cfg.Key = slices.Clone(cfg.Key)
+		e.cfg.Seal = true
 		r := cfg.Rand
 		if r == nil {
 			r = rand.Reader
 		}
 		var inst [8]byte
+		var id [32]byte
 		if _, err := io.ReadFull(r, inst[:]); err != nil {
 			return nil, err
 		}
+		if _, err := io.ReadFull(r, id[:]); err != nil {
+			return nil, err
+		}
+		ident, err := ecdh.X25519().NewPrivateKey(id[:])
+		if err != nil {
+			return nil, err
+		}
+		e.ident = ident
 		e.sealer = &sealer{instance: le.Uint64(inst[:])}
 		if err := e.rekey(); err != nil {
 			return nil, err
@@ -215,19 +232,30 @@ func NewEndpoint(cfg Config, tr Transport, deliver DeliverFunc) (*Endpoint, erro
 	return e, nil
 }
 
-// rekey derives this endpoint's sealing keys for its current identity.
-// The counters carry on: a key never sees a nonce twice either way.
+// rekey derives this endpoint's handshake key for its current identity
+// (keyed sessions only). The counter carries on: a key never sees a nonce
+// twice either way.
 func (e *Endpoint) rekey() error {
-	if e.sealer == nil {
+	if e.sealer == nil || len(e.cfg.Key) == 0 {
 		return nil
 	}
 	var err error
-	if e.sealer.aead, err = deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, e.cfg.Self, e.sealer.instance); err != nil {
-		return err
-	}
-	e.sealer.hsAEAD, err = deriveAEAD(e.cfg.Key, sealHandshakeInfo, 0, e.cfg.Self, e.sealer.instance)
+	e.sealer.hsAEAD, err = deriveHandshakeAEAD(e.cfg.Key, e.cfg.Self, e.sealer.instance)
 	return err
 }
+
+// PublicKey is this endpoint's X25519 public key, which the others' links
+// to it need; the zero key when it does not seal.
+func (e *Endpoint) PublicKey() PublicKey {
+	var k PublicKey
+	if e.ident != nil {
+		copy(k[:], e.ident.PublicKey().Bytes())
+	}
+	return k
+}
+
+// Sealed reports whether this endpoint seals its session datagrams.
+func (e *Endpoint) Sealed() bool { return e.sealer != nil }
 
 // Rebind gives the endpoint its place in a session once a Welcome arrived:
 // its PeerID and the session token. It fails while links are open, since
@@ -249,9 +277,11 @@ func (e *Endpoint) Rebind(self PeerID, session uint64) error {
 // Self is this endpoint's PeerID.
 func (e *Endpoint) Self() PeerID { return e.cfg.Self }
 
-// AddLink opens a private link to peer at addr (T1). Adding a peer that
-// already has a link only moves it to the new address.
-func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) error {
+// AddLink opens a private link to peer at addr (T1). A sealing endpoint
+// derives the link's keys from key, the peer's public key; one that does
+// not seal ignores it. Adding a peer that already has a link only moves it
+// to the new address, and only with the key it was opened with.
+func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort, key PublicKey) error {
 	if e.cfg.Session == 0 || e.cfg.Self == PeerUnassigned {
 		return errNoSession
 	}
@@ -259,21 +289,29 @@ func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) 
 		return errPeerID
 	}
 	if l := e.links[peer]; l != nil {
-		l.addr = addr
-		if e.tracing != nil {
-			if _, traced := e.tracing.traced[peer]; traced {
-				e.SetTraced(peer, true) // the path to the new address
-			}
+		if e.sealer != nil && l.pub != key {
+			return errPeerKey
 		}
-		return nil
-	}
-	if len(e.order) == 0 {
-		e.nextReport = now + e.cfg.PingInterval
+		return e.MoveLink(peer, addr)
 	}
 	l := &link{
 		peer: peer,
 		addr: addr,
 		est:  NewEstimator(e.cfg.RetryInterval, e.cfg.ConnTimeout),
+	}
+	if e.sealer != nil {
+		ps, err := newPairSecret(e.ident, e.cfg.Self, peer, key, e.cfg.Key, e.cfg.Session)
+		if err != nil {
+			return err
+		}
+		send, recv, err := ps.aeads()
+		if err != nil {
+			return err
+		}
+		l.pub, l.secret, l.seal, l.open = key, ps, send, &opener{aead: recv}
+	}
+	if len(e.order) == 0 {
+		e.nextReport = now + e.cfg.PingInterval
 	}
 	e.byDue.push(l)
 	e.touch(l)
@@ -281,6 +319,37 @@ func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort) 
 	i, _ := slices.BinarySearchFunc(e.order, peer, func(l *link, p PeerID) int { return int(l.peer) - int(p) })
 	e.order = slices.Insert(e.order, i, l)
 	return nil
+}
+
+// MoveLink moves the link to peer to addr: the session calls it once addr
+// answered a check of this machine's (a link follows only a verified
+// path).
+func (e *Endpoint) MoveLink(peer PeerID, addr netip.AddrPort) error {
+	l := e.links[peer]
+	if l == nil {
+		return errUnknownPeer
+	}
+	l.addr = addr
+	if e.tracing != nil {
+		if _, traced := e.tracing.traced[peer]; traced {
+			e.SetTraced(peer, true) // the path to the new address
+		}
+	}
+	return nil
+}
+
+// LinkKey derives a 32-byte key of the link to peer for a purpose of the
+// layer above (the session's path checks): one per direction, from the
+// pair's secret, so only the two ends of the link hold it. fromSelf picks
+// the direction this machine sends in. ok is false without a link or
+// without sealing.
+func (e *Endpoint) LinkKey(peer PeerID, purpose string, fromSelf bool) (key []byte, ok bool) {
+	l := e.links[peer]
+	if l == nil || l.secret == nil {
+		return nil, false
+	}
+	k, err := l.secret.key(purpose, fromSelf)
+	return k, err == nil
 }
 
 // RemoveLink ends the link to peer. Its totals fold into the retired

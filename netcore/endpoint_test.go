@@ -440,10 +440,10 @@ func TestConfigAndLinkErrors(t *testing.T) {
 		t.Errorf("nil transport: %v", err)
 	}
 	a, _ := newPair(t, nil)
-	if err := a.ep.AddLink(0, peerA, addrB); err != errPeerID {
+	if err := a.ep.AddLink(0, peerA, addrB, PublicKey{}); err != errPeerID {
 		t.Errorf("link to self: %v", err)
 	}
-	if err := a.ep.AddLink(0, PeerUnassigned, addrB); err != errPeerID {
+	if err := a.ep.AddLink(0, PeerUnassigned, addrB, PublicKey{}); err != errPeerID {
 		t.Errorf("link to unassigned: %v", err)
 	}
 	if err := a.ep.Send(0, peerB, ChannelControl, nil); err != errSendChannel {
@@ -451,7 +451,7 @@ func TestConfigAndLinkErrors(t *testing.T) {
 	}
 	// Re-adding a peer moves it to the new address and keeps the link.
 	a.ep.Send(0, peerB, ChannelReliable, []byte("x"))
-	a.ep.AddLink(0, peerB, addrC)
+	a.ep.AddLink(0, peerB, addrC, PublicKey{})
 	a.tr.take()
 	a.ep.Tick(time.Second)
 	if ds := a.tr.take(); len(ds) == 0 || ds[0].to != addrC {

@@ -36,8 +36,8 @@ func ExampleEndpoint() {
 	b, bh := attach(d, 2, bob, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
 		fmt.Printf("%v: bob got %q from %d on %v\n", now, msg, from, ch)
 	})
-	a.AddLink(0, 2, bob)
-	b.AddLink(0, 1, alice)
+	a.AddLink(0, 2, bob, netcore.PublicKey{})
+	b.AddLink(0, 1, alice, netcore.PublicKey{})
 	ah.Wake() // a new link has timers: tell the driver
 	bh.Wake()
 

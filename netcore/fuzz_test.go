@@ -2,6 +2,7 @@ package netcore
 
 import (
 	"bytes"
+	"crypto/ecdh"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -178,6 +179,31 @@ var fuzzInstance = []byte{1, 2, 3, 4, 5, 6, 7, 8}
 
 const fuzzKey = "fuzz key"
 
+// fuzzRand is what a fuzz endpoint draws its instance and identity from:
+// fixed per PeerID, so each side knows the other's public key.
+func fuzzRand(self PeerID) []byte {
+	b := append([]byte{}, fuzzInstance...)
+	for i := range 32 {
+		b = append(b, byte(self)*31+byte(i))
+	}
+	return b
+}
+
+// fuzzPublicKey is the public key of the fuzz endpoint with ID peer (the
+// zero key where nothing is sealed).
+func fuzzPublicKey(tb testing.TB, peer PeerID, sealed bool) PublicKey {
+	var k PublicKey
+	if !sealed {
+		return k
+	}
+	priv, err := ecdh.X25519().NewPrivateKey(fuzzRand(peer)[len(fuzzInstance):])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	copy(k[:], priv.PublicKey().Bytes())
+	return k
+}
+
 // fuzzEndpoint builds one side of the fuzz world. The fuzzed endpoint is
 // B; before the input arrives it has sent A a reliable and a global
 // message, so acks in the input find packets in flight.
@@ -191,12 +217,14 @@ func fuzzEndpoint(tb testing.TB, self PeerID, sealed bool, deliver DeliverFunc) 
 		addr, peer, peerAddr = addrB, peerA, addrA
 	}
 	tr := &capture{addr: addr}
-	e, err := NewEndpoint(Config{Self: self, Session: token, Key: key, Rand: bytes.NewReader(fuzzInstance),
+	e, err := NewEndpoint(Config{Self: self, Session: token, Key: key, Rand: bytes.NewReader(fuzzRand(self)),
 		Handshake: func(time.Duration, netip.AddrPort, PeerID, HandshakeMsg) {}}, tr, deliver)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.AddLink(0, peer, peerAddr)
+	if err := e.AddLink(0, peer, peerAddr, fuzzPublicKey(tb, peer, sealed)); err != nil {
+		tb.Fatal(err)
+	}
 	if self == peerB {
 		e.Send(0, peer, ChannelReliable, []byte("from B"))
 		e.Send(0, peer, ChannelGlobal, []byte("from B"))

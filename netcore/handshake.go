@@ -43,24 +43,28 @@ func (m KeylessHello) appendRecord(b []byte) ([]byte, error) { return AppendHell
 // sender (PeerUnassigned for a joiner).
 type HandshakeFunc func(now time.Duration, from netip.AddrPort, sender PeerID, m HandshakeMsg)
 
-const sealHandshakeInfo = "lagscope/1 handshake key"
-
-// SendHandshake sends one handshake record to addr.
+// SendHandshake sends one handshake record to addr: sealed under the
+// handshake key in a keyed session, plain otherwise.
 func (e *Endpoint) SendHandshake(to netip.AddrPort, m HandshakeMsg) error {
 	if m == nil {
 		return errField
 	}
-	b, err := m.appendRecord(e.tx[e.bodyOff:e.bodyOff])
+	sealed := e.sealer != nil && e.sealer.hsAEAD != nil
+	off := HeaderLen
+	if sealed {
+		off += sealPrefixLen
+	}
+	b, err := m.appendRecord(e.tx[off:off])
 	if err != nil {
 		return err
 	}
 	h := Header{Sender: e.cfg.Self, Channel: ChannelControl}
-	if e.sealer != nil {
+	if sealed {
 		h.Flags = flagSealed
 	}
 	PutHeader(e.tx[:], h)
-	d := e.tx[:e.bodyOff+len(b)]
-	if e.sealer != nil {
+	d := e.tx[:off+len(b)]
+	if sealed {
 		d = e.sealer.seal(e.sealer.hsAEAD, d)
 	}
 	if err := e.tr.Send(to, d); err != nil {
@@ -103,8 +107,9 @@ func (e *Endpoint) keylessHello(now time.Duration, from netip.AddrPort, h Header
 func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h Header, d []byte) {
 	body := d[HeaderLen:]
 	sealed := h.Flags&flagSealed != 0
+	keyed := e.sealer != nil && e.sealer.hsAEAD != nil
 	switch {
-	case sealed != (e.sealer != nil):
+	case sealed != keyed:
 		e.rejected.Auth++ // never admitted, whatever the session answers
 		if !sealed {
 			e.keylessHello(now, from, h, body)
@@ -116,13 +121,13 @@ func (e *Endpoint) receiveHandshake(now time.Duration, from netip.AddrPort, h He
 			e.rejected.Malformed++
 			return
 		}
-		aead, err := deriveAEAD(e.cfg.Key, sealHandshakeInfo, 0, h.Sender, inst)
+		aead, err := deriveHandshakeAEAD(e.cfg.Key, h.Sender, inst)
 		if err != nil {
 			e.rejected.Auth++
 			return
 		}
-		o := opener{aead: aead, instance: inst}
-		if body, err = o.open(e.rx[:], d, ctr); err != nil {
+		var nonce [12]byte
+		if body, err = openWith(aead, &nonce, e.rx[:], d, ctr); err != nil {
 			e.rejected.Auth++
 			return
 		}

@@ -78,7 +78,7 @@ func (s *side) record(now time.Duration, from PeerID, ch Channel, msg []byte) {
 // transports. mod may adjust each config (it gets the PeerID).
 func newPair(t testing.TB, mod func(PeerID, *Config)) (a, b *side) {
 	t.Helper()
-	mk := func(self, other PeerID, addr, otherAddr netip.AddrPort) *side {
+	mk := func(self PeerID, addr netip.AddrPort) *side {
 		s := &side{tr: &capture{addr: addr}, addr: addr}
 		cfg := Config{Self: self, Session: token}
 		if mod != nil {
@@ -88,13 +88,17 @@ func newPair(t testing.TB, mod func(PeerID, *Config)) (a, b *side) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ep.AddLink(0, other, otherAddr); err != nil {
-			t.Fatal(err)
-		}
 		s.ep = ep
 		return s
 	}
-	return mk(peerA, peerB, addrA, addrB), mk(peerB, peerA, addrB, addrA)
+	a, b = mk(peerA, addrA), mk(peerB, addrB)
+	if err := a.ep.AddLink(0, peerB, addrB, b.ep.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ep.AddLink(0, peerA, addrA, a.ep.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }
 
 // pass hands everything from sent so far to to, at now, and returns how
@@ -166,10 +170,10 @@ func simPair(t testing.TB, seed uint64, prof impair.Profile, mod func(*Config)) 
 	n.SetLink(addrA, addrB, prof)
 	a := newSimPeer(t, n, peerA, addrA, mod)
 	b := newSimPeer(t, n, peerB, addrB, mod)
-	if err := a.ep.AddLink(0, peerB, addrB); err != nil {
+	if err := a.ep.AddLink(0, peerB, addrB, b.ep.PublicKey()); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.ep.AddLink(0, peerA, addrA); err != nil {
+	if err := b.ep.AddLink(0, peerA, addrA, a.ep.PublicKey()); err != nil {
 		t.Fatal(err)
 	}
 	a.arm()

@@ -244,7 +244,7 @@ func TestDeliverMayRemoveLinkDuringKeepAlive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep.AddLink(0, peerA, addrA)
+	ep.AddLink(0, peerA, addrA, PublicKey{})
 	body := appendKeepAlive(appendKeepAlive(nil, keepAlive{ID: 1, WantReply: true}), keepAlive{ID: 2, WantReply: true})
 	ep.Receive(0, addrA, raw(Header{Token: token, Sender: peerA}, body))
 	if calls != 1 || len(tr.sent) != 0 {

@@ -1,6 +1,7 @@
 package netcore
 
 import (
+	"crypto/cipher"
 	"net/netip"
 	"time"
 )
@@ -275,7 +276,12 @@ type link struct {
 	dueOK, stale bool
 	heapAt       int
 
-	open *opener // authenticates the peer's datagrams when a key is set
+	// With sealing (seal.go): the peer's public key, the pair's secret,
+	// the key this machine seals with and the peer's opener.
+	pub    PublicKey
+	secret *pairSecret
+	seal   cipher.AEAD
+	open   *opener
 }
 
 // GlobalStats counts the global channel's outbound datagrams (T14). They

@@ -272,7 +272,7 @@ func TestLinkReportEveryPingIntervalAndHighWaterMark_L4(t *testing.T) {
 	}
 	// Cleared when the link ends: a new link has counted nothing.
 	a.ep.RemoveLink(peerB)
-	a.ep.AddLink(3*time.Second, peerB, addrB)
+	a.ep.AddLink(3*time.Second, peerB, addrB, PublicKey{})
 	if st, _ := a.ep.Stats(peerB); st.PeerLoss.Known {
 		t.Errorf("peer loss survived the link: %+v", st.PeerLoss)
 	}
@@ -280,7 +280,7 @@ func TestLinkReportEveryPingIntervalAndHighWaterMark_L4(t *testing.T) {
 
 func TestTotalsNeverDecrease_L5(t *testing.T) {
 	a, b := newPair(t, nil)
-	a.ep.AddLink(0, 3, addrC)
+	a.ep.AddLink(0, 3, addrC, PublicKey{})
 	var prev Totals
 	check := func(when string) {
 		t.Helper()

@@ -93,18 +93,17 @@ func (e *Endpoint) Receive(now time.Duration, from netip.AddrPort, datagram []by
 }
 
 // open returns the datagram's plaintext body, authenticating it when the
-// session has a key. It counts what it rejects; a sealed datagram that
-// passes marks its counter as seen and locks the link onto its sender's
-// instance.
+// endpoint seals. It counts what it rejects; a sealed datagram that passes
+// marks its counter as seen and locks the link onto its sender's instance.
 func (e *Endpoint) open(l *link, h Header, d []byte) ([]byte, bool) {
-	body, o, ctr, bad := e.unseal(l, h, d)
+	body, inst, ctr, bad := e.unseal(l, h, d)
 	if bad != nil {
 		*bad++
 		return nil, false
 	}
-	if o != nil {
+	if o := l.open; o != nil {
 		o.window.mark(ctr)
-		l.open = o // lock onto the first instance that authenticated
+		o.instance, o.locked = inst, true // the first instance that authenticated
 	}
 	return body, true
 }
@@ -117,44 +116,37 @@ func (e *Endpoint) authentic(l *link, h Header, d []byte) bool {
 	return bad == nil && validateBody(h.Channel, body) == nil
 }
 
-// unseal is open's checks without their effects: the plaintext body, the
-// opener and counter a sealed datagram passed with (nil without a key), or
-// the count a refusal goes under.
-func (e *Endpoint) unseal(l *link, h Header, d []byte) (body []byte, o *opener, ctr uint64, bad *uint64) {
+// unseal is open's checks without their effects: the plaintext body and,
+// for a sealed datagram, the instance and counter it passed with, or the
+// count a refusal goes under.
+func (e *Endpoint) unseal(l *link, h Header, d []byte) (body []byte, inst, ctr uint64, bad *uint64) {
 	sealed := h.Flags&flagSealed != 0
 	if e.sealer == nil {
 		if sealed {
-			return nil, nil, 0, &e.rejected.Auth
+			return nil, 0, 0, &e.rejected.Auth
 		}
-		return d[HeaderLen:], nil, 0, nil
+		return d[HeaderLen:], 0, 0, nil
 	}
 	if !sealed {
-		return nil, nil, 0, &e.rejected.Auth
+		return nil, 0, 0, &e.rejected.Auth
 	}
 	inst, ctr, _, err := sealedParts(d)
 	if err != nil {
-		return nil, nil, 0, &e.rejected.Malformed
+		return nil, 0, 0, &e.rejected.Malformed
 	}
-	o = l.open
-	if o != nil && o.instance != inst {
+	o := l.open
+	if o.locked && o.instance != inst {
 		// Another instance of the peer (a restart) or a forgery: only a
 		// new link (after a new handshake) may speak with a new key.
-		return nil, nil, 0, &e.rejected.Replay
-	}
-	if o == nil {
-		aead, err := deriveAEAD(e.cfg.Key, sealInfo, e.cfg.Session, l.peer, inst)
-		if err != nil {
-			return nil, nil, 0, &e.rejected.Auth
-		}
-		o = &opener{aead: aead, instance: inst}
+		return nil, 0, 0, &e.rejected.Replay
 	}
 	if !o.window.fresh(ctr) {
-		return nil, nil, 0, &e.rejected.Replay
+		return nil, 0, 0, &e.rejected.Replay
 	}
-	if body, err = o.open(e.rx[:], d, ctr); err != nil {
-		return nil, nil, 0, &e.rejected.Auth
+	if body, err = openWith(o.aead, &o.nonce, e.rx[:], d, ctr); err != nil {
+		return nil, 0, 0, &e.rejected.Auth
 	}
-	return body, o, ctr, nil
+	return body, inst, ctr, nil
 }
 
 // validateBody decodes every known record so that a malformed datagram is

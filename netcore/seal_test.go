@@ -129,7 +129,10 @@ func TestSealedSessionRejectsTamperingReplayAndStrangers_Q7(t *testing.T) {
 
 func TestNoncesNeverRepeat_Q7(t *testing.T) {
 	a, b := newPair(t, keyed("k"))
-	a.ep.AddLink(0, 3, addrC)
+	c, _ := newPair(t, keyed("k"))
+	if err := a.ep.AddLink(0, 3, addrC, c.ep.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[[16]byte]bool{}
 	check := func() {
 		for _, d := range a.tr.take() {
@@ -183,7 +186,7 @@ func TestHandshakeRecordsReachTheSessionLayer(t *testing.T) {
 		}
 		host, htr := mk(1, token, addrA, &hostGot)
 		joiner, jtr := mk(PeerUnassigned, 0, addrB, &joinGot)
-		if err := joiner.AddLink(0, 1, addrA); err != errNoSession {
+		if err := joiner.AddLink(0, 1, addrA, PublicKey{}); err != errNoSession {
 			t.Errorf("a joiner without a session opened a link: %v", err)
 		}
 		joiner.SendHandshake(addrA, Hello{Nonce: 11, Role: RolePlayer, Name: "bob"})
@@ -206,8 +209,12 @@ func TestHandshakeRecordsReachTheSessionLayer(t *testing.T) {
 		if err := joiner.Rebind(2, token); err != nil {
 			t.Fatal(err)
 		}
-		joiner.AddLink(0, 1, addrA)
-		host.AddLink(0, 2, addrB)
+		if err := joiner.AddLink(0, 1, addrA, host.PublicKey()); err != nil {
+			t.Fatal(err)
+		}
+		if err := host.AddLink(0, 2, addrB, joiner.PublicKey()); err != nil {
+			t.Fatal(err)
+		}
 		joiner.Send(0, 1, ChannelReliable, []byte("hi"))
 		for _, d := range jtr.take() {
 			host.Receive(0, addrB, d.data)
@@ -275,5 +282,85 @@ func TestKeyedEndpointHandsOnAKeylessHello(t *testing.T) {
 	joiner.Receive(0, addrA, d)
 	if len(joinGot) != 1 || joinGot[0] != (Refuse{Nonce: 5, Reason: RefuseNeedKey}) {
 		t.Fatalf("the joiner read %+v", joinGot)
+	}
+}
+
+// A member of the session — it holds the code, or in an open session it
+// is simply linked — cannot seal a datagram that another member's link
+// takes as that member's: each link's keys come from its own pair's X25519
+// secret, so forging "from" A to B needs A's or B's private key.
+func TestMemberCannotSpeakAsAnother_Q7(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mod  func(PeerID, *Config)
+	}{
+		{"keyed", keyed("the session code")},
+		{"open", func(_ PeerID, c *Config) { c.Seal = true }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := newPair(t, c.mod)
+			// W is a third member, linked to B as itself (ID 3)...
+			wCfg := Config{Self: 3, Session: token}
+			c.mod(3, &wCfg)
+			wtr := &capture{addr: addrC}
+			w, err := NewEndpoint(wCfg, wtr, func(time.Duration, PeerID, Channel, []byte) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.ep.AddLink(0, 3, addrC, w.PublicKey()); err != nil {
+				t.Fatal(err)
+			}
+			// ...that builds an endpoint claiming to be A, with the same
+			// code and token, knowing both public keys, and seals to B.
+			fCfg := Config{Self: peerA, Session: token}
+			c.mod(peerA, &fCfg)
+			ftr := &capture{addr: addrA}
+			forger, err := NewEndpoint(fCfg, ftr, func(time.Duration, PeerID, Channel, []byte) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := forger.AddLink(0, peerB, addrB, b.ep.PublicKey()); err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range []Channel{ChannelReliable, ChannelUnreliable, ChannelGlobal} {
+				forger.Send(0, peerB, ch, []byte("load test: send alice 50 Mbit/s"))
+			}
+			forger.SendUnnumbered(0, peerB, []byte("ask"), true)
+			for _, d := range ftr.take() {
+				b.ep.Receive(0, addrA, d.data) // spoofed from A's own address
+			}
+			if len(b.got) != 0 {
+				t.Fatalf("B took a forged datagram as A's: %q", b.got[0].msg)
+			}
+			if r := b.ep.Rejected(); r.Auth != 4 {
+				t.Errorf("forgeries not counted as auth: %+v", r)
+			}
+			// A's own datagrams still open, and W's as W's.
+			a.ep.Send(0, peerB, ChannelReliable, []byte("from a"))
+			pass(a, b, 0)
+			w.AddLink(0, peerB, addrB, b.ep.PublicKey())
+			w.Send(0, peerB, ChannelReliable, []byte("from w"))
+			for _, d := range wtr.take() {
+				b.ep.Receive(0, addrC, d.data)
+			}
+			if len(b.got) != 2 || b.got[0].from != peerA || b.got[1].from != 3 {
+				t.Errorf("B got %+v", b.got)
+			}
+		})
+	}
+}
+
+// A public key with no secret in it (zero, or of low order) opens no link.
+func TestLinkRefusesAKeyWithoutASecret_Q7(t *testing.T) {
+	a, _ := newPair(t, keyed("k"))
+	lowOrder := PublicKey{1} // the point 1 has order 4 on Curve25519
+	for _, k := range []PublicKey{{}, lowOrder} {
+		if err := a.ep.AddLink(0, 3, addrC, k); err != errPeerKey {
+			t.Errorf("key %x: %v, want errPeerKey", k, err)
+		}
+	}
+	// An open link keeps the key it was opened with.
+	if err := a.ep.AddLink(0, peerB, addrC, PublicKey{9}); err != errPeerKey {
+		t.Errorf("a link took another key: %v", err)
 	}
 }

@@ -163,7 +163,7 @@ func (e *Endpoint) transmit(l *link, ch Channel, packet uint32, n int) (sent tim
 	PutHeader(e.tx[:], h)
 	d := e.tx[:e.bodyOff+n]
 	if e.sealer != nil {
-		d = e.sealer.seal(e.sealer.aead, d)
+		d = e.sealer.seal(l.seal, d)
 	}
 	if e.clock != nil {
 		sent = e.clock.Now()

@@ -168,7 +168,7 @@ func TestManyPeersOverSimnet_T1(t *testing.T) {
 	for i, p := range peers {
 		for j := range peers {
 			if i != j {
-				p.ep.AddLink(0, PeerID(j+1), addr(j))
+				p.ep.AddLink(0, PeerID(j+1), addr(j), PublicKey{})
 			}
 		}
 		p.arm()

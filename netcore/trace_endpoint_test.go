@@ -44,17 +44,20 @@ type hopWorld struct {
 func newHopWorld(t *testing.T, key []byte, routers ...netip.Addr) *hopWorld {
 	t.Helper()
 	w := &hopWorld{ta: &hopCapture{capture: capture{addr: addrA}}, tb: &hopCapture{capture: capture{addr: addrB}}, routers: routers, rtt: 4 * time.Millisecond}
-	mk := func(self, other PeerID, tr *hopCapture, at netip.AddrPort) *Endpoint {
+	mk := func(self PeerID, tr *hopCapture) *Endpoint {
 		ep, err := NewEndpoint(Config{Self: self, Session: token, Key: key}, tr, func(time.Duration, PeerID, Channel, []byte) {})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ep.AddLink(0, other, at); err != nil {
-			t.Fatal(err)
-		}
 		return ep
 	}
-	w.a, w.b = mk(peerA, peerB, w.ta, addrB), mk(peerB, peerA, w.tb, addrA)
+	w.a, w.b = mk(peerA, w.ta), mk(peerB, w.tb)
+	if err := w.a.AddLink(0, peerB, addrB, w.b.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.b.AddLink(0, peerA, addrA, w.a.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
 	return w
 }
 

@@ -110,8 +110,8 @@ func (l *liveTracer) path(peer PeerID) (r pathResult) {
 func linkLive(t *testing.T, a, b *liveTracer, aAt, bAt netip.AddrPort, aID, bID PeerID) {
 	t.Helper()
 	var errA, errB error
-	a.do(func(now time.Duration) { errA = a.ep.AddLink(now, bID, bAt) })
-	b.do(func(now time.Duration) { errB = b.ep.AddLink(now, aID, aAt) })
+	a.do(func(now time.Duration) { errA = a.ep.AddLink(now, bID, bAt, PublicKey{}) })
+	b.do(func(now time.Duration) { errB = b.ep.AddLink(now, aID, aAt, PublicKey{}) })
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
 	}

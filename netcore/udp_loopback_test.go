@@ -195,8 +195,8 @@ func measureThroughProxy(t *testing.T, delay, jitter time.Duration, samples int,
 	defer proxy.Close()
 	// A reaches B through the proxy; B knows A by the proxy's forward
 	// address and answers through it.
-	a.do(func(now time.Duration) { mustOK(t, a.ep.AddLink(now, peerB, proxy.Addr())) })
-	b.do(func(now time.Duration) { mustOK(t, b.ep.AddLink(now, peerA, proxy.ForwardAddr())) })
+	a.do(func(now time.Duration) { mustOK(t, a.ep.AddLink(now, peerB, proxy.Addr(), netcore.PublicKey{})) })
+	b.do(func(now time.Duration) { mustOK(t, b.ep.AddLink(now, peerA, proxy.ForwardAddr(), netcore.PublicKey{})) })
 
 	// Sending every 10 ms keeps 8 samples in flight at a time rather than
 	// one per round trip.
@@ -243,8 +243,8 @@ func BenchmarkLoopbackRTT(b *testing.B) {
 	bEnd = startLive(b, peerB, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, msg []byte) {
 		bEnd.ep.Send(now, from, netcore.ChannelReliable, msg) // called on B's own goroutine
 	})
-	a.do(func(now time.Duration) { mustOK(b, a.ep.AddLink(now, peerB, bEnd.tr.LocalAddr())) })
-	bEnd.do(func(now time.Duration) { mustOK(b, bEnd.ep.AddLink(now, peerA, a.tr.LocalAddr())) })
+	a.do(func(now time.Duration) { mustOK(b, a.ep.AddLink(now, peerB, bEnd.tr.LocalAddr(), netcore.PublicKey{})) })
+	bEnd.do(func(now time.Duration) { mustOK(b, bEnd.ep.AddLink(now, peerA, a.tr.LocalAddr(), netcore.PublicKey{})) })
 
 	// Echo baseline: two plain transports, no Endpoint.
 	echoA, err := netcore.ListenUDP("127.0.0.1:0")

@@ -14,7 +14,7 @@ import (
 const (
 	Magic0  = 'L'
 	Magic1  = 'S'
-	Version = 1 // bump when a known record changes shape
+	Version = 2 // bump when a known record changes shape
 )
 
 // Header layout.
@@ -462,12 +462,14 @@ type (
 		Nonce  uint64
 		Cookie [CookieLen]byte
 		Role   Role
+		Key    PublicKey // the joiner's identity (seal.go); zero when it does not seal
 		Name   string
 	}
 	Welcome struct {
 		Nonce uint64
 		Peer  PeerID
 		Token uint64
+		Key   PublicKey // the host's identity; zero when it does not seal
 	}
 	Refuse struct {
 		Nonce  uint64
@@ -566,25 +568,28 @@ func AppendResponse(b []byte, m Response) ([]byte, error) {
 	if len(m.Name) > MaxNameLen || !utf8.ValidString(m.Name) || !validRole(m.Role) {
 		return b, errField
 	}
-	b = appendRecordHeader(b, recResponse, 8+CookieLen+2+len(m.Name))
+	b = appendRecordHeader(b, recResponse, 8+CookieLen+1+len(m.Key)+1+len(m.Name))
 	b = le.AppendUint64(b, m.Nonce)
 	b = append(b, m.Cookie[:]...)
 	b = append(b, byte(m.Role))
+	b = append(b, m.Key[:]...)
 	return appendName(b, m.Name), nil
 }
 
 // decodeResponse decodes a Response record's payload.
 func decodeResponse(p []byte) (Response, error) {
-	if len(p) < 8+CookieLen+2 {
+	const keyAt = 8 + CookieLen + 1
+	if len(p) < keyAt+len(PublicKey{})+1 {
 		return Response{}, errShort
 	}
 	m := Response{Nonce: le.Uint64(p), Role: Role(p[8+CookieLen])}
 	copy(m.Cookie[:], p[8:])
+	copy(m.Key[:], p[keyAt:])
 	if !validRole(m.Role) {
 		return Response{}, errField
 	}
 	var err error
-	if m.Name, err = decodeName(p[8+CookieLen+1:]); err != nil {
+	if m.Name, err = decodeName(p[keyAt+len(m.Key):]); err != nil {
 		return Response{}, err
 	}
 	return m, nil
@@ -592,18 +597,23 @@ func decodeResponse(p []byte) (Response, error) {
 
 // appendWelcome appends a Welcome record.
 func appendWelcome(b []byte, m Welcome) []byte {
-	b = appendRecordHeader(b, recWelcome, 18)
+	b = appendRecordHeader(b, recWelcome, welcomeLen)
 	b = le.AppendUint64(b, m.Nonce)
 	b = le.AppendUint16(b, uint16(m.Peer))
-	return le.AppendUint64(b, m.Token)
+	b = le.AppendUint64(b, m.Token)
+	return append(b, m.Key[:]...)
 }
+
+// welcomeLen is a Welcome record's payload: nonce, PeerID, token, key.
+const welcomeLen = 8 + 2 + 8 + len(PublicKey{})
 
 // decodeWelcome decodes a Welcome record's payload.
 func decodeWelcome(p []byte) (Welcome, error) {
-	if len(p) != 18 {
+	if len(p) != welcomeLen {
 		return Welcome{}, errLength
 	}
 	m := Welcome{Nonce: le.Uint64(p), Peer: PeerID(le.Uint16(p[8:])), Token: le.Uint64(p[10:])}
+	copy(m.Key[:], p[18:])
 	if m.Peer == PeerUnassigned || m.Token == 0 {
 		return Welcome{}, errField
 	}

@@ -26,7 +26,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 	// Byte by byte, as docs/protocol.md shows it.
 	b := make([]byte, HeaderLen)
 	PutHeader(b, Header{Token: 0x0807060504030201, Sender: 0x0A09, Channel: ChannelGlobal, Seq: 0x0E0D0C0B, Packet: 0x1211100F})
-	want := []byte{'L', 'S', 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3, 0, 11, 12, 13, 14, 15, 16, 17, 18}
+	want := []byte{'L', 'S', 2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3, 0, 11, 12, 13, 14, 15, 16, 17, 18}
 	if !bytes.Equal(b, want) {
 		t.Errorf("header bytes %v, want %v", b, want)
 	}
@@ -46,7 +46,7 @@ func TestDecodersRejectMalformedInput(t *testing.T) {
 	}{
 		{"short", hdr(func([]byte) {})[:HeaderLen-1], errShort},
 		{"magic", hdr(func(b []byte) { b[0] = 'X' }), errMagic},
-		{"version", hdr(func(b []byte) { b[2] = 2 }), errVersion},
+		{"version", hdr(func(b []byte) { b[2] = 1 }), errVersion},
 		{"flag bits", hdr(func(b []byte) { b[3] = 0x80 }), errReserved},
 		{"reserved byte", hdr(func(b []byte) { b[15] = 1 }), errReserved},
 		{"channel", hdr(func(b []byte) { b[14] = 4 }), errChannel},

@@ -18,6 +18,9 @@ type Member struct {
 	Name     string
 	Addr     netip.AddrPort
 	Observer bool // never seated, never waited for, never in a report
+	// Key is its identity, what a sealing endpoint's link to it derives
+	// its keys from (netcore.PublicKey); zero where nothing is sealed.
+	Key netcore.PublicKey
 }
 
 // Config sets up a Peer. Zero values take the defaults noted.
@@ -350,7 +353,7 @@ func (p *Peer) BadPackets() uint64 { return p.badPackets }
 func (p *Peer) Connect(now time.Duration) {
 	for _, pl := range p.players {
 		if pl != p.self {
-			if err := p.ep.AddLink(now, pl.ID, pl.Addr); err != nil {
+			if err := p.ep.AddLink(now, pl.ID, pl.Addr, pl.Key); err != nil {
 				p.log.Warn("cannot open link", "peer", pl.Name, "err", err)
 			}
 		}

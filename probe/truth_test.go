@@ -431,7 +431,7 @@ func TestEventIDsNeverChange_S19(t *testing.T) {
 		{"rungs.Better", int(rungs.Better), 4},
 		{"rungs.Forced", int(rungs.Forced), 5},
 		{"rungs.Rate", int(rungs.Rate), 6},
-		{"netcore.Version", netcore.Version, 1},
+		{"netcore.Version", netcore.Version, 2},
 		{"netcore.ChannelControl", int(netcore.ChannelControl), 0},
 		{"netcore.ChannelReliable", int(netcore.ChannelReliable), 1},
 		{"netcore.ChannelUnreliable", int(netcore.ChannelUnreliable), 2},

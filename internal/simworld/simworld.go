@@ -93,6 +93,10 @@ type Recorder struct {
 	Inner netcore.Transport
 	Keep  bool
 	Sent  []Sent
+	// Divert, when set, sees every datagram first; one it returns true for
+	// is not passed on (an attacker's test holds a machine's datagrams
+	// back to send them from elsewhere).
+	Divert func(to netip.AddrPort, p []byte) bool
 }
 
 // Sent is one datagram a Recorder passed on.
@@ -103,6 +107,9 @@ type Sent struct {
 
 // Send records p, when keeping, and passes it on.
 func (r *Recorder) Send(to netip.AddrPort, p []byte) error {
+	if r.Divert != nil && r.Divert(to, p) {
+		return nil
+	}
 	if r.Keep {
 		r.Sent = append(r.Sent, Sent{To: to, Data: append([]byte(nil), p...)})
 	}

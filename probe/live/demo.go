@@ -221,7 +221,9 @@ func listenDemoSockets(n int) ([]*netcore.UDPTransport, map[netip.AddrPort]int, 
 // driver.
 func (d *demo) startMachine(i int, sock *impairedSocket, host netip.AddrPort, opt Options) error {
 	cfg := d.cfg
-	c := session.Config{Name: d.names[i], Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
+	// The demo's machines share one process and loopback: they run
+	// plain, as the simulator does.
+	c := session.Config{Name: d.names[i], Key: cfg.Key, Plain: true, Speed: cfg.Speed, Players: cfg.Players,
 		CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
 		Logger: cfg.Logger.With("machine", d.names[i]),
 		// Only your machine draws the matrix: the others stream their

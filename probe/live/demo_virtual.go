@@ -80,7 +80,7 @@ func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sin
 		for b := range 8 {
 			seed[b] = byte((cfg.Seed*1_000_003 + uint64(i)) >> (8 * b))
 		}
-		c := session.Config{Name: name, Key: cfg.Key, Speed: cfg.Speed, Players: cfg.Players,
+		c := session.Config{Name: name, Key: cfg.Key, Plain: true, Speed: cfg.Speed, Players: cfg.Players,
 			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
 			Logger: slog.New(slog.DiscardHandler), Rand: rand.NewChaCha8(seed),
 			TelemetryTo: []string{plan.names[0]}, Alerts: cfg.Alerts,

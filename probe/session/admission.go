@@ -54,7 +54,7 @@ func (s *Session) tickJoin(now time.Duration) {
 		s.nat.helloAt = now
 		err = s.ep.SendHandshake(s.hostAddr, netcore.Hello{Nonce: s.nonce, Role: role, Name: paddedHello(s.cfg.Name)})
 	} else {
-		err = s.ep.SendHandshake(s.hostAddr, netcore.Response{Nonce: s.nonce, Cookie: s.cookie, Role: role, Name: s.cfg.Name})
+		err = s.ep.SendHandshake(s.hostAddr, netcore.Response{Nonce: s.nonce, Cookie: s.cookie, Role: role, Key: s.ep.PublicKey(), Name: s.cfg.Name})
 	}
 	if err != nil {
 		s.log.Debug("handshake not sent", "to", s.hostAddr, "err", err)
@@ -242,12 +242,14 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 		return
 	}
 	id := s.nextID
-	s.nextID++
-	if err := s.ep.AddLink(now, id, from); err != nil {
+	if err := s.ep.AddLink(now, id, from, m.Key); err != nil {
+		// A sealing host needs the joiner's identity to open its link.
+		s.rejected.Handshake++
 		s.log.Warn("cannot open link", "addr", from, "err", err)
 		return
 	}
-	nm := &member{Member: probe.Member{ID: id, Name: m.Name, Addr: from, Observer: observer},
+	s.nextID++
+	nm := &member{Member: probe.Member{ID: id, Name: m.Name, Addr: from, Observer: observer, Key: m.Key},
 		linked: true, lastHeard: now, nonce: m.Nonce, late: s.started}
 	s.addMember(nm)
 	s.welcome(from, nm)
@@ -259,6 +261,7 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 		s.message(fmt.Sprintf("%s is watching from frame %d", m.Name, s.Frame()))
 		s.log.Info("late watcher", "watcher", m.Name, "id", id, "addr", from, "frame", s.Frame())
 		s.rosterChanged(now)
+		s.sendRoster(now, nm)
 		s.admitLate(now, nm)
 		return
 	}
@@ -268,7 +271,7 @@ func (s *Session) onResponse(now time.Duration, from netip.AddrPort, m netcore.R
 }
 
 func (s *Session) welcome(to netip.AddrPort, m *member) {
-	if err := s.ep.SendHandshake(to, netcore.Welcome{Nonce: m.nonce, Peer: m.ID, Token: s.token}); err != nil {
+	if err := s.ep.SendHandshake(to, netcore.Welcome{Nonce: m.nonce, Peer: m.ID, Token: s.token, Key: s.ep.PublicKey()}); err != nil {
 		s.log.Debug("welcome not sent", "to", to, "err", err)
 	}
 }
@@ -314,13 +317,9 @@ func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
 	}
 	s.join = joinWelcomed
 	s.self, s.token = w.Peer, w.Token
-	if err := s.setCheckKey(); err != nil {
-		s.fail(err)
-		return
-	}
-	host := &member{Member: probe.Member{ID: hostID, Addr: s.hostAddr}, lastHeard: now}
+	host := &member{Member: probe.Member{ID: hostID, Addr: s.hostAddr, Key: w.Key}, lastHeard: now}
 	s.addMember(host)
-	if err := s.ep.AddLink(now, hostID, s.hostAddr); err != nil {
+	if err := s.ep.AddLink(now, hostID, s.hostAddr, w.Key); err != nil {
 		s.fail(err)
 		return
 	}

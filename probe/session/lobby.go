@@ -321,7 +321,15 @@ func (s *Session) checkSilence(now time.Duration) {
 		}
 	case s.started && s.role != RoleObserver:
 		for _, m := range s.members {
-			if m.Observer && !m.removed && now-m.lastHeard > s.dropTimeout {
+			limit := s.dropTimeout
+			if !m.heard {
+				// Watchers arriving together are let in as the host's
+				// budget for them refills: one may get its roster, and
+				// link to this machine, some seconds after this machine
+				// learnt of it.
+				limit = max(limit, unheardWatcherLimit)
+			}
+			if m.Observer && !m.removed && now-m.lastHeard > limit {
 				s.forgetObserver(m, "went silent")
 			}
 		}

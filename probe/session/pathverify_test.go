@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -100,34 +101,52 @@ func minFrame(ms ...*machine) int {
 	return f
 }
 
+// lastTx is the secret of the latest check m sent to the member with ID
+// id: what a forger that saw it on its way somewhere would replay.
+func lastTx(m *machine, id netcore.PeerID) uint64 {
+	p := &m.s.byID[id].path
+	return p.sent[(p.sentAt+checkMemory-1)%checkMemory].tx
+}
+
 // The attack a watcher can mount once it has learnt the token and the
 // roster: one check, from a third party's address, that claims to come
 // from bob (the lower PeerID, the side that nominates) and nominates that
-// address for bob's link with cyd. Unkeyed, keyed from a stranger (no
-// key), and keyed from a member that holds the key; on a pair that never
-// punched and on one that punched its direct path. The link, the frames
-// and the victim stay untouched.
+// address for bob's link with cyd. Open and keyed, from a stranger (no
+// tag), with a wrong key, and from a member (ada) that tags with its own
+// pair key toward the victim of the forgery; on a pair that never punched
+// and on one that punched its direct path. The link, the frames and the
+// victim stay untouched.
 func TestForgedNominationMovesNothing(t *testing.T) {
 	key := []byte("correct horse battery staple")
+	const (
+		noTag = iota
+		wrongKey
+		memberKey
+	)
 	for _, punched := range []bool{false, true} {
 		for _, c := range []struct {
-			name           string
-			session, forge []byte // the session's key; the key the forger seals with
+			name    string
+			session []byte // the session's key
+			forge   int    // what the forger tags its checks with
 		}{
-			{"unkeyed", nil, nil},
-			{"keyed, stranger", key, nil},
-			{"keyed, stranger with a wrong key", key, []byte("wrong")},
-			{"keyed, member", key, key},
+			{"open, stranger", nil, noTag},
+			{"open, member", nil, memberKey},
+			{"keyed, stranger", key, noTag},
+			{"keyed, stranger with a wrong key", key, wrongKey},
+			{"keyed, member", key, memberKey},
 		} {
 			t.Run(fmt.Sprintf("%s/punched=%v", c.name, punched), func(t *testing.T) {
 				w, ada, bob, cyd := trio(t, punched, c.session)
 				v := w.victim("10.0.0.99:9999")
-				var ck []byte
-				if c.forge != nil {
-					var err error
-					if ck, err = punchKey(c.forge, ada.s.token); err != nil {
-						t.Fatal(err)
+				tag := func(to *machine) []byte {
+					switch c.forge {
+					case wrongKey:
+						return []byte("32 bytes that are not the key..")
+					case memberKey:
+						k, _ := ada.s.checkKey(ada.s.byID[to.s.self], true)
+						return k
 					}
+					return nil
 				}
 				before := pathsOf(ada, bob, cyd)
 				rejBefore := cyd.s.Rejected()
@@ -139,14 +158,14 @@ func TestForgedNominationMovesNothing(t *testing.T) {
 					// A plain check and a forged answer.
 					{Token: ada.s.token, From: bob.s.self, To: cyd.s.self, Tx: 2, Seq: 1 << 30},
 					{Answer: true, Nominate: true, Token: ada.s.token, From: cyd.s.self, To: bob.s.self,
-						Tx: bob.s.byID[cyd.s.self].path.tx, Seq: 1},
+						Tx: lastTx(bob, cyd.s.self), Seq: 1},
 				}
 				for _, f := range forged {
 					to := cyd
 					if f.To == bob.s.self {
 						to = bob
 					}
-					to.s.Receive(w.now(), v.addr, appendCheck(nil, f, ck))
+					to.s.Receive(w.now(), v.addr, appendCheck(nil, f, tag(to)))
 					w.after(to)
 					if now := pathsOf(ada, bob, cyd); !maps(before, now) {
 						t.Fatalf("%+v moved a path:\n before %v\n after  %v", f, before, now)
@@ -164,9 +183,6 @@ func TestForgedNominationMovesNothing(t *testing.T) {
 				refused := rej.Path + rej.Lobby - rejBefore.Path - rejBefore.Lobby
 				if refused == 0 {
 					t.Errorf("cyd counted no refusal: %+v", rej)
-				}
-				if c.session != nil && c.forge != nil && string(c.forge) == string(c.session) && rej.Path == rejBefore.Path {
-					t.Errorf("a member's authenticated forgery is not counted as a path refusal: %+v", rej)
 				}
 				for _, m := range []*machine{bob, cyd} {
 					for _, msg := range m.messages() {
@@ -357,9 +373,9 @@ func FuzzForgedPaths(f *testing.F) {
 				From: netcore.PeerID(ids[int(op[2])%len(ids)]), To: netcore.PeerID(ids[int(op[3])%len(ids)]),
 				Seq: uint32(op[4]) | uint32(op[5])<<8 | uint32(op[6])<<16 | uint32(op[7])<<24}
 			if op[1]&4 != 0 {
-				// An on-path forger that saw a check's transaction.
+				// An on-path forger that saw a check's secret on its way.
 				if m := to.s.byID[c.From]; m != nil {
-					c.Tx = m.path.tx
+					c.Tx = lastTx(to, c.From)
 				}
 			}
 			var d []byte
@@ -371,7 +387,23 @@ func FuzzForgedPaths(f *testing.F) {
 				le.PutUint16(d[12:], uint16(c.From))
 				toRelayFrame(d, c.To)
 			} else {
-				d = appendCheck(nil, c, nil)
+				// Tagged by the member the check names, speaking as itself
+				// from anywhere (op[1]&16), or by ada with its own key to the
+				// receiver: only the pair's own key passes.
+				var key []byte
+				if from := ms[0]; op[1]&16 != 0 {
+					for _, m := range ms {
+						if m.s.self == c.From {
+							from = m
+						}
+					}
+					if fm := from.s.byID[to.s.self]; fm != nil && from != to {
+						key, _ = from.s.checkKey(fm, true)
+					}
+				} else if am := ada.s.byID[to.s.self]; am != nil && to != ada {
+					key, _ = ada.s.checkKey(am, true)
+				}
+				d = appendCheck(nil, c, key)
 			}
 			sent++
 			sentBytes += len(d)
@@ -398,4 +430,81 @@ func FuzzForgedPaths(f *testing.F) {
 		}
 		inStep(t, f0, 100, ada, bob, cyd)
 	})
+}
+
+// The redirect attack of a member that holds the session code (here a
+// watcher): it holds back its own datagrams to bob and sends one from a
+// second socket of its own, which bob checks — so the member sees that
+// check's secret; it spoofs another from a victim's address, which bob
+// checks too; and it answers, from the victim's address, with the secret
+// it saw. Each check carries a secret of its own, and an answer moves a
+// link only with the secret of the check sent to the address it comes
+// from: bob's link to the watcher stays where it is, and the victim gets
+// at most the one check bob sent it.
+func TestCheckSecretProvesOnlyItsOwnAddress(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("the session code")} {
+		t.Run(fmt.Sprintf("keyed=%v", key != nil), func(t *testing.T) {
+			w, ada, bob, cyd := trio(t, false, key)
+			mon := w.join("mon", RoleObserver, ada, Config{Key: key})
+			if !w.runUntil(10*time.Second, func() bool {
+				m := bob.s.byID[mon.s.self]
+				return m != nil && m.linked && m.heard
+			}) {
+				t.Fatal("bob never linked to the watcher")
+			}
+			w.runFor(2 * time.Second)
+			monAt := bob.s.byID[mon.s.self].Addr
+			second := netip.MustParseAddrPort("10.0.0.77:4000") // the watcher's second socket
+			var seen [][]byte                                   // what bob sends there
+			w.net.Attach(second, func(_ time.Duration, _ netip.AddrPort, p []byte) { seen = append(seen, bytes.Clone(p)) })
+			v := w.victim("10.0.0.99:9997")
+			var held [][]byte
+			mon.tr.Divert = func(to netip.AddrPort, p []byte) bool {
+				if to == bob.addr && len(p) >= netcore.HeaderLen && p[1] == netcore.Magic1 {
+					held = append(held, bytes.Clone(p))
+					return true
+				}
+				return false
+			}
+			if !w.runUntil(5*time.Second, func() bool { return len(held) >= 2 }) {
+				t.Fatal("the watcher sent bob nothing")
+			}
+			bob.s.Receive(w.now(), second, held[0])
+			w.after(bob)
+			w.runFor(100 * time.Millisecond) // the check on its way
+			var tx uint64
+			for _, p := range seen {
+				if c, err := decodeCheck(p, key != nil || bob.s.ep.Sealed()); err == nil && !c.Answer {
+					tx = c.Tx
+				}
+			}
+			if tx == 0 {
+				t.Fatalf("bob sent no check to the watcher's second socket (%d datagrams)", len(seen))
+			}
+			w.runFor(300 * time.Millisecond) // past probeEvery
+			bob.s.Receive(w.now(), v.addr, held[1])
+			w.after(bob)
+			rej := bob.s.Rejected().Path
+			mk, _ := mon.s.checkKey(mon.s.byID[bob.s.self], true)
+			answer := appendCheck(nil, check{Answer: true, Token: ada.s.token, From: mon.s.self, To: bob.s.self, Tx: tx, Seq: 1}, mk)
+			bob.s.Receive(w.now(), v.addr, answer)
+			w.after(bob)
+			w.runFor(5 * time.Second)
+			if got := bob.s.byID[mon.s.self].Addr; got != monAt {
+				t.Fatalf("bob's link to the watcher moved to %v (was %v)", got, monAt)
+			}
+			if bob.s.Rejected().Path == rej {
+				t.Error("the replayed secret was not counted as a path refusal")
+			}
+			if v.bytes > bob.s.checkSize() {
+				t.Errorf("the victim got %d datagrams, %d bytes", v.datagrams, v.bytes)
+			}
+			for _, msg := range bob.messages() {
+				if strings.Contains(msg, v.addr.String()) {
+					t.Errorf("bob: %q", msg)
+				}
+			}
+			inStep(t, 0, 100, ada, bob, cyd)
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/netip"
@@ -93,9 +94,12 @@ type pairPath struct {
 	open      bool          // a pair that may punch: its link is open
 	opened    time.Duration // when its link opened
 	cands     []netip.AddrPort
-	tx        uint64
-	seq       uint32 // checks sent
-	peerSeq   uint32 // newest nomination taken (controlled side)
+	sent      [checkMemory]sentCheck // the latest checks, each with its own secret
+	sentAt    int                    // where the next goes in sent
+	seq       uint32                 // checks sent
+	keyOut    []byte                 // authenticates this machine's checks to the member (sealed sessions)
+	keyIn     []byte                 // authenticates the member's checks to this machine
+	peerSeq   uint32                 // newest nomination taken (controlled side)
 	since     time.Duration
 	nextCheck time.Duration
 	nominated bool             // controlling: a nomination was answered
@@ -109,14 +113,15 @@ type pairPath struct {
 	late      []latePrime      // primes still to send at primeLateHops
 	explained time.Duration    // "waiting for" lines said so far
 	reports   []pairReport     // host: the member's pairs not connected yet
+	table     []byte           // host: the address table last sent to the member
+	paths     []byte           // host: the relayed pairs last sent to the member
 }
 
 // natState is the session's part of hole punching and relaying.
 type natState struct {
-	key        []byte // authenticates checks (with --key)
-	tableDirty bool   // host: send the address table
-	anyLocals  bool   // host: some member has reported addresses (tables are in use)
-	needAddrs  bool   // member: someone punches, so the host wants our addresses
+	tableDirty bool // host: send the address table
+	anyLocals  bool // host: some member has reported addresses (tables are in use)
+	needAddrs  bool // member: someone punches, so the host wants our addresses
 	helloAt    time.Duration
 	hostRTT    time.Duration // member: Hello to Challenge
 	addrsSent  uint32        // member: roster version its addresses went out with
@@ -217,9 +222,6 @@ func (s *Session) startPunch(now time.Duration, m *member) {
 		return
 	}
 	s.nat.needAddrs = true
-	var b [8]byte
-	_ = s.random(b[:])
-	m.path.tx = le.Uint64(b[:])
 	m.path.state = pathPunching
 	m.path.since = now
 	m.path.nextCheck = now
@@ -279,6 +281,13 @@ func (s *Session) sendTables(now time.Duration) {
 			continue
 		}
 		s.buf = appendPeers(s.buf[:0], list)
+		if bytes.Equal(s.buf, to.path.table) {
+			// Nothing new for this member: a watcher joining changes no
+			// other watcher's table, and n watchers joining must not cost
+			// n² tables.
+			continue
+		}
+		to.path.table = append(to.path.table[:0], s.buf...)
 		_ = s.ep.Send(now, to.ID, netcore.ChannelGlobal, s.buf)
 	}
 }
@@ -393,11 +402,27 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 	return d, ok
 }
 
+// sendCheck sends one check to the member at to, with a fresh secret
+// that only to sees: an answer proves that path only if it carries the
+// secret of a check sent to the address the answer comes from (verify.go).
 func (s *Session) sendCheck(m *member, to netip.AddrPort, nominate bool) {
+	key, ok := s.checkKey(m, true)
+	if !ok {
+		return
+	}
+	var b [8]byte
+	if err := s.random(b[:]); err != nil {
+		return
+	}
+	tx := le.Uint64(b[:])
+	m.path.sent[m.path.sentAt] = sentCheck{to: to, tx: tx}
+	m.path.sentAt = (m.path.sentAt + 1) % checkMemory
 	m.path.seq++
 	s.nat.check = appendCheck(s.nat.check[:0], check{Nominate: nominate, Token: s.token, From: s.self, To: m.ID,
-		Tx: m.path.tx, Seq: m.path.seq}, s.nat.key)
-	if err := s.tr.Send(to, s.nat.check); err != nil {
+		Tx: tx, Seq: m.path.seq}, key)
+	// Through the session's transport: a check to a watcher draws on the
+	// watchers' budget like everything else this machine sends it.
+	if err := (pathTransport{s}).Send(to, s.nat.check); err != nil {
 		s.log.Debug("check not sent", "to", to, "err", err)
 	}
 }
@@ -411,7 +436,7 @@ func (s *Session) usePath(now time.Duration, m *member, p path, addr netip.AddrP
 	}
 	m.Addr = addr
 	if m.linked {
-		_ = s.ep.AddLink(now, m.ID, addr) // moves the link
+		_ = s.ep.MoveLink(m.ID, addr)
 	}
 	switch p {
 	case pathDirect:
@@ -569,15 +594,36 @@ func (s *Session) sendPairs(now time.Duration) {
 	_ = s.ep.Send(now, hostID, netcore.ChannelGlobal, s.buf)
 }
 
-// setCheckKey derives the checks' key once the session token is known.
-func (s *Session) setCheckKey() error {
-	if len(s.cfg.Key) == 0 {
-		return nil
+// checkKey is the key of the pair with m that authenticates checks in
+// one direction (out: this machine's), nil in a session that does not
+// seal. ok is false when a sealing session has no key for m (no link).
+func (s *Session) checkKey(m *member, out bool) (key []byte, ok bool) {
+	if !s.ep.Sealed() {
+		return nil, true
 	}
-	k, err := punchKey(s.cfg.Key, s.token)
-	s.nat.key = k
-	return err
+	k := &m.path.keyIn
+	if out {
+		k = &m.path.keyOut
+	}
+	if *k == nil {
+		var ok bool
+		if *k, ok = s.ep.LinkKey(m.ID, checkPurpose, out); !ok {
+			return nil, false
+		}
+	}
+	return *k, true
 }
+
+// sentCheck is one check this machine sent: where, and its secret.
+type sentCheck struct {
+	to netip.AddrPort
+	tx uint64
+}
+
+// checkMemory is how many of a pair's latest checks an answer may answer:
+// a round of punching goes to every candidate (at most maxCands) at once,
+// and answers may come a round late.
+const checkMemory = 2 * maxCands
 
 // trying is what a pair tries, in the lobby's words: "direct" (the address
 // the host saw) until it punches.

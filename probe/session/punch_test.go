@@ -17,7 +17,7 @@ import (
 // and messages (checks, relay frames, address lists, the host's table),
 // and whatever decodes encodes back to the same bytes (S19).
 func FuzzPunchWire(f *testing.F) {
-	key, _ := punchKey([]byte("k"), 7)
+	key := []byte("a pair's 32-byte check key......")
 	f.Add(appendCheck(nil, check{Token: 7, From: 2, To: 3, Tx: 9, Seq: 1}, nil), false)
 	f.Add(appendCheck(nil, check{Answer: true, Nominate: true, Token: 7, From: 3, To: 2, Tx: 9, Seq: 4}, key), true)
 	a := []netip.AddrPort{netip.MustParseAddrPort("10.0.0.1:7373"), netip.MustParseAddrPort("[2001:db8::1]:9")}
@@ -27,13 +27,18 @@ func FuzzPunchWire(f *testing.F) {
 	f.Add(appendPairs(nil, []pairReport{{4, pathPunching}, {5, pathRelayed}}), false)
 	f.Add([]byte("LR\x03\x00\x00\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x02\x00\x01\x00\x00\x00\x00\x00\x00\x00"), false)
 	f.Fuzz(func(t *testing.T, b []byte, keyed bool) {
-		k := []byte(nil)
-		if keyed {
-			k = key
-		}
-		if c, err := decodeCheck(b, k); err == nil {
-			if again := appendCheck(nil, c, k); string(again) != string(b) {
-				t.Fatalf("check re-encoded differently:\n%x\n%x", b, again)
+		if c, err := decodeCheck(b, keyed); err == nil {
+			k := []byte(nil)
+			if keyed {
+				k = key
+			}
+			again := appendCheck(nil, c, k)
+			if !keyed || checkTagOK(b, key) {
+				if string(again) != string(b) {
+					t.Fatalf("check re-encoded differently:\n%x\n%x", b, again)
+				}
+			} else if len(again) != len(b) || string(again[:checkLen]) != string(b[:checkLen]) {
+				t.Fatalf("check fields re-encoded differently:\n%x\n%x", b, again)
 			}
 		}
 		if l, err := decodeAddrs(b); err == nil {
@@ -95,18 +100,18 @@ func TestForgedChecksAndFrames_Q7(t *testing.T) {
 		evil := netip.MustParseAddrPort("10.66.0.1:4000")
 		before := dan.s.Rejected().Lobby
 		// Nominations (dan is the controlled side of bob ↔ dan) with a
-		// wrong token, and signed with the wrong key.
-		wrongKey, _ := punchKey([]byte("not the key"), bob.s.token)
+		// wrong token, tagged with the wrong key, and tagged by another
+		// member (ada) with its own key to dan.
+		bobKey, _ := bob.s.checkKey(bob.s.byID[dan.s.self], true)
+		adaKey, _ := ada.s.checkKey(ada.s.byID[dan.s.self], true)
 		for _, c := range []struct {
 			c check
 			k []byte
 		}{
-			{check{Nominate: true, Token: bob.s.token + 1, From: bob.s.self, To: dan.s.self, Tx: 1, Seq: 1 << 30}, bob.s.nat.key},
-			{check{Nominate: true, Token: bob.s.token, From: bob.s.self, To: dan.s.self, Tx: 1, Seq: 1 << 30}, wrongKey},
+			{check{Nominate: true, Token: bob.s.token + 1, From: bob.s.self, To: dan.s.self, Tx: 1, Seq: 1 << 30}, bobKey},
+			{check{Nominate: true, Token: bob.s.token, From: bob.s.self, To: dan.s.self, Tx: 1, Seq: 1 << 30}, []byte("not the key")},
+			{check{Nominate: true, Token: bob.s.token, From: bob.s.self, To: dan.s.self, Tx: 1, Seq: 1 << 30}, adaKey},
 		} {
-			if key == nil && c.k != nil && c.c.Token == bob.s.token {
-				continue // without a key the token is the whole guard (Q7)
-			}
 			dan.s.Receive(w.now(), evil, appendCheck(nil, c.c, c.k))
 			w.after(dan)
 		}

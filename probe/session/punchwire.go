@@ -1,7 +1,6 @@
 package session
 
 import (
-	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
@@ -35,7 +34,6 @@ const (
 var (
 	errCheckShort = errors.New("live: check has the wrong length")
 	errCheckField = errors.New("live: check field out of range")
-	errCheckAuth  = errors.New("live: check not authenticated")
 )
 
 // check is one connectivity check or its answer (RFC 8445's Binding
@@ -46,19 +44,16 @@ type check struct {
 	Nominate bool
 	Token    uint64
 	From, To netcore.PeerID
-	Tx       uint64 // the checking side's number for this pair; an answer carries it back
+	Tx       uint64 // a fresh secret of the check's own; an answer carries it back
 	Seq      uint32 // grows with every check of a pair: a replayed nomination is stale
 }
 
-// punchKey derives the key that authenticates checks from the pre-shared
-// key and the session token, so a check from another session (or from
-// someone without the key) never moves a link.
-func punchKey(psk []byte, token uint64) ([]byte, error) {
-	var salt [8]byte
-	le.PutUint64(salt[:], token)
-	return hkdf.Key(sha256.New, psk, salt[:], "lagscope/1 check key", 32)
-}
+// checkPurpose names the pair keys (netcore.Endpoint.LinkKey) that
+// authenticate checks: one per direction of a pair, so a check from X to Y
+// passes only if X made it, and no other member of the session can.
+const checkPurpose = "lagscope/2 check key"
 
+// appendCheck appends c, with its tag under key when key is set.
 func appendCheck(b []byte, c check, key []byte) []byte {
 	start := len(b)
 	kind := checkKind
@@ -83,10 +78,12 @@ func appendCheck(b []byte, c check, key []byte) []byte {
 	return b
 }
 
-// decodeCheck reads a check; key, when set, must have authenticated it.
-func decodeCheck(p []byte, key []byte) (check, error) {
+// decodeCheck reads a check's fields; tagged says the session seals, so
+// the check must carry a tag, which checkTagOK then verifies under the
+// pair's key for the sender the fields name.
+func decodeCheck(p []byte, tagged bool) (check, error) {
 	want := checkLen
-	if key != nil {
+	if tagged {
 		want += checkTag
 	}
 	if len(p) != want {
@@ -96,13 +93,6 @@ func decodeCheck(p []byte, key []byte) (check, error) {
 		(p[3] != checkKind && p[3] != answerKind) || p[4]&^checkNominate != 0 {
 		return check{}, errCheckField
 	}
-	if key != nil {
-		m := hmac.New(sha256.New, key)
-		m.Write(p[:checkLen])
-		if !hmac.Equal(m.Sum(nil)[:checkTag], p[checkLen:]) {
-			return check{}, errCheckAuth
-		}
-	}
 	c := check{Answer: p[3] == answerKind, Nominate: p[4]&checkNominate != 0, Token: le.Uint64(p[6:]),
 		From: netcore.PeerID(le.Uint16(p[14:])), To: netcore.PeerID(le.Uint16(p[16:])),
 		Tx: le.Uint64(p[18:]), Seq: le.Uint32(p[26:])}
@@ -110,6 +100,16 @@ func decodeCheck(p []byte, key []byte) (check, error) {
 		return check{}, errCheckField
 	}
 	return c, nil
+}
+
+// checkTagOK reports whether the tagged check p was made under key.
+func checkTagOK(p, key []byte) bool {
+	if len(p) != checkLen+checkTag || key == nil {
+		return false
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(p[:checkLen])
+	return hmac.Equal(m.Sum(nil)[:checkTag], p[checkLen:])
 }
 
 // A prime is a check's bytes with kind primeKind and no transaction,

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"net/netip"
 	"slices"
@@ -70,7 +71,9 @@ func (t *relayTable) get(k pairKey) *relayCount {
 type pathTransport struct{ s *Session }
 
 func (t pathTransport) Send(to netip.AddrPort, p []byte) error {
-	t.s.noteSend(to, p) // counted, and a watcher's taken from its budget (watchbudget.go)
+	if !t.s.noteSend(to, p) {
+		return nil // held back by the watchers' budget (watchbudget.go): as if lost on the way
+	}
 	if id, ok := relayPeer(to); ok {
 		return t.s.sendRelayed(id, p)
 	}
@@ -249,10 +252,25 @@ func (s *Session) sendPaths(now time.Duration) {
 		return
 	}
 	s.nat.pathsSent = len(s.nat.relayedPairs)
-	s.buf = appendPaths(s.buf[:0], s.nat.relayedPairs)
-	for _, m := range s.members {
-		if m.ID != s.self && m.linked && !m.removed {
-			_ = s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf)
+	var players []pairKey // the pairs a watcher reads: its telemetry is the players'
+	for _, k := range s.nat.relayedPairs {
+		if a, b := s.byID[k.a], s.byID[k.b]; a != nil && b != nil && !a.Observer && !b.Observer {
+			players = append(players, k)
 		}
+	}
+	for _, m := range s.members {
+		if m.ID == s.self || !m.linked || m.removed {
+			continue
+		}
+		pairs := s.nat.relayedPairs
+		if m.Observer {
+			pairs = players
+		}
+		s.buf = appendPaths(s.buf[:0], pairs)
+		if bytes.Equal(s.buf, m.path.paths) {
+			continue // nothing new for this member
+		}
+		m.path.paths = append(m.path.paths[:0], s.buf...)
+		_ = s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf)
 	}
 }

@@ -8,25 +8,35 @@ import (
 	"github.com/lagscope/lagscope/probe"
 )
 
-// rosterChanged: the host's roster has a new version; tell everyone.
+// rosterChanged: the host's roster has a new version; tell everyone who
+// reads it. Once the game runs, only the players do: a watcher links to
+// the players alone, which no longer change, and gets one roster when it
+// is let in (admission.go) — so n watchers arriving together cost n
+// rosters, not n².
 func (s *Session) rosterChanged(now time.Duration) {
 	s.version++
 	s.nat.tableDirty = s.nat.anyLocals
 	s.emitRoster()
 	for _, m := range s.members {
-		if m.ID != s.self && m.linked && !m.removed {
+		if m.ID != s.self && m.linked && !m.removed && !(s.started && m.Observer) {
 			s.sendRoster(now, m)
 		}
 	}
 }
 
-func (s *Session) currentRoster() roster {
+// currentRoster is the roster as the host sends it to member to. A
+// watcher that attaches to a running game links to the players only and
+// takes no roster after its first: its roster lists the players and
+// itself, not every other watcher, so that 64 watchers attaching cost the
+// host 64 short rosters, not 64 long ones.
+func (s *Session) currentRoster(to *member) roster {
 	r := roster{Version: s.version, Need: uint16(s.need), Speed: uint16(s.speed), DropTimeout: s.dropTimeout}
+	short := s.started && to != nil && to.Observer && to.late
 	for _, m := range s.members {
-		if m.removed {
+		if m.removed || (short && m.Observer && m != to) {
 			continue
 		}
-		e := rosterEntry{ID: m.ID, Observer: m.Observer, Late: m.late, Name: m.Name, Addr: m.Addr}
+		e := rosterEntry{ID: m.ID, Observer: m.Observer, Late: m.late, Name: m.Name, Addr: m.Addr, Key: m.Key}
 		if m.ID == s.self {
 			e.Addr = netip.AddrPort{} // "the sender": each member knows where it reaches the host
 		}
@@ -36,7 +46,7 @@ func (s *Session) currentRoster() roster {
 }
 
 func (s *Session) sendRoster(now time.Duration, m *member) {
-	s.buf = appendRoster(s.buf[:0], s.currentRoster())
+	s.buf = appendRoster(s.buf[:0], s.currentRoster(m))
 	if err := s.ep.Send(now, m.ID, netcore.ChannelGlobal, s.buf); err != nil {
 		s.log.Debug("roster not sent", "to", m.Name, "err", err)
 	}
@@ -134,7 +144,13 @@ func (s *Session) takeEntry(now time.Duration, e rosterEntry) *member {
 		// this machine's (punch.go): check the new one first.
 		moved, addr = addr, m.Addr
 	}
-	m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer}
+	if m.linked && m.Key != e.Key {
+		// A machine's identity never changes for its PeerID: a roster
+		// that says otherwise is no host's (a restart gets a new ID).
+		s.rejected.Lobby++
+		e.Key = m.Key
+	}
+	m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer, Key: e.Key}
 	if moved.IsValid() {
 		s.probePath(now, m, moved)
 	}
@@ -142,14 +158,14 @@ func (s *Session) takeEntry(now time.Duration, e rosterEntry) *member {
 	want := e.ID != s.self && (s.role != RoleObserver || !e.Observer)
 	switch {
 	case want && !m.linked:
-		if err := s.ep.AddLink(now, e.ID, addr); err != nil {
+		if err := s.ep.AddLink(now, e.ID, addr, e.Key); err != nil {
 			s.log.Warn("cannot open link", "peer", e.Name, "err", err)
 			return m
 		}
 		m.linked, m.heard, m.lastHeard = true, false, now
 		s.openPair(now, m)
 	case want && m.linked:
-		_ = s.ep.AddLink(now, e.ID, addr) // a no-op unless the path moved
+		_ = s.ep.MoveLink(e.ID, addr) // a no-op unless the path moved
 	case !want && m.linked:
 		s.ep.RemoveLink(e.ID)
 		m.linked = false

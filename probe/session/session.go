@@ -88,6 +88,11 @@ const (
 type Config struct {
 	Name string
 	Key  []byte // pre-shared key (Q7); nil for none
+	// Plain runs the session unsealed: the simulator and the demo, whose
+	// machines share one process and one network of their own. Every
+	// other session seals each link under keys of its pair (netcore's
+	// seal.go), keyed or open.
+	Plain bool
 
 	// Speed is the game speed (frames per second, S15). The host's is the
 	// session's; a joiner's, when set, is asked for with a game-speed
@@ -235,6 +240,9 @@ type member struct {
 	removed   bool // removed from the game (executed removal) or forgotten
 	late      bool // an observer that attached after the start (watch.go)
 	watching  bool // (host) a late watcher that has its snapshot: updates follow
+	// snapshotDue (the feeder): a late watcher let in, waiting for the
+	// watchers' budget to hold its snapshot (watch.go).
+	snapshotDue bool
 
 	// host side
 	nonce      uint64 // its handshake nonce (a repeated Response gets the same Welcome)
@@ -368,10 +376,7 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 	if err := s.newEndpoint(hostID, s.token); err != nil {
 		return nil, err
 	}
-	if err := s.setCheckKey(); err != nil {
-		return nil, err
-	}
-	s.addMember(&member{Member: probe.Member{ID: hostID, Name: cfg.Name, Addr: tr.LocalAddr()}})
+	s.addMember(&member{Member: probe.Member{ID: hostID, Name: cfg.Name, Addr: tr.LocalAddr(), Key: s.ep.PublicKey()}})
 	s.version = 1
 	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: roleHost.String(),
 		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})
@@ -443,6 +448,7 @@ func (s *Session) newEndpoint(self netcore.PeerID, token uint64) error {
 	nc := s.cfg.Net
 	nc.Self, nc.Session = self, token
 	nc.Key = s.cfg.Key
+	nc.Seal = !s.cfg.Plain
 	nc.Logger = s.log
 	nc.Handshake = s.handshake
 	nc.NewSource = s.onNewSource

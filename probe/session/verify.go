@@ -43,6 +43,17 @@ func (m *member) verify(addr netip.AddrPort) {
 	m.path.verified = append(m.path.verified, addr)
 }
 
+// sentTo reports whether one of this machine's latest checks to the
+// member went to addr with secret tx.
+func (m *member) sentTo(addr netip.AddrPort, tx uint64) bool {
+	for _, c := range m.path.sent {
+		if c.to == addr && c.tx == tx && c.to.IsValid() {
+			return true
+		}
+	}
+	return false
+}
+
 // checkedAt: this machine sends the pair's checks to addr (so an answer
 // from it proves the path).
 func (m *member) checkedAt(addr netip.AddrPort) bool {
@@ -58,7 +69,7 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 		s.rejected.Lobby++
 		return
 	}
-	c, err := decodeCheck(p, s.nat.key)
+	c, err := decodeCheck(p, s.ep.Sealed())
 	if err != nil || c.Token != s.token || c.To != s.self {
 		s.rejected.Lobby++
 		return
@@ -66,6 +77,10 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 	m := s.byID[c.From]
 	if m == nil || m.removed || !m.linked || m.ID == s.self {
 		s.rejected.Lobby++
+		return
+	}
+	if key, ok := s.checkKey(m, false); !ok || (key != nil && !checkTagOK(p, key)) {
+		s.rejected.Lobby++ // not made by the member it names
 		return
 	}
 	if c.Answer {
@@ -100,9 +115,11 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 	// One answer, the check's own size, to where it came from: the other
 	// side may still be looking. It says Nominate only when this side took
 	// the nomination, so the other side keeps nominating until then.
-	s.nat.check = appendCheck(s.nat.check[:0], check{Answer: true, Nominate: take, Token: s.token,
-		From: s.self, To: m.ID, Tx: c.Tx, Seq: c.Seq}, s.nat.key)
-	_ = s.tr.Send(from, s.nat.check)
+	if key, ok := s.checkKey(m, true); ok {
+		s.nat.check = appendCheck(s.nat.check[:0], check{Answer: true, Nominate: take, Token: s.token,
+			From: s.self, To: m.ID, Tx: c.Tx, Seq: c.Seq}, key)
+		_ = (pathTransport{s}).Send(from, s.nat.check) // a watcher's, within its budget
+	}
 	if punching {
 		s.addHeardCand(m, from) // a peer-reflexive candidate: checked at the next round
 	}
@@ -116,12 +133,10 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 
 // onAnswer: an answer to one of this machine's checks.
 func (s *Session) onAnswer(now time.Duration, m *member, from netip.AddrPort, c check) {
-	if c.Tx != m.path.tx {
-		s.rejected.Lobby++
-		return
-	}
-	if !m.checkedAt(from) {
-		s.rejected.Path++ // no check of ours went there
+	if !m.sentTo(from, c.Tx) {
+		// No check of ours with that secret went to that address: a
+		// secret seen elsewhere proves nothing of this path.
+		s.rejected.Path++
 		return
 	}
 	m.verify(from)
@@ -167,18 +182,13 @@ func (s *Session) probePath(now time.Duration, m *member, from netip.AddrPort) {
 	if m.path.probe.IsValid() && now-m.path.probeAt < probeEvery {
 		return
 	}
-	if m.path.tx == 0 {
-		var b [8]byte
-		_ = s.random(b[:])
-		m.path.tx = le.Uint64(b[:]) | 1
-	}
 	m.path.probe, m.path.probeAt = from, now
 	s.sendCheck(m, from, false)
 }
 
 // checkSize is the size of one check on the wire.
 func (s *Session) checkSize() int {
-	if s.nat.key != nil {
+	if s.ep.Sealed() {
 		return checkLen + checkTag
 	}
 	return checkLen
@@ -192,7 +202,7 @@ func (s *Session) movePath(now time.Duration, m *member, addr netip.AddrPort) {
 	if m.path.state == pathRelayed {
 		m.path.state = pathDirect
 	}
-	_ = s.ep.AddLink(now, m.ID, addr)
+	_ = s.ep.MoveLink(m.ID, addr)
 	if s.role == roleHost {
 		s.nat.tableDirty = true
 	}

@@ -36,6 +36,9 @@ const (
 	// interval is 128 frames (over 4 s at 30 fps); a second keeps the
 	// frame a watcher shows at most a second old.
 	watchEvery = time.Second
+	// roundPart is the part of the feeder's extra bucket its rounds of
+	// updates may take; the rest is for snapshots and the relay.
+	roundPart = 0.75
 	// watchRecent is how many recent messages a snapshot carries.
 	watchRecent = 20
 	// maxWatchPending bounds the events waiting for the next update; an
@@ -57,8 +60,13 @@ const (
 type watchState struct {
 	recent  []probe.WatchEvent // the last watchRecent messages
 	pending []probe.WatchEvent // network events since the last update
-	next    time.Duration      // next update when nothing happens
-	any     bool               // some late watcher is linked
+	// round is the update being handed out; roundLeft the watchers still
+	// without it (flushWatch).
+	round     []byte
+	roundLeft []netcore.PeerID
+	earliest  time.Duration // no new round before this, even with events pending
+	next      time.Duration // next update when nothing happens
+	any       bool          // some late watcher is linked
 	// recentNet (players) are the last network events, for taking over
 	// the feed; feeding (a player) is set once it feeds in the host's place.
 	recentNet []probe.WatchEvent
@@ -124,37 +132,47 @@ func (s *Session) noteWatch(w probe.WatchEvent) {
 
 // admitLate (host): an observer arrives after the start. Its link is open;
 // the peer takes it in, everyone gets the roster, it gets the snapshot.
+// The snapshot waits its turn in the watchers' budget like every update
+// (sendSnapshots), so that watchers arriving together are let in one by
+// one as the budget allows, never sent one the budget would hold back.
 func (s *Session) admitLate(now time.Duration, m *member) {
 	s.flushWatch(now) // the watchers already here get what came before
 	if err := s.peer.AddObserver(now, m.Member); err != nil {
 		s.log.Warn("cannot take the watcher in", "watcher", m.Name, "err", err)
 	}
 	s.watch.any = true
-	s.sendWatch(now, m, true)
-	m.watching = true
+	m.snapshotDue = true
+	s.sendSnapshots(now)
 }
 
-// sendWatch (host): the state now, with the pending events or, for a
-// snapshot, the recent messages.
-func (s *Session) sendWatch(now time.Duration, m *member, snapshot bool) {
-	st, ok := s.peer.WatchState()
-	if !ok {
-		return
-	}
-	w := watchMsg{Snapshot: snapshot, Version: s.version, State: st, Events: s.watch.pending}
-	if snapshot {
-		w.Events = s.watch.recent
-	}
-	s.buf = appendWatch(s.buf[:0], w)
-	s.wb.feedSize = len(s.buf)
-	if err := s.ep.Send(now, m.ID, netcore.ChannelReliable, s.buf); err != nil {
-		s.log.Debug("watch update not sent", "to", m.Name, "err", err)
+// sendSnapshots (the feeder): the late watchers waiting for their
+// snapshot get it, in the order they came, as long as the extra bucket
+// holds each; the rest wait for the next tick.
+func (s *Session) sendSnapshots(now time.Duration) {
+	for _, m := range s.members {
+		if !m.snapshotDue || m.removed || !m.linked {
+			continue
+		}
+		st, ok := s.peer.WatchState()
+		if !ok {
+			return
+		}
+		s.buf = appendWatch(s.buf[:0], watchMsg{Snapshot: true, Version: s.version, State: st, Events: s.watch.recent})
+		if !s.feedFits(now, len(s.buf)) {
+			return
+		}
+		if err := s.ep.Send(now, m.ID, netcore.ChannelReliable, s.buf); err != nil {
+			s.log.Debug("snapshot not sent", "to", m.Name, "err", err)
+		}
+		m.snapshotDue, m.watching = false, true
 	}
 }
 
-// flushWatch (the feeder): every late watcher gets an update with the
-// pending events, once the watchers' budget holds a round of them
-// (watchbudget.go); until then the events wait for the next round.
+// flushWatch (the feeder): every late watcher gets each update with the
+// pending events, in turn, as the watchers' budget holds them
+// (watchbudget.go): an update that the budget cannot give every watcher at
+// once goes to the next ones as it refills, before the next update is
+// made, so every watcher gets every event, in order.
 func (s *Session) flushWatch(now time.Duration) {
 	if s.peer == nil || !s.feedsWatchers() {
 		return
@@ -162,28 +180,59 @@ func (s *Session) flushWatch(now time.Duration) {
 	s.watch.any = s.anyLate()
 	if !s.watch.any {
 		s.watch.pending = s.watch.pending[:0]
+		s.watch.roundLeft = s.watch.roundLeft[:0]
 		return
 	}
-	n := 0
-	for _, m := range s.members {
-		if m.watching && !m.removed && m.linked {
-			n++
-		}
-	}
-	if ok, wait := s.feedFits(now, n); !ok {
-		s.watch.next = min(s.watch.next, now+wait)
-		if s.watch.next <= now {
-			s.watch.next = now + wait
-		}
+	s.sendSnapshots(now)
+	if !s.continueRound(now) {
 		return
 	}
+	if len(s.watch.pending) == 0 && now < s.watch.next {
+		return // nothing to tell yet
+	}
+	if now < s.watch.earliest {
+		s.watch.next = s.watch.earliest // the last round's share of the bucket first
+		return
+	}
+	st, ok := s.peer.WatchState()
+	if !ok {
+		return
+	}
+	s.watch.round = appendWatch(s.watch.round[:0], watchMsg{Version: s.version, State: st, Events: s.watch.pending})
 	for _, m := range s.members {
 		if m.watching && !m.removed && m.linked {
-			s.sendWatch(now, m, false)
+			s.watch.roundLeft = append(s.watch.roundLeft, m.ID)
 		}
 	}
 	s.watch.pending = s.watch.pending[:0]
-	s.watch.next = now + watchEvery
+	// The next round waits until this one has had its share of the
+	// bucket: as watchers are added, updates come less often and leave a
+	// quarter of the bucket for the snapshots of those arriving.
+	frags := (len(s.watch.round) + netcore.MaxDataPayload - 1) / netcore.MaxDataPayload
+	cost := float64(len(s.watch.roundLeft) * (len(s.watch.round) + frags*(wireOverhead+s.sealOverhead())))
+	spacing := time.Duration(cost / (roundPart * watchExtraRate) * float64(time.Second))
+	s.watch.earliest = now + spacing
+	s.watch.next = now + max(watchEvery, spacing)
+	s.continueRound(now)
+}
+
+// continueRound sends the update being handed out to the watchers still
+// without it while the extra bucket holds it, and reports whether all
+// have it.
+func (s *Session) continueRound(now time.Duration) bool {
+	for len(s.watch.roundLeft) > 0 {
+		m := s.byID[s.watch.roundLeft[0]]
+		if m != nil && m.watching && !m.removed && m.linked {
+			if !s.feedFits(now, len(s.watch.round)) {
+				return false
+			}
+			if err := s.ep.Send(now, m.ID, netcore.ChannelReliable, s.watch.round); err != nil {
+				s.log.Debug("watch update not sent", "to", m.Name, "err", err)
+			}
+		}
+		s.watch.roundLeft = s.watch.roundLeft[1:]
+	}
+	return true
 }
 
 // tickWatch: the feeder's updates that are due; a player that has just
@@ -349,7 +398,7 @@ func (s *Session) rosterWhileRunning(now time.Duration, r roster) {
 		if !e.Addr.IsValid() {
 			continue // only the host itself goes without an address
 		}
-		m := &member{Member: probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: true}, late: true, lastHeard: now}
+		m := &member{Member: probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: true, Key: e.Key}, late: true, lastHeard: now}
 		s.addMember(m)
 		if err := s.peer.AddObserver(now, m.Member); err != nil {
 			s.log.Warn("cannot take the watcher in", "watcher", e.Name, "err", err)
@@ -358,7 +407,7 @@ func (s *Session) rosterWhileRunning(now time.Duration, r roster) {
 		if s.role == RoleObserver {
 			continue // observers do not link to each other
 		}
-		if err := s.ep.AddLink(now, e.ID, addr); err != nil {
+		if err := s.ep.AddLink(now, e.ID, addr, e.Key); err != nil {
 			s.log.Warn("cannot open link", "peer", e.Name, "err", err)
 			continue
 		}

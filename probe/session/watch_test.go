@@ -355,7 +355,9 @@ func TestLateWatchersBounded(t *testing.T) {
 	for i := range maxObservers {
 		watchers = append(watchers, w.join(fmt.Sprintf("w%02d", i), RoleObserver, host, Config{}))
 	}
-	if !w.runUntil(10*time.Second, started(watchers...)) {
+	// The watchers' budget lets 64 arriving at once in as it refills
+	// (watchbudget.go): some 15 s for all of them.
+	if !w.runUntil(30*time.Second, started(watchers...)) {
 		t.Fatal("not every watcher attached")
 	}
 	extra := w.join("extra", RoleObserver, host, Config{})

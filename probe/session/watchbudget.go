@@ -21,8 +21,13 @@ package session
 //     gets every reliable frame packet (its commands) and unreliable ones
 //     as its share allows.
 //   - What must go (acks, keep-alive replies, resends, the lobby's global
-//     messages) goes, and its bytes are taken from the buckets all the
-//     same: the debt is paid before anything the gate admits goes again.
+//     messages) goes while the machine's bucket holds it, and its bytes
+//     are taken from the watcher's share all the same: the share's debt is
+//     paid before anything the gate admits goes to that watcher again.
+//     Past the bucket, or past its share's debt, it is held back (not
+//     sent; the link resends it later, as after a loss): a watcher that
+//     never acknowledges, whose resends would pile up, costs no more than
+//     one that does, in every second.
 //   - The machine that feeds the late watchers (the host; the master once
 //     the host is removed) and the host's relay for pairs with a watcher
 //     draw on a second bucket, extra: watchExtraRate, watchExtraBurst. A
@@ -55,9 +60,11 @@ const (
 	watchOutBurst = 4 << 10
 	// watchExtraRate and watchExtraBurst bound the feeder's updates to
 	// late watchers and the host's relay for watchers, on top of its
-	// own share: no second exceeds 64 KiB.
-	watchExtraRate  = 60 << 10
-	watchExtraBurst = 4 << 10
+	// own share: no second exceeds 64 KiB. The burst holds a snapshot
+	// whole (a few kilobytes even at 64 players), since a snapshot cut
+	// short by the bucket waits for its link's retry.
+	watchExtraRate  = 48 << 10
+	watchExtraBurst = 16 << 10
 	// watchRelayPart is the part of the extra the relay for watchers
 	// may take, cut in shares per watcher.
 	watchRelayPart = 0.5
@@ -69,17 +76,35 @@ const (
 	// watchSilence drops a watcher silent this long: four keep-alives
 	// missed in a row.
 	watchSilence = 5 * time.Second
+	// unheardWatcherLimit is the least time a player waits to hear from a
+	// late watcher it has never heard: the host lets a crowd of watchers
+	// in as their budget refills, 64 of them in some 15 s.
+	unheardWatcherLimit = 30 * time.Second
 	// debtHold bounds a bucket's debt to this long of its rate: what must
 	// go past it (the roster to every watcher as many join) is counted,
 	// never held against the telemetry for longer.
 	debtHold = 2 * time.Second
+	// mustGoReserve is what the gate leaves in the watchers' bucket for
+	// what must go (acks, keep-alive replies, link reports, a roster):
+	// the game's telemetry to watchers never takes the last of it, so
+	// what must go is not held back behind what may wait.
+	mustGoReserve = 2 << 10
+	// shareSlack is what a watcher may be sent beyond its part of the
+	// rate before what must go to it waits: one arriving needs its roster,
+	// its address table and the first acks at once, a few kilobytes, while
+	// its part refills at a 64th of the rate.
+	shareSlack = 8 << 10
 	// wireOverhead is what netcore adds to a message in its own
 	// datagram: the header and a data record's head (the seal aside).
 	wireOverhead = netcore.HeaderLen + 8
 )
 
-// watchShare is one watcher's part of the buckets.
-type watchShare struct{ out, relay bucket }
+// watchShare is one watcher's part of the buckets: out paces what the gate
+// admits (everything sent counts), relay the host's relay for it, and
+// sent holds back what must go once a watcher takes more than its part
+// for long (its resends pile up: it never acknowledges), so it cannot eat
+// the other watchers' part of the bucket.
+type watchShare struct{ out, relay, sent bucket }
 
 // watchBudget is a machine's state for the rules above, with its counts in
 // wire bytes and datagrams.
@@ -88,7 +113,6 @@ type watchBudget struct {
 	shares     map[netcore.PeerID]*watchShare
 	n          int           // watchers the shares are cut for
 	armed      bool          // the gate is on the peer
-	feedSize   int           // the last update to a late watcher, in bytes
 	now        time.Duration // the time of the input being handled: the sends' time
 
 	// counts: datagrams and bytes this machine sent its watchers (out,
@@ -99,6 +123,8 @@ type watchBudget struct {
 	relayBytes, relayDatagrams uint64
 	relayRefused               uint64
 	allBytes, allDatagrams     uint64
+	// held counts datagrams to watchers the buckets held back.
+	held, heldBytes uint64
 }
 
 // ready gives the zero watchBudget its buckets' rates.
@@ -129,7 +155,9 @@ func (b *watchBudget) cut(sh *watchShare) {
 	sh.out.burst = max(sh.out.rate*shareHold.Seconds(), minShareBurst)
 	sh.relay.rate = watchExtraRate * watchRelayPart / n
 	sh.relay.burst = max(sh.relay.rate*shareHold.Seconds(), minShareBurst)
+	sh.sent.rate, sh.sent.burst = sh.out.rate, shareSlack
 	sh.out.tokens, sh.relay.tokens = min(sh.out.tokens, sh.out.burst), min(sh.relay.tokens, sh.relay.burst)
+	sh.sent.tokens = min(sh.sent.tokens, sh.sent.burst)
 }
 
 // floor is the most debt a bucket of this rate carries.
@@ -156,32 +184,55 @@ func (s *Session) watcherOf(addr netip.AddrPort) *member {
 	return nil
 }
 
-// noteSend counts one datagram this machine's endpoint sends to addr and,
-// for a watcher, takes its bytes from the buckets: a reliable one from the
-// feeder to a late watcher is the feed's, everything else the watcher's
-// share.
-func (s *Session) noteSend(addr netip.AddrPort, p []byte) {
+// noteSend counts one datagram this machine's endpoint sends to addr and
+// reports whether it may go. One to a watcher goes only while the
+// machine's bucket holds it (a reliable one from the feeder to a late
+// watcher is the feed's, the extra bucket; everything else the watchers'
+// bucket) and the watcher's share is not past its debt: so no second of
+// this machine's upload to its watchers exceeds a bucket's burst and
+// rate, whatever the watchers do.
+func (s *Session) noteSend(addr netip.AddrPort, p []byte) bool {
 	b := &s.wb
-	b.allBytes += uint64(len(p))
-	b.allDatagrams++
 	m := s.watcherOf(addr)
 	if m == nil {
-		return
+		b.allBytes += uint64(len(p))
+		b.allDatagrams++
+		return true
 	}
 	now := b.now
 	n := float64(len(p))
 	if m.late && len(p) >= netcore.HeaderLen && netcore.Channel(p[14]) == netcore.ChannelReliable && s.feedsWatchers() {
 		b.ready()
+		if !b.extra.fits(now, n) {
+			b.hold(p)
+			return false
+		}
 		b.extra.spend(now, n, floor(&b.extra))
 		b.feedBytes += uint64(len(p))
 		b.feedDatagrams++
-		return
+		b.allBytes += uint64(len(p))
+		b.allDatagrams++
+		return true
 	}
 	sh := b.share(m.ID)
+	if !b.out.fits(now, n) || !sh.sent.fits(now, n) {
+		b.hold(p)
+		return false
+	}
+	sh.sent.spend(now, n, 0)
 	sh.out.spend(now, n, floor(&sh.out))
 	b.out.spend(now, n, floor(&b.out))
 	b.outBytes += uint64(len(p))
 	b.outDatagrams++
+	b.allBytes += uint64(len(p))
+	b.allDatagrams++
+	return true
+}
+
+// hold counts a datagram to a watcher that the buckets held back.
+func (b *watchBudget) hold(p []byte) {
+	b.held++
+	b.heldBytes += uint64(len(p))
 }
 
 // watcherGate is the peer's ObserverGate (probe.Peer.SetObserverGate): see
@@ -201,26 +252,41 @@ func (s *Session) watcherGate(now time.Duration, to netcore.PeerID, n int, updat
 	}
 	size := float64(n + wireOverhead + s.sealOverhead())
 	sh := s.wb.share(to)
-	return sh.out.fits(now, size) && s.wb.out.fits(now, size)
+	if !sh.out.fits(now, size) {
+		return false
+	}
+	// A watcher whose share has filled (it has waited longest) may take
+	// the reserve; the others leave it for what must go. So the watchers
+	// take turns, whatever order the peer asks in.
+	if sh.out.tokens >= sh.out.burst {
+		return s.wb.out.fits(now, size)
+	}
+	return s.wb.out.fits(now, size+mustGoReserve)
 }
 
 func (s *Session) sealOverhead() int {
-	if len(s.cfg.Key) > 0 {
+	if s.ep.Sealed() {
 		return netcore.SealOverhead
 	}
 	return 0
 }
 
-// feedFits (the feeder) reports whether a round of updates to every late
-// watcher fits the extra bucket now, and if not, how long until it does.
-func (s *Session) feedFits(now time.Duration, watchers int) (bool, time.Duration) {
+// feedFits (the feeder) reports whether an update of n bytes to one late
+// watcher fits the extra bucket now; when it does not, the next try is set
+// for when it will.
+func (s *Session) feedFits(now time.Duration, n int) bool {
 	s.wb.ready()
-	cost := float64(watchers * (s.wb.feedSize + wireOverhead + s.sealOverhead()))
+	frags := (n + netcore.MaxDataPayload - 1) / netcore.MaxDataPayload
+	cost := float64(n + max(frags, 1)*(wireOverhead+s.sealOverhead()))
 	if s.wb.extra.fits(now, cost) {
-		return true, 0
+		return true
 	}
 	need := min(cost, s.wb.extra.burst) - s.wb.extra.tokens
-	return false, max(time.Duration(need/s.wb.extra.rate*float64(time.Second)), 10*time.Millisecond)
+	wait := max(time.Duration(need/s.wb.extra.rate*float64(time.Second)), time.Millisecond)
+	if s.watch.next <= now || now+wait < s.watch.next {
+		s.watch.next = now + wait
+	}
+	return false
 }
 
 // relayFits (the host) takes a relayed frame of a pair with a watcher from
@@ -236,7 +302,11 @@ func (s *Session) relayFits(now time.Duration, src, dst *member, p []byte) bool 
 	}
 	sh := s.wb.share(w.ID)
 	n := float64(len(p))
-	if netcore.Channel(p[14]) != netcore.ChannelControl && (!sh.relay.fits(now, n) || !s.wb.extra.fits(now, n)) {
+	// A control frame (an ack, a keep-alive) always goes toward a player;
+	// toward a watcher it too waits for the extra bucket, so the host's
+	// upload to watchers stays within it in every second.
+	control := netcore.Channel(p[14]) == netcore.ChannelControl
+	if (!control && !sh.relay.fits(now, n)) || ((!control || w == dst) && !s.wb.extra.fits(now, n)) {
 		s.wb.relayRefused++
 		return false
 	}

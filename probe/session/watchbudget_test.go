@@ -2,10 +2,12 @@ package session
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 )
 
@@ -227,4 +229,103 @@ func TestSilentWatcherLeavesTheLobbyAfter5s(t *testing.T) {
 	if host.s.byID[bob.s.self] == nil {
 		t.Error("bob, a player, left with her")
 	}
+}
+
+// acksIn reports whether the plain datagram p carries an acknowledgement
+// of any kind: an ack (alone or carried), a keep-alive reply, or a
+// telemetry ack.
+func acksIn(p []byte) bool {
+	if len(p) < netcore.HeaderLen || p[1] != netcore.Magic1 {
+		return false
+	}
+	for b := p[netcore.HeaderLen:]; len(b) > 0; {
+		typ, pl, rest, err := netcore.NextRecord(b)
+		if err != nil {
+			return false
+		}
+		switch {
+		case typ == netcore.RecAck, typ == 0x23, typ == 0x24:
+			return true
+		case typ == netcore.RecData && len(pl) > 4 && pl[4] == 0x04:
+			return true
+		}
+		b = rest
+	}
+	return false
+}
+
+// Watchers that never acknowledge anything — their resends would pile
+// up — cost each player no more than its budget in any second: measured
+// on the wire (every datagram that leaves a player for a watcher's
+// address, at its virtual time), over every one-second window of the 64
+// watchers' arrival and the 40 s after. The session runs plain so the
+// test can read which datagrams are acks.
+func TestWatchersThatNeverAcknowledgeStayWithinBudget(t *testing.T) {
+	w := newWorld(t, 15, lan30)
+	plain := Config{Plain: true}
+	host := w.host("alice", Config{Players: 3, Plain: true})
+	bob := w.join("bob", RolePlayer, host, plain)
+	carol := w.join("carol", RolePlayer, host, plain)
+	players := []*machine{host, bob, carol}
+	if !w.runUntil(10*time.Second, started(players...)) {
+		t.Fatal("the game did not start")
+	}
+	w.runFor(2 * time.Second)
+	type sent struct {
+		at time.Duration
+		n  int
+	}
+	toWatchers := map[*machine][]sent{}
+	watcherAt := map[netip.AddrPort]bool{}
+	for _, p := range players {
+		p.tr.Divert = func(to netip.AddrPort, d []byte) bool {
+			if watcherAt[to] || isRelayed(to) {
+				toWatchers[p] = append(toWatchers[p], sent{w.now(), len(d)})
+			}
+			return false
+		}
+	}
+	var watchers []*machine
+	for i := range maxObservers {
+		m := w.join(fmt.Sprintf("w%02d", i), RoleObserver, host, plain)
+		watcherAt[m.addr] = true
+		m.tr.Divert = func(_ netip.AddrPort, d []byte) bool { return acksIn(d) }
+		watchers = append(watchers, m)
+	}
+	w.runFor(40 * time.Second)
+	following := 0
+	for _, m := range watchers {
+		if p := m.s.Peer(); p != nil && p.Spectator() && !m.s.Done() {
+			following++
+		}
+	}
+	if following == 0 {
+		t.Fatal("no watcher follows the game: the test measured nothing")
+	}
+	for _, p := range players {
+		limit := 32 << 10
+		if p == host {
+			limit += 64 << 10 // the feed and the relay
+		}
+		ds := toWatchers[p]
+		worst, sum, from := 0, 0, 0
+		for _, d := range ds {
+			sum += d.n
+			for ds[from].at <= d.at-time.Second {
+				sum -= ds[from].n
+				from++
+			}
+			worst = max(worst, sum)
+		}
+		total := 0
+		for _, d := range ds {
+			total += d.n
+		}
+		t.Logf("%s: %d datagrams, %d bytes to watchers in %v; the worst second %d bytes (budget %d); held back %d datagrams",
+			p.name, len(ds), total, 40*time.Second, worst, limit, p.s.wb.held)
+		if worst > limit {
+			t.Errorf("%s sent its watchers %d bytes in one second, over its %d", p.name, worst, limit)
+		}
+	}
+	t.Logf("%d of %d watchers follow the game", following, len(watchers))
 }

@@ -66,6 +66,7 @@ type rosterEntry struct {
 	Late     bool // an observer that attached after the start (roleLate)
 	Name     string
 	Addr     netip.AddrPort
+	Key      netcore.PublicKey // its identity: what this machine's link to it is sealed with
 }
 
 // roster is the host's list of the session's machines.
@@ -111,6 +112,7 @@ func appendRoster(b []byte, r roster) []byte {
 		if m.Addr.IsValid() {
 			b = le.AppendUint16(b, m.Addr.Port())
 		}
+		b = append(b, m.Key[:]...)
 	}
 	return b
 }
@@ -136,9 +138,9 @@ func decodeRoster(p []byte) (roster, error) {
 	}
 	rest := p[rosterFixed:]
 	// Each member takes at least 5 bytes (id, role, name length, address
-	// length) plus a name of at least one byte: refuse a count the bytes
-	// cannot hold before allocating for it.
-	if n > len(rest)/6 {
+	// length), a name of at least one byte and its key: refuse a count the
+	// bytes cannot hold before allocating for it.
+	if n > len(rest)/(6+len(netcore.PublicKey{})) {
 		return r, errLobbyShort
 	}
 	r.Members = make([]rosterEntry, 0, n)
@@ -195,6 +197,10 @@ func decodeRoster(p []byte) (roster, error) {
 		default:
 			return r, errLobbyField
 		}
+		if len(rest) < len(m.Key) {
+			return r, errLobbyShort
+		}
+		rest = rest[copy(m.Key[:], rest):]
 		r.Members = append(r.Members, m)
 	}
 	if len(rest) != 0 {

@@ -82,7 +82,7 @@ func TestRosterRejectsBadFields(t *testing.T) {
 	if _, err := decodeRoster(append(b, 0)); err == nil {
 		t.Fatal("trailing byte accepted")
 	}
-	b[len(b)-24] = 9 // bob's role: 24 bytes from the end (role, name, address, port)
+	b[len(b)-24-32] = 9 // bob's role: before his name, address, port and key
 	if _, err := decodeRoster(b); err == nil {
 		t.Fatal("bad role accepted")
 	}

@@ -61,6 +61,7 @@ func (r *runner) build() error {
 		m.host.OnStep(func() { r.check(m) })
 		cfg := session.Config{
 			Name:              n,
+			Plain:             true, // one process, one simulated network: nothing to seal against
 			DropTimeout:       dropTimeout,
 			ProcessTime:       m.procT,
 			CommandsPerMinute: cpm,
