@@ -123,7 +123,8 @@ func TestShellWords(t *testing.T) {
 type example struct{ where, line string }
 
 // helpExamples reads the Examples sections of `lagscope --help` and of
-// every command's --help, as printed.
+// every command's --help, as printed, and the command lines a command's
+// description shows (indented, starting with lagscope).
 func helpExamples(t *testing.T) []example {
 	t.Helper()
 	var out []example
@@ -136,7 +137,7 @@ func helpExamples(t *testing.T) []example {
 		if code := run(args, &stdout, &stderr); code != 0 {
 			t.Fatalf("lagscope %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
 		}
-		in, n := false, 0
+		in, usage, n := false, false, 0
 		for _, l := range strings.Split(stdout.String(), "\n") {
 			switch {
 			case l == "Examples:":
@@ -146,6 +147,13 @@ func helpExamples(t *testing.T) []example {
 				n++
 			case in:
 				in = false
+			case l == "Usage:":
+				usage = true
+			case usage:
+				usage = false // the synopsis, with its placeholders, is no example
+			case strings.HasPrefix(l, "  lagscope"):
+				// A command line in a command's description.
+				out = append(out, example{"lagscope " + strings.Join(args, " "), strings.TrimSpace(l)})
 			}
 		}
 		if n == 0 {

@@ -28,6 +28,7 @@ type command struct {
 	name     string
 	summary  string   // one line for the command list
 	usage    string   // usage line without the program name, e.g. "rung [--rtt D]"
+	about    string   // what the summary cannot say, printed as is under the usage in COMMAND --help
 	examples []string // full command lines shown under --help
 	order    int      // position in the command list
 	// setup declares the command's flags on fs and returns the function that
@@ -266,6 +267,9 @@ func printHelp(w io.Writer) {
 
 func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "%s\n\nUsage:\n  lagscope %s\n", c.summary, c.usage)
+	if c.about != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.about, "\n"))
+	}
 	if u := fs.FlagUsages(); u != "" {
 		fmt.Fprintf(w, "\nFlags:\n%s", u)
 	}
