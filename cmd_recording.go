@@ -16,17 +16,20 @@ import (
 // chain of errors.
 
 // openRecording reads the recording at path. A file that is not a
-// recording, one in a format this build cannot read, one cut short inside
-// its header, one that does not exist or may not be read, is bad input
-// (exit 2) in one line naming the file; any other failure of the system
-// comes back as it is (exit 1). A tail cut off or damaged is no error: the
-// caller says so with stopNote.
+// recording (a directory, too), one in a format this build cannot read,
+// one cut short inside its header, one that does not exist or may not be
+// read, is bad input (exit 2) in one line naming the file; any other
+// failure of the system comes back as it is (exit 1). A tail cut off or
+// damaged is no error: the caller says so with stopNote.
 func openRecording(path string) (*record.Recording, error) {
+	name := textsafe.Terminal(path)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, usagef("%s is a directory, not a lagscope recording", name)
+	}
 	rec, err := record.Open(path)
 	if err == nil {
 		return rec, nil
 	}
-	name := textsafe.Terminal(path)
 	var se *record.StopError
 	switch {
 	case errors.Is(err, record.ErrNotRecording):

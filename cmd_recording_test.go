@@ -67,6 +67,7 @@ func TestRecordingErrorsGolden(t *testing.T) {
 		{"random bytes, no line end", write("y.bin", noNewline), 2, "lagscope %[1]s: %[2]s is not a lagscope recording\n"},
 		{"NDJSON", write("events.ndjson", []byte(`{"type":"master","frame":0,"player":"a"}`+"\n")), 2, "lagscope %[1]s: %[2]s is not a lagscope recording\n"},
 		{"empty", write("empty.lsrec", nil), 2, "lagscope %[1]s: %[2]s is not a lagscope recording (the file is empty)\n"},
+		{"a directory", dir, 2, "lagscope %[1]s: %[2]s is a directory, not a lagscope recording\n"},
 		{"cut inside the header", write("head.lsrec", full[:header/2]), 2,
 			"lagscope %[1]s: %[2]s is cut short: it ends inside its header, before anything was recorded\n"},
 		{"cut short", truncated, 0, fmt.Sprintf("lagscope %%[1]s: note: %%[2]s was cut short at byte %d (record %d); %%[3]s\n", at, index)},
