@@ -16,7 +16,6 @@ import (
 	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/live"
-	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/themes"
 	"github.com/lagscope/lagscope/ui"
@@ -220,23 +219,6 @@ func liveExit(stderr io.Writer, cmd string, err error) int {
 		err = usagef("%s", fe.Msg)
 	}
 	return fail(stderr, cmd, err)
-}
-
-// openRecording reads a recording, turning "this is not one" into a usage
-// error (exit 2) and a cut-off tail into a note on stderr by the caller.
-func openRecording(path string) (*record.Recording, error) {
-	rec, err := record.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, record.ErrNotRecording) || errors.Is(err, record.ErrVersion) || errors.Is(err, os.ErrPermission) {
-			return nil, usagef("%v", err)
-		}
-		var se *record.StopError
-		if errors.As(err, &se) {
-			return nil, usagef("%s: %v", path, err)
-		}
-		return nil, err
-	}
-	return rec, nil
 }
 
 // uiQuitWait is how long the TUI waits after `q` for the session's end

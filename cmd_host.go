@@ -17,10 +17,10 @@ import (
 func init() {
 	register(&command{
 		name:    "host",
-		summary: "Start a session and play in it; others join with `lagscope join ADDR`",
+		summary: "Start a session and play in it; others join with the line it prints, `lagscope join ADDR --key CODE`",
 		usage:   "host [--listen ADDR] [--players N] [--drop-timeout D] [--name NAME] [--key KEY | --open] [--json] [--duration D] [flags]",
 		examples: []string{
-			"lagscope host --players 3                  (prints the join line with the session's code)",
+			"lagscope host --players 3   # prints the join line with the session's code",
 			"lagscope host --listen 192.168.1.20:7373 --players 4 --key s3cret --json > host.ndjson",
 		},
 		order: 2,

@@ -15,10 +15,27 @@ import (
 func init() {
 	register(&command{
 		name:    "impair",
-		summary: "UDP relay that makes a link bad on purpose: delay, jitter, loss, duplication, reordering, burst loss",
+		summary: "UDP relay that makes one player's link to the host bad on purpose: delay, jitter, loss, duplication, reordering, burst loss",
 		usage:   "impair --listen ADDR --to ADDR [--profile NAME] [--delay D] [--jitter D] [--loss P] [--dup P] [--reorder P] [--burst SPEC] [--seed N] [--duration D]",
+		about: `It impairs only the datagrams that pass through it: those between the host
+(--to) and the one player who joins at its --listen address. That player's
+links to the other players, and theirs to the host, go direct: none of them
+is impaired. Start it before the game: only a player who joins at its address
+passes through it, and a game that runs cannot be moved onto it. One relay
+serves one player; impair two players' links with two relays. Each flag
+applies each way: --delay 40ms adds 80 ms to the round trip.
+
+Three machines: ada hosts on 192.168.1.20 and runs the relay there (the first
+two lines), bob joins through the relay, cyd joins the host directly, both
+with the code ada's host prints:
+  lagscope host --players 3 --name ada
+  lagscope impair --listen :9000 --to 127.0.0.1:7373 --delay 40ms --loss 2%
+  lagscope join 192.168.1.20:9000 --key 7K3M-QX9P-4RTA-WZ2H --name bob
+  lagscope join 192.168.1.20:7373 --key 7K3M-QX9P-4RTA-WZ2H --name cyd
+ada-bob is impaired: 80 ms more round trip, 2 % lost each way. ada-cyd and
+bob-cyd go direct, as they would without the relay.`,
 		examples: []string{
-			"lagscope impair --listen :9000 --to 127.0.0.1:7373 --delay 40ms --jitter 5ms --loss 2%",
+			"lagscope impair --listen :9000 --to 127.0.0.1:7373 --delay 40ms --jitter 5ms --loss 2%   # beside the host",
 			"lagscope impair --listen :9000 --to 192.168.1.20:7373 --profile wifi --seed 7",
 			"lagscope impair --listen :9000 --to 127.0.0.1:7373 --burst 1%,25%,50% --duration 3m",
 		},
@@ -50,8 +67,8 @@ func profileNames() string {
 }
 
 func setupImpair(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
-	listen := fs.String("listen", "", "address the client sends to (required)")
-	to := fs.String("to", "", "address datagrams are forwarded to (required)")
+	listen := fs.String("listen", "", "address the impaired player joins at instead of the host's (required)")
+	to := fs.String("to", "", "the host's address: where datagrams are forwarded (required)")
 	profile := fs.String("profile", "", "start from a named link profile: "+profileNames()+"; other flags override it")
 	delay := fs.Duration("delay", 0, "delay added to each datagram, each way")
 	jitter := fs.Duration("jitter", 0, "uniform ± spread of each datagram's delay")

@@ -181,7 +181,17 @@ func TestImpairHelp(t *testing.T) {
 	if code := run([]string{"impair", "--help"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"--listen", "--to", "--burst", "lan, cable, dsl, wifi"} {
+	for _, want := range []string{"--listen", "--to", "--burst", "lan, cable, dsl, wifi",
+		// What it impairs, when it goes in, and the three machines of the
+		// worked example: the relay beside the host, a join through it, a
+		// join direct (the lines themselves parse: cmd_examples_test.go).
+		"impairs only the datagrams that pass through it",
+		"Start it before the game",
+		"\n  lagscope impair --listen :9000 --to 127.0.0.1:7373 ",
+		"\n  lagscope join 192.168.1.20:9000 ",
+		"\n  lagscope join 192.168.1.20:7373 ",
+		"ada-bob is impaired",
+	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}

@@ -17,10 +17,10 @@ func init() {
 	register(&command{
 		name:    "join",
 		summary: "Join a session as a player",
-		usage:   "join ADDR [--name NAME] [--key KEY] [--json] [--duration D] [flags]",
+		usage:   "join ADDR [--key CODE] [--name NAME] [--json] [--duration D] [flags]",
 		examples: []string{
-			"lagscope join 192.168.1.20 --name bob",
-			"lagscope join 127.0.0.1:7373 --name carol --json --duration 2m",
+			"lagscope join 192.168.1.20:7373 --key 7K3M-QX9P-4RTA-WZ2H --name bob   # the line the host prints, and your name",
+			"lagscope join 127.0.0.1:7373 --key 7K3M-QX9P-4RTA-WZ2H --name carol --json --duration 2m",
 		},
 		order: 3,
 		setup: func(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
@@ -30,10 +30,10 @@ func init() {
 	register(&command{
 		name:    "watch",
 		summary: "Join a session as an observer, before or after the start: see every event, take no seat, never be waited for",
-		usage:   "watch ADDR [--name NAME] [--key KEY] [--json] [--duration D] [flags]",
+		usage:   "watch ADDR [--key CODE] [--name NAME] [--json] [--duration D] [flags]",
 		examples: []string{
-			"lagscope watch 192.168.1.20 --name admin",
-			"lagscope watch 127.0.0.1:7373 --json | jq -c 'select(.type==\"timing\")'",
+			"lagscope watch 192.168.1.20:7373 --key 7K3M-QX9P-4RTA-WZ2H --name admin",
+			"lagscope watch 127.0.0.1:7373 --key 7K3M-QX9P-4RTA-WZ2H --json | jq -c 'select(.type==\"timing\")'",
 		},
 		order: 4,
 		setup: func(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {

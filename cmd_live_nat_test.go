@@ -65,6 +65,34 @@ func TestLiveNewcomerBehindImpair_T1(t *testing.T) {
 			}
 		}
 	}
+	// The relay impairs only what passes through it: cyd's link to the
+	// host (10 ms each way, 20 ms a round trip at the least). cyd's link to
+	// bob, found from cyd's own addresses, and bob's to the host go direct
+	// and keep loopback's round trip (docs/live.md, "Impairing one link").
+	impaired := map[[2]string]bool{{"ada", "cyd"}: true, {"cyd", "ada"}: true}
+	srtt := map[[2]string]float64{}
+	for _, p := range players {
+		for _, q := range players {
+			if p == q {
+				continue
+			}
+			med, n := medianSRTT(p.of("link"), p.name, q.name, 0) // cmd_live_impair_test.go
+			if n == 0 {
+				t.Fatalf("%s → %s: no round trip measured", p.name, q.name)
+			}
+			srtt[[2]string{p.name, q.name}] = med
+		}
+	}
+	floor := min(srtt[[2]string{"ada", "cyd"}], srtt[[2]string{"cyd", "ada"}])
+	for pair, med := range srtt {
+		switch {
+		case impaired[pair] && med < 15:
+			t.Errorf("%s → %s goes through the relay (10 ms each way), yet its median SRTT is %.1f ms", pair[0], pair[1], med)
+		case !impaired[pair] && med > floor-10:
+			t.Errorf("%s → %s should go direct, yet its median SRTT %.1f ms is near the relayed link's %.1f ms", pair[0], pair[1], med, floor)
+		}
+	}
+	t.Logf("median SRTT by link: %v", srtt)
 	for _, p := range []*proc{bob, cyd, admin} {
 		for _, m := range p.of("message") {
 			if strings.Contains(m.str("text"), "↔") {

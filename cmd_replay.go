@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 
@@ -48,19 +47,19 @@ func init() {
 					return fail(stderr, "replay", usagef("--as %q: the recording has no view of that machine", *as))
 				}
 				if *asJSON {
-					return replayJSON(rec, stdout, stderr)
+					return replayJSON(args[0], rec, stdout, stderr)
 				}
-				return replayTUI(rec, *as, *speed, *theme, stdout, stderr)
+				return replayTUI(args[0], rec, *as, *speed, *theme, stdout, stderr)
 			}
 		},
 	})
 }
 
-func replayJSON(rec *record.Recording, stdout, stderr io.Writer) int {
+func replayJSON(path string, rec *record.Recording, stdout, stderr io.Writer) int {
 	if err := rec.WriteNDJSON(stdout); err != nil {
 		return fail(stderr, "replay", err)
 	}
-	stopNote(stderr, "replay", rec)
+	stopNote(stderr, "replay", path, rec, "showing everything before it")
 	return 0
 }
 
@@ -69,8 +68,8 @@ func replayJSON(rec *record.Recording, stdout, stderr io.Writer) int {
 // Player also has the methods of ui.Playback (record.Playback: pause, seek,
 // speed ×0.5–×16), so the TUI binds space, ←/→ and -/+ to them and shows
 // the replay's position.
-func replayTUI(rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
-	stopNote(stderr, "replay", rec)
+func replayTUI(path string, rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
+	stopNote(stderr, "replay", path, rec, "showing everything before it")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := record.NewPlayer(ctx, rec, as, speed)
@@ -91,11 +90,4 @@ func hasMachine(rec *record.Recording, name string) bool {
 		}
 	}
 	return false
-}
-
-// stopNote tells the user that a recording was cut off, and where.
-func stopNote(stderr io.Writer, name string, rec *record.Recording) {
-	if rec.Stop != nil {
-		fmt.Fprintf(stderr, "lagscope %s: note: recording %v; showing everything before it\n", name, rec.Stop)
-	}
 }

@@ -45,6 +45,7 @@ func init() {
 				if err := out.Flush(); err != nil {
 					return fail(stderr, "report", err)
 				}
+				stopNote(stderr, "report", args[0], rec, "the report covers everything before it")
 				return 0
 			}
 		},

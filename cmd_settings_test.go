@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -18,26 +19,54 @@ import (
 // testConfigDir is the tests' own config directory (isolateUserConfig).
 var testConfigDir string
 
-// isolateUserConfig points the user's config directory at an empty temporary
-// one for the whole test binary and every process it starts (TestMain), so a
-// developer's own ~/.config/lagscope/config.toml never changes what a test
-// sees, and no test writes there. Tests share it (a successful join saves
-// last_host in it): a test that needs a known file sets its own
-// XDG_CONFIG_HOME. It returns the cleanup.
+// isolateUserConfig points the user's config directory, and the home
+// directory it falls back to, at an empty temporary one for the whole test
+// binary and every process it starts (TestMain), so a developer's own
+// ~/.config/lagscope/config.toml never changes what a test sees, and no
+// test writes there: a test that clears or replaces XDG_CONFIG_HOME, or a
+// child that ignores it, still lands in the temporary directory. Tests
+// share it (a successful join saves last_host in it): a test that needs a
+// known file sets its own XDG_CONFIG_HOME. The Go tool's own directories
+// (build cache, module cache, its env file) are pinned first to where they
+// were, so the tests' `go build` finds what it always did. It returns the
+// cleanup.
 func isolateUserConfig() func() {
 	dir, err := os.MkdirTemp("", "lagscope-test-config-")
 	if err != nil {
 		panic(err)
 	}
 	testConfigDir = dir
+	pinGoDirs()
 	os.Setenv("XDG_CONFIG_HOME", dir) // Linux, BSDs
 	switch runtime.GOOS {
-	case "darwin", "ios", "plan9":
-		os.Setenv("HOME", dir) // os.UserConfigDir: $HOME/Library/Application Support
 	case "windows":
 		os.Setenv("AppData", dir)
+	case "plan9":
+		os.Setenv("home", dir)
+	default:
+		// macOS's config directory is under $HOME; elsewhere $HOME/.config
+		// is where an unset or relative XDG_CONFIG_HOME leads.
+		os.Setenv("HOME", dir)
 	}
 	return func() { os.RemoveAll(dir) }
+}
+
+// pinGoDirs sets GOCACHE, GOPATH and GOENV, where the environment leaves
+// them unset, to the directories the Go tool derives from the home and
+// config directories now (the rules of `go help environment`), before
+// isolateUserConfig moves those.
+func pinGoDirs() {
+	pin := func(name string, at func() (string, error), elem ...string) {
+		if os.Getenv(name) != "" {
+			return
+		}
+		if d, err := at(); err == nil && d != "" {
+			os.Setenv(name, filepath.Join(append([]string{d}, elem...)...))
+		}
+	}
+	pin("GOCACHE", os.UserCacheDir, "go-build")
+	pin("GOPATH", os.UserHomeDir, "go")
+	pin("GOENV", os.UserConfigDir, "go", "env")
 }
 
 // settled parses args for a live command's shared flags and settles them
@@ -53,15 +82,46 @@ func settled(t *testing.T, dir, cmd string, args ...string) (*liveFlags, error) 
 	return lf, lf.settle()
 }
 
+// Every way a test reaches a config file lands in the tests' own
+// directory: the path config.Load gives, the one it gives with
+// XDG_CONFIG_HOME cleared or relative (the home directory's), and the one a
+// child process started from the test binary reports. So no test, and no
+// process a test starts with the inherited environment, writes the user's
+// real config file.
 func TestMainIsolatesUserConfig(t *testing.T) {
-	c, err := config.Load()
+	under := func(how, path string) {
+		t.Helper()
+		if testConfigDir == "" || !strings.HasPrefix(path, testConfigDir+string(filepath.Separator)) {
+			t.Errorf("%s: config path %s is not under the tests' own directory %q: the user's config leaks into tests", how, path, testConfigDir)
+		}
+	}
+	load := func(how string) {
+		t.Helper()
+		c, err := config.Load()
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		under(how, c.Path)
+	}
+	load("as set up")
+	if runtime.GOOS != "windows" {
+		t.Setenv("XDG_CONFIG_HOME", "")
+		load("XDG_CONFIG_HOME cleared")
+		t.Setenv("XDG_CONFIG_HOME", "relative/dir")
+		load("XDG_CONFIG_HOME relative")
+		t.Setenv("XDG_CONFIG_HOME", testConfigDir)
+	}
+	child := exec.Command(os.Args[0]) // TestMain runs LAGSCOPE_TEST_CHILD's arguments
+	child.Env = append(os.Environ(), "LAGSCOPE_TEST_CHILD=config")
+	out, err := child.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("lagscope config in a child: %v", err)
 	}
-	path := c.Path
-	if testConfigDir == "" || !strings.HasPrefix(path, testConfigDir+string(filepath.Separator)) {
-		t.Fatalf("config path %s is not under the tests' own directory %q: the user's config leaks into tests", path, testConfigDir)
+	path, _, ok := strings.Cut(strings.TrimPrefix(string(out), "config file: "), "\n")
+	if !ok || !strings.HasPrefix(string(out), "config file: ") {
+		t.Fatalf("lagscope config in a child printed %q", out)
 	}
+	under("a child process", path)
 }
 
 // Flag > file > default for each live command, as the commands apply it:

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/lagscope/lagscope/textsafe"
 )
 
 // exitUsage is the exit code for bad flags or bad input.
@@ -26,6 +28,7 @@ type command struct {
 	name     string
 	summary  string   // one line for the command list
 	usage    string   // usage line without the program name, e.g. "rung [--rtt D]"
+	about    string   // what the summary cannot say, printed as is under the usage in COMMAND --help
 	examples []string // full command lines shown under --help
 	order    int      // position in the command list
 	// setup declares the command's flags on fs and returns the function that
@@ -129,6 +132,67 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
+// parseErrorLine is the one line a flag the parse refused gets. An unknown
+// flag names the closest one the command has, as a mistyped command does
+// (`unknown flag --player: did you mean --players?`); a long flag typed with
+// one dash (-players) is pointed at its two-dash form. Every other parse
+// error is pflag's own line. label is "lagscope host", or "lagscope" for
+// flags given before any command (the demo's).
+func parseErrorLine(err error, fs *pflag.FlagSet, label string) string {
+	see := "see " + label + " --help"
+	if label == "lagscope" {
+		see = "flags before a command are the demo's: see lagscope --help"
+	}
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
+		msg := oneLine(err.Error())
+		if label == "lagscope" {
+			msg += " (" + see + ")"
+		}
+		return msg
+	}
+	typed := "--" + ne.GetSpecifiedName()
+	near := closestFlag(fs, ne.GetSpecifiedName())
+	if group := ne.GetSpecifiedShortnames(); group != "" {
+		// -players: pflag read it as the shorthands p, l, a…
+		typed = "-" + group
+		near = closestFlag(fs, group)
+	}
+	typed = textsafe.Terminal(typed)
+	if near != "" {
+		return fmt.Sprintf("unknown flag %s: did you mean --%s? (%s)", typed, near, see)
+	}
+	return fmt.Sprintf("unknown flag %s (%s)", typed, see)
+}
+
+// closestFlag is the name of fs's listed flag nearest to typed: within two
+// edits (as closestCommand), or, failing that, the one flag whose name
+// starts with typed (--dur for --duration); "" when none is that close.
+// Hidden flags are never suggested.
+func closestFlag(fs *pflag.FlagSet, typed string) string {
+	typed = strings.ToLower(strings.TrimLeft(typed, "-"))
+	if typed == "" {
+		return ""
+	}
+	best, bestD := "", 3
+	var prefixed []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := editDistance(typed, f.Name); d < bestD && d < len(f.Name) {
+			best, bestD = f.Name, d
+		}
+		if len(typed) >= 2 && strings.HasPrefix(f.Name, typed) {
+			prefixed = append(prefixed, f.Name)
+		}
+	})
+	if best == "" && len(prefixed) == 1 {
+		best = prefixed[0]
+	}
+	return best
+}
+
 func runCommand(c *command, args []string, stdout, stderr io.Writer) int {
 	return parseAndRun(c, "lagscope "+c.name, args, stdout, stderr)
 }
@@ -145,11 +209,7 @@ func parseAndRun(c *command, label string, args []string, stdout, stderr io.Writ
 			printCommandHelp(stdout, c, fs)
 			return 0
 		}
-		msg := oneLine(err.Error())
-		if label == "lagscope" {
-			msg += " (flags before a command are the demo's: see lagscope --help)"
-		}
-		fmt.Fprintf(stderr, "%s: %s\n", label, msg)
+		fmt.Fprintf(stderr, "%s: %s\n", label, parseErrorLine(err, fs, label))
 		return exitUsage
 	}
 	return exec(fs.Args(), stdout, stderr)
@@ -207,6 +267,9 @@ func printHelp(w io.Writer) {
 
 func printCommandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "%s\n\nUsage:\n  lagscope %s\n", c.summary, c.usage)
+	if c.about != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.about, "\n"))
+	}
 	if u := fs.FlagUsages(); u != "" {
 		fmt.Fprintf(w, "\nFlags:\n%s", u)
 	}

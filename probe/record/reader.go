@@ -25,7 +25,9 @@ type reader struct {
 // newReader reads and checks the header. A file that is not a recording, or
 // is one in a newer format or of another protocol version (S19; the error
 // wraps ErrVersion), is refused; a file cut off inside its header is a
-// StopError wrapping ErrTruncated.
+// StopError wrapping ErrTruncated. A file with no line end at all is cut
+// short only when what it holds is the start of a header: a few bytes of
+// anything else (a binary file without a newline byte) are not a recording.
 func newReader(r io.Reader) (*reader, error) {
 	rd := &reader{r: bufio.NewReaderSize(r, 64<<10)}
 	kind, body, err := rd.readLine()
@@ -36,6 +38,9 @@ func newReader(r io.Reader) (*reader, error) {
 		var se *StopError
 		if errors.As(err, &se) && errors.Is(se.Err, errCorrupt) {
 			return nil, fmt.Errorf("%w: %v", ErrNotRecording, err)
+		}
+		if errors.As(err, &se) && errors.Is(se.Err, ErrTruncated) && !headerStart(rd.line) {
+			return nil, fmt.Errorf("%w: no line is a record", ErrNotRecording)
 		}
 		return nil, err
 	}
@@ -53,6 +58,28 @@ func newReader(r io.Reader) (*reader, error) {
 	}
 	rd.advance()
 	return rd, nil
+}
+
+// headerStart says whether l could be the first bytes of a header line as
+// the writer writes it: eight lowercase hex digits, " H ", and a JSON
+// object whose first member is the magic, as far as l goes.
+func headerStart(l []byte) bool {
+	const after = ` H {"magic":"` + magic + `"`
+	for i, c := range l {
+		switch {
+		case i < 8:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		case i-8 < len(after):
+			if c != after[i-8] {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+	return true
 }
 
 // Header is the recording's header.

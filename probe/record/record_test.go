@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -434,5 +435,39 @@ func TestSpreadNearestRank(t *testing.T) {
 	}
 	if share(3, 0) != nil || *share(1, 4) != 0.25 {
 		t.Fatal("share")
+	}
+}
+
+// A file with no line end is cut short only when it begins as a header
+// does: the start of a real header cut anywhere is ErrTruncated, bytes of
+// anything else are not a recording.
+func TestHeaderCutShortOrNotARecording(t *testing.T) {
+	b, _ := sample(t)
+	end := bytes.IndexByte(b, '\n')
+	for cut := 1; cut < end; cut++ {
+		_, err := readAll(bytes.NewReader(b[:cut]))
+		var se *StopError
+		if !errors.As(err, &se) || !errors.Is(err, ErrTruncated) || errors.Is(err, ErrNotRecording) || se.Offset != 0 || se.Index != 0 {
+			t.Fatalf("header cut at %d: %v, want cut short at byte 0 (record 0)", cut, err)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	// From 12 bytes on, random bytes are past where a header's frame
+	// could match them (" H {" after the checksum digits).
+	for n := 12; n <= 300; n++ {
+		junk := make([]byte, n)
+		for i := range junk {
+			if junk[i] = byte(rnd.UintN(256)); junk[i] == '\n' {
+				junk[i] = 'x'
+			}
+		}
+		if _, err := readAll(bytes.NewReader(junk)); !errors.Is(err, ErrNotRecording) || errors.Is(err, ErrTruncated) {
+			t.Fatalf("%d random bytes without a newline: %v, want ErrNotRecording", n, err)
+		}
+	}
+	for _, s := range []string{"lagscope", "d502d298 E {", "d502d298 H {\"format\":1", "D502D298 H"} {
+		if _, err := readAll(strings.NewReader(s)); !errors.Is(err, ErrNotRecording) {
+			t.Errorf("%q: %v, want ErrNotRecording", s, err)
+		}
 	}
 }

@@ -17,7 +17,10 @@
 // `lagscope demo --duration D` on the terminal (120×40) and `lagscope demo
 // --json --duration D` into /dev/null, and prints user+system CPU of each
 // run and the ratio of the medians. Measurements, not pass/fail: the
-// numbers go in the issue's note. Linux only (it opens /dev/ptmx).
+// numbers go in docs/live.md. Linux only (it opens /dev/ptmx).
+//
+// The processes it starts read and write a config directory it makes
+// for the run ($XDG_CONFIG_HOME), never the user's own config file.
 package main
 
 import (
@@ -65,13 +68,25 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		defer os.RemoveAll(dir)
+		removeAtExit(dir)
 		*bin = filepath.Join(dir, "lagscope")
 		build := exec.Command("go", "build", "-o", *bin, ".")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fail(fmt.Errorf("building lagscope (run from the repository's root): %w", err))
 		}
+	}
+	// Every lagscope this starts gets a config directory of its own: a
+	// join the host welcomes saves last_host, and the user's real config
+	// file (and the name or theme it sets) is no part of a measurement.
+	conf, err := os.MkdirTemp("", "quittime-config")
+	if err != nil {
+		fail(err)
+	}
+	removeAtExit(conf)
+	defer cleanup()
+	if err := os.Setenv("XDG_CONFIG_HOME", conf); err != nil {
+		fail(err)
 	}
 	if *cpu > 0 {
 		cpuCompare(*bin, *cpu, *cpuRuns)
@@ -98,8 +113,20 @@ func main() {
 	}
 }
 
+// temps are the directories this run made, removed on every way out.
+var temps []string
+
+func removeAtExit(dir string) { temps = append(temps, dir) }
+
+func cleanup() {
+	for _, d := range temps {
+		os.RemoveAll(d)
+	}
+}
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "quittime:", err)
+	cleanup()
 	os.Exit(1)
 }
 
