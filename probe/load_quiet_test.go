@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strings"
 	"testing"
@@ -133,7 +134,7 @@ func TestLoadTestHoldsTheDiagnosis(t *testing.T) {
 	}
 }
 
-func hasCause(causes []string, c string) bool {
+func hasCause(causes []vocab.Cause, c vocab.Cause) bool {
 	for _, x := range causes {
 		if x == c {
 			return true

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"time"
 )
@@ -30,7 +31,7 @@ type PathHop struct {
 	TTL  int
 	Addr netip.Addr
 	// Link names the link into the hop: lan, uplink, isp, beyond, peer.
-	Link string
+	Link vocab.HopLink
 	// Sent counts probes with an outcome (answered or timed out); Loss is
 	// the share of them lost.
 	Sent                      int
@@ -47,7 +48,7 @@ type PathHop struct {
 // delay_starts, Loss for loss_starts.
 type PathStart struct {
 	TTL   int
-	Link  string
+	Link  vocab.HopLink
 	Added time.Duration
 	Loss  float64
 }

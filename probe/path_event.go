@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"time"
@@ -37,29 +38,29 @@ type PathStat struct {
 
 // PathHopStat is one hop of a PathStat; RTTMs is the median.
 type PathHopStat struct {
-	TTL         int         `json:"ttl"`
-	Addr        *netip.Addr `json:"addr"`
-	Link        string      `json:"link"`
-	Sent        int         `json:"sent"`
-	Loss        float64     `json:"loss"`
-	BestMs      *float64    `json:"best_ms"`
-	RTTMs       *float64    `json:"rtt_ms"`
-	WorstMs     *float64    `json:"worst_ms"`
-	RateLimited bool        `json:"rate_limited"`
+	TTL         int           `json:"ttl"`
+	Addr        *netip.Addr   `json:"addr"`
+	Link        vocab.HopLink `json:"link"`
+	Sent        int           `json:"sent"`
+	Loss        float64       `json:"loss"`
+	BestMs      *float64      `json:"best_ms"`
+	RTTMs       *float64      `json:"rtt_ms"`
+	WorstMs     *float64      `json:"worst_ms"`
+	RateLimited bool          `json:"rate_limited"`
 }
 
 // PathDelayStat is where the added delay starts and how much it adds.
 type PathDelayStat struct {
-	TTL     int     `json:"ttl"`
-	Link    string  `json:"link"`
-	AddedMs float64 `json:"added_ms"`
+	TTL     int           `json:"ttl"`
+	Link    vocab.HopLink `json:"link"`
+	AddedMs float64       `json:"added_ms"`
 }
 
 // PathLossStat is where the loss starts and the loss there.
 type PathLossStat struct {
-	TTL  int     `json:"ttl"`
-	Link string  `json:"link"`
-	Loss float64 `json:"loss"`
+	TTL  int           `json:"ttl"`
+	Link vocab.HopLink `json:"link"`
+	Loss float64       `json:"loss"`
 }
 
 // PathEvent (live): a traced link's path, once a second while it is

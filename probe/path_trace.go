@@ -25,7 +25,7 @@ func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) PathView
 		pv.Hops = make([]PathHop, len(r.Hops))
 	}
 	for i, h := range r.Hops {
-		ph := PathHop{TTL: h.TTL, Link: string(h.Link), Sent: h.Sent, Loss: h.Loss, RateLimited: h.RateLimited, Judged: h.Judged}
+		ph := PathHop{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: h.Loss, RateLimited: h.RateLimited, Judged: h.Judged}
 		if h.Addr != nil {
 			ph.Addr = *h.Addr
 		}
@@ -40,10 +40,10 @@ func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) PathView
 		pv.Hops[i] = ph
 	}
 	if d := r.DelayStarts; d != nil {
-		pv.DelayStarts = &PathStart{TTL: d.TTL, Link: string(d.Link), Added: units.FromMillis(d.AddedMS)}
+		pv.DelayStarts = &PathStart{TTL: d.TTL, Link: d.Link, Added: units.FromMillis(d.AddedMS)}
 	}
 	if l := r.LossStarts; l != nil {
-		pv.LossStarts = &PathStart{TTL: l.TTL, Link: string(l.Link), Loss: l.Loss}
+		pv.LossStarts = &PathStart{TTL: l.TTL, Link: l.Link, Loss: l.Loss}
 	}
 	pv.Complete = r.Complete
 	return pv

@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"time"
@@ -48,18 +49,6 @@ var errPathSummary = errors.New("probe: bad path summary")
 // completeBit marks, in a summary's hop count, a trace the peer answered.
 const completeBit = 0x80
 
-// linkCodes are the trace's link labels on the wire; index 0 is unused.
-var linkCodes = [...]string{"", "lan", "uplink", "isp", "beyond", "peer"}
-
-func linkCode(s string) uint8 {
-	for i, l := range linkCodes {
-		if i > 0 && l == s {
-			return uint8(i)
-		}
-	}
-	return 0
-}
-
 // pathSummary is one machine's summary of a trace it runs.
 type pathSummary struct {
 	to       netcore.PeerID
@@ -74,8 +63,8 @@ func (s *pathSummary) appendTo(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint16(b, uint16(s.to))
 	var ttl, link uint8
 	var added uint32
-	if d := s.delay; d != nil && d.TTL > 0 && d.TTL <= maxTrace && linkCode(d.Link) != 0 {
-		ttl, link = uint8(d.TTL), linkCode(d.Link)
+	if d := s.delay; d != nil && d.TTL > 0 && d.TTL <= maxTrace && d.Link.Code() != 0 {
+		ttl, link = uint8(d.TTL), d.Link.Code()
 		if d.AddedMs > 0 { // NaN and negatives write 0
 			added = uint32(min(math.Round(d.AddedMs*1000), float64(^uint32(0))))
 		}
@@ -129,11 +118,12 @@ func decodePathSummary(b []byte) (pathSummary, error) {
 	added := binary.LittleEndian.Uint32(b[5:])
 	s.complete = b[9]&completeBit != 0
 	n := int(b[9] &^ completeBit)
-	if ttl > maxTrace || n > maxTrace || int(link) >= len(linkCodes) || (ttl == 0) != (link == 0) {
+	hopLink, linkOK := vocab.HopLinkOf(link)
+	if ttl > maxTrace || n > maxTrace || (link != 0 && !linkOK) || (ttl == 0) != (link == 0) {
 		return s, errPathSummary
 	}
 	if ttl > 0 {
-		s.delay = &diagnosis.TraceStart{TTL: int(ttl), Link: linkCodes[link], AddedMs: float64(added) / 1000}
+		s.delay = &diagnosis.TraceStart{TTL: int(ttl), Link: hopLink, AddedMs: float64(added) / 1000}
 	}
 	b = b[10:]
 	for range n {
@@ -237,7 +227,7 @@ func traceOf(ep *netcore.Endpoint, id netcore.PeerID) (delay *diagnosis.TraceSta
 		return nil, nil, false, false
 	}
 	if d := r.DelayStarts; d != nil {
-		delay = &diagnosis.TraceStart{TTL: d.TTL, Link: string(d.Link), AddedMs: d.AddedMS}
+		delay = &diagnosis.TraceStart{TTL: d.TTL, Link: d.Link, AddedMs: d.AddedMS}
 	}
 	hops = make([]netip.Addr, len(r.Hops))
 	for i, h := range r.Hops {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"strconv"
@@ -99,7 +100,7 @@ func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw 
 		if pd.RungWithout > 0 {
 			rung = "rung " + strconv.Itoa(pd.RungWithout)
 		}
-		causes := strings.Join(pd.Causes, ", ")
+		causes := joinWords(pd.Causes, ", ")
 		if causes == "" {
 			causes = "none"
 		}
@@ -124,14 +125,6 @@ func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw 
 	return out
 }
 
-// whereNames are the words for the part of a player's own path a delay
-// starts on.
-var whereNames = map[string]string{
-	"lan":    "between the machine and its home router (Wi-Fi or cable)",
-	"uplink": "on the home line out, often the router's upload queue",
-	"isp":    "at the ISP",
-}
-
 // whereLines adds where the hop traces say each player's delay starts, and
 // the hop several players' paths share, when the traces say anything.
 func (p *diagnosisPane) whereLines(out []string, d *diagnosis.Diagnosis, w int) []string {
@@ -141,10 +134,7 @@ func (p *diagnosisPane) whereLines(out []string, d *diagnosis.Diagnosis, w int) 
 		if pd.Where == nil {
 			continue
 		}
-		words, ok := whereNames[pd.Where.Link]
-		if !ok {
-			words = pd.Where.Link
-		}
+		words := pd.Where.Link.Words()
 		item := textOf(pd.Player) + ": " + words + " (hop " + strconv.Itoa(pd.Where.TTL) + ", adds " + fmtMsNaN(pd.Where.AddedMs) + " ms)"
 		switch n := pd.Where.Confirmed; {
 		case n == 1:
@@ -189,7 +179,7 @@ func (p *diagnosisPane) linkLines(out []string, d *diagnosis.Diagnosis, w, nw in
 		if d.CulpritLink != nil && *d.CulpritLink == l.Between {
 			mark, style = "! ", st.worst
 		}
-		causes := strings.Join(l.Causes, ", ")
+		causes := joinWords(l.Causes, ", ")
 		line := style.Render(mark+fit(between, 2*dgNameW+3)) + st.text.Render(padLeft(fmtMsNaN(l.RTTMs), nw)+padLeft(fmtMsNaN(l.ExpectedRTTMs), nw)+
 			padLeft(fmtMsNaN(l.ExcessRTTMs), nw)+padLeft(fmtPctNaN(l.Loss), nw)) + "  " + st.warn.Render(fitWords(causes, max(0, w-2-2*dgNameW-3-4*nw-2)))
 		out = append(out, fit(line, w))
@@ -221,7 +211,7 @@ func (p *diagnosisPane) bullets(out, items []string, w int) []string {
 
 // playerEvidence says in words what in the numbers made the diagnosis
 // name cause c for pd.
-func playerEvidence(d *diagnosis.Diagnosis, pd *diagnosis.PlayerDiagnosis, c string) string {
+func playerEvidence(d *diagnosis.Diagnosis, pd *diagnosis.PlayerDiagnosis, c vocab.Cause) string {
 	switch c {
 	case diagnosis.CauseLatency:
 		return "adds " + fmtMsNaN(pd.AccessRTTMs) + " ms to every round trip it is on; the others' median share is " +
@@ -243,12 +233,34 @@ func playerEvidence(d *diagnosis.Diagnosis, pd *diagnosis.PlayerDiagnosis, c str
 		return "it resends far more than it loses: its round-trip estimate has fallen behind"
 	case diagnosis.CauseBad:
 		return "a connection of it has gone bad (nothing heard for too long)"
+	case diagnosis.CauseBufferbloat:
+		return bufferbloatEvidence(pd)
 	}
-	return c
+	return string(c)
+}
+
+// bufferbloatEvidence says what the player's latest load test found: how
+// much a busy line adds, each way that was measured.
+func bufferbloatEvidence(pd *diagnosis.PlayerDiagnosis) string {
+	b := pd.Bufferbloat
+	if b == nil {
+		return "a load test found its line's router queue fills under load"
+	}
+	var ways []string
+	if !math.IsNaN(b.UploadMs) {
+		ways = append(ways, "its upload adds "+fmtMsNaN(b.UploadMs)+" ms")
+	}
+	if !math.IsNaN(b.DownloadMs) {
+		ways = append(ways, "its download adds "+fmtMsNaN(b.DownloadMs)+" ms")
+	}
+	if len(ways) == 0 {
+		return "a load test found its line's router queue fills under load"
+	}
+	return "when its line is busy, " + strings.Join(ways, " and ") + " to the round trip (its latest load test)"
 }
 
 // linkEvidence says what made the diagnosis name cause c for link l.
-func linkEvidence(l *diagnosis.LinkDiagnosis, c string) string {
+func linkEvidence(l *diagnosis.LinkDiagnosis, c vocab.Cause) string {
 	switch c {
 	case diagnosis.CauseLatency:
 		return "measured " + fmtMsNaN(l.RTTMs) + " ms where its two players' shares add up to " + fmtMsNaN(l.ExpectedRTTMs) +
@@ -256,7 +268,7 @@ func linkEvidence(l *diagnosis.LinkDiagnosis, c string) string {
 	case diagnosis.CauseLoss:
 		return "loses " + fmtPctNaN(l.Loss) + " of its datagrams, both ways together, more than its players' sides explain"
 	}
-	return c
+	return string(c)
 }
 
 // othersMedian is the median of f over the players other than name,
@@ -306,4 +318,16 @@ func fmtPctNaN(v float64) string {
 		return unknown
 	}
 	return fmtShare(share{v: v, ok: true})
+}
+
+// joinWords joins typed words as strings.Join joins strings.
+func joinWords[T ~string](ws []T, sep string) string {
+	var b strings.Builder
+	for i, w := range ws {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(string(w))
+	}
+	return b.String()
 }

@@ -28,7 +28,7 @@ func TestDiagnosisViewSaysWhere(t *testing.T) {
 	v := strings.Join(strings.Fields(m.View()), " ")
 	for _, want := range []string{
 		"Where the delay starts (hop traces):",
-		"bob: on the home line out, often the router's upload queue (hop 2, adds 240 ms); 2 other players' traces toward it agree",
+		"bob: on the home line out, between the router and the internet provider (hop 2, adds 240 ms); 2 other players' traces toward it agree",
 		"shared hop 10.0.5.1, past the homes: on the paths of carol, dave (adds 40 ms) — nothing any player can change at home",
 	} {
 		if !strings.Contains(v, want) {

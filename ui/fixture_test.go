@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"time"
 
@@ -170,17 +171,17 @@ func fixtureDiagnosis() *diagnosis.Diagnosis {
 		Measured:    4,
 		Reason:      "rung",
 		Players: []diagnosis.PlayerDiagnosis{
-			{Player: "alice", AccessRTTMs: 20, AccessLoss: 0.001, JitterMs: 1.5, ProcessMs: 3, CausedWaitMs: 1300, RungWithout: 5, FPSWithout: 30, Causes: []string{}},
-			{Player: "bob", AccessRTTMs: 250, AccessLoss: 0.04, JitterMs: 12, ProcessMs: 4, CausedWaitMs: 3700, RungWithout: 2, FPSWithout: 30, Causes: []string{diagnosis.CauseLatency, diagnosis.CauseLoss}},
-			{Player: "carol", AccessRTTMs: 25, AccessLoss: 0, JitterMs: 1.2, ProcessMs: 2, CausedWaitMs: 200, RungWithout: 5, FPSWithout: 30, Causes: []string{}},
-			{Player: "dave", AccessRTTMs: 30, AccessLoss: 0, JitterMs: 2, ProcessMs: 45, CausedWaitMs: 500, RungWithout: 5, FPSWithout: 20, Causes: []string{diagnosis.CauseProcessing}},
-			{Player: "erin", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: nan, CausedWaitMs: nan, Causes: []string{diagnosis.CauseUnmeasured}},
+			{Player: "alice", AccessRTTMs: 20, AccessLoss: 0.001, JitterMs: 1.5, ProcessMs: 3, CausedWaitMs: 1300, RungWithout: 5, FPSWithout: 30, Causes: []vocab.Cause{}},
+			{Player: "bob", AccessRTTMs: 250, AccessLoss: 0.04, JitterMs: 12, ProcessMs: 4, CausedWaitMs: 3700, RungWithout: 2, FPSWithout: 30, Causes: []vocab.Cause{diagnosis.CauseLatency, diagnosis.CauseLoss}},
+			{Player: "carol", AccessRTTMs: 25, AccessLoss: 0, JitterMs: 1.2, ProcessMs: 2, CausedWaitMs: 200, RungWithout: 5, FPSWithout: 30, Causes: []vocab.Cause{}},
+			{Player: "dave", AccessRTTMs: 30, AccessLoss: 0, JitterMs: 2, ProcessMs: 45, CausedWaitMs: 500, RungWithout: 5, FPSWithout: 20, Causes: []vocab.Cause{diagnosis.CauseProcessing}},
+			{Player: "erin", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: nan, CausedWaitMs: nan, Causes: []vocab.Cause{diagnosis.CauseUnmeasured}},
 		},
 		Links: []diagnosis.LinkDiagnosis{
-			{Between: [2]string{"alice", "bob"}, RTTMs: 272, ExpectedRTTMs: 270, ExcessRTTMs: 2, Loss: 0.04, Causes: []string{}},
-			{Between: [2]string{"alice", "carol"}, RTTMs: 46, ExpectedRTTMs: 45, ExcessRTTMs: 1, Loss: 0, Causes: []string{}},
-			{Between: [2]string{"bob", "carol"}, RTTMs: 600, ExpectedRTTMs: 275, ExcessRTTMs: 325, Loss: 0.05, Causes: []string{diagnosis.CauseLatency}},
-			{Between: [2]string{"alice", "erin"}, RTTMs: nan, ExpectedRTTMs: nan, ExcessRTTMs: nan, Loss: nan, Causes: []string{}},
+			{Between: [2]string{"alice", "bob"}, RTTMs: 272, ExpectedRTTMs: 270, ExcessRTTMs: 2, Loss: 0.04, Causes: []vocab.Cause{}},
+			{Between: [2]string{"alice", "carol"}, RTTMs: 46, ExpectedRTTMs: 45, ExcessRTTMs: 1, Loss: 0, Causes: []vocab.Cause{}},
+			{Between: [2]string{"bob", "carol"}, RTTMs: 600, ExpectedRTTMs: 275, ExcessRTTMs: 325, Loss: 0.05, Causes: []vocab.Cause{diagnosis.CauseLatency}},
+			{Between: [2]string{"alice", "erin"}, RTTMs: nan, ExpectedRTTMs: nan, ExcessRTTMs: nan, Loss: nan, Causes: []vocab.Cause{}},
 		},
 	}
 }
@@ -190,6 +191,20 @@ func diagnosisUpdates() []probe.Update {
 	us := fixtureUpdates()
 	for i := 20; i < len(us); i++ {
 		us[i].View.Diagnosis = fixtureDiagnosis()
+	}
+	return us
+}
+
+// bufferbloatUpdates is the diagnosis fixture with carol's latest load test
+// finding that her upload adds 380 ms when her line is busy: bufferbloat
+// among her causes, with its evidence.
+func bufferbloatUpdates() []probe.Update {
+	us := diagnosisUpdates()
+	for i := 20; i < len(us); i++ {
+		d := us[i].View.Diagnosis
+		c := &d.Players[2]
+		c.Causes = []vocab.Cause{diagnosis.CauseBufferbloat}
+		c.Bufferbloat = &diagnosis.Bufferbloat{UploadMs: 380, DownloadMs: math.NaN()}
 	}
 	return us
 }

@@ -145,6 +145,22 @@ func TestGoldenDiagnosis(t *testing.T) {
 	}
 }
 
+// TestGoldenDiagnosisBufferbloat pins the Diagnosis view's evidence for a
+// player whose latest load test found bufferbloat.
+func TestGoldenDiagnosisBufferbloat(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("Diagnosis_%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := drive(t, sz[0], sz[1], bufferbloatUpdates(), toDiagnosis, "who and what holds")
+			out := m.View()
+			checkSize(t, out, sz[0], sz[1])
+			if sz[0] >= 120 && !strings.Contains(strings.Join(strings.Fields(out), " "), "carol: when its line is busy, its upload adds 380 ms") {
+				t.Errorf("no bufferbloat evidence for carol:\n%s", out)
+			}
+			teatest.RequireEqualOutput(t, []byte(out))
+		})
+	}
+}
+
 // TestGoldenAlerts pins alerts in the message list, on the
 // overview and on the Messages view.
 func TestGoldenAlerts(t *testing.T) {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strconv"
 	"strings"
@@ -418,7 +419,7 @@ func whereText(w *loadtest.WhereAt) string {
 	if w == nil {
 		return unknown
 	}
-	return "hop " + strconv.Itoa(w.TTL) + " · " + linkText(w.Link) + " · +" + fmtMsVal(w.AddedMS) + " ms"
+	return "hop " + strconv.Itoa(w.TTL) + " · " + linkText(vocab.HopLink(w.Link)) + " · +" + fmtMsVal(w.AddedMS) + " ms"
 }
 
 // costText is what the test cost the game: frames late, the longest

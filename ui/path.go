@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strconv"
 	"strings"
@@ -53,16 +54,6 @@ const (
 	pathBarMax = 40
 	pathBarMin = 10
 )
-
-// linkWords says in words where each link of a path is, for the summary
-// under the table and the help's glossary.
-var linkWords = map[string]string{
-	"lan":    "between your machine and your router",
-	"uplink": "between your router and your internet provider",
-	"isp":    "inside your internet provider",
-	"beyond": "past your internet provider",
-	"peer":   "the last link, into the player's machine",
-}
 
 // pathOf is the trace of peer in the newest picture, nil when there is
 // none yet.
@@ -260,10 +251,10 @@ func laterAnswered(pv *probe.PathView, i int) bool {
 // and loss start, or that nothing starts, or that the peer has not
 // answered yet; then what the marks mean.
 func (p *pathPane) summary(pv *probe.PathView) []string {
-	where := func(ttl int, link string) string {
+	where := func(ttl int, link vocab.HopLink) string {
 		s := "at hop " + strconv.Itoa(ttl) + " (" + linkText(link)
-		if words, ok := linkWords[link]; ok {
-			s += ": " + words
+		if link.Valid() {
+			s += ": " + link.Words()
 		}
 		return s + ")"
 	}
@@ -305,11 +296,11 @@ func addrText(hp *probe.PathHop) string {
 
 // linkText is the name of the link into a hop, unknown when the tracer
 // gave none.
-func linkText(link string) string {
+func linkText(link vocab.HopLink) string {
 	if link == "" {
 		return unknown
 	}
-	return link
+	return textOf(string(link))
 }
 
 // lossText is a hop's loss share, unknown before any outcome.

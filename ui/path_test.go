@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -31,7 +32,7 @@ func pathUpdates() []probe.Update {
 }
 
 // hop is one judged hop of a fixture path; a zero addr never answered.
-func hop(ttl int, addr, link string, loss, best, median, worst float64) probe.PathHop {
+func hop(ttl int, addr string, link vocab.HopLink, loss, best, median, worst float64) probe.PathHop {
 	h := probe.PathHop{TTL: ttl, Link: link, Sent: 60, Loss: loss, Judged: true}
 	if addr != "" {
 		h.Addr, h.Answered = netip.MustParseAddr(addr), true
@@ -211,8 +212,8 @@ func TestPathViewRows(t *testing.T) {
 	flat := strings.Join(strings.Fields(v), " ")
 	for _, want := range []string{
 		"hops on the way to bob, traced on the game's own socket",
-		"delay starts at hop 1 (lan: between your machine and your router) and lasts to bob: +195 ms",
-		"loss starts at hop 5 (beyond: past your internet provider) and lasts to bob: 9.8% lost",
+		"delay starts at hop 1 (lan: between the machine and its home router (Wi-Fi or cable)) and lasts to bob: +195 ms",
+		"loss starts at hop 5 (beyond: past the internet provider) and lasts to bob: 9.8% lost",
 	} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("missing %q:\n%s", want, v)
@@ -253,9 +254,9 @@ func TestPathViewEscapesOutsideText(t *testing.T) {
 		if len(v.Paths) > 0 {
 			p := bobPath()
 			p.Peer, p.Why = "bob"+evil, evil
-			p.Hops[0].Link = "lan" + evil
+			p.Hops[0].Link = vocab.HopLink("lan" + evil)
 			p.Hops[0].Addr = netip.MustParseAddr("fe80::1%" + "eth\x1b[2J")
-			p.DelayStarts.Link = "lan" + evil
+			p.DelayStarts.Link = vocab.HopLink("lan" + evil)
 			v.Paths = []probe.PathView{p}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/textsafe"
+	"github.com/lagscope/lagscope/vocab"
 )
 
 // Text from outside the program — players' names, message texts, the
@@ -58,7 +59,7 @@ func safePaths(ps []probe.PathView) []probe.PathView {
 		p.Peer, p.Why = textOf(p.Peer), textOf(p.Why)
 		hops := make([]probe.PathHop, len(p.Hops))
 		for j, h := range p.Hops {
-			h.Link = textOf(h.Link)
+			h.Link = vocab.HopLink(textOf(string(h.Link)))
 			hops[j] = h
 		}
 		p.Hops = hops
@@ -71,11 +72,11 @@ func safePaths(ps []probe.PathView) []probe.PathView {
 // safeStart copies where delay or loss starts with its link's name made
 // safe.
 func safeStart(s *probe.PathStart) *probe.PathStart {
-	if s == nil || textsafe.Safe(s.Link) {
+	if s == nil || textsafe.Safe(string(s.Link)) {
 		return s
 	}
 	c := *s
-	c.Link = textOf(c.Link)
+	c.Link = vocab.HopLink(textOf(string(c.Link)))
 	return &c
 }
 
@@ -177,10 +178,10 @@ func safeLoad(l *probe.LoadView) *probe.LoadView {
 func pathSafe(p *probe.PathView) bool {
 	ok := textsafe.Safe(p.Peer) && textsafe.Safe(p.Why)
 	for j := 0; ok && j < len(p.Hops); j++ {
-		ok = textsafe.Safe(p.Hops[j].Link)
+		ok = textsafe.Safe(string(p.Hops[j].Link))
 	}
 	for _, s := range []*probe.PathStart{p.DelayStarts, p.LossStarts} {
-		ok = ok && (s == nil || textsafe.Safe(s.Link))
+		ok = ok && (s == nil || textsafe.Safe(string(s.Link)))
 	}
 	return ok
 }

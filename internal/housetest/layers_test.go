@@ -19,7 +19,7 @@ const module = "github.com/lagscope/lagscope"
 
 // leaves import nothing of ours; every package may import them unless its
 // row says otherwise.
-var leaves = []string{"units", "textsafe", "names", "themes", "internal/systool", "internal/boundedfile"}
+var leaves = []string{"units", "textsafe", "names", "themes", "vocab", "internal/systool", "internal/boundedfile"}
 
 var (
 	engine  = []string{"probe", "probe/diagnosis", "probe/snapshot", "probe/loadtest"}
@@ -44,6 +44,7 @@ var layers = map[string][]string{
 	"textsafe":             nil,
 	"names":                nil,
 	"themes":               nil,
+	"vocab":                nil,
 	"internal/systool":     nil,
 	"internal/boundedfile": nil,
 	"internal/housetest":   nil,
@@ -54,15 +55,15 @@ var layers = map[string][]string{
 	"netcore":        {"netcore/impair", "netcore/simnet", "netcore/trace", "units"},
 	"netcore/impair": {"netcore", "netcore/simnet", "netcore/trace", "units"},
 	"netcore/simnet": {"netcore", "netcore/impair", "netcore/trace", "units"},
-	"netcore/trace":  {"netcore", "netcore/impair", "netcore/simnet", "units"},
+	"netcore/trace":  {"netcore", "netcore/impair", "netcore/simnet", "units", "vocab"},
 
-	"probe":           join(engine, []string{"netcore", "rungs", "units", "names", "textsafe"}),
-	"probe/diagnosis": join(engine, []string{"netcore", "rungs", "units", "names", "textsafe"}),
-	"probe/snapshot":  join(engine, []string{"netcore", "rungs", "units", "names", "textsafe"}),
+	"probe":           join(engine, []string{"netcore", "rungs", "units", "names", "textsafe", "vocab"}),
+	"probe/diagnosis": join(engine, []string{"netcore", "rungs", "units", "names", "textsafe", "vocab"}),
+	"probe/snapshot":  join(engine, []string{"netcore", "rungs", "units", "names", "textsafe", "vocab"}),
 
 	"probe/session": join(engine, []string{"netcore", "rungs"}, leaves),
 	// The load test's pure core: no I/O, no clock, no goroutines.
-	"probe/loadtest": {"units"},
+	"probe/loadtest": {"units", "vocab"},
 
 	// The wirings: never each other, except the live driver's recorder.
 	"probe/sim":    join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
@@ -75,7 +76,7 @@ var layers = map[string][]string{
 
 	"metrics": join(engine, leaves),
 
-	"ui": {"probe", "probe/diagnosis", "probe/loadtest", "rungs", "rungs/ladder", "themes", "textsafe", "units"},
+	"ui": {"probe", "probe/diagnosis", "probe/loadtest", "rungs", "rungs/ladder", "themes", "textsafe", "units", "vocab"},
 
 	"config": leaves,
 }

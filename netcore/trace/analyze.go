@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"slices"
@@ -26,15 +27,16 @@ const (
 	lossThreshold = 0.02
 )
 
-// Label names the link into a hop.
-type Label string
+// Label names the link into a hop: the words every reader shares
+// (package vocab).
+type Label = vocab.HopLink
 
 const (
-	labelLAN    Label = "lan"    // this machine to its home router: hop 1
-	labelUplink Label = "uplink" // the home router to the first hop beyond it: hop 2
-	labelISP    Label = "isp"    // private and CGNAT hops after it, and the first two public ones
-	labelBeyond Label = "beyond" // the rest of the way
-	labelPeer   Label = "peer"   // the last link, into the peer
+	labelLAN    = vocab.HopLAN    // this machine to its home router: hop 1
+	labelUplink = vocab.HopUplink // the home router to the first hop beyond it: hop 2
+	labelISP    = vocab.HopISP    // private and CGNAT hops after it, and the first two public ones
+	labelBeyond = vocab.HopBeyond // the rest of the way
+	labelPeer   = vocab.HopPeer   // the last link, into the peer
 )
 
 // Result is a path's analysis, shaped as the trace event.

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 
 	"github.com/lagscope/lagscope/rungs"
@@ -25,7 +26,7 @@ func diagnoseLinks(pairs []Pair, players []Player, sh *shares) ([]LinkDiagnosis,
 			ExpectedRTTMs: math.NaN(),
 			ExcessRTTMs:   math.NaN(),
 			Loss:          pooledLoss(p),
-			Causes:        []string{},
+			Causes:        []vocab.Cause{},
 		}
 		if p.RTT > 0 {
 			l.RTTMs = units.Millis(p.RTT)
@@ -113,8 +114,8 @@ func diagnosePlayers(players []Player, sh *shares, loads []Load, speed int) []Pl
 // load test found bloated (measured or not: the test needs no fit), a
 // machine too slow for the game speed (S15), a stale link (L8) and a bad
 // one.
-func playerCauses(pl Player, pd *PlayerDiagnosis, fitted, inFit bool, medRTT, medJit float64, speed int) []string {
-	causes := []string{}
+func playerCauses(pl Player, pd *PlayerDiagnosis, fitted, inFit bool, medRTT, medJit float64, speed int) []vocab.Cause {
+	causes := []vocab.Cause{}
 	if !pl.Measured || (fitted && !inFit) {
 		causes = append(causes, CauseUnmeasured)
 	}

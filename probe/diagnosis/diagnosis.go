@@ -13,6 +13,7 @@ package diagnosis
 
 import (
 	"cmp"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"time"
@@ -168,13 +169,13 @@ type Input struct {
 
 // The causes, as they appear in the NDJSON (CONTRACTS).
 const (
-	CauseLatency    = "latency"
-	CauseJitter     = "jitter"
-	CauseLoss       = "loss"
-	CauseProcessing = "processing"
-	CauseUnmeasured = "unmeasured"
-	CauseStale      = "stale"
-	CauseBad        = "bad"
+	CauseLatency    = vocab.CauseLatency
+	CauseJitter     = vocab.CauseJitter
+	CauseLoss       = vocab.CauseLoss
+	CauseProcessing = vocab.CauseProcessing
+	CauseUnmeasured = vocab.CauseUnmeasured
+	CauseStale      = vocab.CauseStale
+	CauseBad        = vocab.CauseBad
 )
 
 // PlayerDiagnosis is one player's line. Milliseconds are float64 with NaN
@@ -188,7 +189,7 @@ type PlayerDiagnosis struct {
 	CausedWaitMs float64
 	RungWithout  int // rung the others' worst round trip needs with headroom; 0 = null
 	FPSWithout   int // frame rate without this player's processing time (S15)
-	Causes       []string
+	Causes       []vocab.Cause
 	// Where is where on the player's own side its delay starts, from its
 	// own traces; nil when they show none or there are none.
 	Where *Where
@@ -204,7 +205,7 @@ type LinkDiagnosis struct {
 	ExpectedRTTMs float64 // share + share, NaN when the shares are not known
 	ExcessRTTMs   float64 // RTT − expected, NaN with fewer than four measured
 	Loss          float64 // pooled loss of both directions, NaN when not judged
-	Causes        []string
+	Causes        []vocab.Cause
 }
 
 // Diagnosis is the result of one evaluation (the `diagnosis` event's body).

@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"encoding/binary"
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -41,7 +42,7 @@ func inputFrom(data []byte) Input {
 			Bad:        f&4 != 0,
 		})
 	}
-	links := []string{linkLAN, linkUplink, linkISP, linkBeyond, linkPeer, "garage"}
+	links := []vocab.HopLink{linkLAN, linkUplink, linkISP, linkBeyond, linkPeer, "garage"}
 	for k := int(next(1) % 6); k > 0; k-- {
 		tr := Trace{From: int(int8(next(1))) % 13, To: int(int8(next(1))) % 13}
 		if f := next(1); f&1 == 0 {

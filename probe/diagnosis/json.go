@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 )
@@ -12,17 +13,17 @@ import (
 // platforms' last-bit differences.
 
 type playerJSON struct {
-	Player       string     `json:"player"`
-	AccessRTTMs  *float64   `json:"access_rtt_ms"`
-	AccessLoss   *float64   `json:"access_loss"`
-	JitterMs     *float64   `json:"jitter_ms"`
-	ProcessMs    *float64   `json:"process_ms"`
-	CausedWaitMs *float64   `json:"caused_wait_ms"`
-	RungWithout  *int       `json:"rung_without"`
-	FPSWithout   *int       `json:"fps_without"`
-	Causes       []string   `json:"causes"`
-	Where        *whereJSON `json:"where"`
-	Bufferbloat  *bloatJSON `json:"bufferbloat_ms"`
+	Player       string        `json:"player"`
+	AccessRTTMs  *float64      `json:"access_rtt_ms"`
+	AccessLoss   *float64      `json:"access_loss"`
+	JitterMs     *float64      `json:"jitter_ms"`
+	ProcessMs    *float64      `json:"process_ms"`
+	CausedWaitMs *float64      `json:"caused_wait_ms"`
+	RungWithout  *int          `json:"rung_without"`
+	FPSWithout   *int          `json:"fps_without"`
+	Causes       []vocab.Cause `json:"causes"`
+	Where        *whereJSON    `json:"where"`
+	Bufferbloat  *bloatJSON    `json:"bufferbloat_ms"`
 }
 
 // bloatJSON is a player's bufferbloat_ms: each direction's added round
@@ -33,9 +34,9 @@ type bloatJSON struct {
 }
 
 type whereJSON struct {
-	Link    string  `json:"link"`
-	TTL     int     `json:"ttl"`
-	AddedMs float64 `json:"added_ms"`
+	Link    vocab.HopLink `json:"link"`
+	TTL     int           `json:"ttl"`
+	AddedMs float64       `json:"added_ms"`
 }
 
 type sharedJSON struct {
@@ -45,12 +46,12 @@ type sharedJSON struct {
 }
 
 type linkJSON struct {
-	Between       [2]string `json:"between"`
-	RTTMs         *float64  `json:"rtt_ms"`
-	ExpectedRTTMs *float64  `json:"expected_rtt_ms"`
-	ExcessRTTMs   *float64  `json:"excess_rtt_ms"`
-	Loss          *float64  `json:"loss"`
-	Causes        []string  `json:"causes"`
+	Between       [2]string     `json:"between"`
+	RTTMs         *float64      `json:"rtt_ms"`
+	ExpectedRTTMs *float64      `json:"expected_rtt_ms"`
+	ExcessRTTMs   *float64      `json:"excess_rtt_ms"`
+	Loss          *float64      `json:"loss"`
+	Causes        []vocab.Cause `json:"causes"`
 }
 
 type bodyJSON struct {
@@ -156,9 +157,9 @@ func positive(v int) *int {
 	return &v
 }
 
-func nonNil(s []string) []string {
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -1,6 +1,9 @@
 package diagnosis
 
-import "math"
+import (
+	"github.com/lagscope/lagscope/vocab"
+	"math"
+)
 
 // Load is the latest load test of a player's line (docs/load-test.md): the
 // median round trip its load added in each direction, NaN where that
@@ -20,7 +23,7 @@ type Bufferbloat struct {
 
 // CauseBufferbloat: a load test found the player's line adds at least
 // bufferbloatMs when busy in either direction (grade C or worse).
-const CauseBufferbloat = "bufferbloat"
+const CauseBufferbloat = vocab.CauseBufferbloat
 
 // bufferbloatMs is the least added round trip, in either direction, that
 // makes a line bloated: grade C or worse (docs/load-test.md). With the S9

@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"strings"
@@ -85,7 +86,7 @@ func TestBufferbloatCauseAtItsThreshold(t *testing.T) {
 	in.Players[4].Stale = true
 	in.Loads = []Load{bloat("erin", 70, nan)}
 	d := Diagnose(in)
-	if got := d.player("erin").Causes; !slices.Equal(got, []string{CauseLatency, CauseBufferbloat, CauseProcessing, CauseStale}) {
+	if got := d.player("erin").Causes; !slices.Equal(got, []vocab.Cause{CauseLatency, CauseBufferbloat, CauseProcessing, CauseStale}) {
 		t.Errorf("erin's causes %v", got)
 	}
 }
@@ -101,7 +102,7 @@ func TestBufferbloatAdvice(t *testing.T) {
 		lan      = "erin's delay (148 ms) starts between erin's machine and the home router (Wi-Fi or cable): a cable, or being closer to the router, should help."
 		uplink   = "erin's delay (148 ms) starts on erin's line out of the house, often the router's upload queue: a latency-under-load test will tell."
 	)
-	own := func(link string, ttl int) []Trace {
+	own := func(link vocab.HopLink, ttl int) []Trace {
 		hops := addrs("192.168.1.1", "198.18.1.1", "100.64.0.1")
 		return []Trace{{From: 4, To: 0, Delay: start(ttl, link, 148), Hops: hops}}
 	}

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"testing"
@@ -254,29 +255,29 @@ func TestDiagnoseLinks(t *testing.T) {
 		wantWA float64
 	}{
 		{"a path slower than its players explain", base, Pair{A: 0, B: 1, RTT: 100 * ms}, nan,
-			LinkDiagnosis{[2]string{"a", "b"}, 100, 40, 60, nan, []string{CauseLatency}}, 100},
+			LinkDiagnosis{[2]string{"a", "b"}, 100, 40, 60, nan, []vocab.Cause{CauseLatency}}, 100},
 		{"an excess under 30 ms is not slow", base, Pair{A: 0, B: 2, RTT: 69 * ms}, nan,
-			LinkDiagnosis{[2]string{"a", "c"}, 69, 40, 29, nan, []string{}}, 69},
+			LinkDiagnosis{[2]string{"a", "c"}, 69, 40, 29, nan, []vocab.Cause{}}, 69},
 		{"an excess under a quarter of the expected is not slow", edit(func(sh *shares) { sh.rtt = []float64{100, 100, 100, 100} }), Pair{A: 0, B: 1, RTT: 249 * ms}, nan,
-			LinkDiagnosis{[2]string{"a", "b"}, 249, 200, 49, nan, []string{}}, 249},
+			LinkDiagnosis{[2]string{"a", "b"}, 249, 200, 49, nan, []vocab.Cause{}}, 249},
 		{"a negative share counts as 0", edit(func(sh *shares) { sh.rtt[0] = -10 }), Pair{A: 0, B: 1, RTT: 30 * ms}, nan,
-			LinkDiagnosis{[2]string{"a", "b"}, 30, 20, 10, nan, []string{}}, 30},
+			LinkDiagnosis{[2]string{"a", "b"}, 30, 20, 10, nan, []vocab.Cause{}}, 30},
 		{"an unmeasured round trip", base, judged(Pair{A: 0, B: 3}), nan,
-			LinkDiagnosis{[2]string{"a", "d"}, nan, 40, nan, 0.1, []string{}}, 0},
+			LinkDiagnosis{[2]string{"a", "d"}, nan, 40, nan, 0.1, []vocab.Cause{}}, 0},
 		{"a path losing beyond its players' sides", base, judged(Pair{A: 1, B: 2, RTT: 40 * ms}), 0.05,
-			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []string{CauseLoss}}, 40},
+			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []vocab.Cause{CauseLoss}}, 40},
 		{"a loss its players explain", edit(func(sh *shares) { sh.lossExp[1] = 0.02 }), judged(Pair{A: 1, B: 2, RTT: 40 * ms}), 0.05,
-			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []string{}}, 40},
+			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []vocab.Cause{}}, 40},
 		{"a negative loss share counts as 0", edit(func(sh *shares) { sh.lossExp[1] = -0.02 }), judged(Pair{A: 1, B: 2, RTT: 40 * ms}), 0.03,
-			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []string{}}, 40},
+			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []vocab.Cause{}}, 40},
 		{"a player's unknown loss share names no lossy path", edit(func(sh *shares) { sh.lossExp[2] = nan }), judged(Pair{A: 1, B: 2, RTT: 40 * ms}), 0.05,
-			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []string{}}, 40},
+			LinkDiagnosis{[2]string{"b", "c"}, 40, 40, 0, 0.1, []vocab.Cause{}}, 40},
 		{"with three players no excess", edit(func(sh *shares) { sh.excessKnown = false }), Pair{A: 0, B: 1, RTT: 100 * ms}, 0.05,
-			LinkDiagnosis{[2]string{"a", "b"}, 100, 40, nan, nan, []string{}}, 100},
+			LinkDiagnosis{[2]string{"a", "b"}, 100, 40, nan, nan, []vocab.Cause{}}, 100},
 		{"a player out of the fit gives no expectation", edit(func(sh *shares) { sh.use[1] = false }), Pair{A: 0, B: 1, RTT: 100 * ms}, 0.05,
-			LinkDiagnosis{[2]string{"a", "b"}, 100, nan, nan, nan, []string{}}, 100},
+			LinkDiagnosis{[2]string{"a", "b"}, 100, nan, nan, nan, []vocab.Cause{}}, 100},
 		{"shares not fitted give no expectation", edit(func(sh *shares) { sh.known, sh.excessKnown = false, false }), Pair{A: 0, B: 1, RTT: 100 * ms}, nan,
-			LinkDiagnosis{[2]string{"a", "b"}, 100, nan, nan, nan, []string{}}, 100},
+			LinkDiagnosis{[2]string{"a", "b"}, 100, nan, nan, nan, []vocab.Cause{}}, 100},
 	}
 	for _, c := range cases {
 		sh := c.sh()
@@ -300,10 +301,10 @@ func TestDiagnoseLinks(t *testing.T) {
 
 func TestCulpritLink(t *testing.T) {
 	slow := func(excess float64) LinkDiagnosis {
-		return LinkDiagnosis{ExcessRTTMs: excess, Causes: []string{CauseLatency}}
+		return LinkDiagnosis{ExcessRTTMs: excess, Causes: []vocab.Cause{CauseLatency}}
 	}
 	fast := func(excess float64) LinkDiagnosis {
-		return LinkDiagnosis{ExcessRTTMs: excess, Causes: []string{CauseLoss}}
+		return LinkDiagnosis{ExcessRTTMs: excess, Causes: []vocab.Cause{CauseLoss}}
 	}
 	cases := []struct {
 		name  string
@@ -341,11 +342,11 @@ func TestDiagnosePlayers(t *testing.T) {
 		{Name: "e", Measured: true},
 	}
 	want := []PlayerDiagnosis{
-		{Player: "a", AccessRTTMs: 20, AccessLoss: 0, JitterMs: 2, ProcessMs: 5, CausedWaitMs: 70, Causes: []string{}},
-		{Player: "b", AccessRTTMs: 0, AccessLoss: 0, JitterMs: 2, Causes: []string{CauseStale}},
-		{Player: "c", AccessRTTMs: 60, AccessLoss: 0, JitterMs: 2, ProcessMs: 50, Causes: []string{CauseLatency, CauseProcessing, CauseBad}},
-		{Player: "d", AccessRTTMs: 20, AccessLoss: 1 - math.Exp(-0.03), JitterMs: 15, Causes: []string{CauseJitter, CauseLoss}},
-		{Player: "e", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []string{CauseUnmeasured}},
+		{Player: "a", AccessRTTMs: 20, AccessLoss: 0, JitterMs: 2, ProcessMs: 5, CausedWaitMs: 70, Causes: []vocab.Cause{}},
+		{Player: "b", AccessRTTMs: 0, AccessLoss: 0, JitterMs: 2, Causes: []vocab.Cause{CauseStale}},
+		{Player: "c", AccessRTTMs: 60, AccessLoss: 0, JitterMs: 2, ProcessMs: 50, Causes: []vocab.Cause{CauseLatency, CauseProcessing, CauseBad}},
+		{Player: "d", AccessRTTMs: 20, AccessLoss: 1 - math.Exp(-0.03), JitterMs: 15, Causes: []vocab.Cause{CauseJitter, CauseLoss}},
+		{Player: "e", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []vocab.Cause{CauseUnmeasured}},
 	}
 	check := func(name string, got, want []PlayerDiagnosis) {
 		t.Helper()
@@ -368,11 +369,11 @@ func TestDiagnosePlayers(t *testing.T) {
 	sh.known = false
 	players[3].Measured = false
 	want = []PlayerDiagnosis{
-		{Player: "a", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: 5, CausedWaitMs: 70, Causes: []string{}},
-		{Player: "b", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []string{CauseStale}},
-		{Player: "c", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: 50, Causes: []string{CauseProcessing, CauseBad}},
-		{Player: "d", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []string{CauseUnmeasured}},
-		{Player: "e", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []string{}},
+		{Player: "a", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: 5, CausedWaitMs: 70, Causes: []vocab.Cause{}},
+		{Player: "b", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []vocab.Cause{CauseStale}},
+		{Player: "c", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, ProcessMs: 50, Causes: []vocab.Cause{CauseProcessing, CauseBad}},
+		{Player: "d", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []vocab.Cause{CauseUnmeasured}},
+		{Player: "e", AccessRTTMs: nan, AccessLoss: nan, JitterMs: nan, Causes: []vocab.Cause{}},
 	}
 	check("not fitted", diagnosePlayers(players, &sh, nil, 30), want)
 }
@@ -384,23 +385,23 @@ func TestPlayerCauses(t *testing.T) {
 		rtt, jit, los float64
 		fitted, inFit bool
 		speed         int
-		want          []string
+		want          []vocab.Cause
 	}{
-		{"nothing wrong", Player{Measured: true}, 20, 2, 0, true, true, 30, []string{}},
-		{"no report", Player{}, nan, nan, nan, false, false, 30, []string{CauseUnmeasured}},
-		{"left out of the fit", Player{Measured: true}, nan, nan, nan, true, false, 30, []string{CauseUnmeasured}},
-		{"latency 25 ms above and twice the median", Player{Measured: true}, 45, 2, 0, true, true, 30, []string{CauseLatency}},
-		{"latency 24 ms above is not", Player{Measured: true}, 44, 2, 0, true, true, 30, []string{}},
-		{"jitter 10 ms above and twice the median", Player{Measured: true}, 20, 12, 0, true, true, 30, []string{CauseJitter}},
-		{"jitter 9 ms above is not", Player{Measured: true}, 20, 11, 0, true, true, 30, []string{}},
-		{"loss of 2 %", Player{Measured: true}, 20, 2, 0.02, true, true, 30, []string{CauseLoss}},
-		{"loss under 2 %", Player{Measured: true}, 20, 2, 0.0199, true, true, 30, []string{}},
-		{"shares out of the fit are not judged", Player{Measured: true}, 200, 50, 0.5, false, false, 30, []string{}},
-		{"a machine slower than the speed", Player{Measured: true, Process: 34 * ms}, 20, 2, 0, true, true, 30, []string{CauseProcessing}},
-		{"a machine just fast enough", Player{Measured: true, Process: 33 * ms}, 20, 2, 0, true, true, 30, []string{}},
-		{"the same machine at a lower speed", Player{Measured: true, Process: 40 * ms}, 20, 2, 0, true, true, 25, []string{}},
+		{"nothing wrong", Player{Measured: true}, 20, 2, 0, true, true, 30, []vocab.Cause{}},
+		{"no report", Player{}, nan, nan, nan, false, false, 30, []vocab.Cause{CauseUnmeasured}},
+		{"left out of the fit", Player{Measured: true}, nan, nan, nan, true, false, 30, []vocab.Cause{CauseUnmeasured}},
+		{"latency 25 ms above and twice the median", Player{Measured: true}, 45, 2, 0, true, true, 30, []vocab.Cause{CauseLatency}},
+		{"latency 24 ms above is not", Player{Measured: true}, 44, 2, 0, true, true, 30, []vocab.Cause{}},
+		{"jitter 10 ms above and twice the median", Player{Measured: true}, 20, 12, 0, true, true, 30, []vocab.Cause{CauseJitter}},
+		{"jitter 9 ms above is not", Player{Measured: true}, 20, 11, 0, true, true, 30, []vocab.Cause{}},
+		{"loss of 2 %", Player{Measured: true}, 20, 2, 0.02, true, true, 30, []vocab.Cause{CauseLoss}},
+		{"loss under 2 %", Player{Measured: true}, 20, 2, 0.0199, true, true, 30, []vocab.Cause{}},
+		{"shares out of the fit are not judged", Player{Measured: true}, 200, 50, 0.5, false, false, 30, []vocab.Cause{}},
+		{"a machine slower than the speed", Player{Measured: true, Process: 34 * ms}, 20, 2, 0, true, true, 30, []vocab.Cause{CauseProcessing}},
+		{"a machine just fast enough", Player{Measured: true, Process: 33 * ms}, 20, 2, 0, true, true, 30, []vocab.Cause{}},
+		{"the same machine at a lower speed", Player{Measured: true, Process: 40 * ms}, 20, 2, 0, true, true, 25, []vocab.Cause{}},
 		{"all in the contract's order", Player{Process: 50 * ms, Stale: true, Bad: true}, 200, 50, 0.5, true, true, 30,
-			[]string{CauseUnmeasured, CauseLatency, CauseJitter, CauseLoss, CauseProcessing, CauseStale, CauseBad}},
+			[]vocab.Cause{CauseUnmeasured, CauseLatency, CauseJitter, CauseLoss, CauseProcessing, CauseStale, CauseBad}},
 	}
 	for _, c := range cases {
 		pd := &PlayerDiagnosis{AccessRTTMs: c.rtt, JitterMs: c.jit, AccessLoss: c.los}
@@ -411,8 +412,8 @@ func TestPlayerCauses(t *testing.T) {
 	// Far enough above the median but not twice it does not stand out.
 	for _, c := range []struct {
 		rtt, jit float64
-		want     []string
-	}{{70, 12, []string{}}, {80, 12, []string{CauseLatency}}, {40, 23, []string{}}, {40, 24, []string{CauseJitter}}} {
+		want     []vocab.Cause
+	}{{70, 12, []vocab.Cause{}}, {80, 12, []vocab.Cause{CauseLatency}}, {40, 23, []vocab.Cause{}}, {40, 24, []vocab.Cause{CauseJitter}}} {
 		pd := &PlayerDiagnosis{AccessRTTMs: c.rtt, JitterMs: c.jit}
 		if got := playerCauses(Player{Measured: true}, pd, true, true, 40, 12, 30); !slices.Equal(got, c.want) {
 			t.Errorf("share %v, jitter %v against medians 40, 12: %v, want %v", c.rtt, c.jit, got, c.want)
@@ -564,8 +565,8 @@ func TestVerdict(t *testing.T) {
 		t.Fatal("the rungs below need distinct labels for this test to tell them apart")
 	}
 	ada := PlayerDiagnosis{Player: "ada", AccessRTTMs: 149.6, AccessLoss: 0.0312, ProcessMs: 50, RungWithout: 1, FPSWithout: 30,
-		Causes: []string{CauseLatency, CauseLoss, CauseProcessing}}
-	bob := PlayerDiagnosis{Player: "bob", AccessRTTMs: 20, RungWithout: 2, Causes: []string{}}
+		Causes: []vocab.Cause{CauseLatency, CauseLoss, CauseProcessing}}
+	bob := PlayerDiagnosis{Player: "bob", AccessRTTMs: 20, RungWithout: 2, Causes: []vocab.Cause{}}
 	slowLink := LinkDiagnosis{Between: [2]string{"bob", "dave"}, ExcessRTTMs: 99.2}
 	in := Input{Players: []Player{{Name: "bob"}, {Name: "ada", RecentWait: 300 * ms}, {Name: "cyd"}, {Name: "dave"}, {Name: "erin"}},
 		Target: rungs.RungTiming(3)}

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strconv"
 	"strings"
@@ -326,7 +327,7 @@ func (d *Diagnosis) player(name string) PlayerDiagnosis {
 	return PlayerDiagnosis{Player: name}
 }
 
-func has(list []string, s string) bool {
+func has(list []vocab.Cause, s vocab.Cause) bool {
 	for _, v := range list {
 		if v == s {
 			return true

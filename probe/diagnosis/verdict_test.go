@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestVerdictOrderAndReword(t *testing.T) {
 // absence would not move it, the sentence says so instead of promising a
 // gain.
 func TestVerdictNamesTheTargetAndNoFalseGain(t *testing.T) {
-	ada := PlayerDiagnosis{Player: "ada", AccessRTTMs: 150, RungWithout: 1, Causes: []string{CauseLatency}}
+	ada := PlayerDiagnosis{Player: "ada", AccessRTTMs: 150, RungWithout: 1, Causes: []vocab.Cause{CauseLatency}}
 	d := Diagnosis{Measured: 4, Culprit: "ada", Reason: "rung", Players: []PlayerDiagnosis{ada}}
 	in := Input{Players: []Player{{Name: "ada"}, {Name: "bob"}, {Name: "cat"}, {Name: "dan"}}, Target: rungs.RungTiming(1), FPS: 30}
 	if got, want := verdictOf(d, in, 2, 30, 200),

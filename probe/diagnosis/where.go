@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"slices"
@@ -11,11 +12,11 @@ import (
 // (docs/path.md): into its home router (lan), out of the home (uplink),
 // the ISP's hops (isp), past them (beyond), into the peer (peer).
 const (
-	linkLAN    = "lan"
-	linkUplink = "uplink"
-	linkISP    = "isp"
-	linkBeyond = "beyond"
-	linkPeer   = "peer"
+	linkLAN    = vocab.HopLAN
+	linkUplink = vocab.HopUplink
+	linkISP    = vocab.HopISP
+	linkBeyond = vocab.HopBeyond
+	linkPeer   = vocab.HopPeer
 )
 
 // Trace is one machine's summary of a hop trace it ran toward another
@@ -36,14 +37,14 @@ type Trace struct {
 // it and the delay it adds.
 type TraceStart struct {
 	TTL     int
-	Link    string
+	Link    vocab.HopLink
 	AddedMs float64
 }
 
 // Where is the part of a player's own path its delay starts on, as the
 // player's own traces see it first-hand.
 type Where struct {
-	Link    string
+	Link    vocab.HopLink
 	TTL     int
 	AddedMs float64
 	// Confirmed counts the other players' traces toward this player whose
@@ -63,7 +64,9 @@ type SharedHop struct {
 
 // ownSide reports whether a trace's delay starting on link lies on the
 // tracing player's own side: its home network, its line out, its ISP.
-func ownSide(link string) bool { return link == linkLAN || link == linkUplink || link == linkISP }
+func ownSide(link vocab.HopLink) bool {
+	return link == linkLAN || link == linkUplink || link == linkISP
+}
 
 // wheres gives each player the start of the delay on its own side from
 // the traces it ran itself: of those that start there, the one that adds

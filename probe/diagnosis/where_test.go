@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"slices"
@@ -20,7 +21,7 @@ func addrs(ss ...string) []netip.Addr {
 	return out
 }
 
-func start(ttl int, link string, ms float64) *TraceStart {
+func start(ttl int, link vocab.HopLink, ms float64) *TraceStart {
 	return &TraceStart{TTL: ttl, Link: link, AddedMs: ms}
 }
 
@@ -35,7 +36,7 @@ func erinSlow() Input {
 // (uplink), at her ISP (hop 3).
 func TestWhereAdviceForEachCause(t *testing.T) {
 	cases := []struct {
-		link string
+		link vocab.HopLink
 		ttl  int
 		want string
 	}{

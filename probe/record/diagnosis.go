@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"sort"
 	"strings"
@@ -50,14 +51,6 @@ func (c *cursor) diagnosisAt(t time.Duration) *diagnosis.Diagnosis {
 	}
 	d := c.diags[i-1].Event.(*probe.DiagnosisEvent).Diagnosis
 	return &d
-}
-
-// knownCauses are the causes a diagnosis names (docs/diagnosis.md), for
-// players and paths.
-var knownCauses = map[string]bool{
-	diagnosis.CauseLatency: true, diagnosis.CauseJitter: true, diagnosis.CauseLoss: true, diagnosis.CauseProcessing: true,
-	diagnosis.CauseUnmeasured: true, diagnosis.CauseStale: true, diagnosis.CauseBad: true,
-	diagnosis.CauseBufferbloat: true,
 }
 
 // checkDiagnosis: names are names, the verdict is plain text, numbers are
@@ -112,9 +105,9 @@ func checkChance(key string, p float64) error {
 	return fmt.Errorf("%s %v is outside 0..1", key, p)
 }
 
-func checkCauses(cs []string) error {
+func checkCauses(cs []vocab.Cause) error {
 	for _, c := range cs {
-		if !knownCauses[c] {
+		if !c.Valid() || c == vocab.CauseUnknown {
 			return fmt.Errorf("cause %q is not one a diagnosis names", c)
 		}
 	}
@@ -172,7 +165,7 @@ func (d *diagnosisReport) title() string {
 func diagRow(p diagnosis.PlayerDiagnosis, cell func(string) string) []string {
 	causes := "—"
 	if len(p.Causes) > 0 {
-		causes = strings.Join(p.Causes, ", ")
+		causes = joinWords(p.Causes, ", ")
 	}
 	rung := "—"
 	if p.RungWithout > 0 {
@@ -211,7 +204,7 @@ func (d *diagnosisReport) whereLine(name func(string) string) string {
 	var parts []string
 	for _, p := range d.Diagnosis.Players {
 		if w := p.Where; w != nil {
-			parts = append(parts, fmt.Sprintf("%s %s, hop %d (adds %.1f ms)", name(p.Player), name(w.Link), w.TTL, w.AddedMs))
+			parts = append(parts, fmt.Sprintf("%s %s, hop %d (adds %.1f ms)", name(p.Player), name(string(w.Link)), w.TTL, w.AddedMs))
 		}
 	}
 	if len(parts) == 0 {
@@ -273,4 +266,16 @@ func nanPct(v float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f%%", v*100)
+}
+
+// joinWords joins typed words as strings.Join joins strings.
+func joinWords[T ~string](ws []T, sep string) string {
+	var b strings.Builder
+	for i, w := range ws {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(string(w))
+	}
+	return b.String()
 }

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"io"
 	"strings"
 	"testing"
@@ -122,7 +123,7 @@ func assertPlausible(t *testing.T, r Record) {
 		}
 	case *probe.LoadEvent:
 		if e.From == e.To || !textsafe.Safe(e.From) || !textsafe.Safe(e.To) ||
-			(e.Result.Where != nil && (e.Result.Where.TTL < 1 || e.Result.Where.TTL > maxTTL || !pathLabels[e.Result.Where.Link])) {
+			(e.Result.Where != nil && (e.Result.Where.TTL < 1 || e.Result.Where.TTL > maxTTL || !vocab.HopLink(e.Result.Where.Link).Valid())) {
 			t.Fatalf("load %+v returned", e)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,7 +55,7 @@ func checkLoad(e *probe.LoadEvent) error {
 		err = errors.Join(err, checkAdded("both", b.AddedMS, b.P90AddedMS))
 	}
 	if w := r.Where; w != nil {
-		err = errors.Join(err, checkHop(0, w.TTL, w.Link, 0, 0), checkMs("where added_ms", w.AddedMS))
+		err = errors.Join(err, checkHop(0, w.TTL, vocab.HopLink(w.Link), 0, 0), checkMs("where added_ms", w.AddedMS))
 	}
 	if c := r.Cost; c != nil {
 		err = errors.Join(err, checkFrame("frames_late", c.FramesLate), checkMs("max_wait_ms", c.MaxWaitMS), checkMs("for_ms", c.ForMS),

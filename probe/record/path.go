@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"sort"
@@ -27,11 +28,8 @@ const maxTTL = 255
 // anything far past that is no tracer's.
 const maxPathSent = 1 << 20
 
-// pathLabels are the names of the link into a hop (docs/path.md).
-var pathLabels = map[string]bool{"lan": true, "uplink": true, "isp": true, "beyond": true, "peer": true}
-
-func checkLabel(key, l string) error {
-	if !pathLabels[l] {
+func checkLabel(key string, l vocab.HopLink) error {
+	if !l.Valid() {
 		return fmt.Errorf("%s %q is not a link a trace names", key, l)
 	}
 	return nil
@@ -55,7 +53,7 @@ func checkHopAddr(a netip.Addr) error {
 
 // checkHop is what every hop of a trace obeys: a hop limit after the one
 // before it (prev), a known link, counts and a loss share in bounds.
-func checkHop(prev, ttl int, link string, sent int, loss float64) error {
+func checkHop(prev, ttl int, link vocab.HopLink, sent int, loss float64) error {
 	if ttl <= prev || ttl > maxTTL {
 		return fmt.Errorf("hop ttl %d after %d is outside 1..%d or out of order", ttl, prev, maxTTL)
 	}
@@ -166,12 +164,12 @@ func (p *pathReport) pathNote(esc func(string) string) string {
 		parts[0] = "the peer has not answered yet"
 	}
 	if d := p.DelayStarts; d != nil {
-		parts = append(parts, fmt.Sprintf("delay starts at hop %d (%s), +%.1f ms", d.TTL, esc(d.Link), d.AddedMs))
+		parts = append(parts, fmt.Sprintf("delay starts at hop %d (%s), +%.1f ms", d.TTL, esc(string(d.Link)), d.AddedMs))
 	} else {
 		parts = append(parts, "no added delay")
 	}
 	if l := p.LossStarts; l != nil {
-		parts = append(parts, fmt.Sprintf("loss starts at hop %d (%s), %.1f%%", l.TTL, esc(l.Link), l.Loss*100))
+		parts = append(parts, fmt.Sprintf("loss starts at hop %d (%s), %.1f%%", l.TTL, esc(string(l.Link)), l.Loss*100))
 	} else {
 		parts = append(parts, "no loss")
 	}
@@ -190,7 +188,7 @@ func hopCells(h probe.PathHopStat, esc func(string) string) []string {
 		note = "rate-limited"
 	}
 	loss := math.Round(h.Loss*1000) / 10
-	return []string{fmt.Sprint(h.TTL), addr, esc(h.Link), fmt.Sprint(h.Sent), fmt.Sprintf("%.1f%%", loss),
+	return []string{fmt.Sprint(h.TTL), addr, esc(string(h.Link)), fmt.Sprint(h.Sent), fmt.Sprintf("%.1f%%", loss),
 		num(h.BestMs, 1), num(h.RTTMs, 1), num(h.WorstMs, 1), note}
 }
 

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestWhereRecordedReplayedAndReported(t *testing.T) {
 	if d == nil || d.Culprit != "ada" {
 		t.Fatalf("replayed diagnosis %+v, want ada named", d)
 	}
-	var where string
+	var where vocab.HopLink
 	for _, p := range d.Players {
 		if p.Player == "ada" && p.Where != nil {
 			where = p.Where.Link

@@ -57,6 +57,9 @@ const (
 	// punches, so it adds neither datagrams nor lobby lines. The wait is
 	// also at least three round trips to the host (punchAfter).
 	minPunchAfter = 2 * time.Second
+	// lateWatcherPunchAfter is how long a player waits to hear a watcher
+	// that attached to the running game before it punches (punchAfter).
+	lateWatcherPunchAfter = 10 * time.Second
 	// relayAfter is how long the controlling side punches before it
 	// relays through the host (3 s).
 	relayAfter = 3 * time.Second
@@ -210,10 +213,20 @@ func (s *Session) openPair(now time.Duration, m *member) {
 	}
 }
 
-// punchAfter is how long a pair's link may stay silent before it punches:
-// minPunchAfter, or three round trips to the host on a slow network (the
-// other side's first ping takes about one to arrive).
-func (s *Session) punchAfter() time.Duration { return max(minPunchAfter, 3*s.nat.hostRTT) }
+// punchAfter is how long a pair's link with m may stay silent before it
+// punches: minPunchAfter, or three round trips to the host on a slow
+// network (the other side's first ping takes about one to arrive). A
+// player waits lateWatcherPunchAfter for a watcher that attached to the
+// running game: watchers arriving in a crowd get their rosters as the
+// host's budget for them allows, and until its roster comes a watcher
+// cannot answer a check, so an early punch would end in the relay.
+func (s *Session) punchAfter(m *member) time.Duration {
+	d := max(minPunchAfter, 3*s.nat.hostRTT)
+	if m.late && s.role != RoleObserver {
+		d = max(d, lateWatcherPunchAfter)
+	}
+	return d
+}
 
 // startPunch: the pair has not heard each other at the address the host
 // saw (or the other side has started punching).
@@ -349,7 +362,7 @@ func (s *Session) tickPunch(now time.Duration) {
 			continue
 		}
 		s.sendLatePrimes(now, m)
-		if m.path.state == pathNone && m.path.open && !m.heard && s.punchOpen(m) && now-m.path.opened >= s.punchAfter() {
+		if m.path.state == pathNone && m.path.open && !m.heard && s.punchOpen(m) && now-m.path.opened >= s.punchAfter(m) {
 			s.startPunch(now, m)
 		}
 		switch m.path.state {
@@ -388,7 +401,7 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 			d, ok = m.path.late[0].at, true
 		}
 		if m.path.state == pathNone && m.path.open && !m.heard && s.punchOpen(m) {
-			if t := m.path.opened + s.punchAfter(); !ok || t < d {
+			if t := m.path.opened + s.punchAfter(m); !ok || t < d {
 				d, ok = t, true
 			}
 		}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"cmp"
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"slices"
 	"testing"
@@ -32,13 +33,13 @@ func TestTracedNames(t *testing.T) {
 		{name: "self as culprit traces its first other player", self: "bob", d: &diagnosis.Diagnosis{Culprit: "bob",
 			Players: []diagnosis.PlayerDiagnosis{{Player: "ada"}, {Player: "bob"}, {Player: "cyd"}}}, want: []string{"ada"}},
 		{name: "no culprit: the first slow player", d: &diagnosis.Diagnosis{Players: []diagnosis.PlayerDiagnosis{
-			{Player: "ada"}, {Player: "bob", Causes: []string{"latency"}}, {Player: "cyd", Causes: []string{"jitter"}}, {Player: "dan", Causes: []string{"latency", "loss"}}}},
+			{Player: "ada"}, {Player: "bob", Causes: []vocab.Cause{"latency"}}, {Player: "cyd", Causes: []vocab.Cause{"jitter"}}, {Player: "dan", Causes: []vocab.Cause{"latency", "loss"}}}},
 			want: []string{"bob"}},
 		{name: "no culprit, self slow: its own path", self: "bob", d: &diagnosis.Diagnosis{Players: []diagnosis.PlayerDiagnosis{
-			{Player: "ada"}, {Player: "bob", Causes: []string{"latency"}}, {Player: "dan", Causes: []string{"latency"}}}},
+			{Player: "ada"}, {Player: "bob", Causes: []vocab.Cause{"latency"}}, {Player: "dan", Causes: []vocab.Cause{"latency"}}}},
 			want: []string{"ada"}},
 		{name: "no culprit, already tracing", pinned: "cyd", d: &diagnosis.Diagnosis{Players: []diagnosis.PlayerDiagnosis{
-			{Player: "ada"}, {Player: "bob", Causes: []string{"latency"}}, {Player: "cyd"}}},
+			{Player: "ada"}, {Player: "bob", Causes: []vocab.Cause{"latency"}}, {Player: "cyd"}}},
 			want: []string{"cyd"}},
 		{name: "culprit link from this end", d: &diagnosis.Diagnosis{CulpritLink: link("ada", "bob")}, want: []string{"bob"}},
 		{name: "culprit link to this end", d: &diagnosis.Diagnosis{CulpritLink: link("cyd", "ada")}, want: []string{"cyd"}},

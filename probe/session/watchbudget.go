@@ -89,6 +89,10 @@ const (
 	// the game's telemetry to watchers never takes the last of it, so
 	// what must go is not held back behind what may wait.
 	mustGoReserve = 2 << 10
+	// starveAfter is how long a watcher waits for a telemetry update
+	// before its next one may take the reserve: with 64 watchers, updates
+	// come every few seconds, and none waits far longer than the rest.
+	starveAfter = 4 * time.Second
 	// shareSlack is what a watcher may be sent beyond its part of the
 	// rate before what must go to it waits: one arriving needs its roster,
 	// its address table and the first acks at once, a few kilobytes, while
@@ -104,7 +108,10 @@ const (
 // sent holds back what must go once a watcher takes more than its part
 // for long (its resends pile up: it never acknowledges), so it cannot eat
 // the other watchers' part of the bucket.
-type watchShare struct{ out, relay, sent bucket }
+type watchShare struct {
+	out, relay, sent bucket
+	lastUpdate       time.Duration // when the gate last let a telemetry update go to it
+}
 
 // watchBudget is a machine's state for the rules above, with its counts in
 // wire bytes and datagrams.
@@ -255,13 +262,20 @@ func (s *Session) watcherGate(now time.Duration, to netcore.PeerID, n int, updat
 	if !sh.out.fits(now, size) {
 		return false
 	}
-	// A watcher whose share has filled (it has waited longest) may take
-	// the reserve; the others leave it for what must go. So the watchers
-	// take turns, whatever order the peer asks in.
-	if sh.out.tokens >= sh.out.burst {
-		return s.wb.out.fits(now, size)
+	// A watcher whose share has filled, or that has waited starveAfter
+	// for an update, may take the reserve; the others leave it for what
+	// must go. So the watchers take turns, whatever order the peer asks
+	// in.
+	ok := false
+	if sh.out.tokens >= sh.out.burst || (update && now-sh.lastUpdate >= starveAfter) {
+		ok = s.wb.out.fits(now, size)
+	} else {
+		ok = s.wb.out.fits(now, size+mustGoReserve)
 	}
-	return s.wb.out.fits(now, size+mustGoReserve)
+	if ok && update {
+		sh.lastUpdate = now
+	}
+	return ok
 }
 
 func (s *Session) sealOverhead() int {

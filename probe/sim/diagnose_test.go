@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"regexp"
 	"strings"
@@ -253,7 +254,7 @@ func TestSimDiagnosisWaitsForEveryPlayer_S8(t *testing.T) {
 	}
 }
 
-func hasCause(p diagnosis.PlayerDiagnosis, c string) bool {
+func hasCause(p diagnosis.PlayerDiagnosis, c vocab.Cause) bool {
 	for _, x := range p.Causes {
 		if x == c {
 			return true

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"io"
 	"net/netip"
 	"slices"
@@ -62,7 +63,7 @@ func TestSharedTracesSayWhere(t *testing.T) {
 	if d.Culprit != "ada" {
 		t.Fatalf("culprit %q, want ada: %s", d.Culprit, d.Verdict)
 	}
-	var where string
+	var where vocab.HopLink
 	for _, p := range d.Players {
 		if p.Player == "ada" && p.Where != nil {
 			where = p.Where.Link
