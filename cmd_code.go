@@ -7,7 +7,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // A session code is what a host without --key seals its session with and
@@ -64,16 +64,16 @@ var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 // a zone), IPv4 first, IPv6 only for a socket on every IPv6 address
 // (which takes both); else, on a machine with nothing else, loopback.
 // nil when the system cannot list its addresses.
-func hostAddrs(bound netip.AddrPort) []probe.GuideAddr {
+func hostAddrs(bound netip.AddrPort) []feed.GuideAddr {
 	if a := bound.Addr(); a.IsValid() && !a.IsUnspecified() {
 		a = a.Unmap()
-		return []probe.GuideAddr{{Addr: netip.AddrPortFrom(a, bound.Port()), Kind: addrKind(a)}}
+		return []feed.GuideAddr{{Addr: netip.AddrPortFrom(a, bound.Port()), Kind: addrKind(a)}}
 	}
 	addrs, err := interfaceAddrs()
 	if err != nil {
 		return nil
 	}
-	var v4, v6 []probe.GuideAddr
+	var v4, v6 []feed.GuideAddr
 	for _, a := range addrs {
 		p, ok := a.(*net.IPNet)
 		if !ok {
@@ -84,7 +84,7 @@ func hostAddrs(bound netip.AddrPort) []probe.GuideAddr {
 			continue
 		}
 		ip = ip.Unmap()
-		ga := probe.GuideAddr{Addr: netip.AddrPortFrom(ip, bound.Port()), Kind: addrKind(ip)}
+		ga := feed.GuideAddr{Addr: netip.AddrPortFrom(ip, bound.Port()), Kind: addrKind(ip)}
 		switch {
 		case ip.Is4():
 			v4 = append(v4, ga)
@@ -96,25 +96,25 @@ func hostAddrs(bound netip.AddrPort) []probe.GuideAddr {
 		return out
 	}
 	// Only loopback: this machine is the only one that can join.
-	return []probe.GuideAddr{{Addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), bound.Port()), Kind: probe.AddrLoopback}}
+	return []feed.GuideAddr{{Addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), bound.Port()), Kind: feed.AddrLoopback}}
 }
 
 // addrKind says who can reach a: this machine, its network, or anyone.
-func addrKind(a netip.Addr) probe.AddrKind {
+func addrKind(a netip.Addr) feed.AddrKind {
 	switch {
 	case a.IsLoopback():
-		return probe.AddrLoopback
+		return feed.AddrLoopback
 	case a.IsPrivate(), a.IsLinkLocalUnicast(), cgnat.Contains(a):
-		return probe.AddrLAN
+		return feed.AddrLAN
 	}
-	return probe.AddrPublic
+	return feed.AddrPublic
 }
 
 // joinGuide is what the host's lobby shows others to join it: the join
 // line, this machine's addresses, the port a router forwards, and
 // whether the session is open.
-func joinGuide(bound netip.AddrPort, code string, keyed bool) *probe.JoinGuide {
-	return &probe.JoinGuide{Line: joinLines(bound, code, keyed)[0], Addrs: hostAddrs(bound), Port: bound.Port(), Open: !keyed}
+func joinGuide(bound netip.AddrPort, code string, keyed bool) *feed.JoinGuide {
+	return &feed.JoinGuide{Line: joinLines(bound, code, keyed)[0], Addrs: hostAddrs(bound), Port: bound.Port(), Open: !keyed}
 }
 
 // joinLines are what a host says about joining it, once its socket is

@@ -15,6 +15,7 @@ import (
 	"github.com/lagscope/lagscope/metrics"
 	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/themes"
@@ -191,7 +192,7 @@ func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 		// q restores the terminal at once: the UI waits for the
 		// session only this long; the leave goes on without a screen and
 		// the process exits as soon as it is acknowledged.
-		rc.Front = func(f probe.Feed) error {
+		rc.Front = func(f feed.Feed) error {
 			return ui.Run(f, ui.Options{Theme: theme, Bell: bell, QuitWait: uiQuitWait})
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/probe/session"
 )
@@ -68,7 +68,7 @@ func setupHost(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 		lf.noteMetrics(stderr)
 		rc := lf.runConfig("host", stdout)
 		hc := live.HostConfig{Listen: *listen, Players: *players, DropTimeout: *drop}
-		hc.Listening = func(bound netip.AddrPort) *probe.JoinGuide {
+		hc.Listening = func(bound netip.AddrPort) *feed.JoinGuide {
 			lines := joinLines(bound, code, lf.key != "")
 			switch lf.front {
 			case frontJSON:

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/record"
 )
 
@@ -24,12 +25,12 @@ func writeTimingRecording(t *testing.T, sp, la int, tier string) string {
 		t.Fatal(err)
 	}
 	r := record.NewSimRecorder(w) // stores each event's line as printed
-	timing := func(frame, sp, la, rung int, tier string) probe.Event {
-		return &probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: frame}, Decided: frame - 6,
+	timing := func(frame, sp, la, rung int, tier string) feed.Event {
+		return &feed.TimingEvent{Header: feed.Header{Type: vocab.EventTiming, Frame: frame}, Decided: frame - 6,
 			SendPeriod: sp, LookAhead: la, Rung: rung, Tier: tier, FPS: 30, Reason: "worse"}
 	}
-	for i, e := range []probe.Event{
-		&probe.MasterEvent{Header: probe.Header{Type: "master", Frame: 0}, Player: "alice"},
+	for i, e := range []feed.Event{
+		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster, Frame: 0}, Player: "alice"},
 		timing(70, 2, 6, 2, "Fast"),
 		timing(262, sp, la, min(max(sp, 1), 10), tier),
 		timing(518, 3, 9, 3, "Normal"),

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/internal/systool"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // injectInterfaces makes interfaceAddrs list cidrs for the test.
@@ -58,12 +58,12 @@ func TestJoinGuideFromInterfaces(t *testing.T) {
 	code := seededCode(t, "7K3M-QX9P-4RTA-WZ2H")
 	ap := netip.MustParseAddrPort
 	got := joinGuide(ap("[::]:7373"), code, true)
-	want := &probe.JoinGuide{
+	want := &feed.JoinGuide{
 		Line: "lagscope join 192.168.1.20:7373 --key 7K3M-QX9P-4RTA-WZ2H",
-		Addrs: []probe.GuideAddr{
-			{Addr: ap("192.168.1.20:7373"), Kind: probe.AddrLAN},
-			{Addr: ap("100.101.7.3:7373"), Kind: probe.AddrLAN},
-			{Addr: ap("[2001:db8::20]:7373"), Kind: probe.AddrPublic},
+		Addrs: []feed.GuideAddr{
+			{Addr: ap("192.168.1.20:7373"), Kind: feed.AddrLAN},
+			{Addr: ap("100.101.7.3:7373"), Kind: feed.AddrLAN},
+			{Addr: ap("[2001:db8::20]:7373"), Kind: feed.AddrPublic},
 		},
 		Port: 7373,
 	}
@@ -77,12 +77,12 @@ func TestJoinGuideFromInterfaces(t *testing.T) {
 	if g := joinGuide(ap("0.0.0.0:7373"), "", false); len(g.Addrs) != 2 || !g.Open || g.Line != "lagscope join 192.168.1.20:7373" {
 		t.Errorf("0.0.0.0, open: %+v", g)
 	}
-	if g := joinGuide(ap("203.0.113.9:4000"), code, true); !reflect.DeepEqual(g.Addrs, []probe.GuideAddr{{Addr: ap("203.0.113.9:4000"), Kind: probe.AddrPublic}}) ||
+	if g := joinGuide(ap("203.0.113.9:4000"), code, true); !reflect.DeepEqual(g.Addrs, []feed.GuideAddr{{Addr: ap("203.0.113.9:4000"), Kind: feed.AddrPublic}}) ||
 		g.Line != "lagscope join 203.0.113.9:4000 --key "+code {
 		t.Errorf("--listen 203.0.113.9:4000: %+v", g)
 	}
 	injectInterfaces(t, "127.0.0.1/8", "::1/128")
-	if g := joinGuide(ap("[::]:7373"), "", true); !reflect.DeepEqual(g.Addrs, []probe.GuideAddr{{Addr: ap("127.0.0.1:7373"), Kind: probe.AddrLoopback}}) ||
+	if g := joinGuide(ap("[::]:7373"), "", true); !reflect.DeepEqual(g.Addrs, []feed.GuideAddr{{Addr: ap("127.0.0.1:7373"), Kind: feed.AddrLoopback}}) ||
 		g.Line != "lagscope join 127.0.0.1:7373 --key KEY (the key you gave)" {
 		t.Errorf("loopback only: %+v", g)
 	}

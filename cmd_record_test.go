@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/sim"
 )
@@ -48,7 +48,7 @@ func TestRecordedSimStoresMovedCommands_S13(t *testing.T) {
 		t.Fatal(err)
 	}
 	by := map[string][]executed{}
-	if _, err := sim.RunWith(sc, io.Discard, sim.Options{OnCommand: func(m string, _ time.Duration, player string, send int, c probe.Command) {
+	if _, err := sim.RunWith(sc, io.Discard, sim.Options{OnCommand: func(m string, _ time.Duration, player string, send int, c feed.Command) {
 		by[m] = append(by[m], executed{player, c.Seq, int(c.Tag), send})
 	}}); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestDemoRecordsCommands_S13(t *testing.T) {
 		types[c.Type]++
 		players[c.Player] = true
 	}
-	if kinds[record.KindEvent] == 0 || kinds[record.KindView] == 0 || types[probe.CmdGame] == 0 || types[probe.CmdNetworkReport] == 0 || len(players) != 3 {
+	if kinds[record.KindEvent] == 0 || kinds[record.KindView] == 0 || types[feed.CmdGame] == 0 || types[feed.CmdNetworkReport] == 0 || len(players) != 3 {
 		t.Fatalf("records %v, command types %v, from players %v", kinds, types, players)
 	}
 }

@@ -63,7 +63,7 @@ func replayJSON(path string, rec *record.Recording, stdout, stderr io.Writer) in
 	return 0
 }
 
-// replayTUI hands a record.Player — a probe.Feed over the recording — to
+// replayTUI hands a record.Player — a feed.Feed over the recording — to
 // ui.Run, the same front end a live session uses (no second renderer). The
 // Player also has the methods of ui.Playback (record.Playback: pause, seek,
 // speed ×0.5–×16), so the TUI binds space, ←/→ and -/+ to them and shows

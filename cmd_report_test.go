@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/record"
 )
 
@@ -226,11 +226,11 @@ func TestReportLoadTests(t *testing.T) {
 		{155 * time.Second, `{"type":"load","t_ms":155000,"from":"ada","to":"cyd","idle_rtt_ms":null,"upload":null,"download":null,` +
 			`"both":null,"where":null,"cost":null,"stopped":"peer refused"}`},
 	} {
-		var e probe.LoadEvent
+		var e feed.LoadEvent
 		if err := json.Unmarshal([]byte(x.line), &e); err != nil {
 			t.Fatal(err)
 		}
-		w.Observe(probe.Update{View: probe.View{At: x.at, Session: "f41de538", Self: "ada"}, Events: []probe.Event{&e}})
+		w.Observe(feed.Update{View: feed.View{At: x.at, Session: "f41de538", Self: "ada"}, Events: []feed.Event{&e}})
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/textsafe"
 	"github.com/lagscope/lagscope/units"
 )
@@ -46,8 +46,8 @@ var termEnv = func() string { return os.Getenv("TERM") }
 // one line per second of session time — the clock, the timing in force
 // (→ the target), the worst link and the verdict's first sentence — and a
 // last line when the session ends. Names from other machines are escaped.
-func textFront(w io.Writer, why string) func(probe.Feed) error {
-	return func(f probe.Feed) error {
+func textFront(w io.Writer, why string) func(feed.Feed) error {
+	return func(f feed.Feed) error {
 		bw := bufio.NewWriter(w)
 		fmt.Fprintf(bw, "lagscope: %s, so the session is shown as a line of text a second (--json prints its events as NDJSON)\n", why)
 		bw.Flush()
@@ -75,7 +75,7 @@ func endedWhy(err error) string {
 }
 
 // textLine is one second of the session in words.
-func textLine(v *probe.View) string {
+func textLine(v *feed.View) string {
 	at := v.At.Truncate(time.Second)
 	parts := []string{fmt.Sprintf("%02d:%02d", int(at.Minutes()), int(at.Seconds())%60)}
 	if l := v.Lobby; !v.Started && l != nil {
@@ -105,7 +105,7 @@ func textLine(v *probe.View) string {
 
 // contactingText is a joiner's handshake in words, as the TUI's lobby
 // says it.
-func contactingText(l *probe.LobbyView) string {
+func contactingText(l *feed.LobbyView) string {
 	what := "contacting " + l.HostAddr.String() + "…"
 	if l.Watcher {
 		what = "waiting for the host at " + l.HostAddr.String() + " to let this watcher in…"
@@ -117,11 +117,11 @@ func contactingText(l *probe.LobbyView) string {
 }
 
 // worstLink is the measured link with the longest round trip.
-func worstLink(v *probe.View) (probe.LinkView, bool) {
-	var best probe.LinkView
+func worstLink(v *feed.View) (feed.LinkView, bool) {
+	var best feed.LinkView
 	ok := false
 	for _, l := range v.Links {
-		if l.RTTKnown && l.State != probe.LinkUnmeasured && (!ok || l.SRTT > best.SRTT) {
+		if l.RTTKnown && l.State != feed.LinkUnmeasured && (!ok || l.SRTT > best.SRTT) {
 			best, ok = l, true
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/pflag"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/live"
 	"github.com/lagscope/lagscope/ui"
 )
@@ -39,14 +39,14 @@ func demoScreen(t *testing.T) string {
 	t.Helper()
 	updates := playDemo(t, screenAt, 100*time.Millisecond)
 
-	feed := newQueuedFeed(updates)
+	fd := newQueuedFeed(updates)
 	// ui.Run adds the wall clock to the header; a fixed one here.
 	clock := func() time.Time { return time.Date(2026, 1, 1, 18, 41, 8, 0, time.UTC) }
-	m, err := ui.NewModel(feed, ui.Options{NoColor: true, Output: io.Discard, Clock: clock})
+	m, err := ui.NewModel(fd, ui.Options{NoColor: true, Output: io.Discard, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer feed.Close()
+	defer fd.Close()
 	// The real model in a real bubbletea program (no terminal: the input
 	// is off, the output discarded), stopped by capture once the picture
 	// of the last update is drawn at the README's size. teatest is not used
@@ -72,18 +72,18 @@ func demoScreen(t *testing.T) string {
 	return strings.Join(lines, "\n")
 }
 
-// queuedFeed is a probe.Feed over a fixed list of updates, all queued at
+// queuedFeed is a feed.Feed over a fixed list of updates, all queued at
 // once: it ends after a Done update, on Quit (with a Done update of the
 // last View, as a live engine does) or on Close.
 type queuedFeed struct {
-	ch     chan probe.Update
+	ch     chan feed.Update
 	mu     sync.Mutex
 	closed bool
-	last   probe.View
+	last   feed.View
 }
 
-func newQueuedFeed(updates []probe.Update) *queuedFeed {
-	f := &queuedFeed{ch: make(chan probe.Update, len(updates)+1)}
+func newQueuedFeed(updates []feed.Update) *queuedFeed {
+	f := &queuedFeed{ch: make(chan feed.Update, len(updates)+1)}
 	for _, u := range updates {
 		f.ch <- u
 		f.last = u.View
@@ -96,14 +96,14 @@ func newQueuedFeed(updates []probe.Update) *queuedFeed {
 	return f
 }
 
-func (f *queuedFeed) Updates() <-chan probe.Update { return f.ch }
+func (f *queuedFeed) Updates() <-chan feed.Update { return f.ch }
 
-func (f *queuedFeed) Control(c probe.Control) {
+func (f *queuedFeed) Control(c feed.Control) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c.Quit && !f.closed {
 		f.closed = true
-		f.ch <- probe.Update{View: f.last, Done: true}
+		f.ch <- feed.Update{View: f.last, Done: true}
 		close(f.ch)
 	}
 }
@@ -122,7 +122,7 @@ func (f *queuedFeed) Close() {
 // playDemo plays the demo in virtual time with the demo command's own
 // defaults (read off its flags, so a changed default changes what the
 // tests see), an update every `every` up to length.
-func playDemo(t *testing.T, length, every time.Duration) []probe.Update {
+func playDemo(t *testing.T, length, every time.Duration) []feed.Update {
 	t.Helper()
 	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
 	setupDemo(fs)

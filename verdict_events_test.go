@@ -2,13 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // rungClause finds the rung a verdict says the match is held at or runs at.
@@ -16,11 +17,11 @@ var rungClause = regexp.MustCompile(`(?:holds the match at|runs at) (?:Fast|Norm
 
 // evalEvent is the part of a timing or diagnosis event the check reads.
 type evalEvent struct {
-	Type    string `json:"type"`
-	Frame   int    `json:"frame"`
-	Decided int    `json:"decided"`
-	Rung    int    `json:"rung"`
-	Verdict string `json:"verdict"`
+	Type    vocab.EventType `json:"type"`
+	Frame   int             `json:"frame"`
+	Decided int             `json:"decided"`
+	Rung    int             `json:"rung"`
+	Verdict string          `json:"verdict"`
 }
 
 // checkVerdictRungs: every diagnosis names the target chosen at its
@@ -77,10 +78,10 @@ func TestDiagnosisNamesTheTargetChosen_S9_S11(t *testing.T) {
 	for _, u := range demoUpdates(t, verdictDemoLength) {
 		for _, e := range u.Events {
 			switch e := e.(type) {
-			case *probe.TimingEvent:
-				events = append(events, evalEvent{Type: "timing", Decided: e.Decided, Rung: e.Rung})
-			case *probe.DiagnosisEvent:
-				events = append(events, evalEvent{Type: "diagnosis", Frame: e.Frame, Verdict: e.Diagnosis.Verdict})
+			case *feed.TimingEvent:
+				events = append(events, evalEvent{Type: vocab.EventTiming, Decided: e.Decided, Rung: e.Rung})
+			case *feed.DiagnosisEvent:
+				events = append(events, evalEvent{Type: vocab.EventDiagnosis, Frame: e.Frame, Verdict: e.Diagnosis.Verdict})
 			}
 		}
 	}

@@ -20,7 +20,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/ui"
 )
 
@@ -28,7 +28,7 @@ const verdictDemoLength = 3 * time.Minute
 
 // demoUpdates plays the demo with the demo command's own defaults, one
 // update a second.
-func demoUpdates(t *testing.T, length time.Duration) []probe.Update {
+func demoUpdates(t *testing.T, length time.Duration) []feed.Update {
 	t.Helper()
 	return playDemo(t, length, time.Second)
 }
@@ -78,11 +78,11 @@ func clockIn(screen string) string {
 }
 
 // screens renders every update at w×h and returns one picture a second.
-func screens(t *testing.T, updates []probe.Update, w, h int) []string {
+func screens(t *testing.T, updates []feed.Update, w, h int) []string {
 	t.Helper()
-	feed := newQueuedFeed(updates) // readme_test.go
-	defer feed.Close()
-	m, err := ui.NewModel(feed, ui.Options{NoColor: true, Output: io.Discard,
+	fd := newQueuedFeed(updates) // readme_test.go
+	defer fd.Close()
+	m, err := ui.NewModel(fd, ui.Options{NoColor: true, Output: io.Discard,
 		Clock: func() time.Time { return time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestVerdictAgreesWithTheScreen_S9_S11(t *testing.T) {
 // first evaluation that worsens the target for her spike until the spike
 // ends, and each "steps back down … in about N s" comes true within 256
 // frames.
-func checkSpikeAndDescent(t *testing.T, updates []probe.Update) {
+func checkSpikeAndDescent(t *testing.T, updates []feed.Update) {
 	t.Helper()
 	const fps = 30
 	type diag struct {
@@ -227,18 +227,18 @@ func checkSpikeAndDescent(t *testing.T, updates []probe.Update) {
 		verdict string
 	}
 	var diags []diag
-	var actives []*probe.TimingActiveEvent
+	var actives []*feed.TimingActiveEvent
 	firstWorse := -1
 	for _, u := range updates {
 		for _, e := range u.Events {
 			switch e := e.(type) {
-			case *probe.DiagnosisEvent:
+			case *feed.DiagnosisEvent:
 				diags = append(diags, diag{e.Frame, u.View.At, e.Diagnosis.Culprit, e.Diagnosis.Verdict})
-			case *probe.TimingEvent:
+			case *feed.TimingEvent:
 				if e.Reason == "worse" && firstWorse < 0 {
 					firstWorse = e.Decided
 				}
-			case *probe.TimingActiveEvent:
+			case *feed.TimingActiveEvent:
 				actives = append(actives, e)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // refs matches what a help text must not carry: requirement numbers
@@ -22,12 +22,12 @@ func TestHelpTextInWords(t *testing.T) {
 	defer e.Close()
 	v := watcherView(row("ada", ml("ada", "bob", 60, 300, 290)), row("bob", ml("bob", "ada", 61, 310, 300)))
 	v.Self = "ada"
-	v.Links = []probe.LinkView{lv("bob", 100, 400)}
-	v.Players = []probe.PlayerView{{Name: "bob", Report: &probe.ReportView{Wait: time.Millisecond}}}
-	v.Paths = []probe.PathView{{Peer: "bob", Available: true, Hops: []probe.PathHop{
+	v.Links = []feed.LinkView{lv("bob", 100, 400)}
+	v.Players = []feed.PlayerView{{Name: "bob", Report: &feed.ReportView{Wait: time.Millisecond}}}
+	v.Paths = []feed.PathView{{Peer: "bob", Available: true, Hops: []feed.PathHop{
 		{TTL: 1, Addr: netip.MustParseAddr("192.168.1.1"), Link: "lan", Sent: 20, Answered: true, Median: time.Millisecond},
 	}}}
-	e.Observe(probe.Update{View: v, Events: []probe.Event{loadEvent(t, completeLoad)}})
+	e.Observe(feed.Update{View: v, Events: []feed.Event{loadEvent(t, completeLoad)}})
 	fams, _ := scrape(t, e)
 	families := 0
 	for name, f := range fams {

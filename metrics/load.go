@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/units"
 )
@@ -28,9 +28,9 @@ var loadDirections = [...]string{"upload", "download", "both"}
 // observeLoads keeps the figures of the load events among events; e.mu is
 // held. The last update of machine self (done) drops the series of the
 // tests it ran.
-func (e *Exporter) observeLoads(self string, events []probe.Event, done bool) {
+func (e *Exporter) observeLoads(self string, events []feed.Event, done bool) {
 	for _, ev := range events {
-		l, ok := ev.(*probe.LoadEvent)
+		l, ok := ev.(*feed.LoadEvent)
 		if !ok {
 			continue
 		}

@@ -4,15 +4,14 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/lagscope/lagscope/probe/feed"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/lagscope/lagscope/probe"
 )
 
 // loadEvent is a `load` line as a tester's sink prints it.
-func loadEvent(t *testing.T, line string) *probe.LoadEvent {
+func loadEvent(t *testing.T, line string) *feed.LoadEvent {
 	t.Helper()
-	var e probe.LoadEvent
+	var e feed.LoadEvent
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
@@ -64,7 +63,7 @@ func TestLoadAddedGauge(t *testing.T) {
 	if _, f := loadSeries(t, e, "ada", "bob"); f != nil {
 		t.Fatal("a load family before any test")
 	}
-	e.Observe(probe.Update{View: v, Events: []probe.Event{loadEvent(t, completeLoad), loadEvent(t, refusedLoad)}})
+	e.Observe(feed.Update{View: v, Events: []feed.Event{loadEvent(t, completeLoad), loadEvent(t, refusedLoad)}})
 	got, f := loadSeries(t, e, "ada", "bob")
 	if len(got) != 3 || got["upload"] != 0.368 || got["download"] != 0.0082 || got["both"] != 0.371 {
 		t.Fatalf("ada → bob %v, want upload 0.368, download 0.0082, both 0.371", got)
@@ -80,11 +79,11 @@ func TestLoadAddedGauge(t *testing.T) {
 	if got, _ := loadSeries(t, e, "ada", "cyd"); len(got) != 0 {
 		t.Errorf("a refused test has series %v", got)
 	}
-	e.Observe(probe.Update{View: v, Events: []probe.Event{loadEvent(t, uploadOnlyLoad)}})
+	e.Observe(feed.Update{View: v, Events: []feed.Event{loadEvent(t, uploadOnlyLoad)}})
 	if got, _ := loadSeries(t, e, "ada", "bob"); len(got) != 3 || got["upload"] != 0.05 || got["download"] != 0.0082 || got["both"] != 0.371 {
 		t.Errorf("after a test stopped after its upload: %v, want upload 0.05 and the rest kept", got)
 	}
-	e.Observe(probe.Update{View: v, Done: true})
+	e.Observe(feed.Update{View: v, Done: true})
 	if _, f := loadSeries(t, e, "ada", "bob"); f != nil {
 		t.Errorf("a machine that left keeps its load series: %v", f.GetMetric())
 	}

@@ -1,10 +1,9 @@
 package metrics
 
 import (
+	"github.com/lagscope/lagscope/probe/feed"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/lagscope/lagscope/probe"
 )
 
 // The session's matrix on /metrics: every pair a machine
@@ -23,11 +22,11 @@ import (
 
 // pairLink is one directed link of the matrix as this exporter publishes it.
 type pairLink struct {
-	fold probe.LinkFold
+	fold feed.LinkFold
 	// last is what fold was last given: a row whose own or peer totals are
 	// unknown for a moment (L3) keeps the values it had rather than
 	// folding a zero, which the fold would read as a restart.
-	last probe.LinkCounts
+	last feed.LinkCounts
 	// own, peer: this end's totals, the peer's half, have been known at
 	// least once; until then their counters are absent, not zero.
 	own, peer bool
@@ -51,7 +50,7 @@ type matrixRow struct {
 
 // observeMatrix takes the Matrix of one observed machine's View; e.mu is
 // held.
-func (e *Exporter) observeMatrix(v *probe.View, done bool) {
+func (e *Exporter) observeMatrix(v *feed.View, done bool) {
 	if done {
 		// The machine has ended: the rows it fed stop being live (their
 		// gauges go); their counters stay.
@@ -138,10 +137,10 @@ func (e *Exporter) endRow(name string, removed map[string]bool) {
 
 func (p *pairLink) retire() {
 	p.fold.Retire()
-	p.last = probe.LinkCounts{}
+	p.last = feed.LinkCounts{}
 }
 
-func (e *Exporter) observePair(from string, l *probe.MatrixLink) {
+func (e *Exporter) observePair(from string, l *feed.MatrixLink) {
 	k := linkKey{from, l.To}
 	p := e.pairs[k]
 	if p == nil {

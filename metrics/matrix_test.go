@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/probe/feed"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/lagscope/lagscope/probe"
 )
 
 // The matrix families and their label sets.
@@ -29,25 +28,25 @@ var matrixGauges = []string{
 }
 
 // ml is a link of a telemetry row, every value known.
-func ml(from, to string, srttMs int, sent, exp uint64) probe.MatrixLink {
+func ml(from, to string, srttMs int, sent, exp uint64) feed.MatrixLink {
 	ms := time.Millisecond
-	return probe.MatrixLink{Caused: time.Duration(sent) * ms, Link: probe.Link{From: from, To: to, State: probe.LinkMeasured,
+	return feed.MatrixLink{Caused: time.Duration(sent) * ms, Link: feed.Link{From: from, To: to, State: feed.LinkMeasured,
 		RTTKnown: true, SRTT: time.Duration(srttMs) * ms, RTTVAR: 4 * ms, RTO: 200 * ms, ConnTimeout: 2 * time.Second,
 		LossKnown: true, Sent: sent, Retransmitted: sent / 10, Expected: exp, Missing: exp / 20,
 		PeerKnown: true, PeerExpected: sent, PeerMissing: sent / 50}}
 }
 
-func row(name string, links ...probe.MatrixLink) probe.MatrixPlayer {
-	return probe.MatrixPlayer{Name: name, Known: true, Age: 300 * time.Millisecond, Links: links}
+func row(name string, links ...feed.MatrixLink) feed.MatrixPlayer {
+	return feed.MatrixPlayer{Name: name, Known: true, Age: 300 * time.Millisecond, Links: links}
 }
 
 // watcherView is what a watcher "obs" sees: its own links to the players
 // (first-hand, in Links) and the players' rows from their telemetry; it
 // has no row itself (it makes nobody wait).
-func watcherView(rows ...probe.MatrixPlayer) probe.View {
+func watcherView(rows ...feed.MatrixPlayer) feed.View {
 	v := view("obs", lv("ada", 40, 40), lv("bob", 40, 40), lv("cyd", 40, 40))
-	v.Players = []probe.PlayerView{{Name: "ada"}, {Name: "bob"}, {Name: "cyd"}, {Name: "obs", Observer: true, Self: true}}
-	v.Matrix = probe.MatrixView{Players: rows}
+	v.Players = []feed.PlayerView{{Name: "ada"}, {Name: "bob"}, {Name: "cyd"}, {Name: "obs", Observer: true, Self: true}}
+	v.Matrix = feed.MatrixView{Players: rows}
 	return v
 }
 
@@ -69,14 +68,14 @@ func TestMatrixEveryPair_L3_L5(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()
 	unmeasured := ml("bob", "cyd", 0, 5, 0)
-	unmeasured.State, unmeasured.RTTKnown, unmeasured.SRTT, unmeasured.RTTVAR = probe.LinkUnmeasured, false, 0, 0
+	unmeasured.State, unmeasured.RTTKnown, unmeasured.SRTT, unmeasured.RTTVAR = feed.LinkUnmeasured, false, 0, 0
 	unmeasured.PeerKnown, unmeasured.PeerExpected, unmeasured.PeerMissing = false, 0, 0
 	relayed := ml("ada", "cyd", 180, 300, 280)
 	relayed.Relayed = true
-	e.Observe(probe.Update{View: watcherView(
+	e.Observe(feed.Update{View: watcherView(
 		row("ada", ml("ada", "bob", 60, 300, 290), relayed, ml("ada", "obs", 30, 20, 20)),
 		row("bob", ml("bob", "ada", 61, 310, 300), unmeasured),
-		probe.MatrixPlayer{Name: "cyd"}, // no telemetry from cyd yet
+		feed.MatrixPlayer{Name: "cyd"}, // no telemetry from cyd yet
 	)})
 	fams, body := scrape(t, e)
 	pairs := []string{"ada>bob", "ada>cyd", "ada>obs", "bob>ada", "bob>cyd"}
@@ -160,9 +159,9 @@ func TestMatrixCountersMonotonic_L5(t *testing.T) {
 		v, ok := series(fams, "lagscope_matrix_datagrams_sent_total")["bob>ada"]
 		return v, ok
 	}
-	step := func(what string, want float64, v probe.View) {
+	step := func(what string, want float64, v feed.View) {
 		t.Helper()
-		e.Observe(probe.Update{View: v})
+		e.Observe(feed.Update{View: v})
 		if got, ok := sent(); !ok || got != want {
 			t.Fatalf("%s: sent %v (%v), want %v", what, got, ok, want)
 		}
@@ -178,7 +177,7 @@ func TestMatrixCountersMonotonic_L5(t *testing.T) {
 
 	// bob's row goes unknown, then his link is missing from it for a
 	// moment; the same life comes back: nothing is counted twice.
-	step("row unknown", 160, watcherView(row("ada"), probe.MatrixPlayer{Name: "bob"}))
+	step("row unknown", 160, watcherView(row("ada"), feed.MatrixPlayer{Name: "bob"}))
 	step("link missing", 160, watcherView(row("ada"), row("bob")))
 	late := ml("bob", "ada", 60, 170, 170)
 	late.PeerExpected = 10 // an older LinkReport of ada's
@@ -213,7 +212,7 @@ func TestMatrixCountersMonotonic_L5(t *testing.T) {
 	}
 
 	// The watcher ends: counters stay, gauges go.
-	e.Observe(probe.Update{View: again, Done: true})
+	e.Observe(feed.Update{View: again, Done: true})
 	fams, _ = scrape(t, e)
 	if v := series(fams, "lagscope_matrix_datagrams_sent_total")["bob>ada"]; v != 178 {
 		t.Fatalf("after the watcher ended: %v", v)
@@ -232,8 +231,8 @@ func TestMatrixOwnRowOnce_L5(t *testing.T) {
 	own := row("ada", ml("ada", "bob", 50, 200, 200))
 	own.Self, own.Age = true, 0
 	va := view("ada", lv("bob", 200, 200))
-	va.Matrix.Players = []probe.MatrixPlayer{own, row("bob", ml("bob", "ada", 50, 90, 90))} // bob's row, older
-	e.Observe(probe.Update{View: va})
+	va.Matrix.Players = []feed.MatrixPlayer{own, row("bob", ml("bob", "ada", 50, 90, 90))} // bob's row, older
+	e.Observe(feed.Update{View: va})
 	fams, _ := scrape(t, e)
 	if got := series(fams, "lagscope_matrix_datagrams_sent_total"); len(got) != 2 || got["ada>bob"] != 200 || got["bob>ada"] != 90 {
 		t.Fatalf("ada's matrix %v", got)
@@ -246,9 +245,9 @@ func TestMatrixOwnRowOnce_L5(t *testing.T) {
 	ownB := row("bob", ml("bob", "ada", 50, 120, 120))
 	ownB.Self, ownB.Age = true, 0
 	vb := view("bob", lv("ada", 120, 120))
-	vb.Matrix.Players = []probe.MatrixPlayer{row("ada", ml("ada", "bob", 50, 180, 180)), ownB}
-	e.Observe(probe.Update{View: vb})
-	e.Observe(probe.Update{View: va})
+	vb.Matrix.Players = []feed.MatrixPlayer{row("ada", ml("ada", "bob", 50, 180, 180)), ownB}
+	e.Observe(feed.Update{View: vb})
+	e.Observe(feed.Update{View: va})
 	fams, _ = scrape(t, e)
 	if got := series(fams, "lagscope_matrix_datagrams_sent_total"); len(got) != 2 || got["ada>bob"] != 200 || got["bob>ada"] != 120 {
 		t.Fatalf("two machines' matrix %v", got)
@@ -301,9 +300,9 @@ func TestDashboardNamesExist_L5(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()
 	v := watcherView(row("ada", ml("ada", "bob", 60, 300, 290)), row("bob", ml("bob", "ada", 61, 310, 300)))
-	v.Players[0].Report = &probe.ReportView{Wait: time.Millisecond}
-	v.Relay = []probe.RelayStat{{Between: [2]string{"ada", "bob"}, Datagrams: 1}}
-	e.Observe(probe.Update{View: v})
+	v.Players[0].Report = &feed.ReportView{Wait: time.Millisecond}
+	v.Relay = []feed.RelayStat{{Between: [2]string{"ada", "bob"}, Datagrams: 1}}
+	e.Observe(feed.Update{View: v})
 	fams, _ := scrape(t, e)
 
 	b, err := os.ReadFile(filepath.Join("..", "docs", "grafana-dashboard.json"))

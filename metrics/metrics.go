@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -44,14 +45,12 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-
-	"github.com/lagscope/lagscope/probe"
 )
 
 type linkKey struct{ player, peer string }
 
 type link struct {
-	fold   probe.LinkFold
+	fold   feed.LinkFold
 	live   bool
 	srtt   *float64 // seconds; nil while unknown (L3)
 	rttvar *float64
@@ -212,7 +211,7 @@ func seconds(d time.Duration, known bool) *float64 {
 // Observe takes one update of a machine's feed: a sink like the recorder
 // and the TUI. The last update (Done) retires the machine's links and drops
 // its gauges; its counters stay.
-func (e *Exporter) Observe(u probe.Update) {
+func (e *Exporter) Observe(u feed.Update) {
 	v := u.View
 	if v.Self == "" {
 		return

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/sim"
 	"github.com/lagscope/lagscope/rungs"
 )
@@ -88,13 +88,13 @@ func find(fams map[string]*dto.MetricFamily, name, player, peer string) (float64
 	return 0, false
 }
 
-func view(self string, links ...probe.LinkView) probe.View {
-	return probe.View{Self: self, FPS: 30, Started: true, InForce: rungs.Timing{SendPeriod: 6, LookAhead: 18}, Links: links}
+func view(self string, links ...feed.LinkView) feed.View {
+	return feed.View{Self: self, FPS: 30, Started: true, InForce: rungs.Timing{SendPeriod: 6, LookAhead: 18}, Links: links}
 }
 
-func lv(peer string, sent, exp uint64) probe.LinkView {
+func lv(peer string, sent, exp uint64) feed.LinkView {
 	ms := time.Millisecond
-	return probe.LinkView{Peer: peer, Link: probe.Link{State: probe.LinkMeasured, RTTKnown: true, SRTT: 80 * ms, RTTVAR: 5 * ms, RTO: 120 * ms, ConnTimeout: 2000 * ms,
+	return feed.LinkView{Peer: peer, Link: feed.Link{State: feed.LinkMeasured, RTTKnown: true, SRTT: 80 * ms, RTTVAR: 5 * ms, RTO: 120 * ms, ConnTimeout: 2000 * ms,
 		LossKnown: true, Sent: sent, Retransmitted: sent / 10, Expected: exp, Missing: exp / 20, PeerKnown: true, PeerExpected: sent, PeerMissing: sent / 50}}
 }
 
@@ -108,8 +108,8 @@ func TestNamesMatchContract_L5(t *testing.T) {
 	}
 	defer e.Close()
 	v := view("alice", lv("bob", 100, 400))
-	v.Players = []probe.PlayerView{{Name: "bob", Report: &probe.ReportView{Wait: 250 * time.Millisecond}}}
-	e.Observe(probe.Update{View: v})
+	v.Players = []feed.PlayerView{{Name: "bob", Report: &feed.ReportView{Wait: 250 * time.Millisecond}}}
+	e.Observe(feed.Update{View: v})
 	fams, _ := scrape(t, e)
 	want := map[string]string{"lagscope_caused_wait_seconds_total": "peer,player,session"}
 	for _, n := range contractCounters {
@@ -165,8 +165,8 @@ func TestNamesMatchContract_L5(t *testing.T) {
 func TestUnknownIsAbsent_L3(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()
-	l := probe.LinkView{Peer: "bob", Link: probe.Link{State: probe.LinkUnmeasured, RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 3}}
-	e.Observe(probe.Update{View: view("alice", l)})
+	l := feed.LinkView{Peer: "bob", Link: feed.Link{State: feed.LinkUnmeasured, RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 3}}
+	e.Observe(feed.Update{View: view("alice", l)})
 	fams, _ := scrape(t, e)
 	if _, ok := find(fams, "lagscope_srtt_seconds", "alice", "bob"); ok {
 		t.Error("srtt published for an unmeasured link")
@@ -196,18 +196,18 @@ func TestCountersNeverDecrease_L5(t *testing.T) {
 		v, _ := find(fams, "lagscope_datagrams_peer_expected_total", "alice", "bob")
 		return v
 	}
-	e.Observe(probe.Update{View: view("alice", lv("bob", 100, 400), lv("carol", 50, 50))})
+	e.Observe(feed.Update{View: view("alice", lv("bob", 100, 400), lv("carol", 50, 50))})
 	if sent() != 100 {
 		t.Fatalf("sent %v", sent())
 	}
 	late := lv("bob", 120, 420)
 	late.PeerExpected = 90 // an older LinkReport arriving late
-	e.Observe(probe.Update{View: view("alice", late, lv("carol", 60, 60))})
+	e.Observe(feed.Update{View: view("alice", late, lv("carol", 60, 60))})
 	if sent() != 120 || peerExp() != 100 {
 		t.Fatalf("sent %v peer_expected %v, want 120 and the high-water 100", sent(), peerExp())
 	}
 	// bob leaves: his link is gone from the picture.
-	e.Observe(probe.Update{View: view("alice", lv("carol", 70, 70))})
+	e.Observe(feed.Update{View: view("alice", lv("carol", 70, 70))})
 	fams, _ := scrape(t, e)
 	if v, ok := find(fams, "lagscope_datagrams_sent_total", "alice", "bob"); !ok || v != 120 {
 		t.Fatalf("after bob left: %v %v", v, ok)
@@ -216,17 +216,17 @@ func TestCountersNeverDecrease_L5(t *testing.T) {
 		t.Fatal("a gone link still has an SRTT")
 	}
 	// bob rejoins: a new link that starts from zero.
-	e.Observe(probe.Update{View: view("alice", lv("bob", 5, 10), lv("carol", 80, 80))})
+	e.Observe(feed.Update{View: view("alice", lv("bob", 5, 10), lv("carol", 80, 80))})
 	if sent() != 125 {
 		t.Fatalf("after rejoin: %v, want 125", sent())
 	}
 	// A restart seen without a gap in the picture (totals went down).
-	e.Observe(probe.Update{View: view("alice", lv("bob", 2, 3), lv("carol", 90, 90))})
+	e.Observe(feed.Update{View: view("alice", lv("bob", 2, 3), lv("carol", 90, 90))})
 	if sent() != 127 {
 		t.Fatalf("after a restart: %v, want 127", sent())
 	}
 	// alice's machine ends: counters stay, its gauges go.
-	e.Observe(probe.Update{View: view("alice"), Done: true})
+	e.Observe(feed.Update{View: view("alice"), Done: true})
 	fams, _ = scrape(t, e)
 	if v, _ := find(fams, "lagscope_datagrams_sent_total", "alice", "carol"); v != 90 {
 		t.Fatalf("carol link after alice ended: %v", v)
@@ -239,7 +239,7 @@ func TestCountersNeverDecrease_L5(t *testing.T) {
 // simFeed runs a scenario and returns every machine's Views, one batch per
 // virtual second, as the Updates a live feed would hand a sink; a machine
 // whose Views stop (it left) gets its last update with Done set.
-func simFeed(t testing.TB, scenario string) [][]probe.Update {
+func simFeed(t testing.TB, scenario string) [][]feed.Update {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "testdata", "scenarios", scenario))
 	if err != nil {
@@ -250,18 +250,18 @@ func simFeed(t testing.TB, scenario string) [][]probe.Update {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var batches [][]probe.Update
+	var batches [][]feed.Update
 	var at time.Duration = -1
-	if _, err := sim.RunWith(sc, io.Discard, sim.Options{OnView: func(v probe.View) {
+	if _, err := sim.RunWith(sc, io.Discard, sim.Options{OnView: func(v feed.View) {
 		if v.At != at {
 			batches = append(batches, nil)
 			at = v.At
 		}
-		batches[len(batches)-1] = append(batches[len(batches)-1], probe.Update{View: v})
+		batches[len(batches)-1] = append(batches[len(batches)-1], feed.Update{View: v})
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	last := map[string]probe.View{}
+	last := map[string]feed.View{}
 	for i, b := range batches {
 		here := map[string]bool{}
 		for _, u := range b {
@@ -269,7 +269,7 @@ func simFeed(t testing.TB, scenario string) [][]probe.Update {
 		}
 		for name, v := range last {
 			if !here[name] {
-				batches[i] = append(batches[i], probe.Update{View: v, Done: true})
+				batches[i] = append(batches[i], feed.Update{View: v, Done: true})
 				delete(last, name)
 			}
 		}
@@ -347,12 +347,12 @@ func TestServeStopsWithContext(t *testing.T) {
 func BenchmarkScrape(b *testing.B) {
 	e, _ := New("lan")
 	defer e.Close()
-	var links []probe.LinkView
+	var links []feed.LinkView
 	for i := 0; i < 7; i++ {
 		links = append(links, lv(string(rune('b'+i)), 100, 100))
 	}
 	for _, p := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		e.Observe(probe.Update{View: view(p, links...)})
+		e.Observe(feed.Update{View: view(p, links...)})
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -368,8 +368,8 @@ func TestRelayedDatagrams_L5(t *testing.T) {
 	e, _ := New("lan")
 	defer e.Close()
 	v := view("alice", lv("bob", 100, 400))
-	v.Relay = []probe.RelayStat{{Between: [2]string{"bob", "dan"}, Datagrams: 70, Bytes: 7000}}
-	e.Observe(probe.Update{View: v})
+	v.Relay = []feed.RelayStat{{Between: [2]string{"bob", "dan"}, Datagrams: 70, Bytes: 7000}}
+	e.Observe(feed.Update{View: v})
 	fams, _ := scrape(t, e)
 	f := fams["lagscope_relayed_datagrams_total"]
 	if f == nil || f.GetType() != dto.MetricType_COUNTER || len(f.GetMetric()) != 1 {
@@ -382,7 +382,7 @@ func TestRelayedDatagrams_L5(t *testing.T) {
 		t.Errorf("relayed %v, want 70", v)
 	}
 	v.Relay[0].Datagrams = 10 // a restarted host counts from zero: the series does not go back
-	e.Observe(probe.Update{View: v})
+	e.Observe(feed.Update{View: v})
 	fams, _ = scrape(t, e)
 	if v, _ := find(fams, "lagscope_relayed_datagrams_total", "bob", "dan"); v != 70 {
 		t.Errorf("relayed %v after a smaller count, want 70", v)

@@ -4,10 +4,9 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/lagscope/lagscope/probe/feed"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/lagscope/lagscope/probe"
 )
 
 // The hop traces on /metrics: per hop of every link a machine traces
@@ -28,7 +27,7 @@ type pathHop struct {
 
 // observePaths keeps the hops of v's traced paths; e.mu is held. The last
 // update (done) drops them.
-func (e *Exporter) observePaths(v *probe.View, done bool) {
+func (e *Exporter) observePaths(v *feed.View, done bool) {
 	if e.paths == nil {
 		e.paths = map[string][]pathHop{}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 func findHop(t *testing.T, e *Exporter, name, peer, ttl string) (float64, bool) {
@@ -36,8 +36,8 @@ func TestPathHopGauges(t *testing.T) {
 	}
 	defer e.Close()
 	v := view("ada", lv("bob", 100, 400))
-	v.Paths = []probe.PathView{
-		{Peer: "bob", Available: true, Complete: true, Hops: []probe.PathHop{
+	v.Paths = []feed.PathView{
+		{Peer: "bob", Available: true, Complete: true, Hops: []feed.PathHop{
 			{TTL: 1, Addr: netip.MustParseAddr("192.168.1.1"), Link: "lan", Sent: 20, Loss: 0.05, Answered: true,
 				Best: time.Millisecond, Median: 2 * time.Millisecond, Worst: 9 * time.Millisecond},
 			{TTL: 2, Link: "uplink", Sent: 20, Loss: 1},
@@ -45,7 +45,7 @@ func TestPathHopGauges(t *testing.T) {
 		}},
 		{Peer: "cyd", Why: "relayed"},
 	}
-	e.Observe(probe.Update{View: v})
+	e.Observe(feed.Update{View: v})
 	if got, ok := findHop(t, e, "lagscope_path_hop_rtt_seconds", "bob", "1"); !ok || got != 0.002 {
 		t.Errorf("hop 1 rtt %v %v, want 0.002", got, ok)
 	}
@@ -81,7 +81,7 @@ func TestPathHopGauges(t *testing.T) {
 		}
 	}
 	v.Paths = nil
-	e.Observe(probe.Update{View: v})
+	e.Observe(feed.Update{View: v})
 	fams, _ = scrape(t, e)
 	if fams["lagscope_path_hop_rtt_seconds"] != nil || fams["lagscope_path_hop_loss_ratio"] != nil {
 		t.Error("an untraced link keeps its path series")

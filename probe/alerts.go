@@ -28,12 +28,11 @@ package probe
 // so a loss alert also adds an alarm message (lossMessage).
 
 import (
-	"math"
-	"strconv"
-	"strings"
+	"github.com/lagscope/lagscope/vocab"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -168,14 +167,13 @@ func (a *alerts) watch(now time.Duration, p *Peer) {
 			continue
 		}
 		if la.bad.step(now, st.Bad, a.cfg.ClearAfter) {
-			p.emit(p.alert(AlertBad, pl, linkPrefix+pl.Name+badSuffix))
+			p.emit(p.alert(feed.AlertBad, pl, feed.LinkBadText(pl.Name)))
 		}
 		if sample {
 			if in, out, holds := la.read(st, a.cfg.LossPercent/100); la.loss.step(now, holds, a.cfg.ClearAfter) {
-				text := lossText(pl.Name, in, out, a.cfg.LossWindow)
-				p.emit(p.alert(AlertLoss, pl, text))
-				p.emit(&MessageEvent{Header: Header{Type: "message", Frame: p.frame}, Text: text, Player: p.self.Name,
-					Kind: messageLinkLoss, Subject: pl.Name})
+				text := feed.LossText(pl.Name, in, out, a.cfg.LossWindow)
+				p.emit(p.alert(feed.AlertLoss, pl, text))
+				p.emit(feed.LossMessage(p.frame, p.self.Name, pl.Name, text))
 			}
 		}
 	}
@@ -223,7 +221,7 @@ func (la *linkAlerts) read(st netcore.LinkStats, limit float64) (in, out float64
 // timing sees every timing event this machine executes (S18): a target in
 // a worse tier than the previous one raises a tier alert unless a tier
 // episode is running.
-func (a *alerts) timing(p *Peer, t *TimingEvent) {
+func (a *alerts) timing(p *Peer, t *feed.TimingEvent) {
 	if !a.ready {
 		a.init(p)
 	}
@@ -238,36 +236,13 @@ func (a *alerts) timing(p *Peer, t *TimingEvent) {
 	a.tierFresh = true
 	if !a.tierEp.on {
 		a.tierEp.on, a.tierEp.clearing = true, false
-		p.emit(&AlertEvent{Header: Header{Type: "alert", Frame: p.frame}, Player: p.self.Name, Kind: AlertTier,
+		p.emit(&feed.AlertEvent{Header: feed.Header{Type: vocab.EventAlert, Frame: p.frame}, Player: p.self.Name, Kind: feed.AlertTier,
 			Text: "Connection quality target worsened from " + prev.String() + " to " + tier.String()})
 	}
 }
 
 // alert builds an alert about the link to pl.
-func (p *Peer) alert(kind AlertKind, pl *player, text string) *AlertEvent {
+func (p *Peer) alert(kind feed.AlertKind, pl *player, text string) *feed.AlertEvent {
 	from, to := p.self.Name, pl.Name
-	return &AlertEvent{Header: Header{Type: "alert", Frame: p.frame}, Player: p.self.Name, Kind: kind, From: &from, To: &to, Text: text}
-}
-
-// lossText words a loss alert; in or out is -1 when that way was not
-// judged. kindOf reads it back (lossInfix).
-func lossText(peer string, in, out float64, window time.Duration) string {
-	var b strings.Builder
-	b.WriteString(linkPrefix + peer + lossInfix)
-	sep := ""
-	for _, d := range []struct {
-		v   float64
-		dir string
-	}{{in, " from "}, {out, " to "}} {
-		if d.v < 0 {
-			continue
-		}
-		b.WriteString(sep)
-		// Rounded up: a loss just past 5 % must not read "5.0%".
-		b.WriteString(strconv.FormatFloat(math.Ceil(1000*d.v)/10, 'f', 1, 64))
-		b.WriteString("%" + d.dir + peer)
-		sep = ", "
-	}
-	b.WriteString(" in the last " + window.String())
-	return b.String()
+	return &feed.AlertEvent{Header: feed.Header{Type: vocab.EventAlert, Frame: p.frame}, Player: p.self.Name, Kind: kind, From: &from, To: &to, Text: text}
 }

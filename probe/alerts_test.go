@@ -2,12 +2,14 @@ package probe
 
 import (
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -125,14 +127,14 @@ func BenchmarkAlertWatch(b *testing.B) {
 // alertWorld runs three players on a clean network for 20 s, then on
 // lossy until 60 s, and returns every alert and message each machine
 // published.
-func alertWorld(t *testing.T, cfg AlertConfig, lossy impair.Profile) map[string][]Event {
+func alertWorld(t *testing.T, cfg AlertConfig, lossy impair.Profile) map[string][]feed.Event {
 	t.Helper()
-	got := map[string][]Event{}
+	got := map[string][]feed.Event{}
 	w := newTMWorldWith(t, 3, 0, impair.Profile{Delay: 30 * time.Millisecond}, 5, func(_ int, c *Config) {
 		c.Alerts = cfg
-		c.Sink = SinkFunc(func(from string, e Event) {
+		c.Sink = feed.SinkFunc(func(from string, e feed.Event) {
 			switch e.(type) {
-			case *AlertEvent, *MessageEvent:
+			case *feed.AlertEvent, *feed.MessageEvent:
 				got[from] = append(got[from], e)
 			}
 		})
@@ -154,16 +156,16 @@ func TestAlertLossThresholdConfigurable_L2(t *testing.T) {
 		lines := 0
 		for _, e := range def[me] {
 			switch e := e.(type) {
-			case *AlertEvent:
-				if e.Kind != AlertLoss {
+			case *feed.AlertEvent:
+				if e.Kind != feed.AlertLoss {
 					continue
 				}
 				if e.Player != me || e.From == nil || *e.From != me || e.To == nil || !strings.Contains(e.Text, "% from "+*e.To) {
 					t.Fatalf("%s: alert %+v", me, e)
 				}
 				perLink[*e.To]++
-			case *MessageEvent:
-				if e.Kind == messageLinkLoss {
+			case *feed.MessageEvent:
+				if e.Kind == feed.MessageLinkLoss {
 					if !e.Kind.Alarm() || e.Player != me {
 						t.Fatalf("%s: loss line %+v", me, e)
 					}
@@ -183,7 +185,7 @@ func TestAlertLossThresholdConfigurable_L2(t *testing.T) {
 	high := alertWorld(t, AlertConfig{LossPercent: 20}, lossy)
 	for me, evs := range high {
 		for _, e := range evs {
-			if a, ok := e.(*AlertEvent); ok && a.Kind == AlertLoss {
+			if a, ok := e.(*feed.AlertEvent); ok && a.Kind == feed.AlertLoss {
 				t.Fatalf("%s raised %+v above a 20 %% threshold", me, a)
 			}
 		}
@@ -192,25 +194,25 @@ func TestAlertLossThresholdConfigurable_L2(t *testing.T) {
 
 // A loss line reads back with its kind and peer (a recording, a replay).
 func TestLossMessageKindReadsBack(t *testing.T) {
-	text := lossText("bob", 0.0504, -1, 10*time.Second)
+	text := feed.LossText("bob", 0.0504, -1, 10*time.Second)
 	if text != "Connection to bob is losing datagrams: 5.1% from bob in the last 10s" {
 		t.Fatalf("text %q", text)
 	}
 	for _, c := range []struct {
 		player string
-		kind   MessageKind
+		kind   feed.MessageKind
 		peer   string
-	}{{"alice", messageLinkLoss, "bob"}, {"", messageNote, ""}} { // one machine's line, or a note
-		b, _ := json.Marshal(&MessageEvent{Header: Header{Type: "message", Frame: 316}, Text: text, Player: c.player})
-		var back MessageEvent
+	}{{"alice", feed.MessageLinkLoss, "bob"}, {"", feed.MessageNote, ""}} { // one machine's line, or a note
+		b, _ := json.Marshal(&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 316}, Text: text, Player: c.player})
+		var back feed.MessageEvent
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		if back.Kind != c.kind || back.Subject != c.peer || back.Kind.Alarm() != (c.kind == messageLinkLoss) {
+		if back.Kind != c.kind || back.Subject != c.peer || back.Kind.Alarm() != (c.kind == feed.MessageLinkLoss) {
 			t.Fatalf("%s read back as kind %d subject %q, want %d %q", b, back.Kind, back.Subject, c.kind, c.peer)
 		}
 	}
-	both := lossText("ada", 0.1, 0.25, 30*time.Second)
+	both := feed.LossText("ada", 0.1, 0.25, 30*time.Second)
 	if both != "Connection to ada is losing datagrams: 10.0% from ada, 25.0% to ada in the last 30s" {
 		t.Fatalf("text %q", both)
 	}

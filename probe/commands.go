@@ -5,11 +5,13 @@ package probe
 // synthetic game commands.
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"hash/fnv"
 	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -23,7 +25,7 @@ func (p *Peer) nextTag(f int) int {
 
 func (p *Peer) issue(typ uint8, payload []byte) {
 	p.seq++
-	p.outbox = append(p.outbox, Command{Seq: p.seq, Type: typ, Payload: payload})
+	p.outbox = append(p.outbox, feed.Command{Seq: p.seq, Type: typ, Payload: payload})
 }
 
 // executeCommands runs every held command tagged ≤ f, in (tag, house order,
@@ -69,7 +71,7 @@ func (p *Peer) executeCommands(now time.Duration, f int) {
 	}
 }
 
-func (p *Peer) checksum(pl *player, c Command) {
+func (p *Peer) checksum(pl *player, c feed.Command) {
 	h := fnv.New32a()
 	var b [13]byte
 	b[0] = byte(pl.idx)
@@ -92,16 +94,16 @@ func (p *Peer) recordChecksum(f int) {
 	slot.frame, slot.ck = f, p.ck
 }
 
-func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command) {
+func (p *Peer) executeCommand(now time.Duration, f int, from *player, c feed.Command) {
 	switch c.Type {
-	case CmdNetworkReport:
+	case feed.CmdNetworkReport:
 		r, err := decodeReport(c.Payload)
 		if err != nil {
 			return
 		}
 		rep := rungs.Report{Player: from.idx, Frame: f, HasRTT: r.RTTMicros != noRTT,
 			Wait: time.Duration(r.WaitMicros) * time.Microsecond, Process: time.Duration(r.ProcessMicros) * time.Microsecond}
-		ev := &ReportEvent{Header: Header{Type: "report"}, Player: from.Name, WaitMs: units.Millis(rep.Wait), ProcessMs: units.Millis(rep.Process)}
+		ev := &feed.ReportEvent{Header: feed.Header{Type: vocab.EventReport}, Player: from.Name, WaitMs: units.Millis(rep.Wait), ProcessMs: units.Millis(rep.Process)}
 		if rep.HasRTT {
 			rep.RTT = time.Duration(r.RTTMicros) * time.Microsecond
 			v := units.Millis(rep.RTT)
@@ -120,9 +122,9 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		p.master.Observe(d)
 		p.shadow.Observe(d)
 		p.sched.Change(f, target, int(t.FPS))
-		p.emitNet(&TimingEvent{Header: Header{Type: "timing"}, Decided: int(t.Decided), SendPeriod: target.SendPeriod,
+		p.emitNet(&feed.TimingEvent{Header: feed.Header{Type: vocab.EventTiming}, Decided: int(t.Decided), SendPeriod: target.SendPeriod,
 			LookAhead: target.LookAhead, Rung: target.Rung(), Tier: target.Tier().String(), FPS: int(t.FPS), Reason: d.Reason.String()})
-		if m := tierMessage(prev, target); m != nil {
+		if m := feed.TierMessage(prev, target); m != nil {
 			p.emitNet(m)
 		}
 	case cmdRemove:
@@ -137,7 +139,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 		pl.removed = true
 		pl.queue = nil
 		p.record.Remove(pl.idx)
-		p.emitNet(&RemovedEvent{Header: Header{Type: "removed"}, Player: pl.Name})
+		p.emitNet(&feed.RemovedEvent{Header: feed.Header{Type: vocab.EventRemoved}, Player: pl.Name})
 		if pl != p.self {
 			p.retire(pl)
 		}
@@ -146,7 +148,7 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c Command)
 			if p.masterP != nil {
 				p.master.TakeOver(f)
 				p.shadow.TakeOver(f)
-				p.emitNet(&MasterEvent{Header: Header{Type: "master"}, Player: p.masterP.Name})
+				p.emitNet(&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster}, Player: p.masterP.Name})
 			}
 		}
 		if p.doubtful > 0 {
@@ -191,7 +193,7 @@ func (p *Peer) issueReport() {
 		r.RTTMicros = micros(worst)
 	}
 	p.waitPrev, p.waitCur = p.waitCur, 0
-	p.issue(CmdNetworkReport, r.bytes())
+	p.issue(feed.CmdNetworkReport, r.bytes())
 }
 
 func micros(d time.Duration) uint32 {
@@ -215,7 +217,7 @@ func (p *Peer) syntheticCommands() {
 		var b [8]byte
 		putU32(b[:], p.rng.Uint32())
 		putU32(b[4:], uint32(p.frame))
-		p.issue(CmdGame, b[:])
+		p.issue(feed.CmdGame, b[:])
 	}
 }
 
@@ -228,7 +230,7 @@ func (p *Peer) compareChecksum(pl *player, f int, ck uint32) {
 		return
 	}
 	pl.desynced = true
-	p.emit(desyncMessage(p.frame, p.self.Name, pl.Name, f))
+	p.emit(feed.DesyncMessage(p.frame, p.self.Name, pl.Name, f))
 	p.flushEvents()
 }
 

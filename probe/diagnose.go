@@ -8,60 +8,14 @@ package probe
 
 import (
 	"cmp"
-	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
-
-// DiagnosisEvent: the diagnosis at a master evaluation frame. Its JSON is
-// diagnosis.Event's ({"type":"diagnosis","frame":…, verdict, culprit,
-// culprit_link, players, links}) with the header's t_ms after the frame
-// when a live driver stamped one.
-type DiagnosisEvent struct {
-	Header
-	Diagnosis diagnosis.Diagnosis
-}
-
-// MarshalJSON writes the header's fields, then the diagnosis body.
-func (e *DiagnosisEvent) MarshalJSON() ([]byte, error) {
-	h := e.Header
-	h.Type = "diagnosis"
-	head, err := json.Marshal(h)
-	if err != nil {
-		return nil, err
-	}
-	body, err := e.Diagnosis.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	// {"type":…,"frame":…} + {"verdict":…} → {"type":…,"frame":…,"verdict":…}
-	out := make([]byte, 0, len(head)+len(body))
-	out = append(out, head[:len(head)-1]...)
-	out = append(out, ',')
-	return append(out, body[1:]...), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *DiagnosisEvent) UnmarshalJSON(b []byte) error {
-	var h Header
-	if err := json.Unmarshal(b, &h); err != nil {
-		return err
-	}
-	var d diagnosis.Diagnosis
-	if err := d.UnmarshalJSON(b); err != nil {
-		return err
-	}
-	e.Header, e.Diagnosis = h, d
-	return nil
-}
-
-// Network: every machine diagnoses on the same evaluation frames, so the
-// simulator prints one line per evaluation (its machines all read every
-// machine's links, Config.FillMatrix). Live machines each print their own.
-func (*DiagnosisEvent) Network() bool { return true }
 
 // diagState is a peer's diagnosis scratch and history.
 type diagState struct {
@@ -81,9 +35,9 @@ type diagState struct {
 	// the latest evaluation (View.Needed).
 	needed rungs.Timing
 
-	rows   []int           // scratch: matrix row index of each input player
-	dirs   []*MatrixLink   // scratch: n×n directed links, nil when unknown
-	caused []time.Duration // scratch: per input player
+	rows   []int              // scratch: matrix row index of each input player
+	dirs   []*feed.MatrixLink // scratch: n×n directed links, nil when unknown
+	caused []time.Duration    // scratch: per input player
 	last   *diagnosis.Diagnosis
 }
 
@@ -125,7 +79,7 @@ func (p *Peer) evaluateDiagnosis(now time.Duration, f int) {
 			p.dg.before = ""
 		}
 		p.dg.last = &d
-		p.emit(&DiagnosisEvent{Header: Header{Type: "diagnosis", Frame: f}, Diagnosis: d})
+		p.emit(&feed.DiagnosisEvent{Header: feed.Header{Type: vocab.EventDiagnosis, Frame: f}, Diagnosis: d})
 	}
 	p.markWaits(now)
 }
@@ -152,7 +106,7 @@ func (p *Peer) diagnose(now time.Duration) diagnosis.Diagnosis {
 
 // knownMatrix is every seated player's links as this machine knows them,
 // or as Config.FillMatrix completes them.
-func (p *Peer) knownMatrix(now time.Duration) MatrixView {
+func (p *Peer) knownMatrix(now time.Duration) feed.MatrixView {
 	m := p.tm.matrix(now, p)
 	if p.cfg.FillMatrix != nil {
 		p.cfg.FillMatrix(now, &m)
@@ -164,7 +118,7 @@ func (p *Peer) knownMatrix(now time.Duration) MatrixView {
 // house order, their latest reports (S5–S7), every pair both or one of
 // whose ends this machine knows, the hop traces and the latest load test
 // of each player's line.
-func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
+func (p *Peer) diagnosisInput(now time.Duration, m *feed.MatrixView) {
 	dg := &p.dg
 	in := &dg.in
 	in.Players, in.Pairs = in.Players[:0], in.Pairs[:0]
@@ -176,7 +130,7 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 	n := len(m.Players)
 	dg.caused = growDur(dg.caused, n)
 	if cap(dg.dirs) < n*n {
-		dg.dirs = make([]*MatrixLink, n*n)
+		dg.dirs = make([]*feed.MatrixLink, n*n)
 	}
 	dirs := dg.dirs[:n*n]
 	clear(dirs)
@@ -195,7 +149,7 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 		}
 		for k := range row.Links {
 			l := &row.Links[k]
-			if j := m.index(l.To); j >= 0 && j != i {
+			if j := m.Index(l.To); j >= 0 && j != i {
 				dirs[i*n+j] = l
 			}
 		}
@@ -252,10 +206,10 @@ func (p *Peer) diagnosisInput(now time.Duration, m *MatrixView) {
 // ownTraces adds to the diagnosis input the hop traces this machine runs
 // on its own links: where each one's delay starts and its hops' addresses
 // (docs/diagnosis.md, "Where it starts").
-func (p *Peer) ownTraces(m *MatrixView) {
+func (p *Peer) ownTraces(m *feed.MatrixView) {
 	in := &p.dg.in
 	in.Traces = in.Traces[:0]
-	self := m.index(p.self.Name)
+	self := m.Index(p.self.Name)
 	if self < 0 {
 		return
 	}
@@ -263,7 +217,7 @@ func (p *Peer) ownTraces(m *MatrixView) {
 		if pl == p.self || pl.removed || pl.Observer {
 			continue
 		}
-		to := m.index(pl.Name)
+		to := m.Index(pl.Name)
 		delay, hops, complete, ok := traceOf(p.ep, pl.ID)
 		if to < 0 || !ok {
 			continue
@@ -299,11 +253,11 @@ func (p *Peer) markWaits(now time.Duration) {
 // the two ends' SRTT (or the one end that knows it), a→b's observed loss
 // what b counted inbound from a (L2) or, failing that, what b reported to a
 // (L4); the same the other way.
-func pairOf(a, b int, ab, ba *MatrixLink) (diagnosis.Pair, bool) {
+func pairOf(a, b int, ab, ba *feed.MatrixLink) (diagnosis.Pair, bool) {
 	pr := diagnosis.Pair{A: a, B: b}
 	var rtt, rvar time.Duration
 	known := 0
-	for _, l := range []*MatrixLink{ab, ba} {
+	for _, l := range []*feed.MatrixLink{ab, ba} {
 		if l != nil && l.RTTKnown {
 			rtt += l.SRTT
 			rvar += l.RTTVAR
@@ -333,7 +287,7 @@ func pairOf(a, b int, ab, ba *MatrixLink) (diagnosis.Pair, bool) {
 // share.
 const staleMin = 100
 
-func staleLink(l *Link) bool {
+func staleLink(l *feed.Link) bool {
 	if !l.LossKnown || l.Sent < staleMin || l.Expected < staleMin {
 		return false
 	}
@@ -349,21 +303,11 @@ func (p *Peer) playerNamed(name string) *player {
 	return nil
 }
 
-// index is the row of the named player, or -1.
-func (m *MatrixView) index(name string) int {
-	for i := range m.Players {
-		if m.Players[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // OwnRow is this machine's own row of the matrix at now, as View.Matrix
 // holds it: the simulator, which holds every machine, fills the other
 // rows of each machine's matrix with their own (Config.FillMatrix).
-func (p *Peer) OwnRow() MatrixPlayer {
-	row := MatrixPlayer{Name: p.self.Name, Self: true, Known: true, Frame: p.frame, Waited: p.waitTotal}
+func (p *Peer) OwnRow() feed.MatrixPlayer {
+	row := feed.MatrixPlayer{Name: p.self.Name, Self: true, Known: true, Frame: p.frame, Waited: p.waitTotal}
 	if w, pr, ok := p.ownWaits(); ok {
 		row.Wait, row.Process = &w, &pr
 	}
@@ -372,7 +316,7 @@ func (p *Peer) OwnRow() MatrixPlayer {
 			continue
 		}
 		if st, ok := p.ep.Stats(o.ID); ok {
-			row.Links = append(row.Links, MatrixLink{Link: LinkOf(p.self.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
+			row.Links = append(row.Links, feed.MatrixLink{Link: LinkOf(p.self.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
 		}
 	}
 	return row

@@ -3,11 +3,13 @@ package probe
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"testing"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -15,7 +17,7 @@ import (
 // frame, and it reads back to the same bytes (docs/diagnosis.md).
 func TestDiagnosisEventJSON(t *testing.T) {
 	d := diagnosis.Diagnose(diagnosis.Input{Speed: 30})
-	e := &DiagnosisEvent{Header: Header{Type: "diagnosis", Frame: 256}, Diagnosis: d}
+	e := &feed.DiagnosisEvent{Header: feed.Header{Type: vocab.EventDiagnosis, Frame: 256}, Diagnosis: d}
 	got, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +32,7 @@ func TestDiagnosisEventJSON(t *testing.T) {
 	if !bytes.HasPrefix(got, []byte(`{"type":"diagnosis","frame":256,"t_ms":8533.25,"verdict":`)) {
 		t.Fatalf("live event %s", got)
 	}
-	var back DiagnosisEvent
+	var back feed.DiagnosisEvent
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +42,11 @@ func TestDiagnosisEventJSON(t *testing.T) {
 	}
 }
 
-type diagLog map[string][]*DiagnosisEvent
+type diagLog map[string][]*feed.DiagnosisEvent
 
-func (l diagLog) sink() Sink {
-	return SinkFunc(func(from string, e Event) {
-		if d, ok := e.(*DiagnosisEvent); ok {
+func (l diagLog) sink() feed.Sink {
+	return feed.SinkFunc(func(from string, e feed.Event) {
+		if d, ok := e.(*feed.DiagnosisEvent); ok {
 			l[from] = append(l[from], d)
 		}
 	})

@@ -33,6 +33,7 @@
 //     fragments long ones, Q5), ending with the removal event (Q6); a View
 //     carries every player's row as the Matrix, unknown rows marked (L3).
 //
-// Front ends read what a peer publishes: events (Sink) and Views; a Feed
+// Front ends read what a peer publishes — its events (feed.Sink) and Views
+// — through the contract package probe/feed, never this one: a feed.Feed
 // carries both to a UI, an NDJSON writer, a recorder or a metrics exporter.
 package probe

@@ -4,8 +4,10 @@ package probe
 // waits (a stall) for the machine that is missing, and paces frames.
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"time"
 
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -91,7 +93,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 			cause = c.Name
 			c.caused += wait
 		}
-		p.emit(&StallEvent{Header: Header{Type: "stall", Frame: f}, Player: p.self.Name, WaitMs: units.Millis(wait), Cause: cause})
+		p.emit(&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: f}, Player: p.self.Name, WaitMs: units.Millis(wait), Cause: cause})
 	}
 	if p.sched.IsSendFrame(f) {
 		p.executeCommands(now, f)

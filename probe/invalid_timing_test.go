@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -72,7 +73,7 @@ func (r *invalidTimingRun) inStep(t *testing.T) {
 	}
 	for i, evs := range r.w.events {
 		for _, e := range evs {
-			if m, ok := e.(*MessageEvent); ok && m.Kind == messageDesync {
+			if m, ok := e.(*feed.MessageEvent); ok && m.Kind == feed.MessageDesync {
 				t.Fatalf("p%d published %q", i+1, m.Text)
 			}
 		}
@@ -83,7 +84,7 @@ func (r *invalidTimingRun) inStep(t *testing.T) {
 func (r *invalidTimingRun) executedAt(i int) int {
 	at := -1
 	for _, e := range r.w.events[i] {
-		if te, ok := e.(*TimingEvent); ok && te.Decided == marker {
+		if te, ok := e.(*feed.TimingEvent); ok && te.Decided == marker {
 			at = te.Frame
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -30,7 +31,7 @@ func TestLinkStatRoundTrip_L3(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back LinkStat
+		var back feed.LinkStat
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
@@ -63,11 +64,11 @@ func TestLinkStatRejectsMalformed(t *testing.T) {
 		`{"state":"measured","rto_ms":1,"conn_timeout_ms":1,"peer_missing":5}`,
 		`{"state":"measured","rto_ms":1e300,"conn_timeout_ms":1}`,
 	} {
-		var ls LinkStat
+		var ls feed.LinkStat
 		if err := json.Unmarshal([]byte(s), &ls); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ls.Link(); !errors.Is(err, errLinkStat) {
+		if _, err := ls.Link(); !errors.Is(err, feed.ErrLinkStat) {
 			t.Errorf("%s: %v", s, err)
 		}
 	}
@@ -79,7 +80,7 @@ func FuzzLinkStat(f *testing.F) {
 	f.Add([]byte(`{"from":"a","to":"b","state":"measured","srtt_ms":61.2,"rttvar_ms":3,"rto_ms":100,"conn_timeout_ms":2000,"sent":1,"retransmitted":0,"expected":0,"missing":0,"peer_expected":null,"peer_missing":null}`))
 	f.Add([]byte(`{"state":"bad","rto_ms":-1,"conn_timeout_ms":NaN}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var ls LinkStat
+		var ls feed.LinkStat
 		if json.Unmarshal(b, &ls) != nil {
 			return
 		}
@@ -92,4 +93,17 @@ func FuzzLinkStat(f *testing.F) {
 			t.Fatalf("%s: %+v then %+v (%v)", b, l, again, err)
 		}
 	})
+}
+
+// The View's link states are netcore's, value for value: LinkOf converts
+// one to the other.
+func TestLinkStatesAreNetcores(t *testing.T) {
+	for _, c := range []struct {
+		n netcore.LinkState
+		f feed.LinkState
+	}{{netcore.Unmeasured, feed.LinkUnmeasured}, {netcore.Provisional, feed.LinkProvisional}, {netcore.Measured, feed.LinkMeasured}, {netcore.Bad, feed.LinkBad}} {
+		if feed.LinkState(c.n) != c.f || c.n.String() != c.f.String() {
+			t.Errorf("netcore %v (%d) is the View's %v (%d)", c.n, c.n, c.f, c.f)
+		}
+	}
 }

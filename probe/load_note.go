@@ -1,6 +1,9 @@
 package probe
 
-import "github.com/lagscope/lagscope/probe/diagnosis"
+import (
+	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
+)
 
 // loadNotes is what a peer knows of load tests (docs/load-test.md): the
 // latest result per player's line, for the diagnosis's bufferbloat cause,
@@ -46,9 +49,9 @@ func (l *loadNotes) quietLink(a, b string) bool {
 // loadsOf appends to dst the latest load tests of the players in m, the
 // diagnosis's input: a test of a line the matrix does not hold names no
 // player of it.
-func (l *loadNotes) loadsOf(dst []diagnosis.Load, m *MatrixView) []diagnosis.Load {
+func (l *loadNotes) loadsOf(dst []diagnosis.Load, m *feed.MatrixView) []diagnosis.Load {
 	for _, t := range l.latest {
-		if m.index(t.Player) >= 0 {
+		if m.Index(t.Player) >= 0 {
 			dst = append(dst, t)
 		}
 	}

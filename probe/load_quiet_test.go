@@ -1,14 +1,16 @@
 package probe
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -144,7 +146,7 @@ func hasCause(causes []vocab.Cause, c vocab.Cause) bool {
 }
 
 // alertLog keeps every alert each machine published and when.
-type alertLog map[string][]*AlertEvent
+type alertLog map[string][]*feed.AlertEvent
 
 // texts is what me raised, for a failure's message.
 func (l alertLog) texts(me string) []string {
@@ -155,7 +157,7 @@ func (l alertLog) texts(me string) []string {
 	return out
 }
 
-func (l alertLog) count(me, to string, kind AlertKind) int {
+func (l alertLog) count(me, to string, kind feed.AlertKind) int {
 	n := 0
 	for _, a := range l[me] {
 		if a.Kind == kind && (to == "" || a.To != nil && *a.To == to) {
@@ -173,8 +175,8 @@ func (l alertLog) count(me, to string, kind AlertKind) int {
 func TestLoadTestQuietsItsLinksAlerts_L2(t *testing.T) {
 	got := alertLog{}
 	w := newTMWorldWith(t, 3, 0, impair.Profile{Delay: 30 * time.Millisecond}, 5, func(_ int, c *Config) {
-		c.Sink = SinkFunc(func(from string, e Event) {
-			if a, ok := e.(*AlertEvent); ok {
+		c.Sink = feed.SinkFunc(func(from string, e feed.Event) {
+			if a, ok := e.(*feed.AlertEvent); ok {
 				got[from] = append(got[from], a)
 			}
 		})
@@ -186,10 +188,10 @@ func TestLoadTestQuietsItsLinksAlerts_L2(t *testing.T) {
 	w.net.SetLink(roster[0].Addr, roster[1].Addr, lossy)
 	w.net.SetLink(roster[0].Addr, roster[2].Addr, lossy)
 	w.sched.RunUntil(45 * time.Second)
-	if n := got.count("p1", "p2", AlertLoss) + got.count("p2", "p1", AlertLoss); n != 0 {
+	if n := got.count("p1", "p2", feed.AlertLoss) + got.count("p2", "p1", feed.AlertLoss); n != 0 {
 		t.Fatalf("%d loss alerts on the link under test: %q %q", n, got.texts("p1"), got.texts("p2"))
 	}
-	if got.count("p1", "p3", AlertLoss) != 1 || got.count("p3", "p1", AlertLoss) != 1 {
+	if got.count("p1", "p3", feed.AlertLoss) != 1 || got.count("p3", "p1", feed.AlertLoss) != 1 {
 		t.Fatalf("p1–p3 loses as much and is not under test: alerts p1 %q, p3 %q", got.texts("p1"), got.texts("p3"))
 	}
 	if n := len(got["p2"]); n != 0 {
@@ -198,11 +200,11 @@ func TestLoadTestQuietsItsLinksAlerts_L2(t *testing.T) {
 
 	w.quietAll("", "")
 	w.sched.RunUntil(w.sched.Now() + 9*time.Second) // less than a whole window after the test
-	if n := got.count("p1", "p2", AlertLoss) + got.count("p2", "p1", AlertLoss); n != 0 {
+	if n := got.count("p1", "p2", feed.AlertLoss) + got.count("p2", "p1", feed.AlertLoss); n != 0 {
 		t.Fatalf("a loss alert on readings from the test: %q %q", got.texts("p1"), got.texts("p2"))
 	}
 	w.sched.RunUntil(w.sched.Now() + 3*time.Second)
-	if got.count("p1", "p2", AlertLoss) != 1 || got.count("p2", "p1", AlertLoss) != 1 {
+	if got.count("p1", "p2", feed.AlertLoss) != 1 || got.count("p2", "p1", feed.AlertLoss) != 1 {
 		t.Fatalf("after the test the lossy link raises its alert at each end: p1 %q, p2 %q", got.texts("p1"), got.texts("p2"))
 	}
 }
@@ -212,13 +214,13 @@ func TestLoadTestQuietsItsLinksAlerts_L2(t *testing.T) {
 // worsening raises one.
 func TestLoadTestQuietsTierAlerts_S18(t *testing.T) {
 	got := alertLog{}
-	timings := map[string][]*TimingEvent{}
+	timings := map[string][]*feed.TimingEvent{}
 	w := newTMWorldWith(t, 3, 0, impair.Profile{Delay: 5 * time.Millisecond}, 7, func(_ int, c *Config) {
-		c.Sink = SinkFunc(func(from string, e Event) {
+		c.Sink = feed.SinkFunc(func(from string, e feed.Event) {
 			switch e := e.(type) {
-			case *AlertEvent:
+			case *feed.AlertEvent:
 				got[from] = append(got[from], e)
-			case *TimingEvent:
+			case *feed.TimingEvent:
 				timings[from] = append(timings[from], e)
 			}
 		})
@@ -241,7 +243,7 @@ func TestLoadTestQuietsTierAlerts_S18(t *testing.T) {
 		t.Fatalf("the target's tier went from %v to %v: the test needs a worsening", before, during)
 	}
 	for _, m := range w.ms {
-		if n := got.count(m.peer.Name(), "", AlertTier); n != 0 {
+		if n := got.count(m.peer.Name(), "", feed.AlertTier); n != 0 {
 			t.Fatalf("%s: %d tier alerts while a test ran: %q", m.peer.Name(), n, got.texts(m.peer.Name()))
 		}
 	}
@@ -253,7 +255,7 @@ func TestLoadTestQuietsTierAlerts_S18(t *testing.T) {
 		t.Fatalf("the target's tier went from %v to %v: the test needs a second worsening", during, after)
 	}
 	for _, m := range w.ms {
-		if n := got.count(m.peer.Name(), "", AlertTier); n != 1 {
+		if n := got.count(m.peer.Name(), "", feed.AlertTier); n != 1 {
 			t.Errorf("%s: %d tier alerts after the test, want 1: %q", m.peer.Name(), n, got.texts(m.peer.Name()))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // ForgetObserver ends this machine's link to an observer that has left or
@@ -35,7 +36,7 @@ func (p *Peer) retire(pl *player) {
 
 // RetiredLinks are the links this machine has ended (a removed player, a
 // forgotten observer), as they stood when they ended.
-func (p *Peer) RetiredLinks() []LinkStat { return slices.Clone(p.retired) }
+func (p *Peer) RetiredLinks() []feed.LinkStat { return slices.Clone(p.retired) }
 
 // watchEvery is how often a peer looks at its links for the bad-connection
 // messages: a tenth of a second is immediate for a reader, and a machine
@@ -59,7 +60,7 @@ func (p *Peer) watchLinks(now time.Duration) {
 			continue
 		}
 		pl.bad = st.Bad
-		p.emit(linkMessage(p.frame, p.self.Name, pl.Name, st.Bad))
+		p.emit(feed.LinkMessage(p.frame, p.self.Name, pl.Name, st.Bad))
 	}
 	p.alerts.watch(now, p)
 	p.flushEvents()

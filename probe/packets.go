@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Deliver hands the peer one message that arrived on its endpoint. Only a
@@ -26,7 +27,7 @@ func (p *Peer) Deliver(now time.Duration, from netcore.PeerID, ch netcore.Channe
 // frames while any link to a seated player lacks a clean sample (T6).
 func (p *Peer) sendFramePacket(now time.Duration, f, tag int, withCommands, force bool) {
 	pk := framePacket{Kind: kindFrame, Frame: int32(f), Through: int32(tag), CkFrame: int32(max(p.lastExec, 0)), Ck: p.ck}
-	var cmds []Command
+	var cmds []feed.Command
 	if withCommands {
 		cmds = p.outbox
 		for i := range cmds {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -10,8 +11,8 @@ import (
 // trace, no hops yet while the trace has none (or the link is not traced).
 // It reads the trace's figures, which are ms rounded to 0.1, into
 // durations.
-func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) PathView {
-	pv := PathView{Peer: name}
+func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) feed.PathView {
+	pv := feed.PathView{Peer: name}
 	if ok, why := ep.TraceAvailable(); !ok {
 		pv.Why = why
 		return pv
@@ -22,10 +23,10 @@ func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) PathView
 		return pv
 	}
 	if len(r.Hops) > 0 {
-		pv.Hops = make([]PathHop, len(r.Hops))
+		pv.Hops = make([]feed.PathHop, len(r.Hops))
 	}
 	for i, h := range r.Hops {
-		ph := PathHop{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: h.Loss, RateLimited: h.RateLimited, Judged: h.Judged}
+		ph := feed.PathHop{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: h.Loss, RateLimited: h.RateLimited, Judged: h.Judged}
 		if h.Addr != nil {
 			ph.Addr = *h.Addr
 		}
@@ -40,10 +41,10 @@ func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) PathView
 		pv.Hops[i] = ph
 	}
 	if d := r.DelayStarts; d != nil {
-		pv.DelayStarts = &PathStart{TTL: d.TTL, Link: d.Link, Added: units.FromMillis(d.AddedMS)}
+		pv.DelayStarts = &feed.PathStart{TTL: d.TTL, Link: d.Link, Added: units.FromMillis(d.AddedMS)}
 	}
 	if l := r.LossStarts; l != nil {
-		pv.LossStarts = &PathStart{TTL: l.TTL, Link: l.Link, Loss: l.Loss}
+		pv.LossStarts = &feed.PathStart{TTL: l.TTL, Link: l.Link, Loss: l.Loss}
 	}
 	pv.Complete = r.Complete
 	return pv

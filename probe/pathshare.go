@@ -3,13 +3,15 @@ package probe
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"time"
 
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Sharing the hop traces. A trace from one machine sees one direction of
@@ -262,14 +264,14 @@ func (p *Peer) takePathSummary(now time.Duration, from *player, msg []byte) bool
 
 // sharedTraces appends to dst the summaries others shared that still
 // stand, as the diagnosis takes them: house indices of the matrix m.
-func (p *Peer) sharedTraces(now time.Duration, m *MatrixView, dst []diagnosis.Trace) []diagnosis.Trace {
+func (p *Peer) sharedTraces(now time.Duration, m *feed.MatrixView, dst []diagnosis.Trace) []diagnosis.Trace {
 	for k, s := range p.paths.in {
 		from, to := p.byID[k.from], p.byID[k.to]
 		if now-s.at > pathSummaryAge || from == nil || to == nil || from.removed || to.removed {
 			delete(p.paths.in, k)
 			continue
 		}
-		a, b := m.index(from.Name), m.index(to.Name)
+		a, b := m.Index(from.Name), m.Index(to.Name)
 		if a < 0 || b < 0 || a == b {
 			continue
 		}

@@ -3,12 +3,14 @@ package probe
 import (
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -76,16 +78,16 @@ type Config struct {
 	// it, it runs on sendFrame with that send frame's other commands, and
 	// c.Tag is still the frame it was scheduled for (S13; a recorder
 	// stores both). c.Payload belongs to the peer: copy it to keep it.
-	OnCommand func(now time.Duration, player string, sendFrame int, c Command)
+	OnCommand func(now time.Duration, player string, sendFrame int, c feed.Command)
 
 	// FillMatrix, when set, completes the matrix the diagnosis reads
 	// (diagnose.go): the simulator, which holds every machine, fills in
 	// each machine's own row, so that every machine diagnoses from every
 	// machine's links without telemetry (which would change its output).
-	FillMatrix func(now time.Duration, m *MatrixView)
+	FillMatrix func(now time.Duration, m *feed.MatrixView)
 
 	Net    netcore.Config // Self is filled in from Self
-	Sink   Sink
+	Sink   feed.Sink
 	Logger *slog.Logger
 }
 
@@ -117,7 +119,7 @@ type player struct {
 	through      int
 	relDelivered uint32
 	pending      []pendingThrough
-	queue        []Command // held, not yet executed, in tag order
+	queue        []feed.Command // held, not yet executed, in tag order
 
 	lastHeard time.Duration
 	holds     []int // from its status packets: its completeness of each house index
@@ -174,7 +176,7 @@ type Peer struct {
 	speed   int
 
 	seq         uint32
-	outbox      []Command // issued, not yet sent
+	outbox      []feed.Command // issued, not yet sent
 	lastThrough int
 	relSent     uint32
 	ackedFirst  bool
@@ -205,7 +207,7 @@ type Peer struct {
 	holds   []hold // sendStatus's scratch
 	rxHolds []hold // deliver's scratch for a status packet's holds
 	exec    []execCmd
-	events  []Event
+	events  []feed.Event
 
 	nextWatch  time.Duration
 	watched    bool
@@ -214,7 +216,7 @@ type Peer struct {
 	// is how many queued removals may not be held yet (plausible.go).
 	implausible uint64
 	doubtful    int
-	retired     []LinkStat // ended links, as they stood when they ended
+	retired     []feed.LinkStat // ended links, as they stood when they ended
 
 	tm *telemetry // the snapshot streams of every player's links (telemetry.go)
 
@@ -227,7 +229,7 @@ type Peer struct {
 
 type execCmd struct {
 	p   *player
-	cmd Command
+	cmd feed.Command
 }
 
 // NewPeer builds the peer and its endpoint on the given transport. The
@@ -282,7 +284,7 @@ func newPeer(cfg Config) (*Peer, error) {
 		cfg.DropTimeout = 60 * time.Second
 	}
 	if cfg.Sink == nil {
-		cfg.Sink = SinkFunc(func(string, Event) {})
+		cfg.Sink = feed.SinkFunc(func(string, feed.Event) {})
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -384,7 +386,7 @@ func (p *Peer) Start(now time.Duration) {
 	p.shadow = *p.master
 	p.masterP = p.firstSeated(nil)
 	if p.masterP != nil {
-		p.emitNet(&MasterEvent{Header: Header{Type: "master"}, Player: p.masterP.Name})
+		p.emitNet(&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster}, Player: p.masterP.Name})
 	}
 	p.emitNet(p.activeEvent())
 	p.flushEvents()

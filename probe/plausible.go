@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -80,10 +81,10 @@ func (p *Peer) plausiblePacket(now time.Duration, ch netcore.Channel, pk *frameP
 // its values are judged where it executes (mayExecute), because the master
 // executes its own events without this check, and a packet refused here on
 // the other machines alone would leave them out of step with it.
-func plausiblePayload(c Command) bool {
+func plausiblePayload(c feed.Command) bool {
 	var err error
 	switch c.Type {
-	case CmdNetworkReport:
+	case feed.CmdNetworkReport:
 		_, err = decodeReport(c.Payload)
 	case cmdTiming:
 		if len(c.Payload) != timingLen {
@@ -133,7 +134,7 @@ func (p *Peer) mayHoldRemoval(from, target *player) bool {
 // first other seated player, which the drop-timeout rule names. A refused
 // command is left out of the checksum, so a forgery that reached one
 // machine leaves it in step with the rest.
-func (p *Peer) mayExecute(from *player, c Command) bool {
+func (p *Peer) mayExecute(from *player, c feed.Command) bool {
 	switch c.Type {
 	case cmdTiming:
 		_, err := decodeTiming(c.Payload)
@@ -153,7 +154,7 @@ func (p *Peer) mayExecute(from *player, c Command) bool {
 // holdRemoval takes in a removal that arrived from pl: its target is
 // excused past its last frame, and its commands after that frame are
 // dropped (they never execute anywhere).
-func (p *Peer) holdRemoval(pl *player, c Command) {
+func (p *Peer) holdRemoval(pl *player, c feed.Command) {
 	r, err := decodeRemove(c.Payload)
 	if err != nil {
 		return

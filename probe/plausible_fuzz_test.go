@@ -7,6 +7,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -96,12 +97,12 @@ func FuzzDatagramFromPeer_S13(f *testing.F) {
 	forge(func(_ netcore.Channel, pk *framePacket) bool { pk.Through = 1 << 30; return true })
 	forge(func(_ netcore.Channel, pk *framePacket) bool { pk.Frame, pk.Through = 1<<29, 1<<29; return true })
 	forge(func(ch netcore.Channel, pk *framePacket) bool {
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdTiming,
+		pk.Commands = append(pk.Commands, feed.Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdTiming,
 			Payload: timingPayload{Decided: pk.Frame, SendPeriod: 10, LookAhead: 250, FPS: 30, Reason: uint8(rungs.Worse)}.bytes()})
 		return ch == netcore.ChannelReliable
 	})
 	forge(func(ch netcore.Channel, pk *framePacket) bool {
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdRemove,
+		pk.Commands = append(pk.Commands, feed.Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdRemove,
 			Payload: removePayload{Player: 3, Last: pk.Through}.bytes()})
 		return ch == netcore.ChannelReliable
 	})
@@ -153,7 +154,7 @@ func FuzzDatagramFromPeer_S13(f *testing.F) {
 		// Anything else changed nothing: no desync, the same checksum.
 		for i, evs := range w.events {
 			for _, e := range evs {
-				if m, ok := e.(*MessageEvent); ok && m.Kind == messageDesync {
+				if m, ok := e.(*feed.MessageEvent); ok && m.Kind == feed.MessageDesync {
 					t.Fatalf("p%d: %q", i+1, m.Text)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -106,7 +107,7 @@ func (r *forgeryRun) inStep(t *testing.T) {
 	}
 	for i, evs := range r.w.events {
 		for _, e := range evs {
-			if m, ok := e.(*MessageEvent); ok && m.Kind == messageDesync {
+			if m, ok := e.(*feed.MessageEvent); ok && m.Kind == feed.MessageDesync {
 				t.Fatalf("p%d published %q", i+1, m.Text)
 			}
 		}
@@ -159,14 +160,14 @@ func TestForgedTimingFromNonMasterRefused_S16(t *testing.T) {
 		if ch != netcore.ChannelReliable {
 			return false
 		}
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdTiming,
+		pk.Commands = append(pk.Commands, feed.Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdTiming,
 			Payload: timingPayload{Decided: pk.Frame, SendPeriod: 10, LookAhead: 250, FPS: 30, Reason: uint8(rungs.Worse)}.bytes()})
 		return true
 	})
 	r.inStep(t)
 	r.refused(t)
 	for _, e := range r.w.events[0] {
-		if te, ok := e.(*TimingEvent); ok && te.LookAhead == 250 {
+		if te, ok := e.(*feed.TimingEvent); ok && te.LookAhead == 250 {
 			t.Fatalf("p1 executed the forged timing event: %+v", te)
 		}
 	}
@@ -179,7 +180,7 @@ func TestForgedRemovalRefused_S16(t *testing.T) {
 		if ch != netcore.ChannelReliable {
 			return false
 		}
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdRemove,
+		pk.Commands = append(pk.Commands, feed.Command{Tag: pk.Through, Seq: 1 << 20, Type: cmdRemove,
 			Payload: removePayload{Player: 3, Last: pk.Through}.bytes()})
 		return true
 	})
@@ -187,7 +188,7 @@ func TestForgedRemovalRefused_S16(t *testing.T) {
 	r.refused(t)
 	for i, evs := range r.w.events {
 		for _, e := range evs {
-			if _, ok := e.(*RemovedEvent); ok {
+			if _, ok := e.(*feed.RemovedEvent); ok {
 				t.Fatalf("p%d executed a removal: %+v", i+1, e)
 			}
 		}
@@ -201,7 +202,7 @@ func TestForgedUnreliableCommandRefused_S13(t *testing.T) {
 		if ch != netcore.ChannelUnreliable {
 			return false
 		}
-		pk.Commands = append(pk.Commands, Command{Tag: pk.Through, Seq: 1 << 20, Type: CmdGame, Payload: []byte("forged")})
+		pk.Commands = append(pk.Commands, feed.Command{Tag: pk.Through, Seq: 1 << 20, Type: feed.CmdGame, Payload: []byte("forged")})
 		return true
 	})
 	r.inStep(t)
@@ -249,7 +250,7 @@ func TestRealSessionsNothingImplausible_S16(t *testing.T) {
 		removed := func(i int) map[string]bool {
 			out := map[string]bool{}
 			for _, e := range w.events[i] {
-				if r, ok := e.(*RemovedEvent); ok {
+				if r, ok := e.(*feed.RemovedEvent); ok {
 					out[r.Player] = true
 				}
 			}

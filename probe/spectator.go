@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
+	"github.com/lagscope/lagscope/vocab"
 )
 
 // WatchState is a running game as the host's peer holds it at one frame:
@@ -102,11 +104,11 @@ func (p *Peer) WatchState() (WatchState, bool) {
 // WatchEventOf turns one of this peer's published events into what a
 // spectator is handed; ok is false for an event that is not the whole
 // session's (a stall, an alert, a link line) or names an unknown player.
-func (p *Peer) WatchEventOf(e Event) (WatchEvent, bool) {
+func (p *Peer) WatchEventOf(e feed.Event) (WatchEvent, bool) {
 	if !e.Network() {
 		return WatchEvent{}, false
 	}
-	w := WatchEvent{Frame: Head(e).Frame}
+	w := WatchEvent{Frame: feed.Head(e).Frame}
 	id := func(name string) bool {
 		for _, pl := range p.players {
 			if pl.Name == name {
@@ -117,7 +119,7 @@ func (p *Peer) WatchEventOf(e Event) (WatchEvent, bool) {
 		return false
 	}
 	switch e := e.(type) {
-	case *TimingEvent:
+	case *feed.TimingEvent:
 		w.Kind, w.Decided, w.FPS = WatchTiming, e.Decided, e.FPS
 		w.Timing = rungs.Timing{SendPeriod: e.SendPeriod, LookAhead: e.LookAhead}
 		for r := rungs.Initial; r <= rungs.Rate; r++ {
@@ -126,24 +128,24 @@ func (p *Peer) WatchEventOf(e Event) (WatchEvent, bool) {
 			}
 		}
 		return w, w.Reason != 0
-	case *TimingActiveEvent:
+	case *feed.TimingActiveEvent:
 		w.Kind, w.FPS = WatchActive, e.FPS
 		w.Timing = rungs.Timing{SendPeriod: e.SendPeriod, LookAhead: e.LookAhead}
 		return w, true
-	case *MasterEvent:
+	case *feed.MasterEvent:
 		w.Kind = WatchMaster
 		return w, id(e.Player)
-	case *RemovedEvent:
+	case *feed.RemovedEvent:
 		w.Kind = WatchRemoved
 		return w, id(e.Player)
-	case *ReportEvent:
+	case *feed.ReportEvent:
 		w.Kind = WatchReportK
 		w.Report = rungs.Report{Frame: e.Frame, Wait: units.FromMillis(e.WaitMs), Process: units.FromMillis(e.ProcessMs)}
 		if e.RTTMs != nil {
 			w.Report.RTT, w.Report.HasRTT = units.FromMillis(*e.RTTMs), true
 		}
 		return w, id(e.Player)
-	case *MessageEvent:
+	case *feed.MessageEvent:
 		w.Kind, w.Text = WatchMessage, e.Text
 		return w, true
 	}
@@ -152,9 +154,9 @@ func (p *Peer) WatchEventOf(e Event) (WatchEvent, bool) {
 
 // spectator is a spectating peer's state: what it was last handed.
 type spectator struct {
-	lastDiag int          // the last evaluation frame it diagnosed on
-	attached WatchSummary // what the snapshot said; the counts at the end
-	complete bool         // the Matrix has held every pair
+	lastDiag int               // the last evaluation frame it diagnosed on
+	attached feed.WatchSummary // what the snapshot said; the counts at the end
+	complete bool              // the Matrix has held every pair
 }
 
 // never is a due time no frame reaches: a spectator executes none.
@@ -201,7 +203,7 @@ func NewSpectatorOn(now time.Duration, cfg Config, ep *netcore.Endpoint, st Watc
 		pl.lastHeard = now
 	}
 	p.follow(now, st)
-	p.spec.attached = WatchSummary{Frame: st.Frame, SendPeriod: st.InForce.SendPeriod, LookAhead: st.InForce.LookAhead, FPS: st.FPS}
+	p.spec.attached = feed.WatchSummary{Frame: st.Frame, SendPeriod: st.InForce.SendPeriod, LookAhead: st.InForce.LookAhead, FPS: st.FPS}
 	if p.masterP != nil {
 		p.spec.attached.Master = p.masterP.Name
 	}
@@ -242,7 +244,7 @@ func (p *Peer) watchMatrix(now time.Duration) {
 
 // WatchSummary is a late watcher's attach and how soon its Matrix was
 // complete; nil for any other machine.
-func (p *Peer) WatchSummary() *WatchSummary {
+func (p *Peer) WatchSummary() *feed.WatchSummary {
 	if p.spec == nil {
 		return nil
 	}
@@ -274,32 +276,32 @@ func (p *Peer) followEvent(w WatchEvent) {
 	if pl := p.byID[w.Player]; pl != nil {
 		name = pl.Name
 	}
-	h := Header{Frame: w.Frame}
+	h := feed.Header{Frame: w.Frame}
 	switch w.Kind {
 	case WatchTiming:
-		h.Type = "timing"
-		p.emit(&TimingEvent{Header: h, Decided: w.Decided, SendPeriod: w.Timing.SendPeriod, LookAhead: w.Timing.LookAhead,
+		h.Type = vocab.EventTiming
+		p.emit(&feed.TimingEvent{Header: h, Decided: w.Decided, SendPeriod: w.Timing.SendPeriod, LookAhead: w.Timing.LookAhead,
 			Rung: w.Timing.Rung(), Tier: w.Timing.Tier().String(), FPS: w.FPS, Reason: w.Reason.String()})
 	case WatchActive:
-		h.Type = "timing_active"
-		p.emit(&TimingActiveEvent{Header: h, SendPeriod: w.Timing.SendPeriod, LookAhead: w.Timing.LookAhead,
+		h.Type = vocab.EventTimingActive
+		p.emit(&feed.TimingActiveEvent{Header: h, SendPeriod: w.Timing.SendPeriod, LookAhead: w.Timing.LookAhead,
 			Rung: w.Timing.Rung(), Tier: w.Timing.Tier().String(), FPS: w.FPS})
 	case WatchMaster:
 		if name != "" {
-			h.Type = "master"
-			p.emit(&MasterEvent{Header: h, Player: name})
+			h.Type = vocab.EventMaster
+			p.emit(&feed.MasterEvent{Header: h, Player: name})
 		}
 	case WatchRemoved:
 		if pl := p.byID[w.Player]; pl != nil && pl != p.self && !pl.removed {
 			pl.removed = true
 			p.retire(pl)
-			h.Type = "removed"
-			p.emit(&RemovedEvent{Header: h, Player: name})
+			h.Type = vocab.EventRemoved
+			p.emit(&feed.RemovedEvent{Header: h, Player: name})
 		}
 	case WatchReportK:
 		if name != "" {
-			h.Type = "report"
-			e := &ReportEvent{Header: h, Player: name, WaitMs: units.Millis(w.Report.Wait), ProcessMs: units.Millis(w.Report.Process)}
+			h.Type = vocab.EventReport
+			e := &feed.ReportEvent{Header: h, Player: name, WaitMs: units.Millis(w.Report.Wait), ProcessMs: units.Millis(w.Report.Process)}
 			if w.Report.HasRTT {
 				ms := units.Millis(w.Report.RTT)
 				e.RTTMs = &ms
@@ -307,8 +309,8 @@ func (p *Peer) followEvent(w WatchEvent) {
 			p.emit(e)
 		}
 	case WatchMessage:
-		h.Type = "message"
-		p.emit(&MessageEvent{Header: h, Text: w.Text})
+		h.Type = vocab.EventMessage
+		p.emit(&feed.MessageEvent{Header: h, Text: w.Text})
 	}
 }
 

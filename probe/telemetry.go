@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/snapshot"
 )
 
@@ -383,13 +384,13 @@ func (t *telemetry) forget(id netcore.PeerID) {
 
 // matrix is the admin's picture at now: this machine's own row from its
 // endpoint, every other seated player's from its newest telemetry.
-func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
-	m := MatrixView{Players: make([]MatrixPlayer, 0, len(p.players))}
+func (t *telemetry) matrix(now time.Duration, p *Peer) feed.MatrixView {
+	m := feed.MatrixView{Players: make([]feed.MatrixPlayer, 0, len(p.players))}
 	for _, pl := range p.players {
 		if pl.Observer || !pl.seated || pl.removed {
 			continue
 		}
-		row := MatrixPlayer{Name: pl.Name}
+		row := feed.MatrixPlayer{Name: pl.Name}
 		switch in := t.in[pl.ID]; {
 		case pl == p.self:
 			row = p.OwnRow()
@@ -409,7 +410,7 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 			t.rows = st.Rows(t.rows[:0])
 			// Sized once: grown by append, a 64-player matrix would be
 			// 1.3 MB and 450 allocations a View.
-			row.Links = make([]MatrixLink, 0, len(t.rows))
+			row.Links = make([]feed.MatrixLink, 0, len(t.rows))
 			for _, r := range t.rows {
 				o := p.ids.get(p, r.Peer)
 				if o == nil || o.removed {
@@ -419,7 +420,7 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) MatrixView {
 				if !r.LossKnown {
 					l.LossKnown, l.Sent, l.Retransmitted, l.Expected, l.Missing = false, 0, 0, 0, 0
 				}
-				row.Links = append(row.Links, MatrixLink{Link: l, Observer: o.Observer, Caused: r.Caused})
+				row.Links = append(row.Links, feed.MatrixLink{Link: l, Observer: o.Observer, Caused: r.Caused})
 			}
 		}
 		m.Players = append(m.Players, row)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Under an observer gate, an observer gets what the gate admits and
@@ -66,7 +67,7 @@ func TestObserverGateThinsWhatObserversGet(t *testing.T) {
 	}
 }
 
-func matrixKnown(m MatrixView) bool {
+func matrixKnown(m feed.MatrixView) bool {
 	for _, row := range m.Players {
 		if !row.Known {
 			return false

@@ -11,6 +11,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/snapshot"
 	"github.com/lagscope/lagscope/rungs"
 )
@@ -279,7 +280,7 @@ func TestTelemetryConvergesUnderLoss_Q1_Q2_Q4(t *testing.T) {
 				if l.Observer {
 					continue
 				}
-				if l.State != LinkMeasured || !l.RTTKnown || !l.LossKnown || !l.PeerKnown {
+				if l.State != feed.LinkMeasured || !l.RTTKnown || !l.LossKnown || !l.PeerKnown {
 					t.Errorf("%s sees %s→%s %s srtt %v (known %v)", rp.Name(), l.From, l.To, l.State, l.SRTT, l.RTTKnown)
 				}
 				pairs++

@@ -10,6 +10,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -97,7 +98,7 @@ type truthWorld struct {
 	net    *simnet.Network
 	drv    *simnet.Driver
 	ms     []*tmMachine
-	events [][]Event // per machine, in order
+	events [][]feed.Event // per machine, in order
 	// filter, when set, may rewrite or drop (nil) a datagram machine to
 	// receives from machine from (house indexes).
 	filter func(from, to int, p []byte) []byte
@@ -105,7 +106,7 @@ type truthWorld struct {
 
 func newTruthWorld(tb testing.TB, players int, prof impair.Profile, tweak func(i int, c *Config)) *truthWorld {
 	tb.Helper()
-	w := &truthWorld{sched: simnet.NewScheduler(), events: make([][]Event, players)}
+	w := &truthWorld{sched: simnet.NewScheduler(), events: make([][]feed.Event, players)}
 	w.net = simnet.NewNetwork(w.sched, 3)
 	w.net.SetDefault(prof)
 	var roster []Member
@@ -119,7 +120,7 @@ func newTruthWorld(tb testing.TB, players int, prof impair.Profile, tweak func(i
 	for i, mem := range roster {
 		m := &tmMachine{host: w.drv.Attach(mem.Addr)}
 		cfg := Config{Self: mem.ID, Roster: roster, Speed: 30, Seed: uint64(i) + 11, Net: netcore.Config{Session: 77},
-			Sink: SinkFunc(func(_ string, e Event) { w.events[i] = append(w.events[i], e) })}
+			Sink: feed.SinkFunc(func(_ string, e feed.Event) { w.events[i] = append(w.events[i], e) })}
 		if tweak != nil {
 			tweak(i, &cfg)
 		}
@@ -173,10 +174,10 @@ func (w *truthWorld) runUntilFrame(tb testing.TB, last int) {
 // reports are the report events machine i executed for player name, in
 // order: the k-th is the one issued on the k-th report frame (32, 64, 128,
 // 256, …).
-func (w *truthWorld) reports(i int, name string) []*ReportEvent {
-	var out []*ReportEvent
+func (w *truthWorld) reports(i int, name string) []*feed.ReportEvent {
+	var out []*feed.ReportEvent
 	for _, e := range w.events[i] {
-		if r, ok := e.(*ReportEvent); ok && r.Player == name {
+		if r, ok := e.(*feed.ReportEvent); ok && r.Player == name {
 			out = append(out, r)
 		}
 	}
@@ -263,11 +264,11 @@ func TestTierMessageAgainstPreviousTargetMidStaging_S18(t *testing.T) {
 	})
 	w.start()
 	p := w.ms[1].peer
-	timing := func(decided, period, lookAhead int) Command {
-		return Command{Type: cmdTiming, Payload: timingPayload{Decided: int32(decided), SendPeriod: uint16(period),
+	timing := func(decided, period, lookAhead int) feed.Command {
+		return feed.Command{Type: cmdTiming, Payload: timingPayload{Decided: int32(decided), SendPeriod: uint16(period),
 			LookAhead: uint16(lookAhead), FPS: 30, Reason: uint8(rungs.Worse)}.bytes()}
 	}
-	events := map[int]Command{
+	events := map[int]feed.Command{
 		1000: timing(990, 6, 18),   // Bad → Poor: staged, 10/70 stays in force
 		1010: timing(1000, 7, 21),  // Poor → Poor mid-staging: no message
 		1020: timing(1010, 10, 30), // Poor → Bad mid-staging: a message
@@ -280,7 +281,7 @@ func TestTierMessageAgainstPreviousTargetMidStaging_S18(t *testing.T) {
 			p.executeCommand(w.sched.Now(), f, w.ms[0].peer.self, c)
 			p.flushEvents()
 			for _, e := range w.events[1][n:] {
-				if m, ok := e.(*MessageEvent); ok {
+				if m, ok := e.(*feed.MessageEvent); ok {
 					messages[f] = append(messages[f], m.Text)
 				}
 			}
@@ -371,7 +372,7 @@ func TestReportWaitCoversTwoIntervals_S5(t *testing.T) {
 		// longest[k]: the longest wait in the interval ending at report k.
 		longest := make([]float64, len(reportFrames))
 		for _, e := range w.events[i] {
-			if s, ok := e.(*StallEvent); ok {
+			if s, ok := e.(*feed.StallEvent); ok {
 				for k, rf := range reportFrames {
 					if s.Frame <= rf {
 						longest[k] = max(longest[k], s.WaitMs)
@@ -414,13 +415,13 @@ func TestEventIDsNeverChange_S19(t *testing.T) {
 		name      string
 		got, want int
 	}{
-		{"CmdGame", int(CmdGame), 0x01},
-		{"CmdNetworkReport (NETWORK_REPORT)", int(CmdNetworkReport), 0x10},
+		{"CmdGame", int(feed.CmdGame), 0x01},
+		{"CmdNetworkReport (NETWORK_REPORT)", int(feed.CmdNetworkReport), 0x10},
 		{"CmdTiming", int(cmdTiming), 0x11},
 		{"CmdRemove", int(cmdRemove), 0x12},
 		{"CmdGameSpeed", int(cmdGameSpeed), 0x13},
 		{"CmdLatencyFudge (LATENCYFUDGE)", int(cmdLatencyFudge), 0x14},
-		{"ProtocolVersion", ProtocolVersion, 1},
+		{"ProtocolVersion", feed.ProtocolVersion, 1},
 		{"kindFrame", int(kindFrame), 1},
 		{"kindStatus", int(kindStatus), 2},
 		{"kindTelemetry", int(kindTelemetry), 3},

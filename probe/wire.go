@@ -5,28 +5,22 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lagscope/lagscope/probe/feed"
+
 	"github.com/lagscope/lagscope/rungs"
 )
 
-// Command types. These are the network event IDs of S19: they travel inside
-// frame packets and never change meaning. LATENCYFUDGE keeps its ID so old
-// recordings still decode, but nothing sends it and the timing never reads it.
+// The command types the engine sends and executes (feed.Cmd*, S19).
 const (
-	CmdGame          uint8 = 0x01 // an opaque game command (synthetic in sim and demo)
-	CmdNetworkReport uint8 = 0x10 // S5: NETWORK_REPORT
-	cmdTiming        uint8 = 0x11 // S12: a timing change with its frame rate (S15)
-	cmdRemove        uint8 = 0x12 // S7/S16: a player is removed
-	cmdGameSpeed     uint8 = 0x13 // S17: the game speed (caps the frame rate)
-	cmdLatencyFudge  uint8 = 0x14 // S19: reserved, never sent, ignored on receipt
+	cmdTiming       = feed.CmdTiming
+	cmdRemove       = feed.CmdRemove
+	cmdGameSpeed    = feed.CmdGameSpeed
+	cmdLatencyFudge = feed.CmdLatencyFudge
 )
-
-// ProtocolVersion names the version of the frame-packet format and event IDs;
-// recordings carry it (S19).
-const ProtocolVersion = 1
 
 // Packet kinds carried on the netcore data channels: the first byte of
 // every message on a private link. Stable IDs (S19); docs/protocol.md
-// lists them with the lobby's (probe/live uses 0x20 and up).
+// lists them with the session's (probe/session uses 0x20 and up).
 const (
 	kindFrame  uint8 = 1 // a frame packet (docs/architecture.md, "The lockstep as built")
 	kindStatus uint8 = 2 // a frame packet without commands repeated while stalled
@@ -37,15 +31,6 @@ const (
 	// observer sends nothing else the ack could ride on.
 	kindTelemetryAck uint8 = 4
 )
-
-// Command is one command or network event, tagged with the frame on which
-// every machine executes it (S1). Seq orders one player's commands.
-type Command struct {
-	Tag     int32 // the frame it was scheduled for; executes on the next send frame ≥ Tag (S13)
-	Seq     uint32
-	Type    uint8
-	Payload []byte
-}
 
 // framePacket is what each player sends once per send period. Through is the
 // highest frame for which the sender has now sent every command it will ever
@@ -59,7 +44,7 @@ type framePacket struct {
 	RelCount uint32
 	CkFrame  int32 // the last frame the sender executed, and its running checksum
 	Ck       uint32
-	Commands []Command
+	Commands []feed.Command
 	// Holds is, in status packets only, the sender's completeness for each
 	// other player: the master needs it to pick a removed player's last frame.
 	Holds []hold
@@ -129,13 +114,13 @@ func decodeFramePacketInto(b []byte, holds []hold) (framePacket, error) {
 		return p, errShort
 	}
 	if n > 0 {
-		p.Commands = make([]Command, 0, n)
+		p.Commands = make([]feed.Command, 0, n)
 	}
 	for i := 0; i < n; i++ {
 		if len(rest) < commandHeader {
 			return p, errShort
 		}
-		c := Command{
+		c := feed.Command{
 			Tag:  int32(binary.LittleEndian.Uint32(rest)),
 			Seq:  binary.LittleEndian.Uint32(rest[4:]),
 			Type: rest[8],

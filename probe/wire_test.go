@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"reflect"
 	"testing"
+
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 func TestFramePacketRoundTrip(t *testing.T) {
 	in := framePacket{Kind: kindFrame, Frame: 120, Through: 126, RelCount: 7, CkFrame: 119, Ck: 0xdeadbeef,
-		Commands: []Command{
-			{Tag: 126, Seq: 3, Type: CmdGame, Payload: []byte{1, 2, 3}},
-			{Tag: 126, Seq: 4, Type: CmdNetworkReport, Payload: reportPayload{RTTMicros: noRTT, WaitMicros: 5, ProcessMicros: 6}.bytes()},
+		Commands: []feed.Command{
+			{Tag: 126, Seq: 3, Type: feed.CmdGame, Payload: []byte{1, 2, 3}},
+			{Tag: 126, Seq: 4, Type: feed.CmdNetworkReport, Payload: reportPayload{RTTMicros: noRTT, WaitMicros: 5, ProcessMicros: 6}.bytes()},
 		}}
 	b := in.appendTo(nil)
 	out, err := decodeFramePacket(b)
@@ -29,7 +31,7 @@ func TestFramePacketRoundTrip(t *testing.T) {
 
 // Every truncation of a valid packet is an error, never a panic.
 func TestFramePacketTruncated(t *testing.T) {
-	in := framePacket{Kind: kindFrame, Frame: 1, Through: 7, Commands: []Command{{Tag: 7, Type: CmdGame, Payload: []byte("xyz")}}}
+	in := framePacket{Kind: kindFrame, Frame: 1, Through: 7, Commands: []feed.Command{{Tag: 7, Type: feed.CmdGame, Payload: []byte("xyz")}}}
 	b := in.appendTo(nil)
 	for n := 0; n < len(b); n++ {
 		if _, err := decodeFramePacket(b[:n]); err == nil {
@@ -62,7 +64,7 @@ func TestEventPayloadsRejectBadInput_S19(t *testing.T) {
 }
 
 func FuzzDecodeFramePacket(f *testing.F) {
-	a := framePacket{Kind: kindFrame, Frame: 4, Through: 10, Commands: []Command{{Tag: 10, Type: CmdGame, Payload: []byte{9}}}}
+	a := framePacket{Kind: kindFrame, Frame: 4, Through: 10, Commands: []feed.Command{{Tag: 10, Type: feed.CmdGame, Payload: []byte{9}}}}
 	s := framePacket{Kind: kindStatus, Frame: 4, Through: 10, Holds: []hold{{1, 5}}}
 	f.Add(a.appendTo(nil))
 	f.Add(s.appendTo(nil))
@@ -78,7 +80,7 @@ func FuzzDecodeFramePacket(f *testing.F) {
 		}
 		for _, c := range p.Commands {
 			switch c.Type {
-			case CmdNetworkReport:
+			case feed.CmdNetworkReport:
 				_, _ = decodeReport(c.Payload)
 			case cmdTiming:
 				_, _ = decodeTiming(c.Payload)

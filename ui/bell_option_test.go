@@ -9,8 +9,8 @@ import (
 // b still toggles it.
 func TestBellOptionStartsTheBell(t *testing.T) {
 	for _, start := range []bool{false, true} {
-		feed := newStaticFeed(fixtureUpdates()...)
-		m, err := newModel(feed, Options{NoColor: true, Output: io.Discard, Bell: start})
+		fd := newStaticFeed(fixtureUpdates()...)
+		m, err := newModel(fd, Options{NoColor: true, Output: io.Discard, Bell: start})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,6 +21,6 @@ func TestBellOptionStartsTheBell(t *testing.T) {
 		if m.bellOn == start {
 			t.Fatalf("Bell %v: b did not toggle it", start)
 		}
-		feed.Close()
+		fd.Close()
 	}
 }

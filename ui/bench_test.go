@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/themes"
 	"github.com/muesli/termenv"
 )
@@ -38,16 +38,16 @@ func BenchmarkUpdate(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		last.View.At += 100_000_000 // 100 ms later
-		m.Update(updateMsg{probe.Update{View: last.View}})
+		m.Update(updateMsg{feed.Update{View: last.View}})
 	}
 }
 
 // livePictures are n pictures of links the engine publishes 100 ms apart,
 // every one with new values (round trips, totals), as a live session's
 // are; a new second starts every tenth, which adds a chart column.
-func livePictures(links, n int) []probe.View {
+func livePictures(links, n int) []feed.View {
 	base := []string{"bob", "carol", "dave", "erin"}
-	out := make([]probe.View, n)
+	out := make([]feed.View, n)
 	for i := range out {
 		t := fixtureSeconds + i
 		v := fixtureView(t)
@@ -88,7 +88,7 @@ func BenchmarkViewNewPicture(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					v := pics[i%len(pics)]
 					v.At += time.Duration(i/len(pics)) * step // time only goes forward
-					m.Update(updateMsg{probe.Update{View: v}})
+					m.Update(updateMsg{feed.Update{View: v}})
 					_ = m.View()
 				}
 			})

@@ -3,7 +3,7 @@ package ui
 import (
 	"strings"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -149,9 +149,9 @@ func (r *rowWriter) share(w int, s share, style paint) {
 	r.num(w, style)
 }
 
-var stateRank = [...]int{probe.LinkMeasured: 0, probe.LinkProvisional: 1, probe.LinkUnmeasured: 2, probe.LinkBad: 3}
+var stateRank = [...]int{feed.LinkMeasured: 0, feed.LinkProvisional: 1, feed.LinkUnmeasured: 2, feed.LinkBad: 3}
 
-var shortState = map[probe.LinkState]string{probe.LinkMeasured: "meas", probe.LinkProvisional: "prov", probe.LinkUnmeasured: "unmeas", probe.LinkBad: "BAD"}
+var shortState = map[feed.LinkState]string{feed.LinkMeasured: "meas", feed.LinkProvisional: "prov", feed.LinkUnmeasured: "unmeas", feed.LinkBad: "BAD"}
 
 func peerCell(r *rowWriter, h *linkHist, w int) {
 	peer := h.peer
@@ -185,11 +185,11 @@ func stateCell(r *rowWriter, h *linkHist, w int) {
 	}
 	style := st.muted
 	switch lv.State {
-	case probe.LinkMeasured:
+	case feed.LinkMeasured:
 		style = st.good
-	case probe.LinkProvisional:
+	case feed.LinkProvisional:
 		style = st.warn
-	case probe.LinkBad:
+	case feed.LinkBad:
 		style = st.err
 	}
 	r.cell(w, state, style, false)

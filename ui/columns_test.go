@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/muesli/termenv"
 )
 
@@ -59,7 +59,7 @@ func TestTableRowsMatchHeading(t *testing.T) {
 			t.Fatal("the fixture has no links")
 		}
 		blank := *links[0]
-		blank.last = probe.LinkView{Peer: "zed", Observer: true}
+		blank.last = feed.LinkView{Peer: "zed", Observer: true}
 		blank.last.Relayed = true
 		blank.peer, blank.samples = "zed", nil
 		links = append(links, &blank)

@@ -1,11 +1,12 @@
 package ui
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"

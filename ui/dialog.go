@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -23,7 +23,7 @@ type optionsDialog struct {
 }
 
 // newDialog opens the dialog on the game speed of v.
-func newDialog(c *ctx, v *probe.View) *optionsDialog {
+func newDialog(c *ctx, v *feed.View) *optionsDialog {
 	cur := v.Speed
 	if cur <= 0 {
 		cur = v.FPS

@@ -1,9 +1,10 @@
 // Package ui is lagscope's live terminal UI, a bubbletea program
-// that draws what a peer publishes through a probe.Feed and nothing else.
+// that draws what a peer publishes through a feed.Feed and nothing else.
 //
 // It reads Updates only; its one way back into the engine is Feed.Control
-// (quit, game speed). What it shows, and the requirements behind each part
-// (docs/requirements.md):
+// (quit, game speed, start the game from the host's lobby, the Path view's
+// trace, a load test and its cancel). What it shows, and the requirements
+// behind each part (docs/requirements.md):
 //
 //   - header: session, you, master, frame rate (S15), the timing in force and
 //     the target (S1, S12), the tier as a coloured word (S17), the clock;
@@ -27,6 +28,13 @@
 //   - the Diagnosis view: the engine's verdict (also in the
 //     header), each player's share of the trouble with the evidence behind
 //     every cause, and the links slower than their players explain;
+//   - the Link view: the focused link's figures, its charts and its Load
+//     section (a load test's phases while it runs, then its result; the
+//     L key asks before it starts one);
+//   - the Path view: the focused link's hop trace on the game's own
+//     socket, hop by hop, and where delay and loss start;
+//   - the lobby: who is seated, the join line and what an internet player
+//     needs, and the host's s to start now;
 //   - alerts as marked lines of the message list, with the
 //     terminal bell when the user turns it on (b);
 //   - in a replay (a feed with Playback's methods): space, ←/→ and

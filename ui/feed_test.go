@@ -5,29 +5,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
-// staticFeed is the tests' probe.Feed over a fixed list of updates. All
+// staticFeed is the tests' feed.Feed over a fixed list of updates. All
 // updates are queued at once. When the list does not end with a Done
 // update, the feed stays open until a front end asks to quit, and then ends
 // with a Done update, the way a live engine does. Controls are recorded for
 // inspection.
 type staticFeed struct {
-	ch chan probe.Update
+	ch chan feed.Update
 
 	mu       sync.Mutex
-	controls []probe.Control
+	controls []feed.Control
 	closed   bool
-	last     probe.View
+	last     feed.View
 	// QuitIgnored, when set before use, makes the feed ignore Quit, to
 	// stand in for an engine that does not answer.
 	QuitIgnored bool
 }
 
 // newStaticFeed queues updates for delivery.
-func newStaticFeed(updates ...probe.Update) *staticFeed {
-	f := &staticFeed{ch: make(chan probe.Update, len(updates)+1)}
+func newStaticFeed(updates ...feed.Update) *staticFeed {
+	f := &staticFeed{ch: make(chan feed.Update, len(updates)+1)}
 	for _, u := range updates {
 		f.ch <- u
 		f.last = u.View
@@ -40,17 +40,17 @@ func newStaticFeed(updates ...probe.Update) *staticFeed {
 	return f
 }
 
-// Updates implements probe.Feed.
-func (f *staticFeed) Updates() <-chan probe.Update { return f.ch }
+// Updates implements feed.Feed.
+func (f *staticFeed) Updates() <-chan feed.Update { return f.ch }
 
-// Control implements probe.Feed: it records c, and on Quit ends the feed.
-func (f *staticFeed) Control(c probe.Control) {
+// Control implements feed.Feed: it records c, and on Quit ends the feed.
+func (f *staticFeed) Control(c feed.Control) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.controls = append(f.controls, c)
 	if c.Quit && !f.QuitIgnored && !f.closed {
 		f.closed = true
-		f.ch <- probe.Update{View: f.last, Done: true}
+		f.ch <- feed.Update{View: f.last, Done: true}
 		close(f.ch)
 	}
 }
@@ -67,16 +67,16 @@ func (f *staticFeed) Close() {
 }
 
 // Controls returns the controls received so far.
-func (f *staticFeed) Controls() []probe.Control {
+func (f *staticFeed) Controls() []feed.Control {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]probe.Control(nil), f.controls...)
+	return append([]feed.Control(nil), f.controls...)
 }
 
-var _ probe.Feed = (*staticFeed)(nil)
+var _ feed.Feed = (*staticFeed)(nil)
 
-func drain(ch <-chan probe.Update) []probe.Update {
-	var out []probe.Update
+func drain(ch <-chan feed.Update) []feed.Update {
+	var out []feed.Update
 	for u := range ch {
 		out = append(out, u)
 	}
@@ -85,9 +85,9 @@ func drain(ch <-chan probe.Update) []probe.Update {
 
 func TestStaticFeedEndsOnQuit(t *testing.T) {
 	f := newStaticFeed(fixtureUpdates()[:3]...)
-	f.Control(probe.Control{Speed: 20})
-	f.Control(probe.Control{Quit: true})
-	f.Control(probe.Control{Quit: true}) // a second quit is harmless
+	f.Control(feed.Control{Speed: 20})
+	f.Control(feed.Control{Quit: true})
+	f.Control(feed.Control{Quit: true}) // a second quit is harmless
 	got := drain(f.Updates())
 	if len(got) != 4 || !got[3].Done || got[3].View.At != 2*time.Second {
 		t.Fatalf("got %d updates, last %+v", len(got), got[len(got)-1].Done)

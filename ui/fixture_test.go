@@ -1,12 +1,13 @@
 package ui
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -28,9 +29,9 @@ func ptr[T any](v T) *T { return &v }
 // msd is a fixture's milliseconds as the View's duration.
 func msd(v float64) time.Duration { return units.FromMillis(v) }
 
-func fixtureLink(peer string, t int) probe.LinkView {
+func fixtureLink(peer string, t int) feed.LinkView {
 	ts := float64(t)
-	lv := probe.LinkView{Peer: peer}
+	lv := feed.LinkView{Peer: peer}
 	lv.From, lv.To = "alice", peer
 	sent := uint64(t * 20)
 	exp := uint64(t * 20)
@@ -44,9 +45,9 @@ func fixtureLink(peer string, t int) probe.LinkView {
 		if t >= 30 && t < 34 {
 			v = 400
 		}
-		lv.State = probe.LinkMeasured
+		lv.State = feed.LinkMeasured
 		if t >= 30 && t < 34 {
-			lv.State, lv.Bad = probe.LinkBad, true
+			lv.State, lv.Bad = feed.LinkBad, true
 		}
 		rto := math.Min(4000, math.Max(100, srtt+4*v))
 		lv.RTTKnown, lv.SRTT, lv.RTTVAR = true, msd(srtt), msd(v)
@@ -59,7 +60,7 @@ func fixtureLink(peer string, t int) probe.LinkView {
 		lv.Caused = time.Duration(t) * 37 * time.Millisecond
 		lv.Through = t*30 + 9
 	case "carol":
-		lv.State = probe.LinkMeasured
+		lv.State = feed.LinkMeasured
 		lv.RTTKnown, lv.SRTT, lv.RTTVAR, lv.RTO, lv.ConnTimeout = true, msd(60+2*math.Sin(ts)), msd(3.0), msd(100.0), msd(2000.0)
 		lv.LossKnown, lv.Sent, lv.Retransmitted = true, sent, 0
 		lv.Expected, lv.Missing = exp, 0
@@ -67,7 +68,7 @@ func fixtureLink(peer string, t int) probe.LinkView {
 		lv.Caused = time.Duration(t) * 2 * time.Millisecond
 		lv.Through = t*30 + 12
 	case "dave":
-		lv.State = probe.LinkMeasured
+		lv.State = feed.LinkMeasured
 		lv.RTTKnown, lv.SRTT, lv.RTTVAR, lv.RTO, lv.ConnTimeout = true, msd(90.0), msd(4.0), msd(106.0), msd(2000.0)
 		lv.LossKnown, lv.Sent, lv.Retransmitted = true, sent, uint64(t*4)
 		lv.Expected, lv.Missing = exp, 0
@@ -75,7 +76,7 @@ func fixtureLink(peer string, t int) probe.LinkView {
 		lv.Caused = time.Duration(t) * 5 * time.Millisecond
 		lv.Through = t*30 + 10
 	case "erin":
-		lv.State = probe.LinkUnmeasured
+		lv.State = feed.LinkUnmeasured
 		lv.RTO, lv.ConnTimeout = msd(1000.0), msd(8000.0)
 		lv.LossKnown, lv.Sent, lv.Retransmitted = true, uint64(t), uint64(t/2)
 		lv.Expected, lv.Missing = 0, 0
@@ -84,8 +85,8 @@ func fixtureLink(peer string, t int) probe.LinkView {
 	return lv
 }
 
-func fixtureView(t int) probe.View {
-	v := probe.View{
+func fixtureView(t int) feed.View {
+	v := feed.View{
 		At: time.Duration(t) * time.Second, Session: "7c3a91", Self: "alice", Master: "alice",
 		Frame: t * 30, Started: true, FPS: 30, Speed: 30,
 		InForce: rungs.RungTiming(5), Target: rungs.RungTiming(5),
@@ -100,50 +101,50 @@ func fixtureView(t int) probe.View {
 		v.Links = append(v.Links, fixtureLink(p, t))
 	}
 	rtt := func(ms float64) *time.Duration { d := time.Duration(ms * float64(time.Millisecond)); return &d }
-	v.Players = []probe.PlayerView{
-		{Name: "alice", Master: true, Self: true, Report: &probe.ReportView{Frame: t*30 - 20, RTT: rtt(612), Wait: 80 * time.Millisecond, Process: 3 * time.Millisecond, Fresh: true}},
-		{Name: "bob", Report: &probe.ReportView{Frame: t*30 - 20, RTT: rtt(598), Wait: 12 * time.Millisecond, Process: 4 * time.Millisecond, Fresh: true}},
-		{Name: "carol", Report: &probe.ReportView{Frame: t*30 - 20, RTT: rtt(64), Wait: 410 * time.Millisecond, Process: 2 * time.Millisecond, Fresh: true}},
-		{Name: "dave", Report: &probe.ReportView{Frame: t*30 - 600, RTT: nil, Wait: 0, Process: 6 * time.Millisecond, Fresh: false}},
+	v.Players = []feed.PlayerView{
+		{Name: "alice", Master: true, Self: true, Report: &feed.ReportView{Frame: t*30 - 20, RTT: rtt(612), Wait: 80 * time.Millisecond, Process: 3 * time.Millisecond, Fresh: true}},
+		{Name: "bob", Report: &feed.ReportView{Frame: t*30 - 20, RTT: rtt(598), Wait: 12 * time.Millisecond, Process: 4 * time.Millisecond, Fresh: true}},
+		{Name: "carol", Report: &feed.ReportView{Frame: t*30 - 20, RTT: rtt(64), Wait: 410 * time.Millisecond, Process: 2 * time.Millisecond, Fresh: true}},
+		{Name: "dave", Report: &feed.ReportView{Frame: t*30 - 600, RTT: nil, Wait: 0, Process: 6 * time.Millisecond, Fresh: false}},
 		{Name: "erin", Observer: true},
 	}
 	return v
 }
 
-func fixtureEvents(t int) []probe.Event {
+func fixtureEvents(t int) []feed.Event {
 	f := t * 30
-	h := func(typ string) probe.Header { return probe.Header{Type: typ, Frame: f} }
+	h := func(typ vocab.EventType) feed.Header { return feed.Header{Type: typ, Frame: f} }
 	switch t {
 	case 0:
-		return []probe.Event{&probe.MasterEvent{Header: h("master"), Player: "alice"}}
+		return []feed.Event{&feed.MasterEvent{Header: h("master"), Player: "alice"}}
 	case 10:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Normal", Kind: probe.MessageTier, Subject: "Normal"}}
+		return []feed.Event{&feed.MessageEvent{Header: h("message"), Text: "Connection quality target: Normal", Kind: feed.MessageTier, Subject: "Normal"}}
 	case 31:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob has gone bad", Player: "alice", Kind: probe.MessageLinkBad, Subject: "bob"}}
+		return []feed.Event{&feed.MessageEvent{Header: h("message"), Text: "Connection to bob has gone bad", Player: "alice", Kind: feed.MessageLinkBad, Subject: "bob"}}
 	case 34:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection to bob is good again", Player: "alice"}}
+		return []feed.Event{&feed.MessageEvent{Header: h("message"), Text: "Connection to bob is good again", Player: "alice"}}
 	case 70:
-		return []probe.Event{&probe.RemovedEvent{Header: h("removed"), Player: "frank"}}
+		return []feed.Event{&feed.RemovedEvent{Header: h("removed"), Player: "frank"}}
 	case 95:
-		return []probe.Event{&probe.MessageEvent{Header: h("message"), Text: "Connection quality target: Fast", Kind: probe.MessageTier, Subject: "Fast"}}
+		return []feed.Event{&feed.MessageEvent{Header: h("message"), Text: "Connection quality target: Fast", Kind: feed.MessageTier, Subject: "Fast"}}
 	}
 	return nil
 }
 
 // fixtureUpdates is the whole scripted session, without a Done update.
-func fixtureUpdates() []probe.Update {
-	out := make([]probe.Update, 0, fixtureSeconds+1)
+func fixtureUpdates() []feed.Update {
+	out := make([]feed.Update, 0, fixtureSeconds+1)
 	for t := 0; t <= fixtureSeconds; t++ {
-		out = append(out, probe.Update{View: fixtureView(t), Events: fixtureEvents(t)})
+		out = append(out, feed.Update{View: fixtureView(t), Events: fixtureEvents(t)})
 	}
 	return out
 }
 
 // manyLinks is a picture with n links, for the benchmarks and the scroll
 // tests: the fixture's four links repeated under other names.
-func manyLinks(n int) []probe.Update {
+func manyLinks(n int) []feed.Update {
 	base := []string{"bob", "carol", "dave", "erin"}
-	var out []probe.Update
+	var out []feed.Update
 	for t := 0; t <= fixtureSeconds; t++ {
 		v := fixtureView(t)
 		v.Links = v.Links[:0]
@@ -153,7 +154,7 @@ func manyLinks(n int) []probe.Update {
 			lv.To = lv.Peer
 			v.Links = append(v.Links, lv)
 		}
-		out = append(out, probe.Update{View: v, Events: fixtureEvents(t)})
+		out = append(out, feed.Update{View: v, Events: fixtureEvents(t)})
 	}
 	return out
 }
@@ -187,7 +188,7 @@ func fixtureDiagnosis() *diagnosis.Diagnosis {
 }
 
 // diagnosisUpdates is the fixture session with the diagnosis from 20 s on.
-func diagnosisUpdates() []probe.Update {
+func diagnosisUpdates() []feed.Update {
 	us := fixtureUpdates()
 	for i := 20; i < len(us); i++ {
 		us[i].View.Diagnosis = fixtureDiagnosis()
@@ -198,7 +199,7 @@ func diagnosisUpdates() []probe.Update {
 // bufferbloatUpdates is the diagnosis fixture with carol's latest load test
 // finding that her upload adds 380 ms when her line is busy: bufferbloat
 // among her causes, with its evidence.
-func bufferbloatUpdates() []probe.Update {
+func bufferbloatUpdates() []feed.Update {
 	us := diagnosisUpdates()
 	for i := 20; i < len(us); i++ {
 		d := us[i].View.Diagnosis

@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/textsafe"
 	"github.com/lagscope/lagscope/units"
 )
@@ -414,7 +414,7 @@ func fmtBytes(n uint64) string {
 
 // relayOf is the host's relay counters for the pair a–b (either order),
 // nil when this machine relays nothing for it.
-func relayOf(s *session, a, b string) *probe.RelayStat {
+func relayOf(s *session, a, b string) *feed.RelayStat {
 	for i := range s.view.Relay {
 		r := &s.view.Relay[i]
 		if (r.Between[0] == a && r.Between[1] == b) || (r.Between[0] == b && r.Between[1] == a) {
@@ -425,7 +425,7 @@ func relayOf(s *session, a, b string) *probe.RelayStat {
 }
 
 // relayText is a relayed pair's counters in one line.
-func relayText(r *probe.RelayStat) string {
+func relayText(r *feed.RelayStat) string {
 	t := fmtCount(r.Datagrams, true) + " datagrams, " + fmtBytes(r.Bytes)
 	if r.RefusedDatagrams > 0 {
 		t += "; refused " + fmtCount(r.RefusedDatagrams, true) + ", " + fmtBytes(r.RefusedBytes)

@@ -10,22 +10,22 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // drive runs the UI as a real bubbletea program under teatest at w×h on
 // the fixture session, waits for the last picture, types keys, waits for
 // want, and returns the final model once the program has stopped.
-func drive(t *testing.T, w, h int, updates []probe.Update, keys []tea.Msg, want string) *tuiModel {
+func drive(t *testing.T, w, h int, updates []feed.Update, keys []tea.Msg, want string) *tuiModel {
 	t.Helper()
-	feed := newStaticFeed(updates...)
-	m, err := newModel(feed, Options{NoColor: true, Output: io.Discard})
+	fd := newStaticFeed(updates...)
+	m, err := newModel(fd, Options{NoColor: true, Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
 	t.Cleanup(func() {
-		feed.Close()
+		fd.Close()
 		close(m.stop)
 	})
 	last := "t " + fmtClock(updates[len(updates)-1].View.At)
@@ -186,7 +186,7 @@ func TestGoldenMore(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, v := range []struct {
 			name    string
-			updates func() []probe.Update
+			updates func() []feed.Update
 			keys    []tea.Msg
 			want    string
 		}{
@@ -232,7 +232,7 @@ func TestGoldenNoColorEnv(t *testing.T) {
 // longNames renames the fixture's players: one longer than a column, one
 // of emoji and one of CJK letters (two cells each), so cut names end in …
 // and the columns stay aligned, counted in terminal cells.
-func longNameUpdates(us []probe.Update) []probe.Update {
+func longNameUpdates(us []feed.Update) []feed.Update {
 	rename := map[string]string{"bob": "bartholomew-the-great", "carol": "🎮🎮🎮🎮🎮🎮🎮🎮", "dave": "日本語の名前です"}
 	to := func(n string) string {
 		if r, ok := rename[n]; ok {
@@ -265,7 +265,7 @@ func TestGoldenLongNames(t *testing.T) {
 	for _, sz := range goldenSizes {
 		for _, v := range []struct {
 			name    string
-			updates func() []probe.Update
+			updates func() []feed.Update
 			keys    []tea.Msg
 			want    string
 		}{

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -240,7 +240,7 @@ func (p *headerPane) sessionParts(s *session) []headerPart {
 
 // timing is the timing in force → target, each in its tier's ink, and the
 // tier badges.
-func (p *headerPane) timing(v *probe.View) string {
+func (p *headerPane) timing(v *feed.View) string {
 	st := &p.st
 	if !v.InForce.Valid() {
 		return unknown
@@ -336,7 +336,7 @@ const maxPendingLines = 3
 // pendingLines are the lobby's pending pairs, one a line ("bob ↔ cyd:
 // punching, 4 s"), at most n lines; the last says "+K more" when they do
 // not all fit.
-func pendingLines(pending []probe.PendingPair, n int) []string {
+func pendingLines(pending []feed.PendingPair, n int) []string {
 	if len(pending) == 0 || n <= 0 {
 		return nil
 	}
@@ -365,7 +365,7 @@ func tryingWord(t string) string {
 	switch t {
 	case "":
 		return "waiting"
-	case probe.PathRelayed:
+	case feed.PathRelayed:
 		return "relay through the host"
 	}
 	return textOf(t)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -14,7 +14,7 @@ func TestInvalidTimingShowsNoTier_S17(t *testing.T) {
 	for _, bad := range []rungs.Timing{{SendPeriod: 0, LookAhead: 0}, {SendPeriod: 3, LookAhead: 7}, {SendPeriod: 3, LookAhead: 10}, {SendPeriod: 1, LookAhead: 1}, {SendPeriod: 5, LookAhead: 10}} {
 		v := fixtureView(2)
 		v.InForce, v.Target = bad, bad
-		m := model(t, newStaticFeed(), 140, 40, []probe.Update{{View: v}})
+		m := model(t, newStaticFeed(), 140, 40, []feed.Update{{View: v}})
 		header := strings.Split(m.View(), "\n")[1]
 		if !strings.Contains(header, "30 fps") {
 			t.Fatalf("%v: line %q is not the header's second line", bad, header)
@@ -24,7 +24,7 @@ func TestInvalidTimingShowsNoTier_S17(t *testing.T) {
 		}
 	}
 	v := fixtureView(2)
-	m := model(t, newStaticFeed(), 140, 40, []probe.Update{{View: v}})
+	m := model(t, newStaticFeed(), 140, 40, []feed.Update{{View: v}})
 	if header := strings.Split(m.View(), "\n")[1]; !strings.Contains(header, "30 fps · "+v.InForce.String()+"  FAST") {
 		t.Errorf("a valid %v: header %q", v.InForce, header)
 	}

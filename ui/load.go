@@ -1,15 +1,16 @@
 package ui
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
@@ -32,7 +33,7 @@ const (
 // loadPane is the load test's confirmation and the Link view's Load
 // section (docs/load-test.md). The engine runs the test; the pane asks
 // before one starts and draws its progress and its result, from the
-// typed values of probe.LoadView alone.
+// typed values of feed.LoadView alone.
 type loadPane struct {
 	*ctx
 	confirm string // the peer the open confirmation asks about; "" when closed
@@ -72,7 +73,7 @@ func (m *tuiModel) loadKeyState() loadKeys {
 func (m *tuiModel) loadKey() tea.Cmd {
 	if l := m.live.view.Load; l != nil && l.Running != nil && l.Running.Tester {
 		m.flash = "stopping the load test to " + l.Running.Peer + "…"
-		return m.control(probe.Control{LoadCancel: true})
+		return m.control(feed.Control{LoadCancel: true})
 	}
 	peer := m.linkInFocus()
 	if why := m.loadRefusal(peer); why != "" {
@@ -102,7 +103,7 @@ func (m *tuiModel) confirmKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	m.flash = "load test to " + peer + " starting…"
-	return m.control(probe.Control{LoadTest: peer})
+	return m.control(feed.Control{LoadTest: peer})
 }
 
 // loadRefusal is why no test toward peer can start now, "" when one
@@ -128,7 +129,7 @@ func (m *tuiModel) loadRefusal(peer string) string {
 }
 
 // linkRelayed reports whether the link to peer goes through the host.
-func linkRelayed(v *probe.View, peer string) bool {
+func linkRelayed(v *feed.View, peer string) bool {
 	for i := range v.Links {
 		if v.Links[i].Peer == peer {
 			return v.Links[i].Relayed
@@ -210,7 +211,7 @@ func (p *loadPane) kv(out []string, k, v string, w int) []string {
 
 // confirmLines ask before a test toward peer starts, saying what it does:
 // how long it loads the line, how hard, and what the game feels.
-func (p *loadPane) confirmLines(l *probe.LoadView, peer string, w int) []string {
+func (p *loadPane) confirmLines(l *feed.LoadView, peer string, w int) []string {
 	st := &p.st
 	capBits := int64(0)
 	if l != nil {
@@ -228,7 +229,7 @@ func (p *loadPane) confirmLines(l *probe.LoadView, peer string, w int) []string 
 // runLines draw a test in progress toward the focused peer: this
 // machine's, phase by phase with each timed phase's median round trip so
 // far as a bar; or the peer's, which this machine only answers.
-func (p *loadPane) runLines(s *session, r *probe.LoadRun, w int) []string {
+func (p *loadPane) runLines(s *session, r *feed.LoadRun, w int) []string {
 	st := &p.st
 	if !r.Tester {
 		out := []string{p.rule(st.title.Render("Load test · "+r.Peer), w)}
@@ -288,7 +289,7 @@ func (p *loadPane) bar(v, rtt, top float64, barW, fps int) string {
 // both (with grade, throughput, loss and whether the cap ended the
 // ramp), where a trace puts the delay, what the test cost the game, and
 // why it stopped early.
-func (p *loadPane) resultLines(s *session, e *probe.LoadEvent, w int) []string {
+func (p *loadPane) resultLines(s *session, e *feed.LoadEvent, w int) []string {
 	st := &p.st
 	r := &e.Result
 	when := ""

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"reflect"
 	"regexp"
 	"strings"
@@ -10,14 +11,14 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 )
 
 // Fixtures for the load test: the fixture session with this machine's
 // load testing from 50 s on, as set makes it in each picture.
-func loadUpdates(set func(v *probe.View)) func() []probe.Update {
-	return func() []probe.Update {
+func loadUpdates(set func(v *feed.View)) func() []feed.Update {
+	return func() []feed.Update {
 		us := fixtureUpdates()
 		for i := 50; i < len(us); i++ {
 			set(&us[i].View)
@@ -29,12 +30,12 @@ func loadUpdates(set func(v *probe.View)) func() []probe.Update {
 const fixtureCap = 50_000_000
 
 // loadIdle: this machine may test; nothing has run.
-var loadIdle = loadUpdates(func(v *probe.View) { v.Load = &probe.LoadView{Cap: fixtureCap} })
+var loadIdle = loadUpdates(func(v *feed.View) { v.Load = &feed.LoadView{Cap: fixtureCap} })
 
 // loadRunning: this machine's test toward bob, 14 s in, in the download
 // hold: idle and upload graded, download under way, both to come.
-var loadRunning = loadUpdates(func(v *probe.View) {
-	v.Load = &probe.LoadView{Cap: fixtureCap, Running: &probe.LoadRun{Peer: "bob", Tester: true, Progress: loadtest.Progress{
+var loadRunning = loadUpdates(func(v *feed.View) {
+	v.Load = &feed.LoadView{Cap: fixtureCap, Running: &feed.LoadRun{Peer: "bob", Tester: true, Progress: loadtest.Progress{
 		Tester: true, Phase: "download", Began: secs(86),
 		Phases: []loadtest.PhaseProgress{
 			{Name: "idle", Began: 86100 * time.Millisecond, Samples: 198, Median: msd(31.4)},
@@ -45,14 +46,14 @@ var loadRunning = loadUpdates(func(v *probe.View) {
 })
 
 // loadAnswering: bob tests the line to this machine.
-var loadAnswering = loadUpdates(func(v *probe.View) {
-	v.Load = &probe.LoadView{Cap: fixtureCap, Running: &probe.LoadRun{Peer: "bob", Progress: loadtest.Progress{Phase: "answering"}}}
+var loadAnswering = loadUpdates(func(v *feed.View) {
+	v.Load = &feed.LoadView{Cap: fixtureCap, Running: &feed.LoadRun{Peer: "bob", Progress: loadtest.Progress{Phase: "answering"}}}
 })
 
 // bobResult is a finished test toward bob at 45 s: a bloated upload
 // (grade D) and a clean, capped download (A+).
-func bobResult() probe.LoadEvent {
-	return probe.LoadEvent{Header: probe.Header{Type: "load", TMs: ptr(45000.0)}, From: "alice", To: "bob", Result: loadtest.Result{
+func bobResult() feed.LoadEvent {
+	return feed.LoadEvent{Header: feed.Header{Type: vocab.EventLoad, TMs: ptr(45000.0)}, From: "alice", To: "bob", Result: loadtest.Result{
 		IdleRTTMS: ptr(31.2),
 		Upload:    &loadtest.DirResult{AddedMS: ptr(212.4), P90AddedMS: ptr(260.8), Mbps: ptr(18.2), Loss: ptr(0.089), Grade: ptr("D")},
 		Download:  &loadtest.DirResult{AddedMS: ptr(2.1), P90AddedMS: ptr(4.0), Mbps: ptr(49.6), Loss: ptr(0.003), Grade: ptr("A+"), Capped: true},
@@ -64,19 +65,19 @@ func bobResult() probe.LoadEvent {
 
 // loadResult: the finished test, and the minute before the next one not
 // over yet (next at 105 s).
-var loadResult = loadUpdates(func(v *probe.View) {
-	v.Load = &probe.LoadView{Cap: fixtureCap, NextAt: secs(105), Results: []probe.LoadEvent{bobResult()}}
+var loadResult = loadUpdates(func(v *feed.View) {
+	v.Load = &feed.LoadView{Cap: fixtureCap, NextAt: secs(105), Results: []feed.LoadEvent{bobResult()}}
 })
 
 // loadRefused: bob takes no load tests.
-var loadRefused = loadUpdates(func(v *probe.View) {
-	v.Load = &probe.LoadView{Cap: fixtureCap, Results: []probe.LoadEvent{{Header: probe.Header{Type: "load", TMs: ptr(61000.0)},
+var loadRefused = loadUpdates(func(v *feed.View) {
+	v.Load = &feed.LoadView{Cap: fixtureCap, Results: []feed.LoadEvent{{Header: feed.Header{Type: vocab.EventLoad, TMs: ptr(61000.0)},
 		From: "alice", To: "bob", Result: loadtest.Result{Stopped: ptr("peer refused")}}}}
 })
 
 // loadSoon: the last test ended 18 s before the last picture: the next
 // may start in 42 s.
-var loadSoon = loadUpdates(func(v *probe.View) { v.Load = &probe.LoadView{Cap: fixtureCap, NextAt: secs(142)} })
+var loadSoon = loadUpdates(func(v *feed.View) { v.Load = &feed.LoadView{Cap: fixtureCap, NextAt: secs(142)} })
 
 var toLoadConfirm = []tea.Msg{tab, typed("L")}
 
@@ -150,7 +151,7 @@ func TestLoadKeyAsksBeforeSending(t *testing.T) {
 		}
 	}
 	pressRun(m, typed("L"), typed("y"), typed("y"))
-	if got, want := f.Controls(), []probe.Control{{LoadTest: "bob"}}; !reflect.DeepEqual(got, want) {
+	if got, want := f.Controls(), []feed.Control{{LoadTest: "bob"}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("controls %+v, want %+v", got, want)
 	}
 }
@@ -179,7 +180,7 @@ func TestLoadKeyStopsThisMachinesTest(t *testing.T) {
 		t.Errorf("footer does not offer the stop: %q", lastLine(m.View()))
 	}
 	pressRun(m, typed("L"))
-	if got, want := f.Controls(), []probe.Control{{LoadCancel: true}}; !reflect.DeepEqual(got, want) {
+	if got, want := f.Controls(), []feed.Control{{LoadCancel: true}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("controls %+v, want %+v", got, want)
 	}
 	if m.load.confirm != "" {
@@ -192,7 +193,7 @@ func TestLoadKeyStopsThisMachinesTest(t *testing.T) {
 // replay, the simulator), the peer is testing this machine, the link goes
 // through the host.
 func TestLoadKeyRefusedSaysWhy(t *testing.T) {
-	relayed := func() []probe.Update {
+	relayed := func() []feed.Update {
 		us := loadIdle()
 		for i := range us {
 			us[i].View.Links[0].Relayed = true
@@ -201,7 +202,7 @@ func TestLoadKeyRefusedSaysWhy(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		updates func() []probe.Update
+		updates func() []feed.Update
 		want    string
 	}{
 		{"next", loadSoon, "next test possible in 42 s"},
@@ -255,7 +256,7 @@ func TestLoadKeyInFooter(t *testing.T) {
 	if !strings.Contains(lastLine(m.View()), "L load test") {
 		t.Errorf("not offered on the Link view: %q", lastLine(m.View()))
 	}
-	for _, us := range []func() []probe.Update{fixtureUpdates, loadSoon, loadAnswering} {
+	for _, us := range []func() []feed.Update{fixtureUpdates, loadSoon, loadAnswering} {
 		m = model(t, newStaticFeed(), 120, 40, us())
 		press(m, tab)
 		if strings.Contains(lastLine(m.View()), "L load test") {
@@ -287,12 +288,12 @@ func TestLoadSectionOtherTests(t *testing.T) {
 // hold did not finish, a figure without samples, where without a trace,
 // cost not measured.
 func TestLoadResultUnknownIsDash(t *testing.T) {
-	us := loadUpdates(func(v *probe.View) {
+	us := loadUpdates(func(v *feed.View) {
 		e := bobResult()
 		e.Result.Download, e.Result.Where, e.Result.Cost = nil, nil, nil
 		e.Result.Both = &loadtest.BothResult{}
 		e.Result.Stopped = ptr("peer left")
-		v.Load = &probe.LoadView{Cap: fixtureCap, Results: []probe.LoadEvent{e}}
+		v.Load = &feed.LoadView{Cap: fixtureCap, Results: []feed.LoadEvent{e}}
 	})()
 	m := model(t, newStaticFeed(), 120, 40, us)
 	press(m, tab)
@@ -308,11 +309,11 @@ func TestLoadResultUnknownIsDash(t *testing.T) {
 // reach the terminal; the engine's copy is left alone.
 func TestLoadNamesMadeSafe(t *testing.T) {
 	evil := "mal\x1b]0;owned\x07lory"
-	us := loadUpdates(func(v *probe.View) {
+	us := loadUpdates(func(v *feed.View) {
 		e := bobResult()
 		e.To = evil
 		e.Result.Stopped = ptr("x\x1b[2J")
-		v.Load = &probe.LoadView{Cap: fixtureCap, Running: &probe.LoadRun{Peer: evil, Tester: true}, Results: []probe.LoadEvent{e}}
+		v.Load = &feed.LoadView{Cap: fixtureCap, Running: &feed.LoadRun{Peer: evil, Tester: true}, Results: []feed.LoadEvent{e}}
 	})()
 	raw := us[fixtureSeconds].View.Load
 	m := model(t, newStaticFeed(), 120, 40, us)

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // The lobby screen: while a live session waits for its game, the overview
@@ -136,7 +136,7 @@ func (m *tuiModel) hostLobby(s *session, p *panel) {
 
 // waitingText is the seats: "waiting for 2 more players (1 of 3 seated)",
 // or, once they are all taken, what the start still waits for.
-func waitingText(l *probe.LobbyView) string {
+func waitingText(l *feed.LobbyView) string {
 	more := l.Need - l.Seated
 	if more <= 0 {
 		return "all " + strconv.Itoa(l.Need) + " seated: the game starts once every machine is connected"
@@ -149,7 +149,7 @@ func waitingText(l *probe.LobbyView) string {
 }
 
 // seatsText is "1 of 3 seated", with the watchers when there are any.
-func seatsText(l *probe.LobbyView) string {
+func seatsText(l *feed.LobbyView) string {
 	t := strconv.Itoa(l.Seated) + " of " + strconv.Itoa(l.Need) + " seated"
 	if l.Observers > 0 {
 		t += ", " + strconv.Itoa(l.Observers) + " watching"
@@ -159,7 +159,7 @@ func seatsText(l *probe.LobbyView) string {
 
 // joiningText is the handshake in words: "contacting 203.0.113.5:7373…
 // (attempt 3)".
-func joiningText(l *probe.LobbyView) string {
+func joiningText(l *feed.LobbyView) string {
 	what := "contacting " + hostOf(l) + "…"
 	if l.Watcher {
 		what = "waiting for the host at " + hostOf(l) + " to let this watcher in…"
@@ -171,7 +171,7 @@ func joiningText(l *probe.LobbyView) string {
 }
 
 // hostOf is the host's address, or "the host" when it is not known.
-func hostOf(l *probe.LobbyView) string {
+func hostOf(l *feed.LobbyView) string {
 	if !l.HostAddr.IsValid() {
 		return "the host"
 	}
@@ -179,13 +179,13 @@ func hostOf(l *probe.LobbyView) string {
 }
 
 // kindWord says who reaches an address of that kind.
-func kindWord(k probe.AddrKind) string {
+func kindWord(k feed.AddrKind) string {
 	switch k {
-	case probe.AddrLoopback:
+	case feed.AddrLoopback:
 		return "this machine only"
-	case probe.AddrLAN:
+	case feed.AddrLAN:
 		return "LAN"
-	case probe.AddrPublic:
+	case feed.AddrPublic:
 		return "internet"
 	}
 	return unknown
@@ -194,16 +194,16 @@ func kindWord(k probe.AddrKind) string {
 // reachNote is what a player on another network needs to reach the host.
 // Only the host must be reachable: the players' links to each other punch
 // through their routers, or go through the host when they cannot.
-func reachNote(g *probe.JoinGuide) string {
+func reachNote(g *feed.JoinGuide) string {
 	var lan, public, other bool
 	for _, a := range g.Addrs {
 		switch a.Kind {
-		case probe.AddrLAN:
+		case feed.AddrLAN:
 			lan = true
-		case probe.AddrPublic:
+		case feed.AddrPublic:
 			public = true
 		}
-		other = other || a.Kind != probe.AddrLoopback
+		other = other || a.Kind != feed.AddrLoopback
 	}
 	port := strconv.Itoa(int(g.Port))
 	if !other {

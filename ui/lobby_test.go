@@ -3,46 +3,47 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // hostGuide is the guide `lagscope host --players 3` makes on a machine
 // with a LAN, a VPN and a global IPv6 address and the seeded code
 // (cmd_lobby_test.go in the root package builds the same one from those
 // interfaces).
-func hostGuide() *probe.JoinGuide {
-	return &probe.JoinGuide{
+func hostGuide() *feed.JoinGuide {
+	return &feed.JoinGuide{
 		Line: "lagscope join 192.168.1.20:7373 --key 7K3M-QX9P-4RTA-WZ2H",
-		Addrs: []probe.GuideAddr{
-			{Addr: netip.MustParseAddrPort("192.168.1.20:7373"), Kind: probe.AddrLAN},
-			{Addr: netip.MustParseAddrPort("100.101.7.3:7373"), Kind: probe.AddrLAN},
-			{Addr: netip.MustParseAddrPort("[2001:db8::20]:7373"), Kind: probe.AddrPublic},
+		Addrs: []feed.GuideAddr{
+			{Addr: netip.MustParseAddrPort("192.168.1.20:7373"), Kind: feed.AddrLAN},
+			{Addr: netip.MustParseAddrPort("100.101.7.3:7373"), Kind: feed.AddrLAN},
+			{Addr: netip.MustParseAddrPort("[2001:db8::20]:7373"), Kind: feed.AddrPublic},
 		},
 		Port: 7373,
 	}
 }
 
 // hostLobbyUpdates is the host's lobby: bob seated of three, the guide.
-func hostLobbyUpdates() []probe.Update {
-	var out []probe.Update
+func hostLobbyUpdates() []feed.Update {
+	var out []feed.Update
 	for t := 0; t <= 5; t++ {
-		v := probe.View{At: secs(t), Session: "7c3a91", Self: "alice", Master: "alice", FPS: 30, Speed: 30}
-		v.Players = []probe.PlayerView{{Name: "alice", Master: true, Self: true}}
+		v := feed.View{At: secs(t), Session: "7c3a91", Self: "alice", Master: "alice", FPS: 30, Speed: 30}
+		v.Players = []feed.PlayerView{{Name: "alice", Master: true, Self: true}}
 		seated := 1
 		if t >= 2 {
-			v.Players = append(v.Players, probe.PlayerView{Name: "bob"})
+			v.Players = append(v.Players, feed.PlayerView{Name: "bob"})
 			seated = 2
 		}
-		v.Lobby = &probe.LobbyView{Need: 3, Seated: seated, CanStart: true, Guide: hostGuide()}
-		u := probe.Update{View: v}
+		v.Lobby = &feed.LobbyView{Need: 3, Seated: seated, CanStart: true, Guide: hostGuide()}
+		u := feed.Update{View: v}
 		if t == 2 {
-			u.Events = []probe.Event{&probe.MessageEvent{Header: probe.Header{Type: "message"}, Text: "bob joined (2 of 3 players seated)"}}
+			u.Events = []feed.Event{&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage}, Text: "bob joined (2 of 3 players seated)"}}
 		}
 		out = append(out, u)
 	}
@@ -53,19 +54,19 @@ var joinHost = netip.MustParseAddrPort("203.0.113.5:7373")
 
 // joinContactingUpdates is a joiner in its handshake with a host that has
 // not answered yet.
-func joinContactingUpdates() []probe.Update {
-	var out []probe.Update
+func joinContactingUpdates() []feed.Update {
+	var out []feed.Update
 	for t := 0; t <= 3; t++ {
-		v := probe.View{At: secs(t), Self: "bob"}
-		v.Lobby = &probe.LobbyView{Joining: true, HostAddr: joinHost, Attempt: 2*t + 1}
-		out = append(out, probe.Update{View: v})
+		v := feed.View{At: secs(t), Self: "bob"}
+		v.Lobby = &feed.LobbyView{Joining: true, HostAddr: joinHost, Attempt: 2*t + 1}
+		out = append(out, feed.Update{View: v})
 	}
 	return out
 }
 
 // joinRefusedUpdates is a joiner the host refuses: the game has started.
 // The error's words are the session's (probe/session pins them).
-func joinRefusedUpdates() []probe.Update {
+func joinRefusedUpdates() []feed.Update {
 	out := joinContactingUpdates()[:2]
 	last := out[1]
 	last.Done = true
@@ -122,26 +123,26 @@ func TestGoldenLobbyGuide(t *testing.T) {
 // The host's `s` in its lobby asks the engine to start now, and the
 // footer lists it; elsewhere `s` sorts the link table, as before.
 func TestHostStartKey(t *testing.T) {
-	feed := newStaticFeed()
-	m := model(t, feed, 120, 40, hostLobbyUpdates())
+	fd := newStaticFeed()
+	m := model(t, fd, 120, 40, hostLobbyUpdates())
 	if !strings.Contains(m.View(), "s start now") {
 		t.Errorf("the host's lobby footer does not list s:\n%s", m.View())
 	}
 	runCmd(press(m, typed("s")))
-	if cs := feed.Controls(); len(cs) != 1 || !cs[0].Start {
+	if cs := fd.Controls(); len(cs) != 1 || !cs[0].Start {
 		t.Fatalf("controls after s: %+v, want one Start", cs)
 	}
 	if m.table.sortBy != sortHouse {
 		t.Errorf("s in the host's lobby also sorted the table (by %d)", m.table.sortBy)
 	}
 
-	feed = newStaticFeed()
-	m = model(t, feed, 120, 40, joinContactingUpdates())
+	fd = newStaticFeed()
+	m = model(t, fd, 120, 40, joinContactingUpdates())
 	if strings.Contains(m.View(), "start now") {
 		t.Errorf("a joiner's footer lists s to start:\n%s", m.View())
 	}
 	runCmd(press(m, typed("s")))
-	if cs := feed.Controls(); len(cs) != 0 {
+	if cs := fd.Controls(); len(cs) != 0 {
 		t.Fatalf("a joiner's s sent %+v", cs)
 	}
 	if m.table.sortBy == sortHouse {

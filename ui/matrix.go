@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -61,7 +61,7 @@ func (p *matrixPane) view(s *session, w, h int) string {
 }
 
 // matrixLines is the Matrix view's body for mv, exactly h lines at most.
-func (p *matrixPane) matrixLines(s *session, mv *probe.MatrixView, w, h int) []string {
+func (p *matrixPane) matrixLines(s *session, mv *feed.MatrixView, w, h int) []string {
 	st := &p.st
 	fps := s.view.FPS
 	about := st.muted.Render("  row → column: round trip (ms)")
@@ -121,7 +121,7 @@ func (p *matrixPane) matrixLines(s *session, mv *probe.MatrixView, w, h int) []s
 
 // matrixSelection is the cursor's cell, or the worst link when the cursor
 // is unset or its link has gone.
-func (p *matrixPane) matrixSelection(mv *probe.MatrixView, fps int) (string, string) {
+func (p *matrixPane) matrixSelection(mv *feed.MatrixView, fps int) (string, string) {
 	c := p.cur
 	if c.from != "" && mv.Player(c.from) != nil && mv.Player(c.to) != nil && c.from != c.to {
 		return c.from, c.to
@@ -132,7 +132,7 @@ func (p *matrixPane) matrixSelection(mv *probe.MatrixView, fps int) (string, str
 // worstPair is the link that would force the slowest timing on its own: a
 // bad link first, then the longest measured round trip; "" when no row
 // holds a measured link.
-func worstPair(mv *probe.MatrixView, fps int) (string, string) {
+func worstPair(mv *feed.MatrixView, fps int) (string, string) {
 	var bf, bt string
 	var bad bool
 	best := -1.0
@@ -169,7 +169,7 @@ func cellWidth(w, n int) int {
 // matrixGrid is the heading and one row per player, at most maxRows rows.
 // A matrix larger than the screen scrolls so the cursor's cell stays in
 // sight; part then says which columns and rows are shown.
-func (p *matrixPane) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo string, w, maxRows int) (lines []string, part string) {
+func (p *matrixPane) matrixGrid(mv *feed.MatrixView, fps int, selFrom, selTo string, w, maxRows int) (lines []string, part string) {
 	st := &p.st
 	n := len(mv.Players)
 	cw := cellWidth(w, n)
@@ -218,7 +218,7 @@ func (p *matrixPane) matrixGrid(mv *probe.MatrixView, fps int, selFrom, selTo st
 }
 
 // matrixCell is one cell: a gutter for the cursor, the content, a space.
-func (p *matrixPane) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, to string, fps, cw int, selected bool) string {
+func (p *matrixPane) matrixCell(mv *feed.MatrixView, row *feed.MatrixPlayer, to string, fps, cw int, selected bool) string {
 	st := &p.st
 	cw2 := cw - 2 // content width
 	// paint lays out (text, style) pairs in the content width; the
@@ -263,7 +263,7 @@ func (p *matrixPane) matrixCell(mv *probe.MatrixView, row *probe.MatrixPlayer, t
 	switch {
 	case l.Bad():
 		mark, markStyle = markBad, "err"
-	case l.State == probe.LinkProvisional:
+	case l.State == feed.LinkProvisional:
 		mark, markStyle = markProvisional, "warn"
 	}
 	if l.Relayed {
@@ -324,7 +324,7 @@ func (p *matrixPane) matrixLegend(fps int, relayed bool, w int) string {
 
 // matrixDetail describes the cell under the cursor: every value the row's
 // player sent, and loss shares differenced over the last ten seconds (L5).
-func (p *matrixPane) matrixDetail(s *session, mv *probe.MatrixView, fps int, from, to string, w int) []string {
+func (p *matrixPane) matrixDetail(s *session, mv *feed.MatrixView, fps int, from, to string, w int) []string {
 	st := &p.st
 	if from == "" {
 		return []string{st.muted.Render(fit("  no link measured yet · ←/→/↑/↓ choose a link", w))}
@@ -371,7 +371,7 @@ func (p *matrixPane) matrixDetail(s *session, mv *probe.MatrixView, fps int, fro
 }
 
 // matrixWaits is each player's waits and whom it waited for most.
-func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
+func (p *matrixPane) matrixWaits(mv *feed.MatrixView, w, h int) []string {
 	st := &p.st
 	if h <= 0 {
 		return nil
@@ -422,7 +422,7 @@ func (p *matrixPane) matrixWaits(mv *probe.MatrixView, w, h int) []string {
 
 // matrixCulprits ranks the players by how long the others waited for
 // their commands.
-func (p *matrixPane) matrixCulprits(mv *probe.MatrixView, w, h int) []string {
+func (p *matrixPane) matrixCulprits(mv *feed.MatrixView, w, h int) []string {
 	st := &p.st
 	if h <= 0 {
 		return nil
@@ -533,7 +533,7 @@ func (x *matrixHist) hist(from, to string) *linkHist {
 }
 
 // observe takes in the matrix of a new picture taken at at.
-func (x *matrixHist) observe(at time.Duration, mv *probe.MatrixView) {
+func (x *matrixHist) observe(at time.Duration, mv *feed.MatrixView) {
 	if x.pairs == nil {
 		x.pairs = map[[2]string]*linkHist{}
 	}
@@ -549,7 +549,7 @@ func (x *matrixHist) observe(at time.Duration, mv *probe.MatrixView) {
 				x.pairs[k] = h
 			}
 			h.present = true
-			h.observe(at, probe.LinkView{Link: l.Link, Peer: l.To, Observer: l.Observer, Bad: l.Bad(), Caused: l.Caused})
+			h.observe(at, feed.LinkView{Link: l.Link, Peer: l.To, Observer: l.Observer, Bad: l.Bad(), Caused: l.Caused})
 		}
 	}
 	// Links gone from every row are forgotten: a player who left and one
@@ -576,10 +576,10 @@ func (x *matrixHist) clone() *matrixHist {
 }
 
 // matrixOf is the matrix of a picture.
-func matrixOf(v *probe.View) *probe.MatrixView { return &v.Matrix }
+func matrixOf(v *feed.View) *feed.MatrixView { return &v.Matrix }
 
 // anyRelayed reports whether a link of the matrix goes through the host.
-func anyRelayed(mv *probe.MatrixView) bool {
+func anyRelayed(mv *feed.MatrixView) bool {
 	for i := range mv.Players {
 		for j := range mv.Players[i].Links {
 			if mv.Players[i].Links[j].Relayed {

@@ -9,7 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -22,44 +22,44 @@ import (
 //   - carol's row stopped arriving 4 s ago (stale): bob unmeasured from
 //     her side, dave provisional;
 //   - dave's telemetry never arrived (every cell "?").
-func fixtureMatrix(t int) probe.MatrixView {
+func fixtureMatrix(t int) feed.MatrixView {
 	ts := time.Duration(t)
-	var alice probe.MatrixPlayer
-	alice = probe.MatrixPlayer{Name: "alice", Self: true, Known: true, Frame: t * 30, Waited: ts * 44 * time.Millisecond,
+	var alice feed.MatrixPlayer
+	alice = feed.MatrixPlayer{Name: "alice", Self: true, Known: true, Frame: t * 30, Waited: ts * 44 * time.Millisecond,
 		Wait: ptr(80 * time.Millisecond), Process: ptr(3 * time.Millisecond)}
 	for _, p := range []string{"bob", "carol", "dave", "erin"} {
 		lv := fixtureLink(p, t)
-		alice.Links = append(alice.Links, probe.MatrixLink{Link: lv.Link, Observer: p == "erin", Caused: lv.Caused})
+		alice.Links = append(alice.Links, feed.MatrixLink{Link: lv.Link, Observer: p == "erin", Caused: lv.Caused})
 	}
-	measured := func(from, to string, srtt float64, caused time.Duration, missing uint64) probe.MatrixLink {
-		return probe.MatrixLink{Link: probe.Link{From: from, To: to, State: probe.LinkMeasured,
+	measured := func(from, to string, srtt float64, caused time.Duration, missing uint64) feed.MatrixLink {
+		return feed.MatrixLink{Link: feed.Link{From: from, To: to, State: feed.LinkMeasured,
 			RTTKnown: true, SRTT: msd(srtt), RTTVAR: msd(srtt / 10), RTO: msd(max(100, srtt*1.4)), ConnTimeout: msd(max(2000, 8*srtt+250)),
 			LossKnown: true, Sent: uint64(t * 15), Retransmitted: uint64(t / 4), Expected: uint64(t * 20), Missing: missing,
 			PeerKnown: true, PeerExpected: uint64(t * 19), PeerMissing: uint64(t / 10)}, Caused: caused}
 	}
 	bobDave := measured("bob", "dave", 700, ts*90*time.Millisecond, uint64(t/2))
-	bobDave.State = probe.LinkBad
-	bob := probe.MatrixPlayer{Name: "bob", Known: true, Age: 100 * time.Millisecond, Frame: t*30 - 2,
+	bobDave.State = feed.LinkBad
+	bob := feed.MatrixPlayer{Name: "bob", Known: true, Age: 100 * time.Millisecond, Frame: t*30 - 2,
 		Waited: ts * 120 * time.Millisecond, Wait: ptr(12 * time.Millisecond), Process: ptr(4 * time.Millisecond),
-		Links: []probe.MatrixLink{
+		Links: []feed.MatrixLink{
 			measured("bob", "alice", 598, ts*12*time.Millisecond, uint64(t/5)),
 			measured("bob", "carol", 140, ts*3*time.Millisecond, 0),
 			bobDave,
-			{Link: probe.Link{From: "bob", To: "erin", State: probe.LinkMeasured, RTTKnown: true, SRTT: msd(20), RTTVAR: msd(2), RTO: msd(100), ConnTimeout: msd(2000)}, Observer: true},
+			{Link: feed.Link{From: "bob", To: "erin", State: feed.LinkMeasured, RTTKnown: true, SRTT: msd(20), RTTVAR: msd(2), RTO: msd(100), ConnTimeout: msd(2000)}, Observer: true},
 		}}
-	carolBob := probe.MatrixLink{Link: probe.Link{From: "carol", To: "bob", State: probe.LinkUnmeasured, RTO: msd(1000), ConnTimeout: msd(8000),
+	carolBob := feed.MatrixLink{Link: feed.Link{From: "carol", To: "bob", State: feed.LinkUnmeasured, RTO: msd(1000), ConnTimeout: msd(8000),
 		LossKnown: true, Sent: 3, Retransmitted: 2}}
 	carolDave := measured("carol", "dave", 95, ts*140*time.Millisecond, 0)
-	carolDave.State = probe.LinkProvisional
-	carol := probe.MatrixPlayer{Name: "carol", Known: true, Age: 4 * time.Second, Frame: t*30 - 120,
+	carolDave.State = feed.LinkProvisional
+	carol := feed.MatrixPlayer{Name: "carol", Known: true, Age: 4 * time.Second, Frame: t*30 - 120,
 		Waited: ts * 141 * time.Millisecond, Wait: ptr(410 * time.Millisecond), Process: nil,
-		Links: []probe.MatrixLink{measured("carol", "alice", 62, ts*time.Millisecond, 0), carolBob, carolDave}}
-	dave := probe.MatrixPlayer{Name: "dave"}
-	return probe.MatrixView{Players: []probe.MatrixPlayer{alice, bob, carol, dave}}
+		Links: []feed.MatrixLink{measured("carol", "alice", 62, ts*time.Millisecond, 0), carolBob, carolDave}}
+	dave := feed.MatrixPlayer{Name: "dave"}
+	return feed.MatrixView{Players: []feed.MatrixPlayer{alice, bob, carol, dave}}
 }
 
 // matrixUpdates is the fixture session with every player's telemetry.
-func matrixUpdates() []probe.Update {
+func matrixUpdates() []feed.Update {
 	us := fixtureUpdates()
 	for i := range us {
 		us[i].View.Matrix = fixtureMatrix(i)
@@ -200,7 +200,7 @@ func TestMatrixUnknownIsNotZero_L3(t *testing.T) {
 	if r := rowOf("carol"); !strings.Contains(r, "~95") || !strings.Contains(r, unknown) {
 		t.Errorf("carol's row should show ~95 (provisional) and — (unmeasured): %q", r)
 	}
-	lobby := model(t, newStaticFeed(), 120, 40, []probe.Update{{View: probe.View{Self: "eve", FPS: 30}}})
+	lobby := model(t, newStaticFeed(), 120, 40, []feed.Update{{View: feed.View{Self: "eve", FPS: 30}}})
 	press(lobby, toMatrix...)
 	if !strings.Contains(lobby.View(), "no players yet") {
 		t.Fatalf("empty matrix:\n%s", lobby.View())
@@ -260,16 +260,16 @@ func TestMatrixDetailSharesDifferenced_L5(t *testing.T) {
 
 // bigMatrix is a session of n players, every link measured, as one of
 // them sees it at second t.
-func bigMatrix(n, t int) probe.MatrixView {
-	var mv probe.MatrixView
+func bigMatrix(n, t int) feed.MatrixView {
+	var mv feed.MatrixView
 	for i := range n {
-		p := probe.MatrixPlayer{Name: fmt.Sprintf("p%d", i), Known: true, Self: i == 0, Frame: t * 30, Waited: time.Duration(i) * time.Second}
+		p := feed.MatrixPlayer{Name: fmt.Sprintf("p%d", i), Known: true, Self: i == 0, Frame: t * 30, Waited: time.Duration(i) * time.Second}
 		for j := range n {
 			if i == j {
 				continue
 			}
 			srtt := float64(10 + (i*7+j*13)%300)
-			p.Links = append(p.Links, probe.MatrixLink{Link: probe.Link{From: p.Name, To: fmt.Sprintf("p%d", j), State: probe.LinkMeasured,
+			p.Links = append(p.Links, feed.MatrixLink{Link: feed.Link{From: p.Name, To: fmt.Sprintf("p%d", j), State: feed.LinkMeasured,
 				RTTKnown: true, SRTT: msd(srtt), RTTVAR: msd(srtt / 8), RTO: msd(max(100, srtt*1.5)), ConnTimeout: msd(2000),
 				LossKnown: true, Sent: uint64(t * 10), Retransmitted: uint64(t / 9), Expected: uint64(t * 20), Missing: uint64(t / 20),
 				PeerKnown: true, PeerExpected: uint64(t * 20), PeerMissing: uint64(t / 30)}, Caused: time.Duration(j*t) * time.Millisecond})
@@ -305,7 +305,7 @@ func BenchmarkMatrix(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				last.View.At += 100 * time.Millisecond
-				m.Update(updateMsg{probe.Update{View: last.View}})
+				m.Update(updateMsg{feed.Update{View: last.View}})
 			}
 		})
 	}

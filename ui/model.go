@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/themes"
 	"github.com/muesli/termenv"
 )
@@ -61,7 +61,7 @@ type Options struct {
 // tuiModel is the bubbletea model of the UI. Use newModel and Run; the
 // zero value is not usable.
 type tuiModel struct {
-	feed probe.Feed
+	fd feed.Feed
 	// playback is the feed's replay controls, nil for a live feed.
 	playback Playback
 	opts     Options
@@ -108,8 +108,8 @@ type tuiModel struct {
 // NewModel builds the UI's bubbletea model on feed, for a program the
 // caller runs itself (Run makes one on the terminal). It fails only for
 // an unknown theme name.
-func NewModel(feed probe.Feed, opts Options) (tea.Model, error) {
-	m, err := newModel(feed, opts)
+func NewModel(fd feed.Feed, opts Options) (tea.Model, error) {
+	m, err := newModel(fd, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func NewModel(feed probe.Feed, opts Options) (tea.Model, error) {
 
 // newModel builds the UI's model on feed. It fails only for an unknown
 // theme name.
-func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
+func newModel(fd feed.Feed, opts Options) (*tuiModel, error) {
 	if opts.QuitWait <= 0 {
 		opts.QuitWait = quitWait
 	}
@@ -153,13 +153,13 @@ func newModel(feed probe.Feed, opts Options) (*tuiModel, error) {
 		r.SetColorProfile(termenv.ANSI)
 	}
 	c := &ctx{r: r, keys: newKeyMap(), help: help.New()}
-	m := &tuiModel{feed: feed, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
+	m := &tuiModel{fd: fd, opts: opts, stop: make(chan struct{}), ctx: c, live: newSession(), dirty: true, tick: tea.Tick}
 	m.header, m.table, m.charts, m.ladder = headerPane{ctx: c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{ctx: c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	m.diag, m.path, m.load = diagnosisPane{ctx: c}, pathPane{ctx: c}, loadPane{ctx: c}
 	m.ring = bellCmd(out)
 	m.bellOn = opts.Bell
-	if pb, ok := feed.(Playback); ok {
+	if pb, ok := fd.(Playback); ok {
 		m.playback, m.keys.replay = pb, true
 	}
 	m.setTheme(th)
@@ -171,11 +171,11 @@ func (m *tuiModel) Theme() string { return m.st.theme.Name }
 
 // Run shows the UI on the terminal until the user quits or the feed ends.
 // It returns the feed's error, if it ended with one.
-func Run(feed probe.Feed, opts Options) error {
+func Run(fd feed.Feed, opts Options) error {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	m, err := newModel(feed, opts)
+	m, err := newModel(fd, opts)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func Run(feed probe.Feed, opts Options) error {
 
 // Messages the model receives besides bubbletea's own.
 type (
-	updateMsg     struct{ u probe.Update }
+	updateMsg     struct{ u feed.Update }
 	feedClosedMsg struct{}
 	quitTimeout   struct{}
 )
@@ -210,7 +210,7 @@ type (
 // waitFeed is the bridge from engine to UI: a command that waits for the
 // next update (or for the program to end, so it never outlives it).
 func (m *tuiModel) waitFeed() tea.Cmd {
-	ch, stop := m.feed.Updates(), m.stop
+	ch, stop := m.fd.Updates(), m.stop
 	return func() tea.Msg {
 		select {
 		case u, ok := <-ch:
@@ -226,8 +226,8 @@ func (m *tuiModel) waitFeed() tea.Cmd {
 
 // control sends cs to the engine in order, off the UI's goroutine, so a
 // slow engine can never freeze the screen.
-func (m *tuiModel) control(cs ...probe.Control) tea.Cmd {
-	f := m.feed
+func (m *tuiModel) control(cs ...feed.Control) tea.Cmd {
+	f := m.fd
 	return func() tea.Msg {
 		for _, c := range cs {
 			f.Control(c)
@@ -300,11 +300,11 @@ func (m *tuiModel) quit() tea.Cmd {
 		return nil
 	}
 	m.quitting = true
-	cs := []probe.Control{{Quit: true}}
+	cs := []feed.Control{{Quit: true}}
 	if m.path.asked {
 		// The trace stops before the session does.
 		m.path.asked = false
-		cs = append([]probe.Control{{PathClosed: true}}, cs...)
+		cs = append([]feed.Control{{PathClosed: true}}, cs...)
 	}
 	return tea.Batch(m.control(cs...),
 		m.tick(m.opts.QuitWait, func(time.Time) tea.Msg { return quitTimeout{} }))
@@ -326,7 +326,7 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 			m.dialog = nil
 		}
 		if speed > 0 {
-			return m.control(probe.Control{Speed: speed})
+			return m.control(feed.Control{Speed: speed})
 		}
 		return nil
 	}
@@ -349,7 +349,7 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	if m.keys.startable && key.Matches(msg, k.Start) {
 		m.flash = "starting the game with the " + itoa(m.live.view.Lobby.Seated) + " seated…"
-		return m.control(probe.Control{Start: true})
+		return m.control(feed.Control{Start: true})
 	}
 	if m.table.key(msg) {
 		return nil
@@ -504,7 +504,7 @@ func (m *tuiModel) tracePath(peer string) tea.Cmd {
 		return nil
 	}
 	m.table.selected, m.charts.focus, m.path.asked = peer, peer, true
-	return m.control(probe.Control{Path: peer})
+	return m.control(feed.Control{Path: peer})
 }
 
 // closePath tells the engine the Path view has closed.
@@ -514,7 +514,7 @@ func (m *tuiModel) closePath() tea.Cmd {
 	if !asked {
 		return nil
 	}
-	return m.control(probe.Control{PathClosed: true})
+	return m.control(feed.Control{PathClosed: true})
 }
 
 // View implements tea.Model. The picture is cached until something in it

@@ -10,15 +10,15 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
 // model builds a model on feed with updates applied, at w×h, without a
 // running program: Update and View are called directly.
-func model(t testing.TB, feed probe.Feed, w, h int, updates []probe.Update) *tuiModel {
+func model(t testing.TB, fd feed.Feed, w, h int, updates []feed.Update) *tuiModel {
 	t.Helper()
-	m, err := newModel(feed, Options{NoColor: true, Output: io.Discard})
+	m, err := newModel(fd, Options{NoColor: true, Output: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func hasMsg[T any](msgs []tea.Msg) bool {
 }
 
 func TestQuitSendsQuitControlThenLeavesOnDone(t *testing.T) {
-	feed := newStaticFeed(fixtureUpdates()...)
-	m := model(t, feed, 120, 40, nil)
+	fd := newStaticFeed(fixtureUpdates()...)
+	m := model(t, fd, 120, 40, nil)
 	msgs := runCmd(press(m, typed("q")))
 	if !hasMsg[tickPending](msgs) {
 		t.Error("quitting should arm the fallback timer")
@@ -95,15 +95,15 @@ func TestQuitSendsQuitControlThenLeavesOnDone(t *testing.T) {
 			t.Errorf("fallback after %v, want 1s", tp.d)
 		}
 	}
-	if c := feed.Controls(); len(c) != 1 || !c[0].Quit {
+	if c := fd.Controls(); len(c) != 1 || !c[0].Quit {
 		t.Fatalf("controls after q = %+v, want one Quit", c)
 	}
 	if !strings.Contains(m.View(), "QUITTING") {
 		t.Error("header should say the UI is quitting")
 	}
 	// The feed answers with Done: the UI ends.
-	var last probe.Update
-	for u := range feed.Updates() {
+	var last feed.Update
+	for u := range fd.Updates() {
 		last = u
 	}
 	if !last.Done {
@@ -115,15 +115,15 @@ func TestQuitSendsQuitControlThenLeavesOnDone(t *testing.T) {
 }
 
 func TestCtrlCQuitsLikeQ(t *testing.T) {
-	feed := newStaticFeed()
-	m := model(t, feed, 120, 40, fixtureUpdates())
+	fd := newStaticFeed()
+	m := model(t, fd, 120, 40, fixtureUpdates())
 	runCmd(press(m, ctrlC))
-	if c := feed.Controls(); len(c) != 1 || !c[0].Quit {
+	if c := fd.Controls(); len(c) != 1 || !c[0].Quit {
 		t.Fatalf("controls after ctrl+c = %+v, want one Quit", c)
 	}
 	// A second press does not send another Quit.
 	runCmd(press(m, ctrlC))
-	if c := feed.Controls(); len(c) != 1 {
+	if c := fd.Controls(); len(c) != 1 {
 		t.Fatalf("second ctrl+c sent another control: %+v", c)
 	}
 }
@@ -138,24 +138,24 @@ func TestQuitTimeoutLeavesWithoutDone(t *testing.T) {
 // An engine that never answers Quit: the program still ends, a moment
 // after q (the program is real; the wait is shortened for the test).
 func TestQuitWithSilentEngineStillExits(t *testing.T) {
-	feed := newStaticFeed(fixtureUpdates()...)
-	feed.QuitIgnored = true
-	m, err := newModel(feed, Options{NoColor: true, Output: io.Discard, QuitWait: 20 * time.Millisecond})
+	fd := newStaticFeed(fixtureUpdates()...)
+	fd.QuitIgnored = true
+	m, err := newModel(fd, Options{NoColor: true, Output: io.Discard, QuitWait: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
-	t.Cleanup(func() { feed.Close(); close(m.stop) })
+	t.Cleanup(func() { fd.Close(); close(m.stop) })
 	waitFor(t, tm, "t 01:40")
 	tm.Send(typed("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
-	if c := feed.Controls(); len(c) != 1 || !c[0].Quit {
+	if c := fd.Controls(); len(c) != 1 || !c[0].Quit {
 		t.Fatalf("controls = %+v, want one Quit", c)
 	}
 }
 
 func TestFeedDoneEndsUIUnlessKeptOpen(t *testing.T) {
-	done := probe.Update{View: fixtureView(5), Done: true}
+	done := feed.Update{View: fixtureView(5), Done: true}
 	m := model(t, newStaticFeed(), 120, 40, nil)
 	if msgs := runCmd(press(m, updateMsg{done})); !hasMsg[tea.QuitMsg](msgs) {
 		t.Error("Done should end the UI")
@@ -222,8 +222,8 @@ func TestArrowsAndEnterFocusALink(t *testing.T) {
 }
 
 func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
-	feed := newStaticFeed()
-	m := model(t, feed, 120, 40, fixtureUpdates())
+	fd := newStaticFeed()
+	m := model(t, fd, 120, 40, fixtureUpdates())
 	press(m, typed("o"))
 	v := m.View()
 	inForce := m.live.view.InForce
@@ -255,7 +255,7 @@ func TestOptionsDialogShowsRungAndSendsSpeed_S17(t *testing.T) {
 		t.Fatalf("speed slider should point at 35:\n%s", m.View())
 	}
 	runCmd(press(m, keyEnter))
-	if c := feed.Controls(); len(c) != 1 || c[0].Speed != 35 || c[0].Quit {
+	if c := fd.Controls(); len(c) != 1 || c[0].Speed != 35 || c[0].Quit {
 		t.Fatalf("controls = %+v, want Speed 35", c)
 	}
 	if m.dialog != nil {
@@ -273,7 +273,7 @@ func TestConnectionSliderMirrored_S17(t *testing.T) {
 	m := model(t, newStaticFeed(), 120, 40, nil)
 	prev := -1
 	for n := rungs.Rungs; n >= 1; n-- {
-		lines := newDialog(m.ctx, &probe.View{}).connectionSlider(rungs.RungTiming(n))
+		lines := newDialog(m.ctx, &feed.View{}).connectionSlider(rungs.RungTiming(n))
 		knob := len([]rune(lines[0][:strings.Index(lines[0], "●")]))
 		if knob <= prev {
 			t.Fatalf("rung %d knob at %d, not right of rung %d's %d", n, knob, n+1, prev)
@@ -468,7 +468,7 @@ func TestViewIsCachedUntilSomethingChanges(t *testing.T) {
 	if m.renders != n {
 		t.Fatalf("%d renders without a change", m.renders-n)
 	}
-	m.Update(updateMsg{probe.Update{View: fixtureView(101)}})
+	m.Update(updateMsg{feed.Update{View: fixtureView(101)}})
 	m.View()
 	if m.renders != n+1 {
 		t.Fatalf("an update should redraw once, drew %d", m.renders-n)

@@ -1,15 +1,16 @@
 package ui
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -57,7 +58,7 @@ const (
 
 // pathOf is the trace of peer in the newest picture, nil when there is
 // none yet.
-func pathOf(s *session, peer string) *probe.PathView {
+func pathOf(s *session, peer string) *feed.PathView {
 	for i := range s.view.Paths {
 		if s.view.Paths[i].Peer == peer {
 			return &s.view.Paths[i]
@@ -132,7 +133,7 @@ type pathLayout struct {
 // fits the longest address, the bar takes what is left up to
 // pathBarMax, and the marks go after it when there is room for the
 // longest.
-func layoutOf(pv *probe.PathView, marks [][]string, w int) pathLayout {
+func layoutOf(pv *feed.PathView, marks [][]string, w int) pathLayout {
 	l := pathLayout{addrW: pathAddrW}
 	for i := range pv.Hops {
 		hp := &pv.Hops[i]
@@ -156,7 +157,7 @@ func layoutOf(pv *probe.PathView, marks [][]string, w int) pathLayout {
 
 // hopLines adds the hop table to out: a heading, a row per hop and each
 // hop's marks, after its bar or on the line under it.
-func (p *pathPane) hopLines(out []string, pv *probe.PathView, w int) []string {
+func (p *pathPane) hopLines(out []string, pv *feed.PathView, w int) []string {
 	st := &p.st
 	marks := make([][]string, len(pv.Hops))
 	for i := range pv.Hops {
@@ -193,7 +194,7 @@ func (p *pathPane) hopLines(out []string, pv *probe.PathView, w int) []string {
 
 // bar is a hop's median as a bar on the scale of the largest median, in
 // the warning ink from the hop where delay starts on.
-func (p *pathPane) bar(pv *probe.PathView, hp *probe.PathHop, l pathLayout) string {
+func (p *pathPane) bar(pv *feed.PathView, hp *feed.PathHop, l pathLayout) string {
 	if !hp.Answered || l.top <= 0 {
 		return spaces(l.barW)
 	}
@@ -219,7 +220,7 @@ func (p *pathPane) markText(ms []string) string {
 // hopMarks are what a hop's row says besides its numbers: where delay and
 // loss start, a rate-limited router, a silent one that later hops show
 // is no loss.
-func hopMarks(pv *probe.PathView, i int) []string {
+func hopMarks(pv *feed.PathView, i int) []string {
 	hp := &pv.Hops[i]
 	var ms []string
 	if d := pv.DelayStarts; d != nil && d.TTL == hp.TTL {
@@ -238,7 +239,7 @@ func hopMarks(pv *probe.PathView, i int) []string {
 }
 
 // laterAnswered reports whether a hop after the i-th answered.
-func laterAnswered(pv *probe.PathView, i int) bool {
+func laterAnswered(pv *feed.PathView, i int) bool {
 	for j := i + 1; j < len(pv.Hops); j++ {
 		if pv.Hops[j].Answered {
 			return true
@@ -250,7 +251,7 @@ func laterAnswered(pv *probe.PathView, i int) bool {
 // summary is what the trace shows in words, a sentence each: where delay
 // and loss start, or that nothing starts, or that the peer has not
 // answered yet; then what the marks mean.
-func (p *pathPane) summary(pv *probe.PathView) []string {
+func (p *pathPane) summary(pv *feed.PathView) []string {
 	where := func(ttl int, link vocab.HopLink) string {
 		s := "at hop " + strconv.Itoa(ttl) + " (" + linkText(link)
 		if link.Valid() {
@@ -276,7 +277,7 @@ func (p *pathPane) summary(pv *probe.PathView) []string {
 
 // allJudged reports whether every hop that answered has enough outcomes
 // for the tracer's rules to judge it.
-func allJudged(pv *probe.PathView) bool {
+func allJudged(pv *feed.PathView) bool {
 	for i := range pv.Hops {
 		if pv.Hops[i].Answered && !pv.Hops[i].Judged {
 			return false
@@ -287,7 +288,7 @@ func allJudged(pv *probe.PathView) bool {
 
 // addrText is a hop's address, made safe (an IPv6 zone is text), or
 // unknown for a hop that never answered.
-func addrText(hp *probe.PathHop) string {
+func addrText(hp *feed.PathHop) string {
 	if !hp.Addr.IsValid() {
 		return unknown
 	}
@@ -304,7 +305,7 @@ func linkText(link vocab.HopLink) string {
 }
 
 // lossText is a hop's loss share, unknown before any outcome.
-func lossText(hp *probe.PathHop) string {
+func lossText(hp *feed.PathHop) string {
 	if hp.Sent == 0 {
 		return unknown
 	}
@@ -313,6 +314,6 @@ func lossText(hp *probe.PathHop) string {
 
 // msText is one of a hop's round trips, unknown (never 0) for a hop that
 // has not answered.
-func msText(hp *probe.PathHop, d time.Duration) string {
+func msText(hp *feed.PathHop, d time.Duration) string {
 	return fmtMs(d, hp.Answered)
 }

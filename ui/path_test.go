@@ -2,15 +2,16 @@ package ui
 
 import (
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/vocab"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
 )
 
 // Fixtures for the Path view: the fixture session with hop traces from
@@ -22,18 +23,18 @@ import (
 //   - carol: traced, no hop has answered yet;
 //   - dave: this machine cannot trace;
 //   - erin: not traced yet.
-func pathUpdates() []probe.Update {
+func pathUpdates() []feed.Update {
 	us := fixtureUpdates()
 	for i := 80; i < len(us); i++ {
-		us[i].View.Paths = []probe.PathView{bobPath(), {Peer: "carol", Available: true},
+		us[i].View.Paths = []feed.PathView{bobPath(), {Peer: "carol", Available: true},
 			{Peer: "dave", Why: "this system has no ICMP error queue"}}
 	}
 	return us
 }
 
 // hop is one judged hop of a fixture path; a zero addr never answered.
-func hop(ttl int, addr string, link vocab.HopLink, loss, best, median, worst float64) probe.PathHop {
-	h := probe.PathHop{TTL: ttl, Link: link, Sent: 60, Loss: loss, Judged: true}
+func hop(ttl int, addr string, link vocab.HopLink, loss, best, median, worst float64) feed.PathHop {
+	h := feed.PathHop{TTL: ttl, Link: link, Sent: 60, Loss: loss, Judged: true}
 	if addr != "" {
 		h.Addr, h.Answered = netip.MustParseAddr(addr), true
 		h.Best, h.Median, h.Last, h.Worst = msd(best), msd(median), msd(median), msd(worst)
@@ -41,11 +42,11 @@ func hop(ttl int, addr string, link vocab.HopLink, loss, best, median, worst flo
 	return h
 }
 
-func bobPath() probe.PathView {
+func bobPath() feed.PathView {
 	rl := hop(3, "100.64.0.1", "isp", 0.35, 196, 201, 290)
 	rl.RateLimited = true
-	return probe.PathView{Peer: "bob", Available: true, Complete: true,
-		Hops: []probe.PathHop{
+	return feed.PathView{Peer: "bob", Available: true, Complete: true,
+		Hops: []feed.PathHop{
 			hop(1, "192.168.1.1", "lan", 0, 1.2, 195.4, 262),
 			hop(2, "", "uplink", 1, 0, 0, 0),
 			rl,
@@ -53,8 +54,8 @@ func bobPath() probe.PathView {
 			hop(5, "198.51.100.20", "beyond", 0.098, 199, 210, 281),
 			hop(6, "198.51.100.77", "peer", 0.1, 203, 214, 300),
 		},
-		DelayStarts: &probe.PathStart{TTL: 1, Link: "lan", Added: msd(195.4)},
-		LossStarts:  &probe.PathStart{TTL: 5, Link: "beyond", Loss: 0.098},
+		DelayStarts: &feed.PathStart{TTL: 1, Link: "lan", Added: msd(195.4)},
+		LossStarts:  &feed.PathStart{TTL: 5, Link: "beyond", Loss: 0.098},
 	}
 }
 
@@ -100,7 +101,7 @@ func pressRun(m *tuiModel, msgs ...tea.Msg) {
 }
 
 // controlsSince are the controls f received after the first n.
-func controlsSince(f *staticFeed, n int) []probe.Control { return f.Controls()[n:] }
+func controlsSince(f *staticFeed, n int) []feed.Control { return f.Controls()[n:] }
 
 // `p` opens the Path view on the cursor's link and asks the engine to
 // trace it; ↑/↓ trace another link; esc, tab and q close it, and the
@@ -108,7 +109,7 @@ func controlsSince(f *staticFeed, n int) []probe.Control { return f.Controls()[n
 func TestPathKeySendsControls(t *testing.T) {
 	f := newStaticFeed()
 	m := model(t, f, 120, 40, pathUpdates())
-	expect := func(what string, want ...probe.Control) {
+	expect := func(what string, want ...feed.Control) {
 		t.Helper()
 		if got := controlsSince(f, 0); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: controls %+v, want %+v", what, got, want)
@@ -121,31 +122,31 @@ func TestPathKeySendsControls(t *testing.T) {
 	if !m.onPath() || !strings.Contains(m.View(), "Path · bob") {
 		t.Fatalf("p should open the Path view on bob:\n%s", m.View())
 	}
-	expect("p", probe.Control{Path: "bob"})
+	expect("p", feed.Control{Path: "bob"})
 	pressRun(m, keyDownMsg)
-	expect("↓", probe.Control{Path: "carol"})
+	expect("↓", feed.Control{Path: "carol"})
 	if !strings.Contains(m.View(), "Path · carol") {
 		t.Fatalf("↓ should show carol's path:\n%s", m.View())
 	}
 	pressRun(m, keyEsc)
-	expect("esc", probe.Control{PathClosed: true})
+	expect("esc", feed.Control{PathClosed: true})
 	if m.screen != 0 {
 		t.Fatalf("esc should go back to the Session view, on %q", screens[m.screen].name)
 	}
 	pressRun(m, typed("p"), tab)
-	expect("p, tab", probe.Control{Path: "carol"}, probe.Control{PathClosed: true})
+	expect("p, tab", feed.Control{Path: "carol"}, feed.Control{PathClosed: true})
 	// From the Link view: its link, which the cursor has not reached.
 	m.screen = screenNamed("Link")
 	m.charts.focus = "dave"
 	pressRun(m, typed("p"))
-	expect("p on the Link view", probe.Control{Path: "dave"})
+	expect("p on the Link view", feed.Control{Path: "dave"})
 	pressRun(m, typed("p"))
-	expect("p again", probe.Control{PathClosed: true})
+	expect("p again", feed.Control{PathClosed: true})
 	if screens[m.screen].name != "Link" {
 		t.Fatalf("p again should go back to the Link view, on %q", screens[m.screen].name)
 	}
 	pressRun(m, typed("p"), typed("q"))
-	expect("p, q", probe.Control{Path: "dave"}, probe.Control{PathClosed: true}, probe.Control{Quit: true})
+	expect("p, q", feed.Control{Path: "dave"}, feed.Control{PathClosed: true}, feed.Control{Quit: true})
 }
 
 // The Path tab opens the view too, on a click or with tab, and leaving it
@@ -161,7 +162,7 @@ func TestPathTabSendsControls(t *testing.T) {
 	}
 	pressRun(m, tea.MouseMsg{X: m.hits.tabs[0].from, Y: 0, Action: tea.MouseActionPress, Button: tea.MouseButtonLeft})
 	pressRun(m, shiftTab)
-	want := []probe.Control{{Path: "bob"}, {PathClosed: true}, {Path: "bob"}}
+	want := []feed.Control{{Path: "bob"}, {PathClosed: true}, {Path: "bob"}}
 	if got := f.Controls(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("controls %+v, want %+v", got, want)
 	}
@@ -257,7 +258,7 @@ func TestPathViewEscapesOutsideText(t *testing.T) {
 			p.Hops[0].Link = vocab.HopLink("lan" + evil)
 			p.Hops[0].Addr = netip.MustParseAddr("fe80::1%" + "eth\x1b[2J")
 			p.DelayStarts.Link = vocab.HopLink("lan" + evil)
-			v.Paths = []probe.PathView{p}
+			v.Paths = []feed.PathView{p}
 		}
 	}
 	m := model(t, newStaticFeed(), 200, 60, us)

@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// Playback is what a replayed feed offers besides probe.Feed:
+// Playback is what a replayed feed offers besides feed.Feed:
 // pause, seek and the speed of playback. record.Player has these methods;
 // the UI finds them by asserting its feed to this interface, binds keys to
 // them and shows where the replay is. A live feed has none of them, and

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // fakeReplay is a feed with Playback's methods, like record.Player: it
@@ -106,7 +106,7 @@ func TestReplaySeekBackStartsOver(t *testing.T) {
 	}
 	before := msgs()
 	// Back to 20 s: the events of 0–20 s again, with the picture at 20 s.
-	back := probe.Update{View: ups[20].View}
+	back := feed.Update{View: ups[20].View}
 	for _, u := range ups[:21] {
 		back.Events = append(back.Events, u.Events...)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // playersPane is the Players view; it keeps nothing of its own.
@@ -56,7 +56,7 @@ func (p *playersPane) playerLines(s *session, w int) []string {
 }
 
 // roleOf is a machine's roles in the session, in words.
-func roleOf(p *probe.PlayerView) string {
+func roleOf(p *feed.PlayerView) string {
 	var role []string
 	if p.Self {
 		role = append(role, "you")

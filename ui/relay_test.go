@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Fixtures for paths through the host: relayed links, the host's relay counters
@@ -17,7 +17,7 @@ import (
 // relayedUpdates is the fixture session seen from alice, a joiner whose
 // link to dave found no direct path and goes through the host; in the
 // Matrix bob's link to dave is relayed too.
-func relayedUpdates() []probe.Update {
+func relayedUpdates() []feed.Update {
 	us := matrixUpdates()
 	for i := range us {
 		v := &us[i].View
@@ -32,7 +32,7 @@ func relayedUpdates() []probe.Update {
 }
 
 // relayMatrix marks the links from→to named in pairs relayed.
-func relayMatrix(mv *probe.MatrixView, pairs ...[2]string) {
+func relayMatrix(mv *feed.MatrixView, pairs ...[2]string) {
 	for i := range mv.Players {
 		for j := range mv.Players[i].Links {
 			l := &mv.Players[i].Links[j]
@@ -48,13 +48,13 @@ func relayMatrix(mv *probe.MatrixView, pairs ...[2]string) {
 // hostRelayUpdates is the fixture session seen from alice as the host: it
 // forwards bob ↔ dave (some of it refused over the pair's budget) and
 // carol ↔ dave; bob's link to dave is relayed in the Matrix.
-func hostRelayUpdates() []probe.Update {
+func hostRelayUpdates() []feed.Update {
 	us := matrixUpdates()
 	for i := range us {
 		v := &us[i].View
 		relayMatrix(&v.Matrix, [2]string{"bob", "dave"})
 		t := uint64(i)
-		v.Relay = []probe.RelayStat{
+		v.Relay = []feed.RelayStat{
 			{Between: [2]string{"bob", "dave"}, Datagrams: t * 61, Bytes: t * 61 * 180, RefusedDatagrams: t / 10, RefusedBytes: t / 10 * 180},
 			{Between: [2]string{"carol", "dave"}, Datagrams: t * 59, Bytes: t * 59 * 170},
 		}
@@ -64,14 +64,14 @@ func hostRelayUpdates() []probe.Update {
 
 // lobbyPendingUpdates is the lobby with five pairs not connected yet:
 // more than the header has lines for.
-func lobbyPendingUpdates() []probe.Update {
+func lobbyPendingUpdates() []feed.Update {
 	us := lobbyUpdates()
 	for i := range us {
 		d := time.Duration(i) * time.Second
-		us[i].View.Lobby = &probe.LobbyView{Need: 4, Seated: 3, Observers: 1, CanStart: true, Pending: []probe.PendingPair{
+		us[i].View.Lobby = &feed.LobbyView{Need: 4, Seated: 3, Observers: 1, CanStart: true, Pending: []feed.PendingPair{
 			{A: "bob", B: "carol", Trying: "punching", For: 4*time.Second + d},
 			{A: "alice", B: "carol", Trying: "direct", For: 1500*time.Millisecond + d},
-			{A: "bob", B: "dave", Trying: probe.PathRelayed, For: 3*time.Second + d},
+			{A: "bob", B: "dave", Trying: feed.PathRelayed, For: 3*time.Second + d},
 			{A: "carol", B: "dave", Trying: "punching", For: d},
 			{A: "carol", B: "erin", Trying: "punching", For: d},
 		}}
@@ -157,10 +157,10 @@ func TestRelayedLinkIsMarked(t *testing.T) {
 // The lobby lists its pending pairs with what is tried and for how long,
 // at most maxPendingLines lines, the last saying how many more.
 func TestPendingLines(t *testing.T) {
-	pp := func(n int) []probe.PendingPair {
-		var out []probe.PendingPair
+	pp := func(n int) []feed.PendingPair {
+		var out []feed.PendingPair
 		for i := 0; i < n; i++ {
-			out = append(out, probe.PendingPair{A: "p" + itoa(i), B: "q", Trying: "punching", For: time.Duration(i) * time.Second})
+			out = append(out, feed.PendingPair{A: "p" + itoa(i), B: "q", Trying: "punching", For: time.Duration(i) * time.Second})
 		}
 		return out
 	}
@@ -175,7 +175,7 @@ func TestPendingLines(t *testing.T) {
 	if len(got) != 3 || !strings.Contains(got[1], "p1 ↔ q") || !strings.HasSuffix(got[2], "+5 more") {
 		t.Errorf("seven pairs in three lines: %q", got)
 	}
-	if w := tryingWord(probe.PathRelayed); w != "relay through the host" {
+	if w := tryingWord(feed.PathRelayed); w != "relay through the host" {
 		t.Errorf("relayed is tried as %q", w)
 	}
 	// A started game's header has no pending lines even if a view still

@@ -1,7 +1,7 @@
 package ui
 
 import (
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/textsafe"
 	"github.com/lagscope/lagscope/vocab"
@@ -17,27 +17,27 @@ import (
 
 // safeView returns v with every outside string made safe; v itself (the
 // engine's) is never written to.
-func safeView(v probe.View) probe.View {
+func safeView(v feed.View) feed.View {
 	if viewSafe(&v) {
 		return v
 	}
 	v.Session, v.Self, v.Master, v.WaitedOn = textOf(v.Session), textOf(v.Self), textOf(v.Master), textOf(v.WaitedOn)
-	links := make([]probe.LinkView, len(v.Links))
+	links := make([]feed.LinkView, len(v.Links))
 	for i, l := range v.Links {
 		l.Peer, l.From, l.To = textOf(l.Peer), textOf(l.From), textOf(l.To)
 		links[i] = l
 	}
 	v.Links = links
-	players := make([]probe.PlayerView, len(v.Players))
+	players := make([]feed.PlayerView, len(v.Players))
 	for i, p := range v.Players {
 		p.Name = textOf(p.Name)
 		players[i] = p
 	}
 	v.Players = players
-	mx := make([]probe.MatrixPlayer, len(v.Matrix.Players))
+	mx := make([]feed.MatrixPlayer, len(v.Matrix.Players))
 	for i, p := range v.Matrix.Players {
 		p.Name = textOf(p.Name)
-		ls := make([]probe.MatrixLink, len(p.Links))
+		ls := make([]feed.MatrixLink, len(p.Links))
 		for j, l := range p.Links {
 			l.From, l.To = textOf(l.From), textOf(l.To)
 			ls[j] = l
@@ -53,11 +53,11 @@ func safeView(v probe.View) probe.View {
 
 // safePaths copies the hop traces with their outside strings made safe:
 // the peer, why a trace is not available and the links' names.
-func safePaths(ps []probe.PathView) []probe.PathView {
-	out := make([]probe.PathView, len(ps))
+func safePaths(ps []feed.PathView) []feed.PathView {
+	out := make([]feed.PathView, len(ps))
 	for i, p := range ps {
 		p.Peer, p.Why = textOf(p.Peer), textOf(p.Why)
-		hops := make([]probe.PathHop, len(p.Hops))
+		hops := make([]feed.PathHop, len(p.Hops))
 		for j, h := range p.Hops {
 			h.Link = vocab.HopLink(textOf(string(h.Link)))
 			hops[j] = h
@@ -71,7 +71,7 @@ func safePaths(ps []probe.PathView) []probe.PathView {
 
 // safeStart copies where delay or loss starts with its link's name made
 // safe.
-func safeStart(s *probe.PathStart) *probe.PathStart {
+func safeStart(s *feed.PathStart) *feed.PathStart {
 	if s == nil || textsafe.Safe(string(s.Link)) {
 		return s
 	}
@@ -81,7 +81,7 @@ func safeStart(s *probe.PathStart) *probe.PathStart {
 }
 
 // viewSafe reports whether every outside string of v is already safe.
-func viewSafe(v *probe.View) bool {
+func viewSafe(v *feed.View) bool {
 	ok := textsafe.Safe(v.Session) && textsafe.Safe(v.Self) && textsafe.Safe(v.Master) && textsafe.Safe(v.WaitedOn)
 	for i := 0; ok && i < len(v.Links); i++ {
 		l := &v.Links[i]
@@ -106,7 +106,7 @@ func viewSafe(v *probe.View) bool {
 // loadSafe reports whether every outside string of the load testing
 // state is already safe: the peers' names, the phases' names, and each
 // result's grades, stop reason and the link a trace puts the delay at.
-func loadSafe(l *probe.LoadView) bool {
+func loadSafe(l *feed.LoadView) bool {
 	if l == nil {
 		return true
 	}
@@ -135,7 +135,7 @@ func resultSafe(r *loadtest.Result) bool {
 
 // safeLoad copies the load testing state with its outside strings made
 // safe; l itself (the engine's) is never written to.
-func safeLoad(l *probe.LoadView) *probe.LoadView {
+func safeLoad(l *feed.LoadView) *feed.LoadView {
 	if loadSafe(l) {
 		return l
 	}
@@ -150,7 +150,7 @@ func safeLoad(l *probe.LoadView) *probe.LoadView {
 		}
 		c.Running = &rc
 	}
-	c.Results = make([]probe.LoadEvent, len(l.Results))
+	c.Results = make([]feed.LoadEvent, len(l.Results))
 	for i, e := range l.Results {
 		e.From, e.To = textOf(e.From), textOf(e.To)
 		r := &e.Result
@@ -175,12 +175,12 @@ func safeLoad(l *probe.LoadView) *probe.LoadView {
 // pathSafe reports whether every outside string of a hop trace is already
 // safe. Addresses are typed; the one text in them, an IPv6 zone, is made
 // safe where it is drawn.
-func pathSafe(p *probe.PathView) bool {
+func pathSafe(p *feed.PathView) bool {
 	ok := textsafe.Safe(p.Peer) && textsafe.Safe(p.Why)
 	for j := 0; ok && j < len(p.Hops); j++ {
 		ok = textsafe.Safe(string(p.Hops[j].Link))
 	}
-	for _, s := range []*probe.PathStart{p.DelayStarts, p.LossStarts} {
+	for _, s := range []*feed.PathStart{p.DelayStarts, p.LossStarts} {
 		ok = ok && (s == nil || textsafe.Safe(string(s.Link)))
 	}
 	return ok

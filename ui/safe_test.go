@@ -1,11 +1,12 @@
 package ui
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // evil is a player's name that would retitle the terminal window, ring
@@ -15,14 +16,14 @@ const evil = "mal\x1b]0;pwned\x07lory\x1b[2J\x9b"
 // evilUpdates puts evil everywhere outside text reaches the UI: a link's
 // peer, a player, the master, the waited-on player, the matrix, a message,
 // a removal, an alert and the diagnosis.
-func evilUpdates() []probe.Update {
+func evilUpdates() []feed.Update {
 	us := diagnosisUpdates()
 	for i := range us {
 		v := &us[i].View
 		v.Master, v.WaitedOn, v.Stalled = evil, evil, i > 50
-		v.Links = append([]probe.LinkView(nil), v.Links...)
+		v.Links = append([]feed.LinkView(nil), v.Links...)
 		v.Links[1].Peer, v.Links[1].To = evil, evil
-		v.Players = append([]probe.PlayerView(nil), v.Players...)
+		v.Players = append([]feed.PlayerView(nil), v.Players...)
 		v.Players[2].Name = evil
 		v.Matrix = fixtureMatrix(i)
 		v.Matrix.Players[2].Name = evil
@@ -36,10 +37,10 @@ func evilUpdates() []probe.Update {
 	}
 	to := evil
 	us[60].Events = append(us[60].Events,
-		&probe.MessageEvent{Header: probe.Header{Type: "message"}, Text: "hello from " + evil},
-		&probe.RemovedEvent{Header: probe.Header{Type: "removed"}, Player: evil},
-		&probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: evil},
-		&probe.AlertEvent{Header: probe.Header{Type: "alert"}, Kind: probe.AlertLoss, From: &to, To: &to})
+		&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage}, Text: "hello from " + evil},
+		&feed.RemovedEvent{Header: feed.Header{Type: vocab.EventRemoved}, Player: evil},
+		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster}, Player: evil},
+		&feed.AlertEvent{Header: feed.Header{Type: vocab.EventAlert}, Kind: feed.AlertLoss, From: &to, To: &to})
 	return us
 }
 

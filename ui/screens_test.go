@@ -2,20 +2,21 @@ package ui
 
 import (
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // screenCase is one view to check at every size: the updates it is drawn
 // from and the keys that open it.
 type screenCase struct {
 	name    string
-	updates func() []probe.Update
+	updates func() []feed.Update
 	keys    []tea.Msg
 }
 
@@ -47,22 +48,22 @@ func everyView() []screenCase {
 
 // longMessageUpdates is the fixture with messages longer than any pane is
 // wide, the kind the demo sends ("Demo: the link between you and ada …").
-func longMessageUpdates() []probe.Update {
+func longMessageUpdates() []feed.Update {
 	us := fixtureUpdates()
 	long := "Demo: the link between you and ada slows down to 450 ms for twenty seconds, then recovers; watch the target tier follow it"
-	us[50].Events = append(us[50].Events, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 1500}, Text: long})
-	us[60].Events = append(us[60].Events, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 1800}, Text: "Connection quality target: Normal", Kind: probe.MessageTier, Subject: "Normal"})
+	us[50].Events = append(us[50].Events, &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 1500}, Text: long})
+	us[60].Events = append(us[60].Events, &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 1800}, Text: "Connection quality target: Normal", Kind: feed.MessageTier, Subject: "Normal"})
 	return us
 }
 
 // lobbyUpdates is a session in its lobby: three players seated, no game
 // started, no link reports.
-func lobbyUpdates() []probe.Update {
-	var out []probe.Update
+func lobbyUpdates() []feed.Update {
+	var out []feed.Update
 	for t := 0; t <= 5; t++ {
-		v := probe.View{At: secs(t), Session: "7c3a91", Self: "alice", Master: "alice", FPS: 30, Speed: 30}
-		v.Players = []probe.PlayerView{{Name: "alice", Master: true, Self: true}, {Name: "bob"}, {Name: "carol"}}
-		out = append(out, probe.Update{View: v})
+		v := feed.View{At: secs(t), Session: "7c3a91", Self: "alice", Master: "alice", FPS: 30, Speed: 30}
+		v.Players = []feed.PlayerView{{Name: "alice", Master: true, Self: true}, {Name: "bob"}, {Name: "carol"}}
+		out = append(out, feed.Update{View: v})
 	}
 	return out
 }
@@ -150,16 +151,16 @@ func TestChartStaysOnChosenLink(t *testing.T) {
 // one-second retry guess from before the first measurement (which would
 // hold the scale at 1200 ms for a 1.5 ms link).
 func TestChartScaleIgnoresUnmeasuredRetryGuess(t *testing.T) {
-	var us []probe.Update
+	var us []feed.Update
 	for s := 0; s <= 40; s++ {
-		v := probe.View{At: secs(s), Self: "alice", Master: "alice", FPS: 30, Started: s >= 20, Frame: max(0, s-20) * 30}
-		lv := probe.LinkView{Peer: "bob"}
-		lv.State, lv.RTO, lv.ConnTimeout = probe.LinkUnmeasured, msd(1000), msd(2000)
+		v := feed.View{At: secs(s), Self: "alice", Master: "alice", FPS: 30, Started: s >= 20, Frame: max(0, s-20) * 30}
+		lv := feed.LinkView{Peer: "bob"}
+		lv.State, lv.RTO, lv.ConnTimeout = feed.LinkUnmeasured, msd(1000), msd(2000)
 		if s >= 20 {
-			lv.State, lv.RTTKnown, lv.SRTT, lv.RTTVAR, lv.RTO = probe.LinkMeasured, true, msd(1.5), msd(0.5), msd(100)
+			lv.State, lv.RTTKnown, lv.SRTT, lv.RTTVAR, lv.RTO = feed.LinkMeasured, true, msd(1.5), msd(0.5), msd(100)
 		}
-		v.Links = []probe.LinkView{lv}
-		us = append(us, probe.Update{View: v})
+		v.Links = []feed.LinkView{lv}
+		us = append(us, feed.Update{View: v})
 	}
 	m := model(t, newStaticFeed(), 120, 40, us)
 	v := m.View()
@@ -272,13 +273,13 @@ func TestDiagnosisView(t *testing.T) {
 // alertUpdates is the fixture with alerts: bob's link going bad
 // at 31 s with the engine's text, carol's loss at 40 s without text, and a
 // tier alert about the whole session at 95 s.
-func alertUpdates() []probe.Update {
+func alertUpdates() []feed.Update {
 	us := fixtureUpdates()
 	from, bob, carol := "alice", "bob", "carol"
-	h := func(t int) probe.Header { return probe.Header{Type: "alert", Frame: t * 30} }
-	us[31].Events = append(us[31].Events, &probe.AlertEvent{Header: h(31), Player: "alice", Kind: probe.AlertBad, From: &from, To: &bob, Text: "the link alice → bob has gone bad"})
-	us[40].Events = append(us[40].Events, &probe.AlertEvent{Header: h(40), Player: "alice", Kind: probe.AlertLoss, From: &from, To: &carol})
-	us[95].Events = append(us[95].Events, &probe.AlertEvent{Header: h(95), Player: "alice", Kind: probe.AlertTier})
+	h := func(t int) feed.Header { return feed.Header{Type: vocab.EventAlert, Frame: t * 30} }
+	us[31].Events = append(us[31].Events, &feed.AlertEvent{Header: h(31), Player: "alice", Kind: feed.AlertBad, From: &from, To: &bob, Text: "the link alice → bob has gone bad"})
+	us[40].Events = append(us[40].Events, &feed.AlertEvent{Header: h(40), Player: "alice", Kind: feed.AlertLoss, From: &from, To: &carol})
+	us[95].Events = append(us[95].Events, &feed.AlertEvent{Header: h(95), Player: "alice", Kind: feed.AlertTier})
 	return us
 }
 
@@ -330,9 +331,9 @@ func TestCachedPartsFollowChanges(t *testing.T) {
 	m := model(t, newStaticFeed(), 120, 40, us[:50])
 	before := m.View()
 	next := us[50]
-	next.View.Links = append([]probe.LinkView(nil), next.View.Links...)
+	next.View.Links = append([]feed.LinkView(nil), next.View.Links...)
 	next.View.Links[1].SRTT = msd(333)
-	next.Events = append(next.Events, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 1500}, Text: "a brand new message"})
+	next.Events = append(next.Events, &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 1500}, Text: "a brand new message"})
 	m.Update(updateMsg{next})
 	v := m.View()
 	if v == before || !strings.Contains(v, " 333 ") || !strings.Contains(v, "a brand new message") || !strings.Contains(v, "t 00:50") {

@@ -12,6 +12,7 @@ import (
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // simUpdates runs a real session — probe peers over netcore endpoints on
@@ -19,14 +20,14 @@ import (
 // alice's picture every 100 ms of virtual time, as a live feed would hand
 // it to the UI. bob is 600 ms away from alice, carol 60 ms, and the
 // alice–carol link loses 3 % of its datagrams each way.
-func simUpdates(t testing.TB, seconds int) []probe.Update {
+func simUpdates(t testing.TB, seconds int) []feed.Update {
 	t.Helper()
 	return simUpdatesWith(t, seconds, nil)
 }
 
 // simUpdatesWith is simUpdates with script called before every step of
 // 100 ms, to change the network as the session runs.
-func simUpdatesWith(t testing.TB, seconds int, script func(at time.Duration, nw *simnet.Network, roster []probe.Member)) []probe.Update {
+func simUpdatesWith(t testing.TB, seconds int, script func(at time.Duration, nw *simnet.Network, roster []probe.Member)) []feed.Update {
 	t.Helper()
 	names := []string{"alice", "bob", "carol"}
 	sched := simnet.NewScheduler()
@@ -40,15 +41,15 @@ func simUpdatesWith(t testing.TB, seconds int, script func(at time.Duration, nw 
 	nw.SetLink(roster[0].Addr, roster[1].Addr, impair.Profile{Delay: 300 * time.Millisecond})
 	nw.SetLink(roster[0].Addr, roster[2].Addr, impair.Profile{Delay: 30 * time.Millisecond, Loss: 0.03})
 
-	var events []probe.Event
+	var events []feed.Event
 	drv := simnet.NewDriver(nw)
 	peers := make([]*probe.Peer, len(roster))
 	hosts := make([]*simnet.Host, len(roster))
 	for i, mem := range roster {
 		hosts[i] = drv.Attach(mem.Addr)
-		var sink probe.Sink = probe.SinkFunc(func(string, probe.Event) {})
+		var sink feed.Sink = feed.SinkFunc(func(string, feed.Event) {})
 		if i == 0 {
-			sink = probe.SinkFunc(func(_ string, e probe.Event) { events = append(events, e) })
+			sink = feed.SinkFunc(func(_ string, e feed.Event) { events = append(events, e) })
 		}
 		p, err := probe.NewPeer(probe.Config{Self: mem.ID, Roster: roster, Speed: 30, CommandsPerMinute: 120,
 			Seed: uint64(i + 1), Net: netcore.Config{Session: 99}, Sink: sink}, hosts[i].Node())
@@ -65,7 +66,7 @@ func simUpdatesWith(t testing.TB, seconds int, script func(at time.Duration, nw 
 		p.Start(0)
 		hosts[i].Wake()
 	}
-	var out []probe.Update
+	var out []feed.Update
 	for at := 100 * time.Millisecond; at <= time.Duration(seconds)*time.Second; at += 100 * time.Millisecond {
 		if script != nil {
 			script(at, nw, roster)
@@ -73,7 +74,7 @@ func simUpdatesWith(t testing.TB, seconds int, script func(at time.Duration, nw 
 		sched.RunUntil(at)
 		v := peers[0].View(at)
 		v.Session = "sim"
-		out = append(out, probe.Update{View: v, Events: events})
+		out = append(out, feed.Update{View: v, Events: events})
 		events = nil
 	}
 	return out
@@ -146,7 +147,7 @@ func TestOnSimulatedSession(t *testing.T) {
 // alice–bob link swings between 30 ms and 700 ms every 700 ms, so alice's
 // game keeps stalling and catching up — the "frame N" / "waiting for bob"
 // flicker a calm header must not show.
-func spikeUpdates(t testing.TB) []probe.Update {
+func spikeUpdates(t testing.TB) []feed.Update {
 	return simUpdatesWith(t, 30, func(at time.Duration, nw *simnet.Network, roster []probe.Member) {
 		d := 30 * time.Millisecond
 		if at >= 10*time.Second && at < 25*time.Second && (at/(700*time.Millisecond))%2 == 0 {

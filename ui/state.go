@@ -3,8 +3,8 @@ package ui
 import (
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
@@ -59,7 +59,7 @@ func ratio(num, den uint64) share {
 // linkHist is what the UI remembers of one link.
 type linkHist struct {
 	peer    string
-	last    probe.LinkView
+	last    feed.LinkView
 	present bool // in the newest View
 	samples []sample
 }
@@ -73,13 +73,13 @@ func msOf(d time.Duration, known bool) (float64, bool) {
 	return units.Millis(d), true
 }
 
-func (h *linkHist) observe(at time.Duration, lv probe.LinkView) {
+func (h *linkHist) observe(at time.Duration, lv feed.LinkView) {
 	s := sample{bucket: int64(at / interval)}
 	s.srtt, s.hasSRTT = msOf(lv.SRTT, lv.RTTKnown)
 	s.rto, s.hasRTO = units.Millis(lv.RTO), true
 	s.sent, s.retx, s.exp, s.miss, s.hasOwn = lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing, lv.LossKnown
 	s.peerExp, s.peerMiss, s.hasPeer = lv.PeerExpected, lv.PeerMissing, lv.PeerKnown
-	s.bad = lv.Bad || lv.State == probe.LinkBad
+	s.bad = lv.Bad || lv.State == feed.LinkBad
 
 	if n := len(h.samples); n > 0 {
 		prev := &h.samples[n-1]
@@ -183,7 +183,7 @@ const (
 	msgTier           // S18: Connection quality target: <tier>
 	msgAlarm          // a bad connection, a desync
 	msgMember         // the master changed, a player left
-	msgAlert          // an alert (probe.AlertEvent): rings the bell when it is on
+	msgAlert          // an alert (feed.AlertEvent): rings the bell when it is on
 )
 
 // alertMark starts an alert's line in the message list, so it reads as one
@@ -200,7 +200,7 @@ type message struct {
 
 // session is everything the UI has learnt from the feed.
 type session struct {
-	view    probe.View
+	view    feed.View
 	have    bool
 	links   map[string]*linkHist
 	order   []string    // peers in the order first seen (house order)
@@ -251,7 +251,7 @@ func newSession() *session { return &session{links: map[string]*linkHist{}, mx: 
 const tierPrefix = "Connection quality target: "
 
 // apply takes in one update: every event, then the newest picture.
-func (s *session) apply(u probe.Update) {
+func (s *session) apply(u feed.Update) {
 	s.gen++
 	u.View = safeView(u.View)
 	for _, e := range u.Events {
@@ -269,7 +269,7 @@ func (s *session) apply(u probe.Update) {
 	s.take(u.View)
 }
 
-func (s *session) take(v probe.View) {
+func (s *session) take(v feed.View) {
 	s.view, s.have = v, true
 	if v.Diagnosis != s.worded.d {
 		s.worded = verdictBase{d: v.Diagnosis, target: v.Target, inForce: v.InForce}
@@ -293,28 +293,28 @@ func (s *session) take(v probe.View) {
 
 // event turns an event into a message. Sentences about this machine's
 // player are in the second person ("you are the master").
-func (s *session) event(at time.Duration, self string, e probe.Event) {
-	h := probe.Head(e)
+func (s *session) event(at time.Duration, self string, e feed.Event) {
+	h := feed.Head(e)
 	if h.TMs != nil {
 		at = units.FromMillis(*h.TMs)
 	}
 	m := message{at: at, frame: h.Frame}
 	switch e := e.(type) {
-	case *probe.MessageEvent:
+	case *feed.MessageEvent:
 		m.text = textOf(e.Text)
 		switch {
-		case e.Kind == probe.MessageTier:
+		case e.Kind == feed.MessageTier:
 			m.kind, m.tier = msgTier, textOf(e.Subject)
 		case e.Kind.Alarm():
 			m.kind = msgAlarm
 		}
-	case *probe.RemovedEvent:
+	case *feed.RemovedEvent:
 		player := textOf(e.Player)
 		m.text, m.kind = player+" left the session", msgMember
 		if self != "" && player == self {
 			m.text = "you left the session"
 		}
-	case *probe.MasterEvent:
+	case *feed.MasterEvent:
 		s.masters++
 		m.kind = msgMember
 		player := textOf(e.Player)
@@ -329,7 +329,7 @@ func (s *session) event(at time.Duration, self string, e probe.Event) {
 		default:
 			m.text = player + " took over as master"
 		}
-	case *probe.AlertEvent:
+	case *feed.AlertEvent:
 		m.text, m.kind = alertText(e), msgAlert
 		s.alerts++
 	default:
@@ -365,7 +365,7 @@ type status struct {
 	set      bool
 }
 
-func statusOf(v *probe.View) status {
+func statusOf(v *feed.View) status {
 	switch {
 	case !v.Started:
 		return status{kind: statusLobby}
@@ -379,7 +379,7 @@ func statusOf(v *probe.View) status {
 // session time (the View's clock, so a replay and a simulation are as calm
 // as a live game). A picture from the past (a replay sought back) is taken
 // at once.
-func (s *session) calm(v probe.View) {
+func (s *session) calm(v feed.View) {
 	c := statusOf(&v)
 	if s.status.set && v.At >= s.status.since && v.At-s.status.since < calmEvery {
 		return
@@ -393,7 +393,7 @@ func (s *session) calm(v probe.View) {
 
 // alertText is an alert's line: the engine's own words, or, when it sent
 // none, what the alert is about in words.
-func alertText(e *probe.AlertEvent) string {
+func alertText(e *feed.AlertEvent) string {
 	if e.Text != "" {
 		return textOf(e.Text)
 	}
@@ -402,11 +402,11 @@ func alertText(e *probe.AlertEvent) string {
 		link = "the link " + *from + " → " + *to
 	}
 	switch e.Kind {
-	case probe.AlertBad:
+	case feed.AlertBad:
 		return link + " has gone bad"
-	case probe.AlertLoss:
+	case feed.AlertLoss:
 		return link + " is losing datagrams"
-	case probe.AlertTier:
+	case feed.AlertTier:
 		return "the connection quality target got worse"
 	}
 	return link + ": " + string(e.Kind)
@@ -425,9 +425,9 @@ func (s *session) clone() *session {
 	c.order = append([]string(nil), s.order...)
 	c.mx = s.mx.clone()
 	c.msgs = append([]message(nil), s.msgs...)
-	c.view.Links = append([]probe.LinkView(nil), s.view.Links...)
-	c.view.Players = append([]probe.PlayerView(nil), s.view.Players...)
-	c.view.Paths = append([]probe.PathView(nil), s.view.Paths...)
+	c.view.Links = append([]feed.LinkView(nil), s.view.Links...)
+	c.view.Players = append([]feed.PlayerView(nil), s.view.Players...)
+	c.view.Paths = append([]feed.PathView(nil), s.view.Paths...)
 	return &c
 }
 

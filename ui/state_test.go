@@ -1,19 +1,20 @@
 package ui
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
 // linkAt is a measured link picture with the given cumulative totals.
-func linkAt(sent, retx, exp, miss uint64, peer *[2]uint64) probe.LinkView {
-	lv := probe.LinkView{Peer: "bob"}
-	lv.State = probe.LinkMeasured
+func linkAt(sent, retx, exp, miss uint64, peer *[2]uint64) feed.LinkView {
+	lv := feed.LinkView{Peer: "bob"}
+	lv.State = feed.LinkMeasured
 	lv.RTTKnown, lv.SRTT, lv.RTO = true, 50*time.Millisecond, 100*time.Millisecond
 	lv.LossKnown, lv.Sent, lv.Retransmitted, lv.Expected, lv.Missing = true, sent, retx, exp, miss
 	if peer != nil {
@@ -59,7 +60,7 @@ func TestPicturesWithinAnIntervalMerge(t *testing.T) {
 	h := &linkHist{peer: "bob"}
 	h.observe(0, linkAt(100, 0, 100, 0, nil))
 	bad := linkAt(150, 5, 150, 0, nil)
-	bad.Bad, bad.State = true, probe.LinkBad
+	bad.Bad, bad.State = true, feed.LinkBad
 	h.observe(1100*time.Millisecond, bad)
 	h.observe(1900*time.Millisecond, linkAt(200, 10, 200, 0, nil))
 	if len(h.samples) != 2 {
@@ -231,12 +232,12 @@ func TestRoundTripScaleFollowsDataBackDown(t *testing.T) {
 func TestEventsBecomeMessages_S18(t *testing.T) {
 	s := newSession()
 	tms := 1500.0
-	s.apply(probe.Update{View: fixtureView(2), Events: []probe.Event{
-		&probe.MasterEvent{Header: probe.Header{Type: "master", Frame: 0}, Player: "alice"},
-		&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 64, TMs: &tms}, Text: "Connection quality target: Poor", Kind: probe.MessageTier, Subject: "Poor"},
-		&probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 70}, Player: "alice", WaitMs: 40},
-		&probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 80}, Player: "bob"},
-		&probe.MasterEvent{Header: probe.Header{Type: "master", Frame: 80}, Player: "carol"},
+	s.apply(feed.Update{View: fixtureView(2), Events: []feed.Event{
+		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster, Frame: 0}, Player: "alice"},
+		&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 64, TMs: &tms}, Text: "Connection quality target: Poor", Kind: feed.MessageTier, Subject: "Poor"},
+		&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: 70}, Player: "alice", WaitMs: 40},
+		&feed.RemovedEvent{Header: feed.Header{Type: vocab.EventRemoved, Frame: 80}, Player: "bob"},
+		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster, Frame: 80}, Player: "carol"},
 	}})
 	if len(s.msgs) != 4 {
 		t.Fatalf("%d messages, want 4 (stalls are not messages)", len(s.msgs))

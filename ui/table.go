@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // tablePane is the link table: one row per private link, its cursor, its
@@ -148,7 +148,7 @@ func worst(links []*linkHist) string {
 		if !ok {
 			rtt = -1
 		}
-		return rank{h.last.Bad || h.last.State == probe.LinkBad, rtt}
+		return rank{h.last.Bad || h.last.State == feed.LinkBad, rtt}
 	}
 	worse := func(a, b rank) bool { return (a.bad && !b.bad) || (a.bad == b.bad && a.rtt > b.rtt) }
 	// To stand out a round trip must be clearly longer than the next: a

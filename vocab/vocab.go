@@ -52,6 +52,10 @@ func (c Cause) Words() string {
 	return string(c)
 }
 
+// Diagnosed reports whether a diagnosis may name c: every cause but
+// CauseUnknown, which only an incident uses.
+func (c Cause) Diagnosed() bool { return c.Valid() && c != CauseUnknown }
+
 // Valid reports whether c is one of Causes.
 func (c Cause) Valid() bool {
 	for _, x := range Causes {

@@ -22,9 +22,10 @@ const module = "github.com/lagscope/lagscope"
 var leaves = []string{"units", "textsafe", "names", "themes", "vocab", "internal/systool", "internal/boundedfile"}
 
 var (
-	engine  = []string{"probe", "probe/diagnosis", "probe/snapshot", "probe/loadtest"}
+	// engine is the engine and the pure packages it runs.
+	engine  = []string{"probe", "probe/feed", "probe/diagnosis", "probe/snapshot", "probe/loadtest"}
 	netfam  = []string{"netcore", "netcore/impair", "netcore/simnet", "netcore/trace"}
-	rungfam = []string{"rungs", "rungs/ladder"}
+	readers = []string{"probe/feed", "probe/diagnosis", "probe/loadtest"}
 )
 
 func join(lists ...[]string) []string {
@@ -35,51 +36,52 @@ func join(lists ...[]string) []string {
 	return out
 }
 
-// layers is what each package (import path under the module) may import
-// of ours. A package missing from the table fails the test: a new package
-// gets a row. The module root (the commands) and scripts/ may import
-// anything.
-var layers = map[string][]string{
-	"units":                nil,
-	"textsafe":             nil,
-	"names":                nil,
-	"themes":               nil,
-	"vocab":                nil,
-	"internal/systool":     nil,
-	"internal/boundedfile": nil,
-	"internal/housetest":   nil,
-
-	"rungs":        {"units"},
-	"rungs/ladder": {"rungs", "units"},
-
-	"netcore":        {"netcore/impair", "netcore/simnet", "netcore/trace", "units"},
-	"netcore/impair": {"netcore", "netcore/simnet", "netcore/trace", "units"},
-	"netcore/simnet": {"netcore", "netcore/impair", "netcore/trace", "units"},
-	"netcore/trace":  {"netcore", "netcore/impair", "netcore/simnet", "units", "vocab"},
-
-	"probe":           join(engine, []string{"netcore", "rungs", "units", "names", "textsafe", "vocab"}),
-	"probe/diagnosis": join(engine, []string{"netcore", "rungs", "units", "names", "textsafe", "vocab"}),
-	"probe/snapshot":  join(engine, []string{"netcore", "rungs", "units", "names", "textsafe", "vocab"}),
-
-	"probe/session": join(engine, []string{"netcore", "rungs"}, leaves),
-	// The load test's pure core: no I/O, no clock, no goroutines.
-	"probe/loadtest": {"units", "vocab"},
-
-	// The wirings: never each other, except the live driver's recorder.
-	"probe/sim":    join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
-	"probe/live":   join(engine, []string{"probe/session", "probe/record", "rungs"}, netfam, leaves),
-	"probe/record": join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
-	// The simulated world the session's and the live driver's tests share.
-	"internal/simworld": join(engine, netfam),
-	// A load generator of the live driver's tests.
-	"probe/live/internal/hsflood": join(engine, []string{"probe/session", "rungs"}, netfam, leaves),
-
-	"metrics": join(engine, leaves),
-
-	"ui": {"probe", "probe/diagnosis", "probe/loadtest", "rungs", "rungs/ladder", "themes", "textsafe", "units", "vocab"},
-
-	"config": leaves,
+// row is one line of the layer table: the packages it is about, what they
+// may import of ours, and why, in a few words.
+type row struct {
+	pkgs []string
+	may  []string
+	why  string
 }
+
+// table is what each package (import path under the module) may import of
+// ours; docs/architecture.md shows it (TestArchitectureShowsTheLayerTable).
+// A package missing from it fails the test: a new package gets a row. The
+// module root (the commands) and scripts/ may import anything.
+var table = []row{
+	{append(slices.Clone(leaves), "internal/housetest"), nil, "the leaves"},
+	{[]string{"rungs"}, []string{"units"}, "pure timing policy"},
+	{[]string{"rungs/ladder"}, []string{"rungs", "units"}, ""},
+	{[]string{"netcore/trace"}, []string{"units", "vocab"}, "pure: never netcore, which drives it"},
+	{[]string{"netcore/impair"}, []string{"units"}, ""},
+	{[]string{"netcore/simnet"}, []string{"netcore/impair", "units"}, ""},
+	{[]string{"netcore"}, []string{"netcore/impair", "netcore/trace", "units", "vocab"}, ""},
+	{[]string{"probe/loadtest"}, []string{"units", "vocab"}, "pure: the load test's core"},
+	{[]string{"probe/diagnosis"}, []string{"rungs", "units", "vocab"}, "pure: never probe"},
+	{[]string{"probe/feed"}, []string{"probe/diagnosis", "probe/loadtest", "rungs", "units", "vocab", "names", "textsafe"}, "the contract: never the engine"},
+	{[]string{"probe/snapshot"}, []string{"netcore", "units"}, ""},
+	{[]string{"probe"}, join([]string{"probe/feed", "probe/diagnosis", "probe/snapshot", "probe/loadtest", "netcore", "rungs"}, leaves), "the engine"},
+	{[]string{"probe/session"}, join(engine, []string{"netcore", "rungs"}, leaves), ""},
+	{[]string{"probe/sim"}, join(engine, []string{"probe/session", "rungs"}, netfam, leaves), "a wiring: never probe/live"},
+	{[]string{"probe/live"}, join(engine, []string{"probe/session", "probe/record", "rungs"}, netfam, leaves), "a wiring: never probe/sim; the recorder"},
+	{[]string{"probe/live/internal/hsflood"}, join(engine, []string{"probe/session", "rungs"}, netfam, leaves), "a load generator for tests"},
+	{[]string{"internal/simworld"}, join(engine, netfam), "the tests' simulated world"},
+	{[]string{"probe/record"}, join(readers, []string{"rungs"}, leaves), "a reader: never the engine"},
+	{[]string{"metrics"}, join(readers, leaves), "a reader: never the engine"},
+	{[]string{"ui"}, join(readers, []string{"rungs", "rungs/ladder"}, leaves), "a reader: never the engine, never netcore"},
+	{[]string{"config"}, leaves, ""},
+}
+
+// layers is table by package.
+var layers = func() map[string][]string {
+	m := map[string][]string{}
+	for _, r := range table {
+		for _, p := range r.pkgs {
+			m[p] = r.may
+		}
+	}
+	return m
+}()
 
 type listed struct {
 	ImportPath string

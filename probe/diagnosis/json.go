@@ -64,8 +64,8 @@ type bodyJSON struct {
 }
 
 type eventJSON struct {
-	Type  string `json:"type"`
-	Frame int    `json:"frame"`
+	Type  vocab.EventType `json:"type"`
+	Frame int             `json:"frame"`
 	bodyJSON
 }
 
@@ -78,7 +78,7 @@ type Event struct {
 
 // MarshalJSON writes {"type":"diagnosis","frame":…, then the body}.
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(eventJSON{Type: "diagnosis", Frame: e.Frame, bodyJSON: e.body()})
+	return json.Marshal(eventJSON{Type: vocab.EventDiagnosis, Frame: e.Frame, bodyJSON: e.body()})
 }
 
 // MarshalJSON writes the body alone, as `summary.diagnosis` carries it.

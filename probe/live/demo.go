@@ -12,6 +12,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -53,7 +54,7 @@ type DemoConfig struct {
 	// (S5), so the master lowers everyone's frame rate (S15).
 	Slow map[string]time.Duration
 	// OnCommand is your machine's Config.OnCommand (--record).
-	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
+	OnCommand func(at time.Duration, player string, sendFrame int, c feed.Command)
 	// Alerts are every machine's alert thresholds; zero values take the
 	// defaults.
 	Alerts probe.AlertConfig

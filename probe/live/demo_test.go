@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/impair"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -91,7 +91,7 @@ func checkDemoStory(t *testing.T, plan demoPlan, seed uint64) bool {
 	}
 	var rungs []int
 	var reasons []string
-	for _, e := range of[*probe.TimingEvent](you) {
+	for _, e := range of[*feed.TimingEvent](you) {
 		rungs = append(rungs, e.Rung)
 		reasons = append(reasons, e.Reason)
 	}

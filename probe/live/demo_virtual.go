@@ -2,13 +2,14 @@ package live
 
 import (
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/simnet"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -24,7 +25,7 @@ import (
 // cfg's Key, Speed, Seed, Alerts and the plan's fields are used; Start,
 // Logger, PublishAll and OnCommand are not (there is no wall clock and only
 // your machine publishes).
-func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]probe.Update, error) {
+func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]feed.Update, error) {
 	if err := cfg.settle(); err != nil {
 		return nil, err
 	}
@@ -37,19 +38,19 @@ func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]probe.Update, erro
 	}
 	sched := simnet.NewScheduler()
 	nw := simnet.NewNetwork(sched, cfg.Seed)
-	feed := &virtualFeed{sched: sched}
-	m, err := startVirtualMachines(cfg, plan, simnet.NewDriver(nw), probe.SinkFunc(feed.collect))
+	fd := &virtualFeed{sched: sched}
+	m, err := startVirtualMachines(cfg, plan, simnet.NewDriver(nw), feed.SinkFunc(fd.collect))
 	if err != nil {
 		return nil, err
 	}
 	m.schedulePlan(sched, nw, plan)
 	you := m.sessions[0]
-	feed.schedule(you, plan.narration(), length, every)
+	fd.schedule(you, plan.narration(), length, every)
 	sched.RunUntil(length)
 	if you.Done() {
-		return feed.updates, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
+		return fd.updates, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
 	}
-	return feed.updates, nil
+	return fd.updates, nil
 }
 
 // virtualMachines are the virtual demo's machines by player index: each
@@ -63,7 +64,7 @@ type virtualMachines struct {
 // startVirtualMachines attaches every player of plan to the simulated
 // network and starts their sessions there: you host, with your events
 // going to sink; the others join.
-func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sink probe.Sink) (*virtualMachines, error) {
+func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sink feed.Sink) (*virtualMachines, error) {
 	m := &virtualMachines{
 		addrs:    make([]netip.AddrPort, len(plan.names)),
 		hosts:    make([]*simnet.Host, len(plan.names)),
@@ -84,7 +85,7 @@ func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sin
 			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
 			Logger: slog.New(slog.DiscardHandler), Rand: rand.NewChaCha8(seed),
 			TelemetryTo: []string{plan.names[0]}, Alerts: cfg.Alerts,
-			Sink: probe.SinkFunc(func(string, probe.Event) {})}
+			Sink: feed.SinkFunc(func(string, feed.Event) {})}
 		var s *session.Session
 		var err error
 		if i == 0 {
@@ -136,14 +137,14 @@ func (m *virtualMachines) schedulePlan(sched *simnet.Scheduler, nw *simnet.Netwo
 // each update, as a Runner does on the wall clock.
 type virtualFeed struct {
 	sched   *simnet.Scheduler
-	pending []probe.Event
-	updates []probe.Update
+	pending []feed.Event
+	updates []feed.Update
 }
 
 // collect is your session's sink.
-func (f *virtualFeed) collect(_ string, e probe.Event) {
+func (f *virtualFeed) collect(_ string, e feed.Event) {
 	t := float64(f.sched.Now()) / float64(time.Millisecond)
-	probe.Head(e).TMs = &t
+	feed.Head(e).TMs = &t
 	f.pending = append(f.pending, e)
 }
 
@@ -156,18 +157,18 @@ func (f *virtualFeed) schedule(you *session.Session, notes []note, length, every
 		f.sched.At(at, func() {
 			now := f.sched.Now()
 			for len(notes) > 0 && now >= notes[0].At {
-				f.collect(you.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: you.Frame()}, Text: notes[0].Text, Player: you.Name()})
+				f.collect(you.Name(), &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: you.Frame()}, Text: notes[0].Text, Player: you.Name()})
 				notes = notes[1:]
 			}
 			if now >= nextLinks {
 				for _, ls := range you.KnownLinks(now) {
-					f.collect(you.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: you.Frame()}, LinkStat: ls})
+					f.collect(you.Name(), &feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: you.Frame()}, LinkStat: ls})
 				}
 				for nextLinks <= now {
 					nextLinks += time.Second
 				}
 			}
-			f.updates = append(f.updates, probe.Update{View: you.View(now), Events: f.pending})
+			f.updates = append(f.updates, feed.Update{View: you.View(now), Events: f.pending})
 			f.pending = nil
 		})
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // PlayDemo is the demo in virtual time: the same names and narration as
@@ -36,7 +36,7 @@ func TestPlayDemoRepeatsAndShowsThePlan_S11(t *testing.T) {
 	worse := false
 	for _, u := range a {
 		for _, e := range u.Events {
-			if m, ok := e.(*probe.MessageEvent); ok {
+			if m, ok := e.(*feed.MessageEvent); ok {
 				msgs = append(msgs, m.Text)
 			}
 		}

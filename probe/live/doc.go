@@ -7,7 +7,7 @@
 // the socket's reader hands it datagrams, a timer wakes it at its next
 // deadline, and it publishes probe.Updates (events stamped with t_ms, a
 // link line per link per second, a summary at the end) to any number of
-// sinks through probe.Tee. startDemo runs N sessions in one process on
+// sinks through feed.Tee. startDemo runs N sessions in one process on
 // loopback sockets behind seeded impaired access links (impair.Socket),
 // with a scripted latency spike.
 //

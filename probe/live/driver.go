@@ -2,13 +2,14 @@ package live
 
 import (
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -78,7 +79,7 @@ type Options struct {
 	timeline []note
 	// process, when set, is called on the driver's goroutine as the session
 	// ends, with the driver's own timing, for the summary's process line.
-	process func(own driverStats) *probe.ProcessStats
+	process func(own driverStats) *feed.ProcessStats
 }
 
 // note is a line the driver adds to the message list at a time.
@@ -94,7 +95,7 @@ type driverStats struct {
 	MaxLate  time.Duration // the latest a timer wake-up came after its deadline
 }
 
-// Runner is one running session: it implements probe.Feed.
+// Runner is one running session: it implements feed.Feed.
 type Runner struct {
 	s     *session.Session
 	sock  Socket
@@ -106,8 +107,8 @@ type Runner struct {
 	opt   Options
 	start time.Time
 
-	updates  chan probe.Update
-	controls chan probe.Control
+	updates  chan feed.Update
+	controls chan feed.Control
 	stop     chan struct{}
 	stopOnce sync.Once
 	abort    chan struct{}
@@ -115,13 +116,13 @@ type Runner struct {
 	done     chan struct{}
 
 	now     time.Duration
-	pending []probe.Event
+	pending []feed.Event
 	stats   driverStats
 	maxLate atomic.Int64 // stats.MaxLate, readable from any goroutine
 	err     error
 }
 
-var _ probe.Feed = (*Runner)(nil)
+var _ feed.Feed = (*Runner)(nil)
 
 // Run starts the driver goroutine for s on sock. The session must not be
 // touched by anyone else from here on.
@@ -137,8 +138,8 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 	}
 	r := &Runner{
 		s: s, sock: sock, opt: opt, start: opt.Start,
-		updates:  make(chan probe.Update, 4),
-		controls: make(chan probe.Control, 16),
+		updates:  make(chan feed.Update, 4),
+		controls: make(chan feed.Control, 16),
 		stop:     make(chan struct{}),
 		abort:    make(chan struct{}),
 		done:     make(chan struct{}),
@@ -151,18 +152,18 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 	if c, ok := sock.(interface{ SetEpoch(time.Time) }); ok {
 		c.SetEpoch(r.start)
 	}
-	s.SetSink(probe.SinkFunc(r.collect))
+	s.SetSink(feed.SinkFunc(r.collect))
 	go r.loop()
 	return r
 }
 
-// Updates implements probe.Feed. Without Options.Publish the channel only
+// Updates implements feed.Feed. Without Options.Publish the channel only
 // closes when the session ends.
-func (r *Runner) Updates() <-chan probe.Update { return r.updates }
+func (r *Runner) Updates() <-chan feed.Update { return r.updates }
 
-// Control implements probe.Feed: the request is handled on the driver's
+// Control implements feed.Feed: the request is handled on the driver's
 // goroutine. A request that finds the queue full is dropped.
-func (r *Runner) Control(c probe.Control) {
+func (r *Runner) Control(c feed.Control) {
 	select {
 	case r.controls <- c:
 	case <-r.done:
@@ -210,12 +211,12 @@ func (r *Runner) clock() time.Duration { return time.Since(r.start) }
 
 // collect is the session's sink: it stamps each event with the time since
 // the world's start (t_ms) and keeps it for the next update.
-func (r *Runner) collect(from string, e probe.Event) {
+func (r *Runner) collect(from string, e feed.Event) {
 	if !r.opt.Publish {
 		return
 	}
 	t := float64(r.now) / float64(time.Millisecond)
-	probe.Head(e).TMs = &t
+	feed.Head(e).TMs = &t
 	r.pending = append(r.pending, e)
 }
 
@@ -371,7 +372,7 @@ func (r *Runner) after(nextPublish, nextLinks *time.Duration) {
 	for len(r.opt.timeline) > 0 && r.now >= r.opt.timeline[0].At {
 		n := r.opt.timeline[0]
 		r.opt.timeline = r.opt.timeline[1:]
-		r.collect(s.Name(), &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
+		r.collect(s.Name(), &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
 	}
 	if r.now >= *nextLinks {
 		r.linkLines()
@@ -468,7 +469,7 @@ func (r *Runner) socketClosed() {
 // flood.
 const drainBatch = 64
 
-func (r *Runner) control(c probe.Control) {
+func (r *Runner) control(c feed.Control) {
 	if c.Quit {
 		r.Stop()
 	}
@@ -498,10 +499,10 @@ func (r *Runner) control(c probe.Control) {
 func (r *Runner) linkLines() {
 	f := r.s.Frame()
 	for _, ls := range r.s.KnownLinks(r.now) {
-		r.collect(r.s.Name(), &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: f}, LinkStat: ls})
+		r.collect(r.s.Name(), &feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: f}, LinkStat: ls})
 	}
 	for _, pv := range r.s.Paths() {
-		r.collect(r.s.Name(), &probe.PathEvent{Header: probe.Header{Type: "path", Frame: f}, PathStat: pv.Stat(r.s.Name())})
+		r.collect(r.s.Name(), &feed.PathEvent{Header: feed.Header{Type: vocab.EventPath, Frame: f}, PathStat: pv.Stat(r.s.Name())})
 	}
 }
 
@@ -509,7 +510,7 @@ func (r *Runner) linkLines() {
 // until the last one: if the reader is behind, the events wait for the
 // next update and this View is dropped (a Feed loses Views, never Events).
 func (r *Runner) publish(last bool) {
-	u := probe.Update{View: r.s.View(r.now), Events: slices.Clip(r.pending), Done: last}
+	u := feed.Update{View: r.s.View(r.now), Events: slices.Clip(r.pending), Done: last}
 	if last {
 		u.Err = r.err
 		r.updates <- u

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -9,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -32,12 +33,12 @@ func (n *nullSocket) LocalAddr() netip.AddrPort         { return n.addr }
 func (n *nullSocket) Inbox() <-chan *netcore.Datagram   { return n.in }
 
 type feedLog struct {
-	updates []probe.Update
-	events  []probe.Event
+	updates []feed.Update
+	events  []feed.Event
 	done    chan struct{}
 }
 
-func readFeed(f probe.Feed) *feedLog {
+func readFeed(f feed.Feed) *feedLog {
 	l := &feedLog{done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
@@ -79,7 +80,7 @@ func TestDriverPacesFrames_S15(t *testing.T) {
 		if !last.Done {
 			t.Fatal("last update not marked done")
 		}
-		sum, ok := last.Events[len(last.Events)-1].(*probe.SummaryEvent)
+		sum, ok := last.Events[len(last.Events)-1].(*feed.SummaryEvent)
 		if !ok {
 			t.Fatalf("last event %T, want the summary", last.Events[len(last.Events)-1])
 		}
@@ -112,17 +113,17 @@ func TestDriverFeedRules(t *testing.T) {
 		}
 		var last float64
 		for _, e := range log.events {
-			h := probe.Head(e)
+			h := feed.Head(e)
 			if h.TMs == nil || *h.TMs < last {
 				t.Fatalf("%s at %v after %v", h.Type, h.TMs, last)
 			}
 			last = *h.TMs
 		}
-		types := map[string]int{}
+		types := map[vocab.EventType]int{}
 		for _, e := range log.events {
-			types[probe.Head(e).Type]++
+			types[feed.Head(e).Type]++
 		}
-		for _, want := range []string{"session", "roster", "master", "timing_active", "report", "timing", "removed", "summary"} {
+		for _, want := range []vocab.EventType{vocab.EventSession, vocab.EventRoster, vocab.EventMaster, vocab.EventTimingActive, vocab.EventReport, vocab.EventTiming, vocab.EventRemoved, vocab.EventSummary} {
 			if types[want] == 0 {
 				t.Errorf("no %s event: %v", want, types)
 			}
@@ -145,16 +146,16 @@ func TestDriverControls_S15_S17(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, log := soloHost(t, session.Config{Players: 3})
 		time.Sleep(2 * time.Second)
-		r.Control(probe.Control{Start: true})
+		r.Control(feed.Control{Start: true})
 		time.Sleep(time.Second)
-		r.Control(probe.Control{Speed: 60})
+		r.Control(feed.Control{Speed: 60})
 		time.Sleep(30 * time.Second)
-		r.Control(probe.Control{Quit: true})
+		r.Control(feed.Control{Quit: true})
 		r.Wait()
 		<-log.done
 		var fps []int
 		for _, e := range log.events {
-			if tm, ok := e.(*probe.TimingEvent); ok {
+			if tm, ok := e.(*feed.TimingEvent); ok {
 				fps = append(fps, tm.FPS)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -38,7 +38,7 @@ func TestDriverReadsItsOwnSocket_T1(t *testing.T) {
 	var _ directSocket = hu // what makes the driver read it itself
 	// Two seats of three taken: the game starts on the host's Start
 	// control.
-	var last probe.Update
+	var last feed.Update
 	started := false
 	end := time.After(20 * time.Second)
 	for !started {
@@ -49,7 +49,7 @@ func TestDriverReadsItsOwnSocket_T1(t *testing.T) {
 			}
 			last = u
 			if len(u.View.Links) > 0 && !u.View.Started {
-				host.Control(probe.Control{Start: true})
+				host.Control(feed.Control{Start: true})
 			}
 			started = u.View.Started
 		case <-join.Updates():

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/record"
 	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/units"
@@ -140,11 +140,11 @@ func frameClock() func() time.Duration {
 // with the send frame it ran on and the frame it was scheduled for (S13);
 // nil without a recording. A write error is the Writer's, reported as the
 // run ends.
-func (out *outputs) onCommand() func(time.Duration, string, int, probe.Command) {
+func (out *outputs) onCommand() func(time.Duration, string, int, feed.Command) {
 	if out.rec == nil {
 		return nil
 	}
-	return func(at time.Duration, player string, sendFrame int, c probe.Command) {
+	return func(at time.Duration, player string, sendFrame int, c feed.Command) {
 		out.rec.Command(at, out.cfg.Name, record.CommandOf(player, sendFrame, c))
 	}
 }
@@ -158,10 +158,10 @@ const liveCommandsPerMinute = 60
 // processStats makes the summary's process line from the sockets a command
 // runs: CPU time against wall time (getrusage), datagrams through the
 // sockets, and the latest the driver woke for a deadline.
-func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func(driverStats) time.Duration) func(driverStats) *probe.ProcessStats {
-	return func(own driverStats) *probe.ProcessStats {
+func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func(driverStats) time.Duration) func(driverStats) *feed.ProcessStats {
+	return func(own driverStats) *feed.ProcessStats {
 		wall := time.Since(out.started)
-		ps := &probe.ProcessStats{WallMs: units.Millis(wall), MaxLateMs: units.Millis(late(own))}
+		ps := &feed.ProcessStats{WallMs: units.Millis(wall), MaxLateMs: units.Millis(late(own))}
 		if cpu, ok := processCPU(); ok {
 			ps.CPUMs = units.Millis(cpu)
 			if wall > 0 {
@@ -184,7 +184,7 @@ func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func
 //
 // extra are more machines' feeds (the demo's other players with --metrics):
 // they go to the metrics exporter only.
-func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait func() error) error {
+func (out *outputs) run(fd feed.Feed, extra []feed.Feed, stop func(), wait func() error) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	finished := make(chan struct{})
@@ -196,7 +196,7 @@ func (out *outputs) run(feed probe.Feed, extra []probe.Feed, stop func(), wait f
 		defer shutdown()
 	}
 	extraDone := out.observeExtra(extra)
-	teed := probe.Tee(feed, sinks...)
+	teed := feed.Tee(fd, sinks...)
 	var uiErr error
 	if out.cfg.Front != nil {
 		uiErr = out.cfg.Front(teed)
@@ -251,19 +251,19 @@ func (out *outputs) stopWhenAsked(ctx context.Context, cancel context.CancelFunc
 // sinks are the update sinks the flags ask for, in the order they see each
 // update: NDJSON on stdout without a front end, the recording, the
 // callback for the moment the session is joined, the metrics exporter.
-func (out *outputs) sinks() []probe.UpdateSink {
-	var sinks []probe.UpdateSink
+func (out *outputs) sinks() []feed.UpdateSink {
+	var sinks []feed.UpdateSink
 	if out.cfg.Front == nil {
-		sinks = append(sinks, probe.NewNDJSONWriter(out.cfg.Stdout))
+		sinks = append(sinks, feed.NewNDJSONWriter(out.cfg.Stdout))
 	}
 	if out.rec != nil {
-		sinks = append(sinks, probe.UpdateSinkFunc(func(u probe.Update) error { out.rec.Observe(u); return out.rec.Err() }))
+		sinks = append(sinks, feed.UpdateSinkFunc(func(u feed.Update) error { out.rec.Observe(u); return out.rec.Err() }))
 	}
 	if joined := out.cfg.Joined; joined != nil {
 		// A View with the session's name: this machine hosts it or the
 		// host has welcomed it.
 		var once bool
-		sinks = append(sinks, probe.UpdateSinkFunc(func(u probe.Update) error {
+		sinks = append(sinks, feed.UpdateSinkFunc(func(u feed.Update) error {
 			if !once && u.View.Session != "" {
 				once = true
 				joined()
@@ -272,7 +272,7 @@ func (out *outputs) sinks() []probe.UpdateSink {
 		}))
 	}
 	if out.mlisten != nil {
-		sinks = append(sinks, probe.UpdateSinkFunc(out.observeMetrics))
+		sinks = append(sinks, feed.UpdateSinkFunc(out.observeMetrics))
 	}
 	return sinks
 }
@@ -298,7 +298,7 @@ func (out *outputs) serveMetrics() (shutdown func()) {
 // observeExtra reads the extra machines' feeds to their ends, each on its
 // own goroutine, handing their updates to the metrics exporter when there
 // is one; the WaitGroup is done when every feed has ended.
-func (out *outputs) observeExtra(extra []probe.Feed) *sync.WaitGroup {
+func (out *outputs) observeExtra(extra []feed.Feed) *sync.WaitGroup {
 	var done sync.WaitGroup
 	for _, f := range extra {
 		done.Add(1)
@@ -318,7 +318,7 @@ func (out *outputs) observeExtra(extra []probe.Feed) *sync.WaitGroup {
 // once the run is over, then removes a recording kept only for the report.
 // It returns the sinks' error (teed's, which has ended), or else the first
 // error closing the recording or writing the report.
-func (out *outputs) closeFiles(teed *probe.Teed) error {
+func (out *outputs) closeFiles(teed *feed.Teed) error {
 	if out.logFile != nil {
 		out.logFile.Close()
 	}
@@ -363,7 +363,7 @@ func (out *outputs) writeReport() error {
 // observeMetrics hands an update to the exporter, which is made once the
 // session's name is known (a joiner learns it from the host's Welcome):
 // every machine of a session labels its series with the same session.
-func (out *outputs) observeMetrics(u probe.Update) error {
+func (out *outputs) observeMetrics(u feed.Update) error {
 	e := out.exp.Load()
 	if e == nil {
 		if u.View.Session == "" {

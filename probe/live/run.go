@@ -11,6 +11,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -42,7 +43,7 @@ type RunConfig struct {
 	Stdout io.Writer
 	// Front, when set, shows the updates instead of NDJSON (the TUI); an
 	// error from it ends the session.
-	Front func(probe.Feed) error
+	Front func(feed.Feed) error
 	// Alerts are the alert thresholds (the config file's [alerts]); zero
 	// values take the defaults.
 	Alerts probe.AlertConfig
@@ -61,7 +62,7 @@ type RunConfig struct {
 // MetricsExporter is what the metrics listener needs of an exporter: it
 // takes every update and serves the scrape endpoint.
 type MetricsExporter interface {
-	Observe(u probe.Update)
+	Observe(u feed.Update)
 	Handler() http.Handler
 }
 
@@ -81,7 +82,7 @@ type HostConfig struct {
 	// Listening, when set, is called once the socket is bound, with its
 	// address. The guide it returns is what the lobby shows others to join
 	// (session.Config.Guide); it stays on this machine.
-	Listening func(bound netip.AddrPort) *probe.JoinGuide
+	Listening func(bound netip.AddrPort) *feed.JoinGuide
 }
 
 // Host runs `lagscope host`: it listens, seats players and plays until
@@ -182,7 +183,7 @@ func RunDemo(cfg RunConfig, dc DemoConfig) error {
 		out.abandon()
 		return err
 	}
-	var extra []probe.Feed
+	var extra []feed.Feed
 	if out.mlisten != nil {
 		for _, r := range d.allRunners()[1:] {
 			extra = append(extra, r)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -237,7 +237,7 @@ func TestScaleSockets(t *testing.T) {
 	you := runners[0]
 	deadline := time.After(60 * time.Second)
 	running := false
-	var last probe.View
+	var last feed.View
 	for !running {
 		select {
 		case u, ok := <-you.Updates():
@@ -268,7 +268,7 @@ func TestScaleSockets(t *testing.T) {
 	}
 	joined, timing := time.Since(start), last.InForce
 	var frame, highest atomic.Int64
-	var endView atomic.Pointer[probe.View]
+	var endView atomic.Pointer[feed.View]
 	go func() {
 		for u := range you.Updates() {
 			frame.Store(int64(u.View.Frame))

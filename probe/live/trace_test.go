@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 )
 
@@ -43,7 +43,7 @@ func TestPathControlTracesTheLink(t *testing.T) {
 		}
 	}()
 	end := time.After(20 * time.Second)
-	next := func() probe.Update {
+	next := func() feed.Update {
 		t.Helper()
 		select {
 		case u, ok := <-host.Updates():
@@ -54,16 +54,16 @@ func TestPathControlTracesTheLink(t *testing.T) {
 		case <-end:
 			t.Fatal("no trace within 20 s")
 		}
-		return probe.Update{}
+		return feed.Update{}
 	}
 	for u := next(); len(u.View.Links) == 0; u = next() {
 	}
-	host.Control(probe.Control{Path: "bob"})
+	host.Control(feed.Control{Path: "bob"})
 	events := 0
 	for complete := false; !complete || events == 0; {
 		u := next()
 		for _, e := range u.Events {
-			if p, ok := e.(*probe.PathEvent); ok && p.From == "alice" && p.To == "bob" && p.Available {
+			if p, ok := e.(*feed.PathEvent); ok && p.From == "alice" && p.To == "bob" && p.Available {
 				events++
 			}
 		}
@@ -71,7 +71,7 @@ func TestPathControlTracesTheLink(t *testing.T) {
 			complete = complete || (p.Peer == "bob" && p.Complete && len(p.Hops) == 1 && p.Hops[0].Link == "peer")
 		}
 	}
-	host.Control(probe.Control{PathClosed: true})
+	host.Control(feed.Control{PathClosed: true})
 	for u := next(); len(u.View.Paths) > 0; u = next() {
 	}
 	join.Stop()

@@ -3,23 +3,24 @@ package record
 import (
 	"bytes"
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // An alert is recorded and read back as the typed event, not as bytes of
 // an unknown type.
 func TestAlertRoundTrip(t *testing.T) {
 	from, to := "alice", "bob"
-	alerts := []probe.Event{
-		&probe.AlertEvent{Header: probe.Header{Type: "alert", Frame: 306}, Player: "alice", Kind: probe.AlertBad, From: &from, To: &to, Text: "Connection to bob has gone bad"},
-		&probe.AlertEvent{Header: probe.Header{Type: "alert", Frame: 316}, Player: "alice", Kind: probe.AlertLoss, From: &from, To: &to,
+	alerts := []feed.Event{
+		&feed.AlertEvent{Header: feed.Header{Type: vocab.EventAlert, Frame: 306}, Player: "alice", Kind: feed.AlertBad, From: &from, To: &to, Text: "Connection to bob has gone bad"},
+		&feed.AlertEvent{Header: feed.Header{Type: vocab.EventAlert, Frame: 316}, Player: "alice", Kind: feed.AlertLoss, From: &from, To: &to,
 			Text: "Connection to bob is losing datagrams: 7.1% from bob in the last 10s"},
-		&probe.AlertEvent{Header: probe.Header{Type: "alert", Frame: 1029}, Player: "carol", Kind: probe.AlertTier,
+		&feed.AlertEvent{Header: feed.Header{Type: vocab.EventAlert, Frame: 1029}, Player: "carol", Kind: feed.AlertTier,
 			Text: "Connection quality target worsened from Fast to Normal"},
 	}
 	var buf bytes.Buffer
@@ -39,7 +40,7 @@ func TestAlertRoundTrip(t *testing.T) {
 	if err != nil || rec.Stop != nil {
 		t.Fatalf("read: %v %v", err, rec.Stop)
 	}
-	var got []probe.Event
+	var got []feed.Event
 	for _, r := range rec.Records {
 		if r.Kind == KindEvent {
 			got = append(got, r.Event)
@@ -62,7 +63,7 @@ func TestImplausibleAlertIsDamage(t *testing.T) {
 		{"escape in text", `{"at_ns":1,"event":{"type":"alert","frame":3,"player":"alice","kind":"tier","from":null,"to":null,"text":"\u001b[2J"}}`, "text"},
 	} {
 		var b []byte
-		b = append(b, headerLine(probe.ProtocolVersion)...)
+		b = append(b, headerLine(feed.ProtocolVersion)...)
 		b = appendLine(b, KindEvent, []byte(good))
 		bad := len(b)
 		b = appendLine(b, KindEvent, []byte(c.body))

@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/textsafe"
 	"github.com/lagscope/lagscope/units"
@@ -30,7 +31,7 @@ import (
 func diagnosesOf(events []Record, as string) []Record {
 	var own, all []Record
 	for _, r := range events {
-		if _, ok := r.Event.(*probe.DiagnosisEvent); ok {
+		if _, ok := r.Event.(*feed.DiagnosisEvent); ok {
 			all = append(all, r)
 			if r.From == as {
 				own = append(own, r)
@@ -49,7 +50,7 @@ func (c *cursor) diagnosisAt(t time.Duration) *diagnosis.Diagnosis {
 	if i == 0 {
 		return nil
 	}
-	d := c.diags[i-1].Event.(*probe.DiagnosisEvent).Diagnosis
+	d := c.diags[i-1].Event.(*feed.DiagnosisEvent).Diagnosis
 	return &d
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/sim"
 )
 
@@ -28,7 +28,7 @@ func recordedSim(t *testing.T, js string) *Recording {
 	}
 	_, err = sim.RunWith(sc, &bytes.Buffer{}, sim.Options{
 		OnLine: func(at time.Duration, from string, line []byte) { w.eventLine(at, from, line) },
-		OnView: func(v probe.View) { w.View(v) },
+		OnView: func(v feed.View) { w.View(v) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestDiagnosisRecordedReplayedAndReported_S19(t *testing.T) {
 	n := 0
 	var first time.Duration
 	for _, x := range rec.Records {
-		e, ok := x.Event.(*probe.DiagnosisEvent)
+		e, ok := x.Event.(*feed.DiagnosisEvent)
 		if !ok {
 			continue
 		}
@@ -150,7 +150,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 		`{"at_ns":1,"event":{"type":"summary","frame":9,"links":[],"players":[]}}`, // a summary from before the diagnosis
 	}
 	var buf []byte
-	buf = append(buf, headerLine(probe.ProtocolVersion)...)
+	buf = append(buf, headerLine(feed.ProtocolVersion)...)
 	for _, g := range good {
 		buf = appendLine(buf, KindEvent, []byte(g))
 	}
@@ -173,7 +173,7 @@ func TestDiagnosisPlausible_S19(t *testing.T) {
 		"summary diagnosis":  `{"at_ns":1,"event":{"type":"summary","frame":9,"links":[],"players":[],"diagnosis":{"verdict":"x","players":[{"player":"ada","access_loss":7}],"links":[]}}}`,
 	}
 	for name, b := range bad {
-		buf := append(headerLine(probe.ProtocolVersion), appendLine(nil, KindEvent, []byte(b))...)
+		buf := append(headerLine(feed.ProtocolVersion), appendLine(nil, KindEvent, []byte(b))...)
 		rec, err := readAll(bytes.NewReader(buf))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"strings"
 	"testing"
@@ -10,8 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
@@ -149,26 +150,26 @@ func TestReportOfCraftedRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	evil, peer := hostile, "bob|<i>"
-	lk := func(from, to string) probe.LinkView {
-		return probe.LinkView{Peer: to, Link: probe.Link{From: from, To: to, State: probe.LinkMeasured, RTTKnown: true,
+	lk := func(from, to string) feed.LinkView {
+		return feed.LinkView{Peer: to, Link: feed.Link{From: from, To: to, State: feed.LinkMeasured, RTTKnown: true,
 			SRTT: units.FromMillis(50), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
 	}
 	for s := range 3 {
 		at := time.Duration(s) * time.Second
-		for _, v := range []probe.View{
-			{At: at, Self: evil, Started: true, Links: []probe.LinkView{lk(evil, peer)}},
-			{At: at, Self: peer, Started: true, Links: []probe.LinkView{lk(peer, evil)}},
+		for _, v := range []feed.View{
+			{At: at, Self: evil, Started: true, Links: []feed.LinkView{lk(evil, peer)}},
+			{At: at, Self: peer, Started: true, Links: []feed.LinkView{lk(peer, evil)}},
 		} {
 			if err := w.View(v); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	w.event(time.Second, evil, &probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 30}, Text: "hi \x1b]0;pwned\x07 <b>|</b>"})
-	w.event(time.Second, evil, &probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: 30}, SendPeriod: 2, LookAhead: 6, Rung: 2,
+	w.event(time.Second, evil, &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 30}, Text: "hi \x1b]0;pwned\x07 <b>|</b>"})
+	w.event(time.Second, evil, &feed.TimingEvent{Header: feed.Header{Type: vocab.EventTiming, Frame: 30}, SendPeriod: 2, LookAhead: 6, Rung: 2,
 		Tier: "Fast\x1b[31m", FPS: 30, Reason: "better\x1b]0;x\x07|<b>"})
-	w.event(2*time.Second, peer, &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: peer, WaitMs: 70, Cause: evil})
-	w.event(2*time.Second, evil, &probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 61}, Player: evil})
+	w.event(2*time.Second, peer, &feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: 60}, Player: peer, WaitMs: 70, Cause: evil})
+	w.event(2*time.Second, evil, &feed.RemovedEvent{Header: feed.Header{Type: vocab.EventRemoved, Frame: 61}, Player: evil})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -219,13 +220,13 @@ func FuzzReportAndReplay(f *testing.F) {
 	f.Add(b)
 	var buf bytes.Buffer
 	w, _ := newWriter(&buf, Header{Program: "p", Virtual: true}, time.Now)
-	w.View(probe.View{At: time.Second, Self: "a|<b>", Started: true, FPS: 30, Speed: 30, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2),
-		Players: []probe.PlayerView{{Name: "a|<b>", Self: true}, {Name: "c"}}})
-	w.event(time.Second, "a|<b>", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
+	w.View(feed.View{At: time.Second, Self: "a|<b>", Started: true, FPS: 30, Speed: 30, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2),
+		Players: []feed.PlayerView{{Name: "a|<b>", Self: true}, {Name: "c"}}})
+	w.event(time.Second, "a|<b>", &feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: 3}, Player: "c", WaitMs: 5, Cause: "a|<b>"})
 	w.event(time.Second, "a|<b>", pathEvent("a|<b>", pathSample("c")))
-	w.event(time.Second, "a|<b>", pathEvent("a|<b>", probe.PathView{Peer: "<c>", Why: "no <error> queue | here"}))
+	w.event(time.Second, "a|<b>", pathEvent("a|<b>", feed.PathView{Peer: "<c>", Why: "no <error> queue | here"}))
 	refused := "peer refused"
-	w.event(time.Second, "a|<b>", &probe.LoadEvent{Header: probe.Header{Type: "load"}, From: "a|<b>", To: "c",
+	w.event(time.Second, "a|<b>", &feed.LoadEvent{Header: feed.Header{Type: vocab.EventLoad}, From: "a|<b>", To: "c",
 		Result: loadtest.Result{Stopped: &refused, Where: &loadtest.WhereAt{Link: "peer", TTL: 3}}})
 	w.Close()
 	f.Add(buf.Bytes())
@@ -262,7 +263,7 @@ func FuzzReportAndReplay(f *testing.F) {
 	})
 }
 
-func playerOf(ps []probe.PlayerView, name string) *probe.PlayerView {
+func playerOf(ps []feed.PlayerView, name string) *feed.PlayerView {
 	for i := range ps {
 		if ps[i].Name == name {
 			return &ps[i]

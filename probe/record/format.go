@@ -7,7 +7,7 @@ import (
 	"hash/crc32"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // format is the version of the recording layout this package writes. A
@@ -53,7 +53,7 @@ func (k Kind) String() string {
 type Header struct {
 	Magic    string `json:"magic"`
 	Format   int    `json:"format"`
-	Protocol int    `json:"protocol"` // probe.ProtocolVersion of the writer (S19)
+	Protocol int    `json:"protocol"` // feed.ProtocolVersion of the writer (S19)
 	// Program is the command that wrote it, e.g. "lagscope sim".
 	Program string `json:"program,omitempty"`
 	Session string `json:"session,omitempty"`
@@ -81,7 +81,7 @@ type Command struct {
 
 // CommandOf is the record of command c, issued by player and executed on
 // sendFrame (probe.Config.OnCommand's arguments); the payload is copied.
-func CommandOf(player string, sendFrame int, c probe.Command) Command {
+func CommandOf(player string, sendFrame int, c feed.Command) Command {
 	return Command{Player: player, SendFrame: sendFrame, Frame: int(c.Tag), Seq: c.Seq, Type: c.Type, Payload: append([]byte(nil), c.Payload...)}
 }
 
@@ -101,9 +101,9 @@ type Record struct {
 	// Raw is the event's NDJSON object byte for byte as recorded (KindEvent);
 	// Event is it decoded, or nil for a type this build does not know.
 	Raw     json.RawMessage
-	Event   probe.Event
-	View    *probe.View // KindView
-	Command *Command    // KindCommand
+	Event   feed.Event
+	View    *feed.View // KindView
+	Command *Command   // KindCommand
 }
 
 // envelope is the JSON of every record but the header.

@@ -3,12 +3,13 @@ package record
 import (
 	"bytes"
 	"errors"
-	"github.com/lagscope/lagscope/vocab"
 	"io"
 	"strings"
 	"testing"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/textsafe"
 )
@@ -103,25 +104,25 @@ func assertPlausible(t *testing.T, r Record) {
 		t.Fatalf("from %q returned", r.From)
 	}
 	switch e := r.Event.(type) {
-	case *probe.TimingEvent:
+	case *feed.TimingEvent:
 		if tm := (rungs.Timing{SendPeriod: e.SendPeriod, LookAhead: e.LookAhead}); !tm.Valid() || e.Rung != tm.Rung() || e.FPS < 1 {
 			t.Fatalf("timing %+v returned", e)
 		}
-	case *probe.TimingActiveEvent:
+	case *feed.TimingActiveEvent:
 		if tm := (rungs.Timing{SendPeriod: e.SendPeriod, LookAhead: e.LookAhead}); !tm.ValidInForce() || e.Rung != tm.Rung() || e.FPS < 1 {
 			t.Fatalf("timing_active %+v returned", e)
 		}
-	case *probe.MessageEvent:
+	case *feed.MessageEvent:
 		if !textsafe.Safe(e.Text) || !textsafe.Safe(e.Player) {
 			t.Fatalf("message %+v returned", e)
 		}
-	case *probe.PathEvent:
+	case *feed.PathEvent:
 		for _, h := range e.Hops {
 			if h.TTL < 1 || h.TTL > maxTTL || !(h.Loss >= 0 && h.Loss <= 1) || (h.Addr != nil && (!h.Addr.IsValid() || h.Addr.Zone() != "")) {
 				t.Fatalf("path hop %+v returned", h)
 			}
 		}
-	case *probe.LoadEvent:
+	case *feed.LoadEvent:
 		if e.From == e.To || !textsafe.Safe(e.From) || !textsafe.Safe(e.To) ||
 			(e.Result.Where != nil && (e.Result.Where.TTL < 1 || e.Result.Where.TTL > maxTTL || !vocab.HopLink(e.Result.Where.Link).Valid())) {
 			t.Fatalf("load %+v returned", e)

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/vocab"
+
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/textsafe"
@@ -32,7 +33,7 @@ const reportLoadRows = 12
 // checkLoad: a `load` event's pair are two names, and its figures are in
 // bounds. Its decoder has already refused negative or non-finite figures,
 // a loss outside 0–1, an unknown grade and an unknown stop reason.
-func checkLoad(e *probe.LoadEvent) error {
+func checkLoad(e *feed.LoadEvent) error {
 	err := errors.Join(checkName("load from", e.From), checkName("load to", e.To))
 	if e.From == e.To {
 		err = errors.Join(err, fmt.Errorf("load test of %q against itself", e.From))
@@ -81,7 +82,7 @@ const maxLoadSamples = 1 << 20
 // checkLoadView: a View's load testing, by the rules of the events for
 // its results; the running test's peer a name, its phases' text safe and
 // their times and counts in bounds.
-func checkLoadView(l *probe.LoadView) error {
+func checkLoadView(l *feed.LoadView) error {
 	err := checkDur("load next at", l.NextAt)
 	if l.Cap < 0 || float64(l.Cap) > maxMbps*1e6 {
 		err = errors.Join(err, fmt.Errorf("load cap %d bit/s is outside 0..%v", l.Cap, maxMbps*1e6))
@@ -123,7 +124,7 @@ type loadReport struct {
 }
 
 // load keeps a load event.
-func (s *summary) load(at time.Duration, e *probe.LoadEvent) {
+func (s *summary) load(at time.Duration, e *feed.LoadEvent) {
 	s.loads = append(s.loads, loadReport{AtMs: units.Millis(at), From: e.From, To: e.To, loadResult: loadResult(e.Result)})
 }
 

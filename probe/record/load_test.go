@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 )
 
@@ -26,9 +26,9 @@ const completeLoad = `{"type":"load","t_ms":90000,"from":"ada","to":"bob","idle_
 const refusedLoad = `{"type":"load","t_ms":150000,"from":"ada","to":"cyd","idle_rtt_ms":null,"upload":null,"download":null,` +
 	`"both":null,"where":null,"cost":null,"stopped":"peer refused"}`
 
-func loadEventOf(t *testing.T, line string) *probe.LoadEvent {
+func loadEventOf(t *testing.T, line string) *feed.LoadEvent {
 	t.Helper()
-	var e probe.LoadEvent
+	var e feed.LoadEvent
 	if err := json.Unmarshal([]byte(line), &e); err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
@@ -44,9 +44,9 @@ func loadRecording(t *testing.T) *Recording {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Observe(probe.Update{View: probe.View{At: 89 * time.Second, Session: "s", Self: "ada"}})
-	w.Observe(probe.Update{View: probe.View{At: 90 * time.Second, Session: "s", Self: "ada"}, Events: []probe.Event{loadEventOf(t, completeLoad)}})
-	w.Observe(probe.Update{View: probe.View{At: 150 * time.Second, Session: "s", Self: "ada"}, Events: []probe.Event{loadEventOf(t, refusedLoad)}})
+	w.Observe(feed.Update{View: feed.View{At: 89 * time.Second, Session: "s", Self: "ada"}})
+	w.Observe(feed.Update{View: feed.View{At: 90 * time.Second, Session: "s", Self: "ada"}, Events: []feed.Event{loadEventOf(t, completeLoad)}})
+	w.Observe(feed.Update{View: feed.View{At: 150 * time.Second, Session: "s", Self: "ada"}, Events: []feed.Event{loadEventOf(t, refusedLoad)}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +62,9 @@ func loadRecording(t *testing.T) *Recording {
 // sink printed them, and handed to a replay's front end.
 func TestLoadRecordRoundTripAndReplay(t *testing.T) {
 	rec := loadRecording(t)
-	var events []*probe.LoadEvent
+	var events []*feed.LoadEvent
 	for _, r := range rec.Records {
-		if e, ok := r.Event.(*probe.LoadEvent); ok {
+		if e, ok := r.Event.(*feed.LoadEvent); ok {
 			events = append(events, e)
 		}
 	}
@@ -95,7 +95,7 @@ func TestLoadRecordRoundTripAndReplay(t *testing.T) {
 	u := c.advance(c.End())
 	n := 0
 	for _, e := range u.Events {
-		if l, ok := e.(*probe.LoadEvent); ok {
+		if l, ok := e.(*feed.LoadEvent); ok {
 			n++
 			if l.From != "ada" || (l.To != "bob" && l.To != "cyd") {
 				t.Errorf("replayed test %s → %s", l.From, l.To)
@@ -132,7 +132,7 @@ func TestImplausibleLoadIsDamage(t *testing.T) {
 		{"absurd wait", event(`"max_wait_ms":120`, `"max_wait_ms":1e300`), "max_wait_ms"},
 	}
 	for _, c := range cases {
-		b := append(headerLine(probe.ProtocolVersion), appendLine(nil, KindEvent, []byte(c.body))...)
+		b := append(headerLine(feed.ProtocolVersion), appendLine(nil, KindEvent, []byte(c.body))...)
 		rec, err := readAll(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -237,13 +237,13 @@ func TestReportLoadEscapesNames(t *testing.T) {
 // running, the latest results, the cap — and one no machine holds is
 // damage.
 func TestViewLoadRecordRoundTrip(t *testing.T) {
-	lv := &probe.LoadView{
-		Running: &probe.LoadRun{Peer: "cyd", Tester: true, Progress: loadtest.Progress{Tester: true, Phase: "upload", Began: 95 * time.Second,
+	lv := &feed.LoadView{
+		Running: &feed.LoadRun{Peer: "cyd", Tester: true, Progress: loadtest.Progress{Tester: true, Phase: "upload", Began: 95 * time.Second,
 			Phases: []loadtest.PhaseProgress{{Name: "idle", Began: 95 * time.Second, Samples: 200, Median: 12 * time.Millisecond}}}},
-		Results: []probe.LoadEvent{*loadEventOf(t, completeLoad)},
+		Results: []feed.LoadEvent{*loadEventOf(t, completeLoad)},
 		Cap:     50e6, NextAt: 150 * time.Second,
 	}
-	v := probe.View{At: 100 * time.Second, Session: "s", Self: "ada", Load: lv}
+	v := feed.View{At: 100 * time.Second, Session: "s", Self: "ada", Load: lv}
 	var buf bytes.Buffer
 	w, err := newWriter(&buf, Header{Program: "test"}, time.Now)
 	if err != nil {
@@ -271,7 +271,7 @@ func TestViewLoadRecordRoundTrip(t *testing.T) {
 		{"negative cap", view(`{"Cap":-5}`), "load cap -5"},
 		{"next at before the start", view(`{"NextAt":-1}`), "load next at"},
 	} {
-		b := append(headerLine(probe.ProtocolVersion), appendLine(nil, KindView, []byte(c.body))...)
+		b := append(headerLine(feed.ProtocolVersion), appendLine(nil, KindView, []byte(c.body))...)
 		rec, err := readAll(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)

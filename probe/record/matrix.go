@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // The admin's matrix in a replay: a recording carries what the matrix
@@ -27,7 +27,7 @@ import (
 // linkLine is one recorded link line, as its measuring player saw it.
 type linkLine struct {
 	at   time.Duration
-	link probe.Link
+	link feed.Link
 }
 
 // lineBatch is how far back from a player's newest link line the lines of
@@ -56,7 +56,7 @@ func newMatrixSources(rec *Recording, events []Record) matrixSources {
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
 	}
 	for _, r := range events {
-		e, ok := r.Event.(*probe.LinkEvent)
+		e, ok := r.Event.(*feed.LinkEvent)
 		if !ok {
 			continue
 		}
@@ -81,14 +81,14 @@ func (s *matrixSources) viewAt(machine string, t time.Duration) *Record {
 
 // linesAt is player's latest batch of link lines at or before t, one per
 // peer, and the batch's time; nil when it has none yet.
-func (s *matrixSources) linesAt(player string, t time.Duration) ([]probe.Link, time.Duration) {
+func (s *matrixSources) linesAt(player string, t time.Duration) ([]feed.Link, time.Duration) {
 	ls := s.lines[player]
 	i := sort.Search(len(ls), func(i int) bool { return ls[i].at > t })
 	if i == 0 {
 		return nil, 0
 	}
 	newest := ls[i-1].at
-	var out []probe.Link
+	var out []feed.Link
 	seen := map[string]bool{}
 	for j := i - 1; j >= 0 && ls[j].at > newest-lineBatch; j-- {
 		if !seen[ls[j].link.To] {
@@ -102,15 +102,15 @@ func (s *matrixSources) linesAt(player string, t time.Duration) ([]probe.Link, t
 // matrix rebuilds the matrix of v, the shown machine's View at t: a row for
 // every seated player still in the session, in house order, as the live
 // matrix has them; none before the game starts.
-func (s *matrixSources) matrix(v *probe.View, t time.Duration) probe.MatrixView {
-	var m probe.MatrixView
+func (s *matrixSources) matrix(v *feed.View, t time.Duration) feed.MatrixView {
+	var m feed.MatrixView
 	if !v.Started {
 		return m
 	}
-	m.Players = make([]probe.MatrixPlayer, 0, len(v.Players))
+	m.Players = make([]feed.MatrixPlayer, 0, len(v.Players))
 	// Peers removed here, or never heard of, have no column: a machine's
 	// links to them are left out of every row.
-	here := map[string]*probe.PlayerView{}
+	here := map[string]*feed.PlayerView{}
 	for i := range v.Players {
 		if p := &v.Players[i]; !p.Removed {
 			here[p.Name] = p
@@ -121,7 +121,7 @@ func (s *matrixSources) matrix(v *probe.View, t time.Duration) probe.MatrixView 
 		if pl.Observer || pl.Removed {
 			continue
 		}
-		row := probe.MatrixPlayer{Name: pl.Name}
+		row := feed.MatrixPlayer{Name: pl.Name}
 		switch src := s.viewAt(pl.Name, t); {
 		case pl.Name == v.Self:
 			row = rowOfView(v, here)
@@ -137,7 +137,7 @@ func (s *matrixSources) matrix(v *probe.View, t time.Duration) probe.MatrixView 
 			row.Known, row.Age = true, max(t-at, 0)
 			for _, l := range links {
 				if o := here[l.To]; o != nil {
-					row.Links = append(row.Links, probe.MatrixLink{Link: l, Observer: o.Observer})
+					row.Links = append(row.Links, feed.MatrixLink{Link: l, Observer: o.Observer})
 				}
 			}
 			sortByHouse(row.Links, v.Players)
@@ -159,13 +159,13 @@ func (s *matrixSources) matrix(v *probe.View, t time.Duration) probe.MatrixView 
 // rowOfView is the row of v's own machine from v: its links first-hand,
 // the total it waited as the sum of what each peer made it wait, and the
 // waits of its own latest report.
-func rowOfView(v *probe.View, here map[string]*probe.PlayerView) probe.MatrixPlayer {
-	row := probe.MatrixPlayer{Name: v.Self, Known: true, Frame: v.Frame, Links: make([]probe.MatrixLink, 0, len(v.Links))}
+func rowOfView(v *feed.View, here map[string]*feed.PlayerView) feed.MatrixPlayer {
+	row := feed.MatrixPlayer{Name: v.Self, Known: true, Frame: v.Frame, Links: make([]feed.MatrixLink, 0, len(v.Links))}
 	for _, l := range v.Links {
 		if here[l.Peer] == nil {
 			continue
 		}
-		row.Links = append(row.Links, probe.MatrixLink{Link: l.Link, Observer: l.Observer, Caused: l.Caused})
+		row.Links = append(row.Links, feed.MatrixLink{Link: l.Link, Observer: l.Observer, Caused: l.Caused})
 		row.Waited += l.Caused
 	}
 	for _, p := range v.Players {
@@ -178,7 +178,7 @@ func rowOfView(v *probe.View, here map[string]*probe.PlayerView) probe.MatrixPla
 }
 
 // sortByHouse puts links in the house order of their peers.
-func sortByHouse(ls []probe.MatrixLink, players []probe.PlayerView) {
+func sortByHouse(ls []feed.MatrixLink, players []feed.PlayerView) {
 	order := make(map[string]int, len(players))
 	for i, p := range players {
 		order[p.Name] = i

@@ -2,16 +2,17 @@ package record
 
 import (
 	"bytes"
+	"github.com/lagscope/lagscope/vocab"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
 )
 
-func measured(from, to string, srttMs float64) probe.Link {
-	return probe.Link{From: from, To: to, State: probe.LinkMeasured, RTTKnown: true, SRTT: units.FromMillis(srttMs),
+func measured(from, to string, srttMs float64) feed.Link {
+	return feed.Link{From: from, To: to, State: feed.LinkMeasured, RTTKnown: true, SRTT: units.FromMillis(srttMs),
 		RTTVAR: units.FromMillis(1), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}
 }
 
@@ -26,17 +27,17 @@ func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	players := []probe.PlayerView{{Name: "you", Self: true}, {Name: "ada", Report: &probe.ReportView{Frame: 55, Wait: 20 * time.Millisecond, Process: 3 * time.Millisecond}},
+	players := []feed.PlayerView{{Name: "you", Self: true}, {Name: "ada", Report: &feed.ReportView{Frame: 55, Wait: 20 * time.Millisecond, Process: 3 * time.Millisecond}},
 		{Name: "bob"}, {Name: "obs", Observer: true}}
-	lv := func(to string, ms float64, caused time.Duration) probe.LinkView {
-		return probe.LinkView{Link: measured("you", to, ms), Peer: to, Caused: caused, Observer: to == "obs"}
+	lv := func(to string, ms float64, caused time.Duration) feed.LinkView {
+		return feed.LinkView{Link: measured("you", to, ms), Peer: to, Caused: caused, Observer: to == "obs"}
 	}
-	line := func(at time.Duration, l probe.Link) {
-		if err := w.event(at, "you", &probe.LinkEvent{Header: probe.Header{Type: "link", Frame: 30}, LinkStat: l.Stat()}); err != nil {
+	line := func(at time.Duration, l feed.Link) {
+		if err := w.event(at, "you", &feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: 30}, LinkStat: l.Stat()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.View(probe.View{At: 0, Self: "you", FPS: 30, Speed: 30, Players: players, Lobby: &probe.LobbyView{Need: 3, Seated: 3}}); err != nil {
+	if err := w.View(feed.View{At: 0, Self: "you", FPS: 30, Speed: 30, Players: players, Lobby: &feed.LobbyView{Need: 3, Seated: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	line(time.Second, measured("ada", "you", 41))
@@ -44,8 +45,8 @@ func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 	line(time.Second, measured("ada", "obs", 12))
 	line(2*time.Second, measured("ada", "you", 42))
 	line(2*time.Second, measured("ada", "obs", 13)) // ada→bob no longer in the batch
-	if err := w.View(probe.View{At: 2500 * time.Millisecond, Self: "you", Started: true, FPS: 30, Speed: 30, Frame: 75, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2), Players: players,
-		Links: []probe.LinkView{lv("ada", 40, 0), lv("bob", 50, 70*time.Millisecond), lv("obs", 10, 0)}}); err != nil {
+	if err := w.View(feed.View{At: 2500 * time.Millisecond, Self: "you", Started: true, FPS: 30, Speed: 30, Frame: 75, InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2), Players: players,
+		Links: []feed.LinkView{lv("ada", 40, 0), lv("bob", 50, 70*time.Millisecond), lv("obs", 10, 0)}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -91,10 +92,10 @@ func TestReplayMatrixFromLinkLines_L3(t *testing.T) {
 func BenchmarkReplayMatrix64(b *testing.B) {
 	const n, views = 64, 10
 	names := make([]string, n)
-	players := make([]probe.PlayerView, n)
+	players := make([]feed.PlayerView, n)
 	for i := range names {
 		names[i] = "p" + string(rune('a'+i/26)) + string(rune('a'+i%26))
-		players[i] = probe.PlayerView{Name: names[i]}
+		players[i] = feed.PlayerView{Name: names[i]}
 	}
 	var buf bytes.Buffer
 	w, err := newWriter(&buf, Header{Program: "bench", Virtual: true}, time.Now)
@@ -103,11 +104,11 @@ func BenchmarkReplayMatrix64(b *testing.B) {
 	}
 	for s := range views {
 		for i, self := range names {
-			v := probe.View{At: time.Duration(s) * time.Second, Self: self, Started: true, FPS: 30, Speed: 30, Frame: 30 * s,
+			v := feed.View{At: time.Duration(s) * time.Second, Self: self, Started: true, FPS: 30, Speed: 30, Frame: 30 * s,
 				InForce: rungs.RungTiming(2), Target: rungs.RungTiming(2), Players: players}
 			for j, peer := range names {
 				if j != i {
-					v.Links = append(v.Links, probe.LinkView{Link: measured(self, peer, float64(20+j)), Peer: peer})
+					v.Links = append(v.Links, feed.LinkView{Link: measured(self, peer, float64(20+j)), Peer: peer})
 				}
 			}
 			if err := w.View(v); err != nil {

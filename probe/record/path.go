@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"sort"
@@ -12,7 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/textsafe"
 	"github.com/lagscope/lagscope/units"
 )
@@ -66,7 +67,7 @@ func checkHop(prev, ttl int, link vocab.HopLink, sent int, loss float64) error {
 // checkPathStat: a `path` event's (or a report's) path: its ends are
 // names, its hops in order and in bounds, its round trips plausible, and
 // a machine that cannot trace has no hops.
-func checkPathStat(p *probe.PathStat) error {
+func checkPathStat(p *feed.PathStat) error {
 	err := errors.Join(checkName("path from", p.From), checkName("path to", p.To))
 	if p.Why != nil {
 		err = errors.Join(err, checkText("path why", *p.Why))
@@ -103,7 +104,7 @@ func checkDur(key string, d time.Duration) error {
 }
 
 // checkPathView: a View's path, by the same rules as the event's.
-func checkPathView(p *probe.PathView) error {
+func checkPathView(p *feed.PathView) error {
 	err := errors.Join(checkName("path peer", p.Peer), checkText("path why", p.Why))
 	if !p.Available && len(p.Hops) > 0 {
 		err = errors.Join(err, errors.New("hops on a path that cannot be traced"))
@@ -120,7 +121,7 @@ func checkPathView(p *probe.PathView) error {
 		}
 		prev = h.TTL
 	}
-	for _, s := range []*probe.PathStart{p.DelayStarts, p.LossStarts} {
+	for _, s := range []*feed.PathStart{p.DelayStarts, p.LossStarts} {
 		if s != nil {
 			err = errors.Join(err, checkHop(0, s.TTL, s.Link, 0, s.Loss), checkDur("added", s.Added))
 		}
@@ -131,11 +132,11 @@ func checkPathView(p *probe.PathView) error {
 // pathReport is one traced link's last path in a recording.
 type pathReport struct {
 	AtMs float64 `json:"at_ms"`
-	probe.PathStat
+	feed.PathStat
 }
 
 // path keeps the latest path event of each traced link.
-func (s *summary) path(at time.Duration, e *probe.PathEvent) {
+func (s *summary) path(at time.Duration, e *feed.PathEvent) {
 	if s.paths == nil {
 		s.paths = map[[2]string]pathReport{}
 	}
@@ -178,7 +179,7 @@ func (p *pathReport) pathNote(esc func(string) string) string {
 
 // hopCells are one hop's cells: hop, address, link, sent, loss, best,
 // median, worst, note.
-func hopCells(h probe.PathHopStat, esc func(string) string) []string {
+func hopCells(h feed.PathHopStat, esc func(string) string) []string {
 	addr := "—" // never answered
 	if h.Addr != nil {
 		addr = esc(h.Addr.String())

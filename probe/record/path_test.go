@@ -4,21 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // pathSample is a traced path: a LAN hop that adds delay, a silent uplink,
 // a rate-limited hop and the peer.
-func pathSample(peer string) probe.PathView {
+func pathSample(peer string) feed.PathView {
 	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
-	return probe.PathView{Peer: peer, Available: true, Complete: true,
-		Hops: []probe.PathHop{
+	return feed.PathView{Peer: peer, Available: true, Complete: true,
+		Hops: []feed.PathHop{
 			{TTL: 1, Addr: netip.MustParseAddr("192.168.1.1"), Link: "lan", Sent: 30, Answered: true,
 				Best: ms(0.6), Median: ms(210.4), Last: ms(230), Worst: ms(260.1), Judged: true},
 			{TTL: 2, Link: "uplink", Sent: 30, Loss: 1, Judged: true},
@@ -27,17 +28,17 @@ func pathSample(peer string) probe.PathView {
 			{TTL: 4, Addr: netip.MustParseAddr("2001:db8::7"), Link: "peer", Sent: 30, Answered: true,
 				Best: ms(212), Median: ms(215), Last: ms(215), Worst: ms(290), Judged: true},
 		},
-		DelayStarts: &probe.PathStart{TTL: 1, Link: "lan", Added: ms(210.4)},
+		DelayStarts: &feed.PathStart{TTL: 1, Link: "lan", Added: ms(210.4)},
 	}
 }
 
-func pathEvent(from string, pv probe.PathView) *probe.PathEvent {
-	return &probe.PathEvent{Header: probe.Header{Type: "path"}, PathStat: pv.Stat(from)}
+func pathEvent(from string, pv feed.PathView) *feed.PathEvent {
+	return &feed.PathEvent{Header: feed.Header{Type: vocab.EventPath}, PathStat: pv.Stat(from)}
 }
 
 // pathRecording records two traced links' path events (the second twice:
 // the report keeps the last) and a View holding their paths.
-func pathRecording(t *testing.T) (*Recording, probe.View) {
+func pathRecording(t *testing.T) (*Recording, feed.View) {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := newWriter(&buf, Header{Program: "lagscope host", Self: "ada"}, time.Now)
@@ -47,11 +48,11 @@ func pathRecording(t *testing.T) (*Recording, probe.View) {
 	lossy := pathSample("cyd")
 	lossy.Hops = lossy.Hops[:1]
 	lossy.Complete, lossy.DelayStarts = false, nil
-	lossy.LossStarts = &probe.PathStart{TTL: 1, Link: "lan", Loss: 0.0975}
+	lossy.LossStarts = &feed.PathStart{TTL: 1, Link: "lan", Loss: 0.0975}
 	lossy.Hops[0].Loss = 0.0975
-	unavailable := probe.PathView{Peer: "dan", Why: "a relayed link"}
-	v := probe.View{At: 2 * time.Second, Session: "s", Self: "ada", Paths: []probe.PathView{pathSample("bob"), lossy, unavailable}}
-	for i, e := range []*probe.PathEvent{pathEvent("ada", lossy), pathEvent("ada", pathSample("bob")), pathEvent("ada", unavailable),
+	unavailable := feed.PathView{Peer: "dan", Why: "a relayed link"}
+	v := feed.View{At: 2 * time.Second, Session: "s", Self: "ada", Paths: []feed.PathView{pathSample("bob"), lossy, unavailable}}
+	for i, e := range []*feed.PathEvent{pathEvent("ada", lossy), pathEvent("ada", pathSample("bob")), pathEvent("ada", unavailable),
 		pathEvent("ada", lossy)} {
 		if err := w.event(time.Duration(i+1)*time.Second, "ada", e); err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestPathRecordRoundTrip(t *testing.T) {
 	if len(rec.Records) != 5 {
 		t.Fatalf("%d records", len(rec.Records))
 	}
-	e, ok := rec.Records[1].Event.(*probe.PathEvent)
+	e, ok := rec.Records[1].Event.(*feed.PathEvent)
 	if !ok {
 		t.Fatalf("record 1 is %T", rec.Records[1].Event)
 	}
@@ -126,7 +127,7 @@ func TestImplausiblePathIsDamage(t *testing.T) {
 		{"view loss", KindView, view(`{"Peer":"bob","Available":true,"Hops":[{"TTL":1,"Link":"lan","Loss":7}]}`), "loss 7"},
 	}
 	for _, c := range cases {
-		b := append(headerLine(probe.ProtocolVersion), appendLine(nil, c.kind, []byte(c.body))...)
+		b := append(headerLine(feed.ProtocolVersion), appendLine(nil, c.kind, []byte(c.body))...)
 		rec, err := readAll(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -199,8 +200,8 @@ func TestReportPathTables(t *testing.T) {
 
 // A crafted name in a path reaches the markdown table escaped.
 func TestReportPathEscapesNames(t *testing.T) {
-	r := &report{Paths: []pathReport{{PathStat: probe.PathStat{From: "a|b", To: "c*d", Available: true,
-		Hops: []probe.PathHopStat{{TTL: 1, Link: "l|n"}}}}}}
+	r := &report{Paths: []pathReport{{PathStat: feed.PathStat{From: "a|b", To: "c*d", Available: true,
+		Hops: []feed.PathHopStat{{TTL: 1, Link: "l|n"}}}}}}
 	var md bytes.Buffer
 	r.markdownPaths(&md)
 	if strings.Contains(md.String(), "a|b") || strings.Contains(md.String(), "| l|n |") {

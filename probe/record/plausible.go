@@ -3,10 +3,11 @@ package record
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/names"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/textsafe"
 )
@@ -36,8 +37,8 @@ const maxMs = float64(maxAt / time.Millisecond)
 // the protocol version that wrote it, and event IDs mean what that version
 // says) and header text that could steer a terminal.
 func checkHeader(h *Header) error {
-	if h.Protocol != probe.ProtocolVersion {
-		return fmt.Errorf("%w: written by protocol %d, this build reads protocol %d", ErrVersion, h.Protocol, probe.ProtocolVersion)
+	if h.Protocol != feed.ProtocolVersion {
+		return fmt.Errorf("%w: written by protocol %d, this build reads protocol %d", ErrVersion, h.Protocol, feed.ProtocolVersion)
 	}
 	for _, f := range []struct{ key, v string }{{"program", h.Program}, {"session", h.Session}, {"started", h.Started}} {
 		if !textsafe.Safe(f.v) {
@@ -159,8 +160,8 @@ func checkValid(key string, t rungs.Timing, inForce bool) error {
 	return nil
 }
 
-func checkEvent(e probe.Event) error {
-	h := probe.Head(e)
+func checkEvent(e feed.Event) error {
+	h := feed.Head(e)
 	if err := checkFrame("frame", h.Frame); err != nil {
 		return err
 	}
@@ -169,33 +170,41 @@ func checkEvent(e probe.Event) error {
 	}
 	var err error
 	switch e := e.(type) {
-	case *probe.MasterEvent:
+	case *feed.MasterEvent:
 		err = checkName("player", e.Player)
-	case *probe.RemovedEvent:
+	case *feed.RemovedEvent:
 		err = checkName("player", e.Player)
-	case *probe.ReportEvent:
+	case *feed.ReportEvent:
 		err = errors.Join(checkName("player", e.Player), checkOptMs("rtt_ms", e.RTTMs),
 			checkMs("wait_ms", e.WaitMs), checkMs("process_ms", e.ProcessMs))
-	case *probe.TimingEvent:
+	case *feed.TimingEvent:
 		err = errors.Join(checkFrame("decided", e.Decided),
 			checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS, false), checkText("reason", e.Reason))
-	case *probe.TimingActiveEvent:
+	case *feed.TimingActiveEvent:
 		err = checkTiming(e.SendPeriod, e.LookAhead, e.Rung, e.Tier, e.FPS, true)
-	case *probe.MessageEvent:
+	case *feed.MessageEvent:
 		err = errors.Join(checkText("text", e.Text), checkOptName("player", e.Player))
-	case *probe.StallEvent:
+	case *feed.StallEvent:
 		err = errors.Join(checkName("player", e.Player), checkMs("wait_ms", e.WaitMs), checkOptName("cause", e.Cause))
-	case *probe.AlertEvent:
+	case *feed.AlertEvent:
 		err = checkAlert(e)
-	case *probe.LinkEvent:
+	case *feed.LinkEvent:
 		err = checkLink(&e.LinkStat)
-	case *probe.DiagnosisEvent:
+	case *feed.DiagnosisEvent:
 		err = checkDiagnosis(&e.Diagnosis)
-	case *probe.PathEvent:
+	case *feed.PathEvent:
 		err = checkPathStat(&e.PathStat)
-	case *probe.LoadEvent:
+	case *feed.LoadEvent:
 		err = checkLoad(e)
-	case *probe.SummaryEvent:
+	case *feed.SessionEvent:
+		err = errors.Join(checkName("name", e.Name), checkText("session", e.Session), checkText("role", e.Role),
+			checkText("addr", e.Addr), checkText("host", e.Host), checkCount("need", e.Need))
+	case *feed.RosterEvent:
+		err = checkCount("need", e.Need)
+		for _, n := range append(slices.Clone(e.Players), e.Observers...) {
+			err = errors.Join(err, checkName("roster", n))
+		}
+	case *feed.SummaryEvent:
 		for i := range e.Links {
 			err = errors.Join(err, checkLink(&e.Links[i]))
 		}
@@ -204,21 +213,25 @@ func checkEvent(e probe.Event) error {
 			err = errors.Join(err, checkName("player", p.Player), checkMs("total_wait_ms", p.TotalWaitMs),
 				checkMs("max_wait_ms", p.MaxWaitMs), checkFrame("frames", p.Frames))
 		}
+	default:
+		// A type the registry holds that this check does not know: the
+		// recording would carry what nothing looked at.
+		err = fmt.Errorf("no plausibility check for %s events", h.Type)
 	}
-	return firstOf(h.Type+" event", err)
+	return firstOf(string(h.Type)+" event", err)
 }
 
 // checkAlert: a kind this build raises, the machine that raised it, and a
 // link's two ends (both or neither: a tier alert is about the session).
-func checkAlert(e *probe.AlertEvent) error {
+func checkAlert(e *feed.AlertEvent) error {
 	err := errors.Join(checkName("player", e.Player), checkText("text", e.Text))
 	switch e.Kind {
-	case probe.AlertBad, probe.AlertLoss:
+	case feed.AlertBad, feed.AlertLoss:
 		if e.From == nil || e.To == nil {
 			return errors.Join(err, fmt.Errorf("%s alert without its link", e.Kind))
 		}
 		return errors.Join(err, checkName("from", *e.From), checkName("to", *e.To))
-	case probe.AlertTier:
+	case feed.AlertTier:
 		if e.From != nil || e.To != nil {
 			return errors.Join(err, errors.New("tier alert on a link"))
 		}
@@ -245,7 +258,7 @@ func firstOf(what string, err error) error {
 
 // checkLink: the link's ends are names, its counters obey L1-L2 (a missing
 // datagram was first expected), its times are plausible.
-func checkLink(l *probe.LinkStat) error {
+func checkLink(l *feed.LinkStat) error {
 	err := errors.Join(checkName("link from", l.From), checkName("link to", l.To), checkText("link state", l.State),
 		checkOptMs("srtt_ms", l.SRTTMs), checkOptMs("rttvar_ms", l.RTTVARMs), checkOptMs("rto_ms", l.RTOMs),
 		checkOptMs("conn_timeout_ms", l.ConnTimeoutMs))
@@ -268,7 +281,7 @@ func optCount(n *uint64) string {
 	return fmt.Sprint(*n)
 }
 
-func checkView(v *probe.View) error {
+func checkView(v *feed.View) error {
 	err := errors.Join(checkText("session", v.Session), checkOptName("self", v.Self), checkOptName("master", v.Master),
 		checkOptName("waited on", v.WaitedOn), checkFrame("frame", v.Frame))
 	if v.Started { // a lobby's view holds the configured timing, not one in force
@@ -305,4 +318,15 @@ func checkCommand(c *Command) error {
 		err = fmt.Errorf("send_frame %d before its frame %d (a command never runs early)", c.SendFrame, c.Frame)
 	}
 	return firstOf("command", err)
+}
+
+// maxNeed bounds a session's seats: at most 128 machines, 64 of them
+// watchers.
+const maxNeed = 128
+
+func checkCount(key string, n int) error {
+	if n < 0 || n > maxNeed {
+		return fmt.Errorf("%s %d is outside 0..%d", key, n, maxNeed)
+	}
+	return nil
 }

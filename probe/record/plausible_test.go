@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 func headerLine(protocol int) []byte {
@@ -18,17 +18,17 @@ func headerLine(protocol int) []byte {
 // S19: a recording of another protocol version is
 // refused with one line naming both versions, not read without a word.
 func TestOtherProtocolRefused_S19(t *testing.T) {
-	for _, p := range []int{0, probe.ProtocolVersion + 1, 99, -1} {
+	for _, p := range []int{0, feed.ProtocolVersion + 1, 99, -1} {
 		_, err := readAll(bytes.NewReader(headerLine(p)))
 		if !errors.Is(err, ErrVersion) {
 			t.Fatalf("protocol %d: err %v, want ErrVersion", p, err)
 		}
-		want := fmt.Sprintf("protocol %d, this build reads protocol %d", p, probe.ProtocolVersion)
+		want := fmt.Sprintf("protocol %d, this build reads protocol %d", p, feed.ProtocolVersion)
 		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("protocol %d: %q, want one line with %q", p, err, want)
 		}
 	}
-	if _, err := readAll(bytes.NewReader(headerLine(probe.ProtocolVersion))); err != nil {
+	if _, err := readAll(bytes.NewReader(headerLine(feed.ProtocolVersion))); err != nil {
 		t.Fatalf("this build's protocol: %v", err)
 	}
 }
@@ -103,7 +103,7 @@ func TestImpossibleValuesAreDamage_S19(t *testing.T) {
 	}
 	for _, c := range cases {
 		var b []byte
-		b = append(b, headerLine(probe.ProtocolVersion)...)
+		b = append(b, headerLine(feed.ProtocolVersion)...)
 		b = appendLine(b, KindEvent, []byte(good))
 		bad := len(b)
 		b = appendLine(b, c.kind, []byte(c.body))
@@ -148,7 +148,7 @@ func TestPlausibleEdgesRead(t *testing.T) {
 		`{"at_ns":1,"from":"alice","view":{"Self":"alice","Started":false,"FPS":0}}`, // a lobby's view
 	}
 	var buf []byte
-	buf = append(buf, headerLine(probe.ProtocolVersion)...)
+	buf = append(buf, headerLine(feed.ProtocolVersion)...)
 	for _, e := range edges {
 		kind := KindEvent
 		if strings.Contains(e, `"view"`) {

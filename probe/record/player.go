@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -28,7 +28,7 @@ type cursor struct {
 	diags  []Record      // the diagnosis events the View shows (diagnosis.go)
 	mx     matrixSources // what the View's Matrix is rebuilt from (matrix.go)
 	mxOf   int           // 1 + the index in views of the picture mxLast is of; 0: none
-	mxLast probe.MatrixView
+	mxLast feed.MatrixView
 }
 
 // newCursor prepares a replay of rec showing the Views of machine as. When
@@ -54,7 +54,7 @@ func newCursor(rec *Recording, as string) *cursor {
 		switch r.Kind {
 		case KindEvent:
 			if r.Event != nil {
-				if h := probe.Head(r.Event); h.TMs == nil {
+				if h := feed.Head(r.Event); h.TMs == nil {
 					t := units.Millis(r.At)
 					h.TMs = &t
 				}
@@ -88,12 +88,12 @@ func (c *cursor) position() time.Duration { return max(c.pos, 0) }
 // Moving back (a seek) returns every event from the start up to t, so a
 // front end that starts over on a View whose time went back redraws the
 // same picture a straight play would have reached.
-func (c *cursor) advance(t time.Duration) probe.Update {
+func (c *cursor) advance(t time.Duration) feed.Update {
 	t = min(max(t, 0), c.end)
 	if t < c.pos {
 		c.pos, c.next = -1, 0
 	}
-	var u probe.Update
+	var u feed.Update
 	for c.next < len(c.events) && c.events[c.next].At <= t {
 		u.Events = append(u.Events, c.events[c.next].Event)
 		c.next++
@@ -117,7 +117,7 @@ func (c *cursor) advance(t time.Duration) probe.Update {
 	return u
 }
 
-func dropNil(es []probe.Event) []probe.Event {
+func dropNil(es []feed.Event) []feed.Event {
 	n := 0
 	for _, e := range es {
 		if e != nil {
@@ -128,13 +128,13 @@ func dropNil(es []probe.Event) []probe.Event {
 	return es[:n]
 }
 
-// Player is a probe.Feed over a recording: the live front ends (TUI,
+// Player is a feed.Feed over a recording: the live front ends (TUI,
 // NDJSON, metrics) read a replay exactly as they read a session, so there
-// is no second renderer. Besides probe.Control (Quit ends the replay) it
+// is no second renderer. Besides feed.Control (Quit ends the replay) it
 // takes the playback controls of playback.
 type Player struct {
 	cur     *cursor
-	updates chan probe.Update
+	updates chan feed.Update
 	quit    chan struct{}
 	once    sync.Once
 
@@ -144,8 +144,8 @@ type Player struct {
 	seekTo  *time.Duration
 }
 
-// playback is what a front end may do to a replay besides probe.Control.
-// A front end finds it by asserting its probe.Feed to this interface.
+// playback is what a front end may do to a replay besides feed.Control.
+// A front end finds it by asserting its feed.Feed to this interface.
 type playback interface {
 	TogglePause()
 	SetSpeed(x float64) // clamped to [MinSpeed, MaxSpeed]
@@ -156,12 +156,12 @@ type playback interface {
 }
 
 var (
-	_ probe.Feed = (*Player)(nil)
-	_ playback   = (*Player)(nil)
+	_ feed.Feed = (*Player)(nil)
+	_ playback  = (*Player)(nil)
 )
 
 // updateEvery is how often a playing replay hands out an update: the live
-// feeds' rate (probe.Feed: at most ten a second).
+// feeds' rate (feed.Feed: at most ten a second).
 const updateEvery = 100 * time.Millisecond
 
 // NewPlayer starts playing rec (Views of machine as) at speed; it runs until
@@ -177,18 +177,18 @@ func NewPlayer(ctx context.Context, rec *Recording, as string, speed float64) *P
 }
 
 func newPlayer(rec *Recording, as string, speed float64) *Player {
-	return &Player{cur: newCursor(rec, as), updates: make(chan probe.Update, 4), quit: make(chan struct{}),
+	return &Player{cur: newCursor(rec, as), updates: make(chan feed.Update, 4), quit: make(chan struct{}),
 		playing: true, speed: clampSpeed(speed)}
 }
 
 func clampSpeed(x float64) float64 { return min(max(x, MinSpeed), MaxSpeed) }
 
-// Updates implements probe.Feed.
-func (p *Player) Updates() <-chan probe.Update { return p.updates }
+// Updates implements feed.Feed.
+func (p *Player) Updates() <-chan feed.Update { return p.updates }
 
-// Control implements probe.Feed: Quit ends the replay; the rest means
+// Control implements feed.Feed: Quit ends the replay; the rest means
 // nothing to a recording.
-func (p *Player) Control(c probe.Control) {
+func (p *Player) Control(c feed.Control) {
 	if c.Quit {
 		p.once.Do(func() { close(p.quit) })
 	}
@@ -217,7 +217,7 @@ func (p *Player) Position() (time.Duration, time.Duration, bool, float64) {
 // drives it with made-up ticks.
 func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 	defer close(p.updates)
-	send := func(u probe.Update) bool {
+	send := func(u feed.Update) bool {
 		select {
 		case p.updates <- u:
 			return true
@@ -230,7 +230,7 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 	first := p.cur.advance(0)
 	p.mu.Unlock()
 	if !send(first) {
-		send(probe.Update{View: first.View, Done: true})
+		send(feed.Update{View: first.View, Done: true})
 		return
 	}
 	var last time.Time
@@ -252,7 +252,7 @@ func (p *Player) run(ctx context.Context, ticks <-chan time.Time) {
 			}
 			last = now
 			moved := target != p.cur.position()
-			var u probe.Update
+			var u feed.Update
 			if moved {
 				u = p.cur.advance(target)
 			}

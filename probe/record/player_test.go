@@ -3,12 +3,13 @@ package record
 import (
 	"bytes"
 	"context"
+	"github.com/lagscope/lagscope/vocab"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"go.uber.org/goleak"
 )
 
@@ -21,10 +22,10 @@ func timeline(t *testing.T) *Recording {
 	for ms := 0; ms <= 10000; ms += 500 {
 		at := time.Duration(ms) * time.Millisecond
 		if ms%1000 == 0 {
-			w.View(probe.View{At: at, Self: "alice", Frame: ms / 33})
-			w.View(probe.View{At: at, Self: "bob", Frame: ms / 33})
+			w.View(feed.View{At: at, Self: "alice", Frame: ms / 33})
+			w.View(feed.View{At: at, Self: "bob", Frame: ms / 33})
 		}
-		w.event(at, "alice", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: ms}, Player: "alice", WaitMs: 40})
+		w.event(at, "alice", &feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: ms}, Player: "alice", WaitMs: 40})
 	}
 	w.Close()
 	rec, err := readAll(&buf)
@@ -34,10 +35,10 @@ func timeline(t *testing.T) *Recording {
 	return rec
 }
 
-func frames(u probe.Update) []int {
+func frames(u feed.Update) []int {
 	var out []int
 	for _, e := range u.Events {
-		out = append(out, probe.Head(e).Frame)
+		out = append(out, feed.Head(e).Frame)
 	}
 	return out
 }
@@ -62,7 +63,7 @@ func TestCursorPlaysSeeksBack(t *testing.T) {
 		t.Fatalf("back to 1 s: %v view at %v", got, u.View.At)
 	}
 	for i, e := range u.Events {
-		if tms := probe.Head(e).TMs; tms == nil || *tms != float64(i*500) {
+		if tms := feed.Head(e).TMs; tms == nil || *tms != float64(i*500) {
 			t.Fatalf("event %d of the seek back at t_ms %v, want %d", i, tms, i*500)
 		}
 	}
@@ -121,9 +122,9 @@ func TestPlayerSpeedPauseSeek(t *testing.T) {
 	if at, _, playing, _ := p.Position(); at != 9*time.Second || playing || u.View.At != 9*time.Second {
 		t.Fatalf("after pause and seek: at %v playing %v view %v", at, playing, u.View.At)
 	}
-	p.Control(probe.Control{Quit: true})
+	p.Control(feed.Control{Quit: true})
 	<-done
-	var last probe.Update
+	var last feed.Update
 	for u := range p.Updates() {
 		last = u
 	}
@@ -176,10 +177,10 @@ func TestPlayerHoldsTheEndUntilQuit(t *testing.T) {
 	if n := len(p.updates); n != 0 {
 		t.Fatalf("%d updates at the end", n)
 	}
-	p.Control(probe.Control{Quit: true})
-	p.Control(probe.Control{Quit: true}) // a second quit is harmless
+	p.Control(feed.Control{Quit: true})
+	p.Control(feed.Control{Quit: true}) // a second quit is harmless
 	<-done
-	rest := []probe.Update{}
+	rest := []feed.Update{}
 	for u := range p.Updates() {
 		rest = append(rest, u)
 	}

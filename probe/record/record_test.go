@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -22,25 +23,25 @@ func u64(v uint64) *uint64   { return &v }
 
 // sample writes a small recording of every record kind and returns its bytes
 // and what was written, in order.
-func sample(t testing.TB) ([]byte, []probe.Event) {
+func sample(t testing.TB) ([]byte, []feed.Event) {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := newWriter(&buf, Header{Program: "test", Session: "s1", Virtual: true}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := []probe.Event{
-		&probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: "alice"},
-		&probe.ReportEvent{Header: probe.Header{Type: "report", Frame: 32}, Player: "bob", RTTMs: nil, WaitMs: 3.5, ProcessMs: 1},
-		&probe.ReportEvent{Header: probe.Header{Type: "report", Frame: 32}, Player: "alice", RTTMs: f64(61.25), WaitMs: 0, ProcessMs: 1},
-		&probe.TimingEvent{Header: probe.Header{Type: "timing", Frame: 70}, Decided: 64, SendPeriod: 6, LookAhead: 18, Rung: 6, Tier: "Poor", FPS: 30, Reason: "initial"},
-		&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: 70}, Text: "Connection quality target: Poor <&>"},
-		&probe.TimingActiveEvent{Header: probe.Header{Type: "timing_active", Frame: 70}, SendPeriod: 6, LookAhead: 18, Rung: 6, Tier: "Poor", FPS: 30},
-		&probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 71}, Player: "carol", WaitMs: 120.5, Cause: "bob"},
-		&probe.LinkEvent{Header: probe.Header{Type: "link", Frame: 90}, LinkStat: probe.LinkStat{From: "alice", To: "bob", State: "measured",
+	events := []feed.Event{
+		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster}, Player: "alice"},
+		&feed.ReportEvent{Header: feed.Header{Type: vocab.EventReport, Frame: 32}, Player: "bob", RTTMs: nil, WaitMs: 3.5, ProcessMs: 1},
+		&feed.ReportEvent{Header: feed.Header{Type: vocab.EventReport, Frame: 32}, Player: "alice", RTTMs: f64(61.25), WaitMs: 0, ProcessMs: 1},
+		&feed.TimingEvent{Header: feed.Header{Type: vocab.EventTiming, Frame: 70}, Decided: 64, SendPeriod: 6, LookAhead: 18, Rung: 6, Tier: "Poor", FPS: 30, Reason: "initial"},
+		&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 70}, Text: "Connection quality target: Poor <&>"},
+		&feed.TimingActiveEvent{Header: feed.Header{Type: vocab.EventTimingActive, Frame: 70}, SendPeriod: 6, LookAhead: 18, Rung: 6, Tier: "Poor", FPS: 30},
+		&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: 71}, Player: "carol", WaitMs: 120.5, Cause: "bob"},
+		&feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: 90}, LinkStat: feed.LinkStat{From: "alice", To: "bob", State: "measured",
 			SRTTMs: f64(600), RTTVARMs: f64(10), RTOMs: f64(640), ConnTimeoutMs: f64(5050), Sent: u64(10), Retransmitted: u64(1), Expected: u64(40), Missing: u64(2)}},
-		&probe.RemovedEvent{Header: probe.Header{Type: "removed", Frame: 300}, Player: "carol"},
-		&probe.SummaryEvent{Header: probe.Header{Type: "summary", Frame: 3000}, Links: []probe.LinkStat{}, Players: []probe.PlayerSummary{{Player: "alice", TotalWaitMs: 10, MaxWaitMs: 5, Frames: 3000}}},
+		&feed.RemovedEvent{Header: feed.Header{Type: vocab.EventRemoved, Frame: 300}, Player: "carol"},
+		&feed.SummaryEvent{Header: feed.Header{Type: vocab.EventSummary, Frame: 3000}, Links: []feed.LinkStat{}, Players: []feed.PlayerSummary{{Player: "alice", TotalWaitMs: 10, MaxWaitMs: 5, Frames: 3000}}},
 	}
 	for i, e := range events {
 		if err := w.event(time.Duration(i)*time.Second, "alice", e); err != nil {
@@ -48,15 +49,15 @@ func sample(t testing.TB) ([]byte, []probe.Event) {
 		}
 		if i == 3 {
 			rtt := 61 * time.Millisecond
-			v := probe.View{At: 3 * time.Second, Session: "s1", Self: "alice", Master: "alice", Frame: 90, Started: true, FPS: 30,
+			v := feed.View{At: 3 * time.Second, Session: "s1", Self: "alice", Master: "alice", Frame: 90, Started: true, FPS: 30,
 				InForce: rungs.Timing{SendPeriod: 2, LookAhead: 6}, Target: rungs.Timing{SendPeriod: 6, LookAhead: 18},
-				Links: []probe.LinkView{{Link: probe.Link{From: "alice", To: "bob", State: probe.LinkMeasured, RTTKnown: true, SRTT: 600 * time.Millisecond,
+				Links: []feed.LinkView{{Link: feed.Link{From: "alice", To: "bob", State: feed.LinkMeasured, RTTKnown: true, SRTT: 600 * time.Millisecond,
 					RTTVAR: 10 * time.Millisecond, RTO: 640 * time.Millisecond, ConnTimeout: 5050 * time.Millisecond}, Peer: "bob", Caused: time.Second}},
-				Players: []probe.PlayerView{{Name: "alice", Self: true, Master: true, Report: &probe.ReportView{Frame: 32, RTT: &rtt}}}}
+				Players: []feed.PlayerView{{Name: "alice", Self: true, Master: true, Report: &feed.ReportView{Frame: 32, RTT: &rtt}}}}
 			if err := w.View(v); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.Command(3*time.Second, "alice", Command{Player: "bob", SendFrame: 72, Frame: 71, Seq: 9, Type: probe.CmdGame, Payload: []byte{0, 1, 2}}); err != nil {
+			if err := w.Command(3*time.Second, "alice", Command{Player: "bob", SendFrame: 72, Frame: 71, Seq: 9, Type: feed.CmdGame, Payload: []byte{0, 1, 2}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -77,13 +78,13 @@ func TestRoundTrip_S19(t *testing.T) {
 		t.Fatalf("clean file stopped: %v", rec.Stop)
 	}
 	h := rec.Header
-	if h.Magic != magic || h.Format != format || h.Protocol != probe.ProtocolVersion || h.Session != "s1" || !h.Virtual {
+	if h.Magic != magic || h.Format != format || h.Protocol != feed.ProtocolVersion || h.Session != "s1" || !h.Virtual {
 		t.Fatalf("header %+v", h)
 	}
 	if rec.Size != int64(len(b)) {
 		t.Fatalf("size %d, file %d", rec.Size, len(b))
 	}
-	var got []probe.Event
+	var got []feed.Event
 	var views, cmds int
 	for _, r := range rec.Records {
 		switch r.Kind {
@@ -106,7 +107,7 @@ func TestRoundTrip_S19(t *testing.T) {
 		case KindCommand:
 			cmds++
 			c := r.Command
-			if c.Player != "bob" || r.From != "alice" || c.SendFrame != 72 || c.Frame != 71 || !c.Moved() || c.Type != probe.CmdGame || !bytes.Equal(c.Payload, []byte{0, 1, 2}) {
+			if c.Player != "bob" || r.From != "alice" || c.SendFrame != 72 || c.Frame != 71 || !c.Moved() || c.Type != feed.CmdGame || !bytes.Equal(c.Payload, []byte{0, 1, 2}) {
 				t.Fatalf("command %+v", c)
 			}
 		}
@@ -332,7 +333,7 @@ func TestCreateTruncatesTornRecord(t *testing.T) {
 	// bytes, as a full disk would.
 	tear := &tearingFile{f: w.file, after: 10}
 	w.w = tear
-	w.event(0, "a", &probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: "alice"})
+	w.event(0, "a", &feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster}, Player: "alice"})
 	if err := w.Flush(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("flush: %v", err)
 	}
@@ -367,7 +368,7 @@ func TestFlushedWithinASecond(t *testing.T) {
 	if headerLen == 0 {
 		t.Fatal("header not written at once")
 	}
-	ev := &probe.MasterEvent{Header: probe.Header{Type: "master"}, Player: "alice"}
+	ev := &feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster}, Player: "alice"}
 	w.event(0, "a", ev)
 	clock = clock.Add(999 * time.Millisecond)
 	w.event(0, "a", ev)
@@ -387,15 +388,15 @@ func TestFlushedWithinASecond(t *testing.T) {
 func TestObserveViewsOncePerSecond(t *testing.T) {
 	var out bytes.Buffer
 	w, _ := newWriter(&out, Header{}, time.Now)
-	ev := func(f int) probe.Event {
-		return &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: f}, Player: "alice", WaitMs: 40}
+	ev := func(f int) feed.Event {
+		return &feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: f}, Player: "alice", WaitMs: 40}
 	}
 	for i := 0; i < 25; i++ { // ten updates a second for 2.5 s
 		at := time.Duration(i) * 100 * time.Millisecond
-		w.Observe(probe.Update{View: probe.View{At: at, Self: "alice"}, Events: []probe.Event{ev(i)}})
-		w.Observe(probe.Update{View: probe.View{At: at, Self: "bob"}})
+		w.Observe(feed.Update{View: feed.View{At: at, Self: "alice"}, Events: []feed.Event{ev(i)}})
+		w.Observe(feed.Update{View: feed.View{At: at, Self: "bob"}})
 	}
-	w.Observe(probe.Update{View: probe.View{At: 2550 * time.Millisecond, Self: "alice"}, Done: true})
+	w.Observe(feed.Update{View: feed.View{At: 2550 * time.Millisecond, Self: "alice"}, Done: true})
 	rec, _ := readAll(bytes.NewReader(out.Bytes()))
 	views := map[string][]time.Duration{}
 	events := 0
@@ -416,7 +417,7 @@ func TestObserveViewsOncePerSecond(t *testing.T) {
 	}
 }
 
-func jsonOf(e probe.Event) (string, error) {
+func jsonOf(e feed.Event) (string, error) {
 	raw, err := json.Marshal(e)
 	return string(raw), err
 }

@@ -2,12 +2,13 @@ package record
 
 import (
 	"bytes"
+	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -21,17 +22,17 @@ func TestReportLiveSessionNameAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk := func(peer string, srtt float64) probe.LinkView {
-		return probe.LinkView{Peer: peer, Link: probe.Link{From: "you", To: peer, State: probe.LinkMeasured, RTTKnown: true,
+	lk := func(peer string, srtt float64) feed.LinkView {
+		return feed.LinkView{Peer: peer, Link: feed.Link{From: "you", To: peer, State: feed.LinkMeasured, RTTKnown: true,
 			SRTT: units.FromMillis(srtt), RTO: time.Second, ConnTimeout: 10 * time.Second, LossKnown: true, Sent: 10}}
 	}
 	for s := range 3 {
-		if err := w.View(probe.View{At: time.Duration(s) * time.Second, Session: "f41de538", Self: "you",
-			Links: []probe.LinkView{lk("cyd", 40), lk("ada", 100), lk("bob", 50)}}); err != nil {
+		if err := w.View(feed.View{At: time.Duration(s) * time.Second, Session: "f41de538", Self: "you",
+			Links: []feed.LinkView{lk("cyd", 40), lk("ada", 100), lk("bob", 50)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.event(2*time.Second, "you", &probe.StallEvent{Header: probe.Header{Type: "stall", Frame: 60}, Player: "you", WaitMs: 170, Cause: "cyd"})
+	w.event(2*time.Second, "you", &feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: 60}, Player: "you", WaitMs: 170, Cause: "cyd"})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +70,10 @@ func TestReportCountsCommands_S13(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := []Command{
-		{Player: "alice", SendFrame: 6, Frame: 6, Seq: 1, Type: probe.CmdGame},
-		{Player: "bob", SendFrame: 6, Frame: 6, Seq: 1, Type: probe.CmdGame},
-		{Player: "alice", SendFrame: 1845, Frame: 1842, Seq: 2, Type: probe.CmdGame},
-		{Player: "alice", SendFrame: 1850, Frame: 1850, Seq: 3, Type: probe.CmdNetworkReport},
+		{Player: "alice", SendFrame: 6, Frame: 6, Seq: 1, Type: feed.CmdGame},
+		{Player: "bob", SendFrame: 6, Frame: 6, Seq: 1, Type: feed.CmdGame},
+		{Player: "alice", SendFrame: 1845, Frame: 1842, Seq: 2, Type: feed.CmdGame},
+		{Player: "alice", SendFrame: 1850, Frame: 1850, Seq: 3, Type: feed.CmdNetworkReport},
 	}
 	for _, machine := range []string{"alice", "bob"} { // both machines recorded every command
 		for i, c := range cmds {

@@ -3,7 +3,7 @@ package record
 import (
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // SimRecorder records a simulation in a Writer (`lagscope sim --record`):
@@ -34,11 +34,11 @@ func NewSimRecorder(w *Writer) *SimRecorder {
 func (r *SimRecorder) Line(at time.Duration, from string, line []byte) { r.w.eventLine(at, from, line) }
 
 // View records a machine's View.
-func (r *SimRecorder) View(v probe.View) { r.w.View(v) }
+func (r *SimRecorder) View(v feed.View) { r.w.View(v) }
 
 // Command records an executed command the first time any machine
 // executes it.
-func (r *SimRecorder) Command(machine string, at time.Duration, player string, sendFrame int, c probe.Command) {
+func (r *SimRecorder) Command(machine string, at time.Duration, player string, sendFrame int, c feed.Command) {
 	k := simCommand{player, c.Seq, int(c.Tag), sendFrame}
 	if r.seen[k] {
 		return

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -19,7 +19,7 @@ const (
 type linkAcc struct {
 	from, to   string
 	srtt, rvar []float64
-	fold       probe.LinkFold
+	fold       feed.LinkFold
 	bad        []episode
 	badSince   time.Duration
 	inBad      bool
@@ -28,7 +28,7 @@ type linkAcc struct {
 }
 
 // sample takes the link as it stood at at.
-func (a *linkAcc) sample(at time.Duration, l probe.Link, waited time.Duration, bad bool) {
+func (a *linkAcc) sample(at time.Duration, l feed.Link, waited time.Duration, bad bool) {
 	a.samples++
 	a.last = at
 	if l.RTTKnown {
@@ -81,7 +81,7 @@ type summary struct {
 
 	links     map[[2]string]*linkAcc
 	linkOrder [][2]string
-	lastView  map[string][]probe.LinkView
+	lastView  map[string][]feed.LinkView
 
 	players     map[string]bool
 	playerOrder []string
@@ -106,7 +106,7 @@ func summarize(rec *Recording) *report {
 	if rec.Stop != nil {
 		r.Stopped = rec.Stop.Error()
 	}
-	s := &summary{r: r, links: map[[2]string]*linkAcc{}, lastView: map[string][]probe.LinkView{}, players: map[string]bool{},
+	s := &summary{r: r, links: map[[2]string]*linkAcc{}, lastView: map[string][]feed.LinkView{}, players: map[string]bool{},
 		seenNet: map[string]bool{}, causes: map[string]*causeRow{}, seenCmd: map[cmdKey]bool{}, cmds: map[string]*commandRow{}}
 	for _, x := range rec.Records {
 		if x.Kind == KindView {
@@ -167,7 +167,7 @@ func (s *summary) command(c *Command) {
 }
 
 // view samples a machine's links and retires those gone from its picture.
-func (s *summary) view(at time.Duration, v *probe.View) {
+func (s *summary) view(at time.Duration, v *feed.View) {
 	s.seenPlayer(v.Self)
 	if s.r.Session == "" {
 		// A live recording's header is written before the session
@@ -177,7 +177,7 @@ func (s *summary) view(at time.Duration, v *probe.View) {
 	present := map[string]bool{}
 	for _, l := range v.Links {
 		present[l.Peer] = true
-		s.acc(v.Self, l.Peer).sample(at, l.Link, l.Caused, l.Bad || l.State == probe.LinkBad)
+		s.acc(v.Self, l.Peer).sample(at, l.Link, l.Caused, l.Bad || l.State == feed.LinkBad)
 	}
 	// A link gone from the picture has ended: its totals stay.
 	for _, l := range s.lastView[v.Self] {
@@ -205,17 +205,17 @@ func (s *summary) event(x Record) {
 	}
 	r := s.r
 	switch e := x.Event.(type) {
-	case *probe.LinkEvent:
+	case *feed.LinkEvent:
 		if s.hasViews {
 			return
 		}
 		if l, err := e.LinkStat.Link(); err == nil {
-			s.acc(e.From, e.To).sample(x.At, l, 0, l.State == probe.LinkBad)
+			s.acc(e.From, e.To).sample(x.At, l, 0, l.State == feed.LinkBad)
 		}
-	case *probe.TimingEvent:
+	case *feed.TimingEvent:
 		r.Timing = append(r.Timing, timingRow{AtMs: units.Millis(x.At), Frame: e.Frame, Decided: e.Decided, SendPeriod: e.SendPeriod, LookAhead: e.LookAhead,
 			Rung: e.Rung, Tier: e.Tier, FPS: e.FPS, Reason: e.Reason})
-	case *probe.StallEvent:
+	case *feed.StallEvent:
 		s.seenPlayer(e.Player)
 		s.stalls = append(s.stalls, waitRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player, Cause: e.Cause, WaitMs: e.WaitMs})
 		c := s.causes[e.Cause]
@@ -226,19 +226,19 @@ func (s *summary) event(x Record) {
 		c.TotalMs += e.WaitMs
 		c.Waits++
 		c.Of[e.Player] += e.WaitMs
-	case *probe.ReportEvent:
+	case *feed.ReportEvent:
 		s.seenPlayer(e.Player)
-	case *probe.DiagnosisEvent:
+	case *feed.DiagnosisEvent:
 		s.diagnosis(x.At, e.Frame, false, e.Diagnosis)
-	case *probe.SummaryEvent:
+	case *feed.SummaryEvent:
 		if e.Diagnosis.Verdict != "" { // a summary written before the diagnosis has none
 			s.diagnosis(x.At, e.Frame, true, e.Diagnosis)
 		}
-	case *probe.RemovedEvent:
+	case *feed.RemovedEvent:
 		r.Removed = append(r.Removed, removedRow{AtMs: units.Millis(x.At), Frame: e.Frame, Player: e.Player})
-	case *probe.PathEvent:
+	case *feed.PathEvent:
 		s.path(x.At, e)
-	case *probe.LoadEvent:
+	case *feed.LoadEvent:
 		s.load(x.At, e)
 	}
 }

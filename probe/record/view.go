@@ -3,7 +3,7 @@ package record
 import (
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -29,22 +29,22 @@ type viewRecord struct {
 	Needed   rungs.Timing `json:",omitzero"` // zero before any report carries a round trip
 	Stalled  bool
 	WaitedOn string
-	Lobby    *probe.LobbyView
+	Lobby    *feed.LobbyView
 	Links    []linkRecord
-	Players  []probe.PlayerView
-	Totals   probe.LossTotals
-	Relay    []probe.RelayStat `json:",omitempty"` // a host's relayed pairs
+	Players  []feed.PlayerView
+	Totals   feed.LossTotals
+	Relay    []feed.RelayStat `json:",omitempty"` // a host's relayed pairs
 	// Paths are the hop traces of the links the machine traced, as the
 	// View holds them (netip addresses as text, durations in ns).
-	Paths []probe.PathView `json:",omitempty"`
+	Paths []feed.PathView `json:",omitempty"`
 	// Load is the machine's load testing: the test running, the latest
 	// results (each as its `load` event's object), the cap.
-	Load *probe.LoadView `json:",omitempty"`
+	Load *feed.LoadView `json:",omitempty"`
 }
 
 // linkRecord is one LinkView: the NDJSON link object, then the rest.
 type linkRecord struct {
-	probe.LinkStat
+	feed.LinkStat
 	Peer     string
 	Observer bool
 	Bad      bool
@@ -53,8 +53,8 @@ type linkRecord struct {
 }
 
 // recordOf is what the writer stores for v (its Matrix is left out, see
-// probe.View).
-func recordOf(v *probe.View) *viewRecord {
+// feed.View).
+func recordOf(v *feed.View) *viewRecord {
 	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started,
 		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Needed: v.Needed, Stalled: v.Stalled,
 		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals, Relay: v.Relay, Paths: v.Paths, Load: v.Load}
@@ -68,18 +68,18 @@ func recordOf(v *probe.View) *viewRecord {
 }
 
 // view reads the record back; a link object no peer writes is an error.
-func (r *viewRecord) view() (*probe.View, error) {
-	v := &probe.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
+func (r *viewRecord) view() (*feed.View, error) {
+	v := &feed.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
 		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Needed: r.Needed, Stalled: r.Stalled,
 		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals, Relay: r.Relay, Paths: r.Paths, Load: r.Load}
 	if r.Links != nil {
-		v.Links = make([]probe.LinkView, len(r.Links))
+		v.Links = make([]feed.LinkView, len(r.Links))
 		for i, l := range r.Links {
 			link, err := l.LinkStat.Link()
 			if err != nil {
 				return nil, err
 			}
-			v.Links[i] = probe.LinkView{Link: link, Peer: l.Peer, Observer: l.Observer, Bad: l.Bad, Caused: l.Caused, Through: l.Through}
+			v.Links[i] = feed.LinkView{Link: link, Peer: l.Peer, Observer: l.Observer, Bad: l.Bad, Caused: l.Caused, Through: l.Through}
 		}
 	}
 	return v, nil

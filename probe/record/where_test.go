@@ -2,9 +2,10 @@ package record
 
 import (
 	"bytes"
-	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"testing"
+
+	"github.com/lagscope/lagscope/vocab"
 )
 
 // A session whose culprit's home line is slow, with hops in the scenario:

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -64,7 +64,7 @@ func Create(path string, h Header) (*Writer, error) {
 // now is the clock that decides when to flush. The header's Magic, Format
 // and Protocol are filled in.
 func newWriter(w io.Writer, h Header, now func() time.Time) (*Writer, error) {
-	h.Magic, h.Format, h.Protocol = magic, format, probe.ProtocolVersion
+	h.Magic, h.Format, h.Protocol = magic, format, feed.ProtocolVersion
 	body, err := json.Marshal(h)
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func newWriter(w io.Writer, h Header, now func() time.Time) (*Writer, error) {
 }
 
 // event appends one published event at time at from machine from.
-func (w *Writer) event(at time.Duration, from string, e probe.Event) error {
+func (w *Writer) event(at time.Duration, from string, e feed.Event) error {
 	raw, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (w *Writer) eventLine(at time.Duration, from string, raw []byte) error {
 }
 
 // View appends a machine's picture.
-func (w *Writer) View(v probe.View) error {
+func (w *Writer) View(v feed.View) error {
 	return w.add(KindView, envelope{AtNs: int64(v.At), From: v.Self, View: recordOf(&v)})
 }
 
@@ -108,11 +108,11 @@ func (w *Writer) Command(at time.Duration, from string, c Command) error {
 // events, the machine's View at most once a viewEvery (and on the last
 // update), and flushes. An event's time is its t_ms when the driver set one,
 // else the View's time.
-func (w *Writer) Observe(u probe.Update) {
+func (w *Writer) Observe(u feed.Update) {
 	self := u.View.Self
 	for _, e := range u.Events {
 		at := u.View.At
-		if h := probe.Head(e); h.TMs != nil {
+		if h := feed.Head(e); h.TMs != nil {
 			at = units.FromMillis(*h.TMs)
 		}
 		w.event(at, self, e)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Every way a join ends badly names the host's address; a player refused
@@ -70,8 +70,8 @@ func TestLobbyViewGuides(t *testing.T) {
 		}
 	}
 
-	g := &probe.JoinGuide{Line: "lagscope join 10.0.0.1:7373 --key K", Port: 7373,
-		Addrs: []probe.GuideAddr{{Addr: netip.MustParseAddrPort("10.0.0.1:7373"), Kind: probe.AddrLAN}}}
+	g := &feed.JoinGuide{Line: "lagscope join 10.0.0.1:7373 --key K", Port: 7373,
+		Addrs: []feed.GuideAddr{{Addr: netip.MustParseAddrPort("10.0.0.1:7373"), Kind: feed.AddrLAN}}}
 	host := w.host("alice", Config{Players: 3, Guide: g})
 	carol := w.join("carol", RolePlayer, host, Config{})
 	if !w.runUntil(5*time.Second, func() bool { return host.s.seated() == 2 }) {

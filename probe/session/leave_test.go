@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/impair"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // threeAndWatcher starts a running session: alice hosts, bob and carol play,
@@ -28,7 +28,7 @@ func threeAndWatcher(t *testing.T, seed uint64, drop time.Duration) (w *world, a
 }
 
 func removedAt(m *machine, player string) (int, bool) {
-	for _, e := range of[*probe.RemovedEvent](m) {
+	for _, e := range of[*feed.RemovedEvent](m) {
 		if e.Player == player {
 			return e.Frame, true
 		}
@@ -38,7 +38,7 @@ func removedAt(m *machine, player string) (int, bool) {
 
 func mastersOf(m *machine) []string {
 	var out []string
-	for _, e := range of[*probe.MasterEvent](m) {
+	for _, e := range of[*feed.MasterEvent](m) {
 		out = append(out, e.Player)
 	}
 	return out
@@ -198,7 +198,7 @@ func TestLobbyLeavesAndSilence(t *testing.T) {
 	}
 	w.runFor(2 * time.Second)
 	last := func(m *machine) []string {
-		r := of[*probe.RosterEvent](m)
+		r := of[*feed.RosterEvent](m)
 		return r[len(r)-1].Players
 	}
 	if got := last(carol); !slices.Equal(got, []string{"alice", "carol"}) {
@@ -256,7 +256,7 @@ func TestLostStartIsRepeatedAndHeldPacketsPlayed_T5(t *testing.T) {
 		}
 	}
 	for _, m := range []*machine{alice, bob, carol} {
-		if len(of[*probe.RemovedEvent](m)) != 0 {
+		if len(of[*feed.RemovedEvent](m)) != 0 {
 			t.Fatalf("%s removed someone", m.name)
 		}
 		if hasMessage(m, "Desync") {

@@ -3,13 +3,14 @@ package session
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 )
 
@@ -60,7 +61,7 @@ const (
 type loadState struct {
 	run     *loadRun
 	want    *loadWant                // a test asked for, waiting for its turn
-	results []probe.LoadEvent        // latest finished test toward each peer
+	results []feed.LoadEvent         // latest finished test toward each peer
 	ended   bool                     // this machine has run a test as tester
 	endAt   time.Duration            // when its last one ended
 	byTest  map[string]time.Duration // (peer end) when each tester's last test here ended
@@ -363,7 +364,7 @@ func (s *Session) loadOver(now time.Duration, m *member, res loadtest.Result) {
 	// A test is about the line, not a frame: its time is what places it,
 	// here as on the wire (the live driver stamps the same clock).
 	tms := float64(now) / float64(time.Millisecond)
-	e := probe.LoadEvent{Header: probe.Header{Type: "load", Frame: s.Frame(), TMs: &tms}, From: s.cfg.Name, To: m.Name, Result: res}
+	e := feed.LoadEvent{Header: feed.Header{Type: vocab.EventLoad, Frame: s.Frame(), TMs: &tms}, From: s.cfg.Name, To: m.Name, Result: res}
 	kept := false
 	for i := range s.load.results {
 		if s.load.results[i].To == m.Name {
@@ -430,19 +431,19 @@ func (r *loadRun) finishWhere() *loadtest.WhereAt {
 }
 
 // loadPeerEvent watches the game's events for the running test's cost.
-func (s *Session) loadPeerEvent(e probe.Event) {
+func (s *Session) loadPeerEvent(e feed.Event) {
 	r := s.load.run
 	if r == nil {
 		return
 	}
 	now := s.wb.now
 	switch e := e.(type) {
-	case *probe.StallEvent:
+	case *feed.StallEvent:
 		if e.Player == s.cfg.Name {
 			r.framesLate++
 			r.maxWait = max(r.maxWait, time.Duration(e.WaitMs*float64(time.Millisecond)))
 		}
-	case *probe.TimingActiveEvent:
+	case *feed.TimingActiveEvent:
 		switch {
 		case e.Rung > r.rungFrom && !r.raised:
 			r.raised, r.raisedAt = true, now
@@ -570,8 +571,8 @@ func (s *Session) loadDeadline() (time.Duration, bool) {
 }
 
 // LoadView is this machine's load testing for the View.
-func (s *Session) loadView(now time.Duration) *probe.LoadView {
-	v := &probe.LoadView{Refuses: s.cfg.Load.Refuse, Cap: s.cfg.Load.Cap, Results: append([]probe.LoadEvent(nil), s.load.results...)}
+func (s *Session) loadView(now time.Duration) *feed.LoadView {
+	v := &feed.LoadView{Refuses: s.cfg.Load.Refuse, Cap: s.cfg.Load.Cap, Results: append([]feed.LoadEvent(nil), s.load.results...)}
 	if v.Cap <= 0 {
 		v.Cap = loadtest.DefaultCap
 	}
@@ -579,10 +580,10 @@ func (s *Session) loadView(now time.Duration) *probe.LoadView {
 		v.NextAt = s.load.endAt + loadGap
 	}
 	if w := s.load.want; w != nil {
-		v.Running = &probe.LoadRun{Peer: w.m.Name, Tester: true, Waiting: true}
+		v.Running = &feed.LoadRun{Peer: w.m.Name, Tester: true, Waiting: true}
 	}
 	if r := s.load.run; r != nil {
-		v.Running = &probe.LoadRun{Peer: r.m.Name, Tester: r.tester, Progress: r.t.Progress()}
+		v.Running = &feed.LoadRun{Peer: r.m.Name, Tester: r.tester, Progress: r.t.Progress()}
 	}
 	return v
 }

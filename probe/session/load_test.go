@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/impair"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // loadCap keeps the virtual world's load small: the simulated links have
@@ -32,9 +32,9 @@ func loadWorld(t *testing.T, ada, bob, cyd LoadConfig) (w *world, a, b, c *machi
 	return w, a, b, c
 }
 
-func loads(m *machine) []*probe.LoadEvent { return of[*probe.LoadEvent](m) }
+func loads(m *machine) []*feed.LoadEvent { return of[*feed.LoadEvent](m) }
 
-func stopped(e *probe.LoadEvent) string {
+func stopped(e *feed.LoadEvent) string {
 	if e.Result.Stopped == nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/loadtest"
 	"github.com/lagscope/lagscope/rungs"
 )
@@ -248,7 +249,7 @@ func (s *Session) startGame(now time.Duration) {
 	cfg := probe.Config{
 		Self: s.self, Roster: list, Speed: s.speed, DropTimeout: s.dropTimeout,
 		Timing: rungs.StartTiming(), CommandsPerMinute: s.cfg.CommandsPerMinute, Seed: s.cfg.Seed,
-		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
+		Sink: feed.SinkFunc(s.peerEvent), Logger: s.log, OnFrame: s.cfg.OnFrame, OnCommand: s.cfg.OnCommand,
 		Alerts:     s.cfg.Alerts,
 		FrameClock: s.cfg.FrameClock,
 		// Every player streams its links to everyone: anyone can draw

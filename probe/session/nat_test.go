@@ -10,7 +10,7 @@ import (
 	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // A NAT router in the simulated world, as Linux masquerade makes one: a
@@ -263,11 +263,11 @@ func TestNATTraversal_T1(t *testing.T) {
 		for _, ls := range dan.s.Links() {
 			if ls.To == "bob" {
 				found = true
-				if ls.Path != probe.PathRelayed || ls.SRTTMs == nil || *ls.SRTTMs < 35 {
+				if ls.Path != feed.PathRelayed || ls.SRTTMs == nil || *ls.SRTTMs < 35 {
 					t.Errorf("dan→bob link %+v: want relayed with an SRTT of the path through the host (≥ 40 ms)", ls)
 				}
 			}
-			if ls.To == "ada" && ls.Path != probe.PathDirect {
+			if ls.To == "ada" && ls.Path != feed.PathDirect {
 				t.Errorf("dan→ada path %q", ls.Path)
 			}
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // costClock is a FrameClock whose every reading is cost later than the
@@ -29,7 +29,7 @@ func TestMeasuredProcessTimeCapsFrameRate_S5_S15(t *testing.T) {
 	}
 	w.runFor(30 * time.Second)
 	reports := 0
-	for _, e := range of[*probe.ReportEvent](alice) {
+	for _, e := range of[*feed.ReportEvent](alice) {
 		want := 0.0
 		if e.Player == "bob" {
 			want = 50
@@ -42,7 +42,7 @@ func TestMeasuredProcessTimeCapsFrameRate_S5_S15(t *testing.T) {
 	if reports < 2 {
 		t.Fatalf("%d reports from bob", reports)
 	}
-	timings := of[*probe.TimingEvent](alice)
+	timings := of[*feed.TimingEvent](alice)
 	if len(timings) == 0 || timings[len(timings)-1].FPS != 20 {
 		t.Fatalf("timing events %+v: want the last at 20 fps", timings)
 	}

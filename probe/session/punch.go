@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Hole punching, host-mediated. The address the host sees a
@@ -539,8 +539,8 @@ func (e unconnectedError) Error() string {
 // is being tried: this machine's own and, on the host, every pair its
 // members report (kind 0x28), once each. It is what the lobby shows while
 // it waits.
-func (s *Session) pending(now time.Duration) []probe.PendingPair {
-	var out []probe.PendingPair
+func (s *Session) pending(now time.Duration) []feed.PendingPair {
+	var out []feed.PendingPair
 	seen := map[pairKey]bool{}
 	for _, m := range s.members {
 		if m.removed || !m.linked || m.heard || m.ID == s.self {
@@ -551,7 +551,7 @@ func (s *Session) pending(now time.Duration) []probe.PendingPair {
 			since = now - m.path.opened
 		}
 		seen[keyOf(s.self, m.ID)] = true
-		out = append(out, probe.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying(m.path.state), For: since})
+		out = append(out, feed.PendingPair{A: s.cfg.Name, B: m.Name, Trying: trying(m.path.state), For: since})
 	}
 	if s.role != roleHost {
 		return out
@@ -579,7 +579,7 @@ func (s *Session) pending(now time.Duration) []probe.PendingPair {
 			if a.ID > b.ID {
 				a, b = b, a
 			}
-			out = append(out, probe.PendingPair{A: a.Name, B: b.Name, Trying: trying(r.Trying), For: now - t})
+			out = append(out, feed.PendingPair{A: a.Name, B: b.Name, Trying: trying(r.Trying), For: now - t})
 		}
 	}
 	return out

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Relaying through the host: a pair that found no direct path
@@ -213,10 +213,10 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 }
 
 // relayed lists what the host relayed, per pair (names in house order).
-func (s *Session) relayed() []probe.RelayStat {
-	var out []probe.RelayStat
+func (s *Session) relayed() []feed.RelayStat {
+	var out []feed.RelayStat
 	for _, c := range s.nat.relay.pairs {
-		out = append(out, probe.RelayStat{Between: [2]string{c.aName, c.bName}, Datagrams: c.forwarded,
+		out = append(out, feed.RelayStat{Between: [2]string{c.aName, c.bName}, Datagrams: c.forwarded,
 			Bytes: c.forwardedBytes, RefusedDatagrams: c.refused, RefusedBytes: c.refusedBytes})
 	}
 	return slices.Clip(out)
@@ -224,12 +224,12 @@ func (s *Session) relayed() []probe.RelayStat {
 
 // markPaths sets the path of every link line this machine measures itself
 // (the From end is this machine) and of pairs it knows are relayed.
-func (s *Session) markPaths(ls []probe.LinkStat) []probe.LinkStat {
+func (s *Session) markPaths(ls []feed.LinkStat) []feed.LinkStat {
 	for i := range ls {
 		if ls[i].From == s.cfg.Name && s.pathTo(ls[i].To) == pathRelayed {
-			ls[i].Path = probe.PathRelayed
+			ls[i].Path = feed.PathRelayed
 		} else if s.relayedPair(ls[i].From, ls[i].To) {
-			ls[i].Path = probe.PathRelayed
+			ls[i].Path = feed.PathRelayed
 		}
 	}
 	return ls

@@ -1,11 +1,13 @@
 package session
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // rosterChanged: the host's roster has a new version; tell everyone who
@@ -174,7 +176,7 @@ func (s *Session) takeEntry(now time.Duration, e rosterEntry) *member {
 }
 
 func (s *Session) emitRoster() {
-	ev := &probe.RosterEvent{Header: probe.Header{Type: "roster", Frame: s.Frame()}, Version: s.version, Need: s.need,
+	ev := &feed.RosterEvent{Header: feed.Header{Type: vocab.EventRoster, Frame: s.Frame()}, Version: s.version, Need: s.need,
 		Players: []string{}, Observers: []string{}}
 	for _, m := range s.members {
 		if m.removed {

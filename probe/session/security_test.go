@@ -10,7 +10,7 @@ import (
 
 	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // stranger is a machine that speaks the handshake by hand.
@@ -118,7 +118,7 @@ func TestCookieBoundToAddress(t *testing.T) {
 // 10 000 datagrams at alice from 12 s on: 5 000 random ones from strangers
 // and from bob's and carol's addresses, and 5 000 truncated copies of what
 // bob and carol really sent her.
-func floodRun(t *testing.T, flood bool) (events [3][]string, rejected probe.RejectedCounts, injected int) {
+func floodRun(t *testing.T, flood bool) (events [3][]string, rejected feed.RejectedCounts, injected int) {
 	w := newWorld(t, 31, lan30)
 	alice := w.host("alice", Config{Players: 3, DropTimeout: 10 * time.Second})
 	bob := w.join("bob", RolePlayer, alice, Config{})
@@ -167,7 +167,7 @@ func floodRun(t *testing.T, flood bool) (events [3][]string, rejected probe.Reje
 	}
 	w.runFor(30 * time.Second)
 	after := alice.s.Rejected()
-	rejected = probe.RejectedCounts{Total: after.Total - before.Total, Malformed: after.Malformed - before.Malformed,
+	rejected = feed.RejectedCounts{Total: after.Total - before.Total, Malformed: after.Malformed - before.Malformed,
 		Oversize: after.Oversize - before.Oversize, Token: after.Token - before.Token, Sender: after.Sender - before.Sender}
 	for i, m := range []*machine{alice, bob, carol} {
 		for _, e := range m.events {

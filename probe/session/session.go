@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Role is what a machine is in a session.
@@ -102,8 +104,8 @@ type Config struct {
 	// the game; default DefaultPlayers.
 	Players int
 	// Guide (host) is what this machine's lobby shows others to join it
-	// (probe.LobbyView.Guide); it stays on this machine.
-	Guide *probe.JoinGuide
+	// (feed.LobbyView.Guide); it stays on this machine.
+	Guide *feed.JoinGuide
 	// KeyArg (a joiner) is the key as the command line gave it (--key),
 	// for the command a refusal suggests instead; "" when the key came
 	// from a file (which the other command reads too) or there is none.
@@ -121,7 +123,7 @@ type Config struct {
 	// interval); identity, key, logger and handshake are the session's.
 	Net netcore.Config
 
-	Sink   probe.Sink
+	Sink   feed.Sink
 	Logger *slog.Logger
 	Rand   io.Reader // session token, nonces, cookie secret; nil: crypto/rand
 	// OnFrame, when set, is the peer's OnFrame: called after each frame
@@ -136,7 +138,7 @@ type Config struct {
 	// scheduled for (S13; --record stores them). at is the session's time.
 	// It runs on the driver's goroutine; c.Payload must be copied to be
 	// kept.
-	OnCommand func(at time.Duration, player string, sendFrame int, c probe.Command)
+	OnCommand func(at time.Duration, player string, sendFrame int, c feed.Command)
 	// ProcessTime is the peer's processing time per frame (S5): the
 	// simulator charges it in virtual time; live machines leave it 0.
 	ProcessTime time.Duration
@@ -158,7 +160,7 @@ type Config struct {
 	// and roster lines and its messages about joins, leaves and the
 	// start) instead of Sink, which then gets only the game's (the
 	// peer's). The simulator prints only the game's.
-	LobbySink probe.Sink
+	LobbySink feed.Sink
 	// TelemetryTo names the machines a player streams its telemetry to;
 	// nil: every machine. The demo sets it: its machines share
 	// one process, and a stream costs both ends a ring of 32 snapshots
@@ -171,7 +173,7 @@ type Config struct {
 	LocalAddrs []netip.AddrPort
 	// FillMatrix, when set, is the peer's FillMatrix: the simulator hands
 	// every machine's diagnosis the other machines' own rows.
-	FillMatrix func(now time.Duration, m *probe.MatrixView)
+	FillMatrix func(now time.Duration, m *feed.MatrixView)
 	// Alerts are the peer's alert thresholds (the config file's
 	// [alerts]); zero values take the defaults.
 	Alerts probe.AlertConfig
@@ -321,7 +323,7 @@ type Session struct {
 	lateSelf  bool          // this machine is a late watcher: it follows, never starts
 
 	rejected rejected
-	events   []probe.Event
+	events   []feed.Event
 	buf      []byte
 }
 
@@ -378,7 +380,7 @@ func NewHost(cfg Config, tr netcore.Transport) (*Session, error) {
 	}
 	s.addMember(&member{Member: probe.Member{ID: hostID, Name: cfg.Name, Addr: tr.LocalAddr(), Key: s.ep.PublicKey()}})
 	s.version = 1
-	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Session: s.SessionName(), Role: roleHost.String(),
+	s.emit(&feed.SessionEvent{Header: feed.Header{Type: vocab.EventSession}, Session: s.SessionName(), Role: roleHost.String(),
 		Name: cfg.Name, Addr: tr.LocalAddr().String(), Need: s.need})
 	s.emitRoster()
 	return s, nil
@@ -408,7 +410,7 @@ func NewJoiner(cfg Config, role Role, tr netcore.Transport, host netip.AddrPort)
 	if err := s.newEndpoint(netcore.PeerUnassigned, 0); err != nil {
 		return nil, err
 	}
-	s.emit(&probe.SessionEvent{Header: probe.Header{Type: "session"}, Role: role.String(), Name: cfg.Name,
+	s.emit(&feed.SessionEvent{Header: feed.Header{Type: vocab.EventSession}, Role: role.String(), Name: cfg.Name,
 		Addr: tr.LocalAddr().String(), Host: s.hostAddr.String()})
 	return s, nil
 }
@@ -430,7 +432,7 @@ func newSession(cfg Config, role Role, tr netcore.Transport) (*Session, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Sink == nil {
-		cfg.Sink = probe.SinkFunc(func(string, probe.Event) {})
+		cfg.Sink = feed.SinkFunc(func(string, feed.Event) {})
 	}
 	s := &Session{cfg: cfg, role: role, tr: tr, log: cfg.Logger, rnd: cfg.Rand, byID: map[netcore.PeerID]*member{}}
 	if s.rnd == nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // lan30 is a clean 30 ms round trip.
@@ -30,7 +30,7 @@ func started(ms ...*machine) func() bool {
 // frame, decision frame, timing, frame rate and reason of each (S12, S15).
 func timingKeys(m *machine) []string {
 	var out []string
-	for _, e := range of[*probe.TimingEvent](m) {
+	for _, e := range of[*feed.TimingEvent](m) {
 		out = append(out, fmt.Sprintf("f%d d%d %d/%d %dfps %s", e.Frame, e.Decided, e.SendPeriod, e.LookAhead, e.FPS, e.Reason))
 	}
 	return out
@@ -119,12 +119,12 @@ func TestLobbyFullMeshStartAndMeasure_T1_T5(t *testing.T) {
 		}
 	}
 	for _, m := range all {
-		for _, r := range of[*probe.ReportEvent](m) {
+		for _, r := range of[*feed.ReportEvent](m) {
 			if r.Player == "eve" {
 				t.Fatalf("%s: the observer is in a report at frame %d", m.name, r.Frame)
 			}
 		}
-		if len(of[*probe.ReportEvent](m)) == 0 {
+		if len(of[*feed.ReportEvent](m)) == 0 {
 			t.Errorf("%s saw no report", m.name)
 		}
 	}

@@ -1,10 +1,11 @@
 package session
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // The knobs the simulator drives a session with: a host told to
@@ -15,8 +16,8 @@ import (
 // streaming.
 func TestSimulatorKnobs_T5_S5(t *testing.T) {
 	w := newWorld(t, 3, lan30)
-	var lobby []probe.Event
-	ls := probe.SinkFunc(func(_ string, e probe.Event) { lobby = append(lobby, e) })
+	var lobby []feed.Event
+	ls := feed.SinkFunc(func(_ string, e feed.Event) { lobby = append(lobby, e) })
 	knobs := Config{LobbySink: ls, NoTelemetry: true, LinkEvery: 30, ProcessTime: 20 * time.Millisecond, Virtual: true}
 	hc := knobs
 	hc.Players, hc.Observers = 2, 1
@@ -31,9 +32,9 @@ func TestSimulatorKnobs_T5_S5(t *testing.T) {
 	}
 	w.runFor(5 * time.Second)
 
-	types := map[string]int{}
+	types := map[vocab.EventType]int{}
 	for _, e := range lobby {
-		types[probe.Head(e).Type]++
+		types[feed.Head(e).Type]++
 	}
 	if types["session"] != 3 || types["roster"] == 0 || types["message"] == 0 {
 		t.Errorf("lobby sink got %v, want 3 session lines, roster lines and messages", types)
@@ -41,16 +42,16 @@ func TestSimulatorKnobs_T5_S5(t *testing.T) {
 	for _, m := range []*machine{host, bob, eve} {
 		for _, e := range m.events {
 			switch e.(type) {
-			case *probe.SessionEvent, *probe.RosterEvent:
+			case *feed.SessionEvent, *feed.RosterEvent:
 				t.Fatalf("%s: lobby line %T in the game's sink", m.name, e)
 			}
 		}
 	}
-	if n := len(of[*probe.LinkEvent](host)); n == 0 {
+	if n := len(of[*feed.LinkEvent](host)); n == 0 {
 		t.Error("LinkEvery did not reach the peer: no link lines")
 	}
 	var proc float64
-	for _, r := range of[*probe.ReportEvent](host) {
+	for _, r := range of[*feed.ReportEvent](host) {
 		if r.Player == "alice" {
 			proc = r.ProcessMs
 		}

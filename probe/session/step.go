@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // A Session is what both drivers run: probe/live's Runner on the wall
@@ -176,7 +176,7 @@ func (s *Session) after(now time.Duration) {
 
 // SetSink sends the session's events to k from now on (a driver's
 // collector). Only the session's owner calls it, before it drives.
-func (s *Session) SetSink(k probe.Sink) { s.cfg.Sink = k }
+func (s *Session) SetSink(k feed.Sink) { s.cfg.Sink = k }
 
 // Flush hands the events still pending to the sink: the constructor's
 // (the session line), which no Receive or Tick has carried out yet.

@@ -6,10 +6,11 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // Which links this machine traces (docs/path.md): the link the Path view
-// shows (probe.Control.Path, until Control.PathClosed), the link --trace
+// shows (feed.Control.Path, until Control.PathClosed), the link --trace
 // names (Config.Trace, for the whole session) and, while the latest
 // diagnosis blames them, the links to its culprit and, when this machine is
 // one end of its culprit path, the link to the other end. A culprit
@@ -159,18 +160,18 @@ func (s *Session) syncTrace() {
 // Paths are the hop traces of the links the policy traces, house order
 // (View.Paths, the `path` events): a relayed link's says it cannot be
 // traced.
-func (s *Session) Paths() []probe.PathView {
+func (s *Session) Paths() []feed.PathView {
 	names := s.wantedNames()
 	if len(names) == 0 {
 		return nil
 	}
-	var out []probe.PathView
+	var out []feed.PathView
 	for _, m := range s.members {
 		if !s.traceWanted(m, names) {
 			continue
 		}
 		if isRelayed(m.Addr) {
-			out = append(out, probe.PathView{Peer: m.Name, Why: relayedWhy})
+			out = append(out, feed.PathView{Peer: m.Name, Why: relayedWhy})
 			continue
 		}
 		out = append(out, probe.TracedPath(s.ep, m.ID, m.Name))

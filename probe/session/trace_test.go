@@ -2,15 +2,16 @@ package session
 
 import (
 	"cmp"
-	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // The policy's names: --trace and the Path view, then the diagnosis's
@@ -87,7 +88,7 @@ func (w *world) tracingHost(name string, cfg Config) *machine {
 	return w.start(m, s)
 }
 
-func pathPeers(ps []probe.PathView) []string {
+func pathPeers(ps []feed.PathView) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Peer)

@@ -2,11 +2,13 @@ package session
 
 import (
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -62,9 +64,9 @@ func (s *Session) SetSpeed(fps int) {
 // Rejected is every datagram and message this machine refused: netcore's
 // counts (token, sender, malformed, auth, replay, oversize, window), the
 // session's (handshake, lobby) and the peer's undecodable frame packets.
-func (s *Session) Rejected() probe.RejectedCounts {
+func (s *Session) Rejected() feed.RejectedCounts {
 	r := s.ep.Rejected()
-	c := probe.RejectedCounts{Token: r.Token, Sender: r.Sender, Malformed: r.Malformed, Auth: r.Auth,
+	c := feed.RejectedCounts{Token: r.Token, Sender: r.Sender, Malformed: r.Malformed, Auth: r.Auth,
 		Replay: r.Replay, Oversize: r.Oversize, Window: r.Window,
 		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby, Path: s.rejected.Path}
 	if s.peer != nil {
@@ -78,11 +80,11 @@ func (s *Session) Rejected() probe.RejectedCounts {
 }
 
 // Links lists this machine's links, in house order.
-func (s *Session) Links() []probe.LinkStat {
+func (s *Session) Links() []feed.LinkStat {
 	if s.peer != nil {
 		return s.markPaths(s.peer.Links())
 	}
-	var out []probe.LinkStat
+	var out []feed.LinkStat
 	for _, m := range s.members {
 		// A member named by nothing yet (the host, before its roster
 		// arrives) has no line: its peer would be an empty name.
@@ -101,7 +103,7 @@ func (s *Session) Links() []probe.LinkStat {
 // KnownLinks lists every directed link this machine knows at now: its own
 // and, once the game runs, every other player's from its telemetry (the
 // `link` lines of the NDJSON events).
-func (s *Session) KnownLinks(now time.Duration) []probe.LinkStat {
+func (s *Session) KnownLinks(now time.Duration) []feed.LinkStat {
 	if s.peer != nil {
 		return s.markPaths(s.peer.KnownLinks(now))
 	}
@@ -111,9 +113,9 @@ func (s *Session) KnownLinks(now time.Duration) []probe.LinkStat {
 // Summary is this machine's summary line: every link it had (those that
 // ended as they stood when they ended), its own waits (a player's), and
 // what it rejected.
-func (s *Session) Summary() *probe.SummaryEvent {
-	sum := &probe.SummaryEvent{Header: probe.Header{Type: "summary", Frame: s.Frame()},
-		Links: append([]probe.LinkStat{}, s.Links()...), Players: []probe.PlayerSummary{}}
+func (s *Session) Summary() *feed.SummaryEvent {
+	sum := &feed.SummaryEvent{Header: feed.Header{Type: vocab.EventSummary, Frame: s.Frame()},
+		Links: append([]feed.LinkStat{}, s.Links()...), Players: []feed.PlayerSummary{}}
 	if s.peer != nil {
 		sum.Links = append(sum.Links, s.peer.RetiredLinks()...)
 	}
@@ -131,18 +133,18 @@ func (s *Session) Summary() *probe.SummaryEvent {
 
 // View is the picture front ends draw: the peer's once the game runs, a
 // lobby picture before.
-func (s *Session) View(now time.Duration) probe.View {
-	var v probe.View
+func (s *Session) View(now time.Duration) feed.View {
+	var v feed.View
 	if s.peer != nil {
 		v = s.peer.View(now)
 	} else {
 		st := rungs.StartTiming()
-		v = probe.View{At: now, Self: s.cfg.Name, FPS: s.speed, Speed: s.speed, InForce: st, Target: st}
+		v = feed.View{At: now, Self: s.cfg.Name, FPS: s.speed, Speed: s.speed, InForce: st, Target: st}
 		for _, m := range s.members {
 			if m.removed || m.Name == "" { // not named yet: the roster is on its way
 				continue
 			}
-			v.Players = append(v.Players, probe.PlayerView{Name: m.Name, Observer: m.Observer,
+			v.Players = append(v.Players, feed.PlayerView{Name: m.Name, Observer: m.Observer,
 				Master: m.ID == hostID, Self: m.ID == s.self})
 			if m.ID == hostID {
 				v.Master = m.Name
@@ -153,7 +155,7 @@ func (s *Session) View(now time.Duration) probe.View {
 			if ls, ok := s.ep.Stats(m.ID); ok {
 				l := probe.LinkOf(s.cfg.Name, m.Name, ls)
 				l.Relayed = isRelayed(m.Addr)
-				v.Links = append(v.Links, probe.LinkView{Link: l,
+				v.Links = append(v.Links, feed.LinkView{Link: l,
 					Peer: m.Name, Observer: m.Observer, Bad: ls.State == netcore.Bad})
 			}
 		}
@@ -184,8 +186,8 @@ func (s *Session) View(now time.Duration) probe.View {
 
 // lobbyView is the lobby as this machine sees it: the seats, and the
 // host's guide or the joiner's way in.
-func (s *Session) lobbyView(now time.Duration) *probe.LobbyView {
-	l := &probe.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
+func (s *Session) lobbyView(now time.Duration) *feed.LobbyView {
+	l := &feed.LobbyView{Need: s.need, Seated: s.seated(), Observers: s.observers(), Joining: s.join == joinHello || s.join == joinResponse,
 		Pending: s.pending(now)}
 	if s.role == roleHost {
 		l.CanStart = !s.done && !s.quitting
@@ -202,20 +204,20 @@ func (s *Session) lobbyView(now time.Duration) *probe.LobbyView {
 
 func (s *Session) message(text string) {
 	s.noteWatch(probe.WatchEvent{Kind: probe.WatchMessage, Frame: s.Frame(), Text: text})
-	s.emit(&probe.MessageEvent{Header: probe.Header{Type: "message", Frame: s.Frame()}, Text: text, Player: s.cfg.Name})
+	s.emit(&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: s.Frame()}, Text: text, Player: s.cfg.Name})
 }
 
-func (s *Session) emit(e probe.Event) { s.events = append(s.events, e) }
+func (s *Session) emit(e feed.Event) { s.events = append(s.events, e) }
 
 // peerEvent is the peer's sink. A live machine reports only stalls of at
 // least one frame time (docs/live.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
-func (s *Session) peerEvent(from string, e probe.Event) {
-	if st, ok := e.(*probe.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
+func (s *Session) peerEvent(from string, e feed.Event) {
+	if st, ok := e.(*feed.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
 		return
 	}
 	s.loadPeerEvent(e) // a load test's cost counts the stalls a player would see
-	if r, ok := e.(*probe.RemovedEvent); ok {
+	if r, ok := e.(*feed.RemovedEvent); ok {
 		for _, m := range s.members {
 			if m.Name == r.Player && !m.Observer {
 				m.removed = true

@@ -27,6 +27,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -341,7 +342,7 @@ func (s *Session) startWatching(now time.Duration) {
 	cfg := probe.Config{
 		Self: s.self, Roster: list, Speed: snap.State.Speed, DropTimeout: s.dropTimeout,
 		Timing: rungs.StartTiming(), Seed: s.cfg.Seed,
-		Sink: probe.SinkFunc(s.peerEvent), Logger: s.log, Alerts: s.cfg.Alerts,
+		Sink: feed.SinkFunc(s.peerEvent), Logger: s.log, Alerts: s.cfg.Alerts,
 		LinkEvery: s.cfg.LinkEvery, FillMatrix: s.cfg.FillMatrix,
 	}
 	peer, err := probe.NewSpectatorOn(now, cfg, s.ep, snap.State)

@@ -11,12 +11,13 @@ import (
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
 // matrixComplete: every seated player's row is known and holds its link to
 // every other seated player.
-func matrixComplete(mv probe.MatrixView, players []string) bool {
+func matrixComplete(mv feed.MatrixView, players []string) bool {
 	if len(mv.Players) != len(players) {
 		return false
 	}
@@ -28,7 +29,7 @@ func matrixComplete(mv probe.MatrixView, players []string) bool {
 			if o == row.Name {
 				continue
 			}
-			if !slices.ContainsFunc(row.Links, func(l probe.MatrixLink) bool { return l.To == o }) {
+			if !slices.ContainsFunc(row.Links, func(l feed.MatrixLink) bool { return l.To == o }) {
 				return false
 			}
 		}
@@ -39,7 +40,7 @@ func matrixComplete(mv probe.MatrixView, players []string) bool {
 // activeKeys are a machine's timing_active events from frame on.
 func activeKeys(m *machine, from int) []string {
 	var out []string
-	for _, e := range of[*probe.TimingActiveEvent](m) {
+	for _, e := range of[*feed.TimingActiveEvent](m) {
 		if e.Frame >= from {
 			out = append(out, timingActiveKey(e))
 		}
@@ -47,14 +48,14 @@ func activeKeys(m *machine, from int) []string {
 	return out
 }
 
-func timingActiveKey(e *probe.TimingActiveEvent) string {
+func timingActiveKey(e *feed.TimingActiveEvent) string {
 	return fmt.Sprintf("f%d %d/%d %dfps", e.Frame, e.SendPeriod, e.LookAhead, e.FPS)
 }
 
 func timingFrom(m *machine, from int) []string {
 	var out []string
 	for i, k := range timingKeys(m) {
-		if of[*probe.TimingEvent](m)[i].Frame >= from {
+		if of[*feed.TimingEvent](m)[i].Frame >= from {
 			out = append(out, k)
 		}
 	}
@@ -193,7 +194,7 @@ func TestLateWatcherFollowsRunningGame_S7_S12(t *testing.T) {
 	if ev := ep.View(w.now()); ev.FPS != 20 {
 		t.Errorf("eve shows %d fps after the change, want 20", ev.FPS)
 	}
-	for _, e := range of[*probe.StallEvent](eve) {
+	for _, e := range of[*feed.StallEvent](eve) {
 		t.Errorf("eve (a spectator) stalled: %+v", e)
 	}
 

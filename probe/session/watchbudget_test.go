@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // counts is a machine's watcher-budget counters at one moment.
@@ -192,11 +192,11 @@ func TestSilentWatcherDroppedAfter5s(t *testing.T) {
 	// Carol went silent at the same moment: still a player 30 s on.
 	w.runFor(25 * time.Second)
 	for _, m := range []*machine{host, bob} {
-		for _, e := range of[*probe.RemovedEvent](m) {
+		for _, e := range of[*feed.RemovedEvent](m) {
 			t.Errorf("%s removed %s %v after she went silent; the drop timeout is 60 s", m.name, e.Player, w.now()-gone)
 		}
 	}
-	if !w.runUntil(45*time.Second, func() bool { return len(of[*probe.RemovedEvent](bob)) > 0 }) {
+	if !w.runUntil(45*time.Second, func() bool { return len(of[*feed.RemovedEvent](bob)) > 0 }) {
 		t.Fatal("carol was never removed")
 	}
 	if took := w.now() - gone; took < 60*time.Second {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // The feed survives the host (S16): a late watcher attaches, the host
@@ -56,7 +56,7 @@ func TestLateWatcherFeedSurvivesTheHost_S16(t *testing.T) {
 	timings := func(m *machine) map[key]int {
 		out := map[key]int{}
 		for _, e := range m.events {
-			if te, ok := e.(*probe.TimingEvent); ok {
+			if te, ok := e.(*feed.TimingEvent); ok {
 				out[key{te.Decided, te.SendPeriod, te.LookAhead}]++
 			}
 		}
@@ -73,7 +73,7 @@ func TestLateWatcherFeedSurvivesTheHost_S16(t *testing.T) {
 	}
 	feeding := false
 	for _, e := range bob.events {
-		if m, ok := e.(*probe.MasterEvent); ok && m.Player == "bob" {
+		if m, ok := e.(*feed.MasterEvent); ok && m.Player == "bob" {
 			feeding = true
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // world runs sessions in internal/simworld's virtual-time world. It is the
@@ -33,7 +33,7 @@ type machine struct {
 	s      *Session
 	h      *simnet.Host // the machine's node and wake-up on the one virtual driver
 	tr     *simworld.Recorder
-	events []probe.Event
+	events []feed.Event
 	cks    map[int]uint32
 }
 
@@ -65,7 +65,7 @@ func (w *world) config(m *machine, cfg Config) Config {
 	}
 	cfg.Seed, cfg.Rand = w.sim.Seeds(len(w.machines))
 	// The hooks read m's fields at each call, so a test may reset either.
-	cfg.Sink = probe.SinkFunc(func(_ string, e probe.Event) { m.events = append(m.events, e) })
+	cfg.Sink = feed.SinkFunc(func(_ string, e feed.Event) { m.events = append(m.events, e) })
 	cfg.OnFrame = func(f int, ck uint32) { m.cks[f] = ck }
 	return cfg
 }
@@ -128,7 +128,7 @@ func (m *machine) quit() {
 }
 
 // of returns m's events of one type, in order.
-func of[E probe.Event](m *machine) []E {
+func of[E feed.Event](m *machine) []E {
 	var out []E
 	for _, e := range m.events {
 		if x, ok := e.(E); ok {
@@ -141,7 +141,7 @@ func of[E probe.Event](m *machine) []E {
 // messages returns the texts of m's message events, in order.
 func (m *machine) messages() []string {
 	var out []string
-	for _, e := range of[*probe.MessageEvent](m) {
+	for _, e := range of[*feed.MessageEvent](m) {
 		out = append(out, e.Text)
 	}
 	return out

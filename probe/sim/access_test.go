@@ -3,13 +3,14 @@ package sim
 import (
 	"bytes"
 	"fmt"
-	"github.com/lagscope/lagscope/units"
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/units"
+
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 func TestAccessErrorsNameTheKey(t *testing.T) {
@@ -41,7 +42,7 @@ func TestAccessErrorsNameTheKey(t *testing.T) {
 // as the probe will from its links: a pair's round trip is the mean of the
 // two ends' SRTT, and a→b's observed loss is what b counted inbound from a
 // (L2).
-func diagnosisInput(sc *Scenario, links []probe.LinkStat) diagnosis.Input {
+func diagnosisInput(sc *Scenario, links []feed.LinkStat) diagnosis.Input {
 	in := diagnosis.Input{Speed: sc.FPS}
 	idx := map[string]int{}
 	for i, n := range sc.Players {
@@ -49,7 +50,7 @@ func diagnosisInput(sc *Scenario, links []probe.LinkStat) diagnosis.Input {
 		in.Players = append(in.Players, diagnosis.Player{Name: n, Measured: true, Process: units.FromMillis(sc.ProcessMs[n])})
 	}
 	type key struct{ from, to int }
-	byDir := map[key]probe.LinkStat{}
+	byDir := map[key]feed.LinkStat{}
 	for _, l := range links {
 		a, okA := idx[l.From]
 		b, okB := idx[l.To]

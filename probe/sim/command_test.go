@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // executed is one command as a machine executed it.
@@ -27,7 +27,7 @@ func TestOnCommandEveryMachineAlike_S13(t *testing.T) {
 	by := map[string][]executed{}
 	var lastAt = map[string]time.Duration{}
 	var out bytes.Buffer
-	_, err := RunWith(sc, &out, Options{OnCommand: func(machine string, at time.Duration, player string, sendFrame int, c probe.Command) {
+	_, err := RunWith(sc, &out, Options{OnCommand: func(machine string, at time.Duration, player string, sendFrame int, c feed.Command) {
 		if at < lastAt[machine] {
 			t.Fatalf("%s: command at %v after %v", machine, at, lastAt[machine])
 		}

@@ -3,8 +3,8 @@ package sim
 import (
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // The diagnosis in `sim`: every machine diagnoses at every
@@ -19,7 +19,7 @@ import (
 // fillMatrix completes a machine's matrix with every running machine's own
 // row. A machine that has vanished or left keeps its row unknown: nobody
 // hears from it any more.
-func (r *runner) fillMatrix(_ time.Duration, m *probe.MatrixView) {
+func (r *runner) fillMatrix(_ time.Duration, m *feed.MatrixView) {
 	for i := range m.Players {
 		row := &m.Players[i]
 		if row.Known {

@@ -5,14 +5,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -25,7 +26,7 @@ func simDiagnoses(t *testing.T, sc *Scenario) ([]diagnosis.Event, diagnosis.Diag
 		t.Fatal(err)
 	}
 	var evs []diagnosis.Event
-	var sum probe.SummaryEvent
+	var sum feed.SummaryEvent
 	sawSummary := false
 	sc2 := bufio.NewScanner(&buf)
 	sc2.Buffer(nil, 1<<24)

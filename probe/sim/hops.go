@@ -2,12 +2,13 @@ package sim
 
 import (
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/simnet"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/units"
 )
 
@@ -182,7 +183,7 @@ func (r *runner) schedulePaths() {
 				continue
 			}
 			for _, pv := range m.sess.Paths() {
-				r.write(m.name, &probe.PathEvent{Header: probe.Header{Type: "path", TMs: &tms}, PathStat: pv.Stat(m.name)})
+				r.write(m.name, &feed.PathEvent{Header: feed.Header{Type: vocab.EventPath, TMs: &tms}, PathStat: pv.Stat(m.name)})
 			}
 		}
 		if r.sched.Pending() > 0 {

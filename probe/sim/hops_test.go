@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // hopsRun runs a scenario with machine ada tracing bob, and returns the
 // path events ada printed and every probe any machine sent.
-func hopsRun(t *testing.T, doc string) (paths []probe.PathEvent, probes []sentProbe) {
+func hopsRun(t *testing.T, doc string) (paths []feed.PathEvent, probes []sentProbe) {
 	t.Helper()
 	sc, err := ParseScenario(strings.NewReader(doc))
 	if err != nil {
@@ -32,7 +32,7 @@ func hopsRun(t *testing.T, doc string) (paths []probe.PathEvent, probes []sentPr
 		if from != "ada" || !bytes.HasPrefix(line, []byte(`{"type":"path"`)) {
 			return
 		}
-		var e probe.PathEvent
+		var e feed.PathEvent
 		if err := json.Unmarshal(line, &e); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/units"
 )
@@ -123,8 +123,8 @@ func (r *runner) startLoadTest(t loadTestSpec) {
 
 // stampLoad puts the run's clock on a load event: it has no frame, and a
 // test is about the line, so its time is what places it.
-func (r *runner) stampLoad(e probe.Event) {
-	if le, ok := e.(*probe.LoadEvent); ok {
+func (r *runner) stampLoad(e feed.Event) {
+	if le, ok := e.(*feed.LoadEvent); ok {
 		tms := units.Millis(r.now())
 		le.TMs = &tms
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/simnet"
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // stallAt is a stall line and the run's clock when it was printed.
@@ -26,7 +26,7 @@ type stallAt struct {
 // loadRunOf runs a scenario and returns its output, its load events in
 // the order they were printed and its stalls; also, when set, sees every
 // line.
-func loadRunOf(t *testing.T, sc *Scenario, also func(from string, line []byte)) (out []byte, loads []probe.LoadEvent, stalls []stallAt, res *Result) {
+func loadRunOf(t *testing.T, sc *Scenario, also func(from string, line []byte)) (out []byte, loads []feed.LoadEvent, stalls []stallAt, res *Result) {
 	t.Helper()
 	opt := Options{OnLine: func(at time.Duration, from string, line []byte) {
 		if also != nil {
@@ -34,7 +34,7 @@ func loadRunOf(t *testing.T, sc *Scenario, also func(from string, line []byte)) 
 		}
 		switch {
 		case bytes.HasPrefix(line, []byte(`{"type":"load"`)):
-			var e probe.LoadEvent
+			var e feed.LoadEvent
 			if err := json.Unmarshal(line, &e); err != nil {
 				t.Fatalf("%s: %v", line, err)
 			}
@@ -43,7 +43,7 @@ func loadRunOf(t *testing.T, sc *Scenario, also func(from string, line []byte)) 
 			}
 			loads = append(loads, e)
 		case bytes.HasPrefix(line, []byte(`{"type":"stall"`)):
-			var e probe.StallEvent
+			var e feed.StallEvent
 			if err := json.Unmarshal(line, &e); err != nil {
 				t.Fatalf("%s: %v", line, err)
 			}
@@ -189,7 +189,7 @@ func TestLoadTestQueueSitsPastTheFirstRouter(t *testing.T) {
 		if from != "ada" || !bytes.HasPrefix(line, []byte(`{"type":"path"`)) {
 			return
 		}
-		var e probe.PathEvent
+		var e feed.PathEvent
 		if err := json.Unmarshal(line, &e); err != nil {
 			t.Fatal(err)
 		}

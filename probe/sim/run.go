@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"io"
 	"net/netip"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/units"
 )
@@ -22,7 +24,7 @@ type Result struct {
 	Peers   []*probe.Peer
 	Network simnet.Stats
 	End     time.Duration // the run's clock at the end: since the game started
-	Summary probe.SummaryEvent
+	Summary feed.SummaryEvent
 	// Lobby is how long the handshakes and the lobby took, in virtual
 	// time, before the host started the game (session.go).
 	Lobby time.Duration
@@ -86,14 +88,14 @@ type Options struct {
 	OnLine func(at time.Duration, from string, line []byte)
 	// OnView, when set, is called once per second of virtual time with the
 	// View of every machine still running (a recorder's link lines).
-	OnView func(v probe.View)
+	OnView func(v feed.View)
 	// OnCommand is called for every command a machine executes: which
 	// machine, when, who issued it, the send frame it ran on and the
 	// command with the frame it was scheduled for (S13). Every machine
 	// executes the same commands on the same frames (S7), so a recorder
 	// that wants each once keeps the first. c.Payload must be copied to be
 	// kept.
-	OnCommand func(machine string, at time.Duration, player string, sendFrame int, c probe.Command)
+	OnCommand func(machine string, at time.Duration, player string, sendFrame int, c feed.Command)
 	// Trace names, per machine, the machine whose link it traces for the
 	// whole run (ParseTrace; `sim --trace`). A run traces when this is set
 	// or the scenario lists hops (docs/simulation.md).
@@ -252,10 +254,10 @@ func (r *runner) check(m *machine) {
 }
 
 // emit is every peer's sink.
-func (r *runner) emit(from string, e probe.Event) {
+func (r *runner) emit(from string, e feed.Event) {
 	r.gameStarts()
-	h := probe.Head(e)
-	if m, ok := e.(*probe.MasterEvent); ok {
+	h := feed.Head(e)
+	if m, ok := e.(*feed.MasterEvent); ok {
 		r.master = m.Player
 	}
 	r.stampLoad(e) // load.go
@@ -312,8 +314,8 @@ func (r *runner) scheduleViews() {
 	r.sched.At(r.startAt, tick)
 }
 
-func (r *runner) summary() probe.SummaryEvent {
-	s := probe.SummaryEvent{Header: probe.Header{Type: "summary"}, Links: []probe.LinkStat{}, Players: []probe.PlayerSummary{}}
+func (r *runner) summary() feed.SummaryEvent {
+	s := feed.SummaryEvent{Header: feed.Header{Type: vocab.EventSummary}, Links: []feed.LinkStat{}, Players: []feed.PlayerSummary{}}
 	if m := r.byName[r.master]; m != nil && m.peer != nil {
 		s.Frame = m.peer.Frame()
 	}
@@ -337,11 +339,11 @@ func (r *runner) onFrame(name string) func(int, uint32) {
 	return func(f int, ck uint32) { r.opt.OnFrame(name, f, ck) }
 }
 
-func (r *runner) onCommand(name string) func(time.Duration, string, int, probe.Command) {
+func (r *runner) onCommand(name string) func(time.Duration, string, int, feed.Command) {
 	if r.opt.OnCommand == nil {
 		return nil
 	}
-	return func(now time.Duration, player string, sendFrame int, c probe.Command) {
+	return func(now time.Duration, player string, sendFrame int, c feed.Command) {
 		r.opt.OnCommand(name, now-r.startAt, player, sendFrame, c)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/lagscope/lagscope/probe"
+	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
 	"github.com/lagscope/lagscope/units"
 )
@@ -40,7 +40,7 @@ func seededRand(seed uint64, i int) *rand.ChaCha8 {
 
 // discard takes the session's lobby lines: `lagscope sim` prints the game's
 // events only (docs/simulation.md).
-var discard = probe.SinkFunc(func(string, probe.Event) {})
+var discard = feed.SinkFunc(func(string, feed.Event) {})
 
 func (r *runner) build() error {
 	sc := r.sc
@@ -70,7 +70,7 @@ func (r *runner) build() error {
 			NoTelemetry:       true, // the printed run is the game's traffic, as before
 			Virtual:           true,
 			Rand:              seededRand(sc.Seed, i),
-			Sink:              probe.SinkFunc(r.emit),
+			Sink:              feed.SinkFunc(r.emit),
 			LobbySink:         discard,
 			Load:              sc.loadConfig(n),
 			OnFrame:           r.onFrame(n),

@@ -1,7 +1,8 @@
-package probe
+package feed
 
 import (
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -30,7 +31,7 @@ func tracedView() PathView {
 func TestPathEventJSON(t *testing.T) {
 	tms := 61000.0
 	pv := tracedView()
-	e := &PathEvent{Header: Header{Type: "path", Frame: 1830, TMs: &tms}, PathStat: pv.Stat("ada")}
+	e := &PathEvent{Header: Header{Type: vocab.EventPath, Frame: 1830, TMs: &tms}, PathStat: pv.Stat("ada")}
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -57,13 +58,13 @@ func TestPathEventJSON(t *testing.T) {
 // hops; a loss start carries its loss.
 func TestPathEventUnavailableAndLoss(t *testing.T) {
 	un := PathView{Peer: "bob", Why: "no error queue"}
-	b, _ := json.Marshal(&PathEvent{Header: Header{Type: "path"}, PathStat: un.Stat("ada")})
+	b, _ := json.Marshal(&PathEvent{Header: Header{Type: vocab.EventPath}, PathStat: un.Stat("ada")})
 	want := `{"type":"path","from":"ada","to":"bob","available":false,"why":"no error queue","hops":[],"delay_starts":null,"loss_starts":null,"complete":false}`
 	if string(b) != want {
 		t.Fatalf("got\n%s\nwant\n%s", b, want)
 	}
 	lossy := PathView{Peer: "bob", Available: true, LossStarts: &PathStart{TTL: 3, Link: "isp", Loss: 0.09751}}
-	b, _ = json.Marshal(&PathEvent{Header: Header{Type: "path"}, PathStat: lossy.Stat("ada")})
+	b, _ = json.Marshal(&PathEvent{Header: Header{Type: vocab.EventPath}, PathStat: lossy.Stat("ada")})
 	want = `{"type":"path","from":"ada","to":"bob","available":true,"why":null,"hops":[],"delay_starts":null,"loss_starts":{"ttl":3,"link":"isp","loss":0.0975},"complete":false}`
 	if string(b) != want {
 		t.Fatalf("got\n%s\nwant\n%s", b, want)

@@ -1,7 +1,8 @@
-package probe
+package feed
 
 import (
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/loadtest"
@@ -28,10 +29,10 @@ type LoadEvent struct {
 // loadEventJSON is the event's fixed field order: the type and time, the
 // pair, then the result's fields.
 type loadEventJSON struct {
-	Type string   `json:"type"`
-	TMs  *float64 `json:"t_ms,omitempty"`
-	From string   `json:"from"`
-	To   string   `json:"to"`
+	Type vocab.EventType `json:"type"`
+	TMs  *float64        `json:"t_ms,omitempty"`
+	From string          `json:"from"`
+	To   string          `json:"to"`
 	loadBody
 }
 
@@ -49,7 +50,7 @@ type loadBody struct {
 
 // MarshalJSON writes the fixed shape: no frame.
 func (e *LoadEvent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(loadEventJSON{Type: "load", TMs: e.TMs, From: e.From, To: e.To, loadBody: loadBody(e.Result)})
+	return json.Marshal(loadEventJSON{Type: vocab.EventLoad, TMs: e.TMs, From: e.From, To: e.To, loadBody: loadBody(e.Result)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; the result is checked as

@@ -1,8 +1,9 @@
-package probe
+package feed
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/lagscope/lagscope/vocab"
 	"testing"
 
 	"github.com/lagscope/lagscope/rungs"
@@ -12,7 +13,7 @@ import (
 // own: the line is what it always was, and reading it back gives the kind
 // the peer set (T11 bad links, desyncs, S18 tier lines).
 func TestMessageKindSurvivesNDJSON_T11_S18(t *testing.T) {
-	tier := tierMessage(rungs.Timing{SendPeriod: 2, LookAhead: 6}, rungs.Timing{SendPeriod: 6, LookAhead: 18})
+	tier := TierMessage(rungs.Timing{SendPeriod: 2, LookAhead: 6}, rungs.Timing{SendPeriod: 6, LookAhead: 18})
 	if tier == nil {
 		t.Fatal("a tier change gave no message")
 	}
@@ -22,9 +23,9 @@ func TestMessageKindSurvivesNDJSON_T11_S18(t *testing.T) {
 		subject string
 		alarm   bool
 	}{
-		{linkMessage(7, "alice", "bob", true), `{"type":"message","frame":7,"text":"Connection to bob has gone bad","player":"alice"}`, "bob", true},
-		{linkMessage(9, "alice", "bob", false), `{"type":"message","frame":9,"text":"Connection to bob recovered","player":"alice"}`, "bob", false},
-		{desyncMessage(40, "carol", "dave", 33), `{"type":"message","frame":40,"text":"Desync with dave at frame 33","player":"carol"}`, "dave", true},
+		{LinkMessage(7, "alice", "bob", true), `{"type":"message","frame":7,"text":"Connection to bob has gone bad","player":"alice"}`, "bob", true},
+		{LinkMessage(9, "alice", "bob", false), `{"type":"message","frame":9,"text":"Connection to bob recovered","player":"alice"}`, "bob", false},
+		{DesyncMessage(40, "carol", "dave", 33), `{"type":"message","frame":40,"text":"Desync with dave at frame 33","player":"carol"}`, "dave", true},
 		{tier, `{"type":"message","frame":0,"text":"Connection quality target: ` + tier.Subject + `"}`, tier.Subject, false},
 	} {
 		b, err := json.Marshal(c.e)
@@ -57,12 +58,12 @@ func TestMessageKindIsNotATextSearch(t *testing.T) {
 		{"Desync with bob at frame x", "alice"},
 		{"Demo: the link between bob and carol is back to normal", "you"},
 	} {
-		b, _ := json.Marshal(&MessageEvent{Header: Header{Type: "message"}, Text: c.text, Player: c.player})
+		b, _ := json.Marshal(&MessageEvent{Header: Header{Type: vocab.EventMessage}, Text: c.text, Player: c.player})
 		var e MessageEvent
 		if err := json.Unmarshal(b, &e); err != nil {
 			t.Fatal(err)
 		}
-		if e.Kind != messageNote {
+		if e.Kind != MessageNote {
 			t.Errorf("%q from %q read as kind %d", c.text, c.player, e.Kind)
 		}
 	}

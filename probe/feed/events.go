@@ -1,6 +1,9 @@
-package probe
+package feed
 
-import "github.com/lagscope/lagscope/probe/diagnosis"
+import (
+	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/vocab"
+)
 
 // The events a peer publishes, one struct per NDJSON event type (docs/cli.md).
 // Sinks (NDJSON writer, UI, recorder, metrics) read them; none reaches back.
@@ -16,9 +19,9 @@ type Event interface {
 
 // Header is common to every event. TMs is set by live drivers only.
 type Header struct {
-	Type  string   `json:"type"`
-	Frame int      `json:"frame"`
-	TMs   *float64 `json:"t_ms,omitempty"`
+	Type  vocab.EventType `json:"type"`
+	Frame int             `json:"frame"`
+	TMs   *float64        `json:"t_ms,omitempty"`
 }
 
 func (h *Header) head() *Header { return h }

@@ -1,4 +1,4 @@
-package probe
+package feed
 
 import (
 	"bufio"
@@ -47,6 +47,10 @@ func (n *NDJSONWriter) writeEvent(e Event) error {
 	if n.err != nil {
 		return n.err
 	}
+	if t := Head(e).Type; !Registered(t) {
+		n.err = fmt.Errorf("feed: event type %q is not in the registry", t)
+		return n.err
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		n.err = err
@@ -92,8 +96,8 @@ func (l Link) Stat() LinkStat {
 	return ls
 }
 
-// errLinkStat: an NDJSON link object that is not one a peer writes.
-var errLinkStat = errors.New("probe: malformed link object")
+// ErrLinkStat: an NDJSON link object that is not one a peer writes.
+var ErrLinkStat = errors.New("probe: malformed link object")
 
 // Link reads an NDJSON link object back (a recording, a replay). Unknown
 // states, half-known pairs and times that are not finite are errors:
@@ -102,7 +106,7 @@ func (ls LinkStat) Link() (Link, error) {
 	l := Link{From: ls.From, To: ls.To}
 	st, ok := parseState(ls.State)
 	if !ok {
-		return Link{}, fmt.Errorf("%w: state %q", errLinkStat, ls.State)
+		return Link{}, fmt.Errorf("%w: state %q", ErrLinkStat, ls.State)
 	}
 	l.State = st
 	switch ls.Path {
@@ -110,7 +114,7 @@ func (ls LinkStat) Link() (Link, error) {
 		l.Relayed = true
 	case "", PathDirect: // recordings older than relaying have no path
 	default:
-		return Link{}, fmt.Errorf("%w: path %q", errLinkStat, ls.Path)
+		return Link{}, fmt.Errorf("%w: path %q", ErrLinkStat, ls.Path)
 	}
 	dur := func(p *float64) (time.Duration, bool) {
 		if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) || math.Abs(*p) > maxMs {
@@ -120,17 +124,17 @@ func (ls LinkStat) Link() (Link, error) {
 	}
 	var ok1, ok2 bool
 	if l.RTO, ok1 = dur(ls.RTOMs); !ok1 {
-		return Link{}, fmt.Errorf("%w: rto_ms", errLinkStat)
+		return Link{}, fmt.Errorf("%w: rto_ms", ErrLinkStat)
 	}
 	if l.ConnTimeout, ok1 = dur(ls.ConnTimeoutMs); !ok1 {
-		return Link{}, fmt.Errorf("%w: conn_timeout_ms", errLinkStat)
+		return Link{}, fmt.Errorf("%w: conn_timeout_ms", ErrLinkStat)
 	}
 	if ls.SRTTMs != nil || ls.RTTVARMs != nil {
 		if l.SRTT, ok1 = dur(ls.SRTTMs); !ok1 {
-			return Link{}, fmt.Errorf("%w: srtt_ms", errLinkStat)
+			return Link{}, fmt.Errorf("%w: srtt_ms", ErrLinkStat)
 		}
 		if l.RTTVAR, ok2 = dur(ls.RTTVARMs); !ok2 {
-			return Link{}, fmt.Errorf("%w: rttvar_ms", errLinkStat)
+			return Link{}, fmt.Errorf("%w: rttvar_ms", ErrLinkStat)
 		}
 		l.RTTKnown = true
 	}
@@ -140,7 +144,7 @@ func (ls LinkStat) Link() (Link, error) {
 		l.Sent, l.Retransmitted, l.Expected, l.Missing = *ls.Sent, *ls.Retransmitted, *ls.Expected, *ls.Missing
 	case 0:
 	default:
-		return Link{}, fmt.Errorf("%w: loss counts half known", errLinkStat)
+		return Link{}, fmt.Errorf("%w: loss counts half known", ErrLinkStat)
 	}
 	switch n := count(ls.PeerExpected, ls.PeerMissing); n {
 	case 2:
@@ -148,7 +152,7 @@ func (ls LinkStat) Link() (Link, error) {
 		l.PeerExpected, l.PeerMissing = *ls.PeerExpected, *ls.PeerMissing
 	case 0:
 	default:
-		return Link{}, fmt.Errorf("%w: peer counts half known", errLinkStat)
+		return Link{}, fmt.Errorf("%w: peer counts half known", ErrLinkStat)
 	}
 	return l, nil
 }

@@ -1,4 +1,4 @@
-package probe
+package feed
 
 import (
 	"cmp"
@@ -151,4 +151,14 @@ func (p *MatrixPlayer) WaitedFor(m *MatrixView) []Wait {
 	}
 	slices.SortStableFunc(out, func(a, b Wait) int { return cmp.Compare(b.Time, a.Time) })
 	return out
+}
+
+// index is the row of the named player, or -1.
+func (m *MatrixView) Index(name string) int {
+	for i := range m.Players {
+		if m.Players[i].Name == name {
+			return i
+		}
+	}
+	return -1
 }

@@ -1,9 +1,10 @@
-package probe
+package feed
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func (f *chanFeed) Updates() <-chan Update { return f.ch }
 func (f *chanFeed) Control(c Control)      { f.controls = append(f.controls, c) }
 
 func msg(text string) Event {
-	return &MessageEvent{Header: Header{Type: "message"}, Text: text}
+	return &MessageEvent{Header: Header{Type: vocab.EventMessage}, Text: text}
 }
 
 // Every sink sees every update in order; a reader that does not keep up
@@ -104,8 +105,8 @@ func TestNDJSONWriter(t *testing.T) {
 	tms := 12.5
 	rtt := 80.25
 	err := w.Write(Update{Events: []Event{
-		&ReportEvent{Header: Header{Type: "report", Frame: 38, TMs: &tms}, Player: "bob", RTTMs: &rtt},
-		&ReportEvent{Header: Header{Type: "report", Frame: 38}, Player: "eve"},
+		&ReportEvent{Header: Header{Type: vocab.EventReport, Frame: 38, TMs: &tms}, Player: "bob", RTTMs: &rtt},
+		&ReportEvent{Header: Header{Type: vocab.EventReport, Frame: 38}, Player: "eve"},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,10 @@
-package probe
+package feed
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/vocab"
 )
 
 // PathView is one traced link's hop trace, as this machine traced it on

@@ -1,4 +1,4 @@
-package probe
+package feed
 
 // Update is what a running engine hands its front ends: the newest picture
 // of the peer and the events published since the last update, in order.

@@ -1,4 +1,4 @@
-package probe
+package feed
 
 import "time"
 

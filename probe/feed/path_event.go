@@ -1,11 +1,12 @@
-package probe
+package feed
 
 import (
 	"encoding/json"
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/units"
 )
@@ -73,14 +74,14 @@ type PathEvent struct {
 // pathEventJSON is the event's fixed field order: the type and time, then
 // the path.
 type pathEventJSON struct {
-	Type string   `json:"type"`
-	TMs  *float64 `json:"t_ms,omitempty"`
+	Type vocab.EventType `json:"type"`
+	TMs  *float64        `json:"t_ms,omitempty"`
 	PathStat
 }
 
 // MarshalJSON writes the fixed shape: no frame.
 func (e *PathEvent) MarshalJSON() ([]byte, error) {
-	return json.Marshal(pathEventJSON{Type: "path", TMs: e.TMs, PathStat: e.PathStat})
+	return json.Marshal(pathEventJSON{Type: vocab.EventPath, TMs: e.TMs, PathStat: e.PathStat})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
