@@ -206,17 +206,18 @@ func TestLoadTestNeverRelayed(t *testing.T) {
 // FuzzLoadWire: the session's load messages decode or fail without
 // panicking, and what decodes encodes to the same bytes.
 func FuzzLoadWire(f *testing.F) {
-	f.Add(appendLoadClaim(nil, loadClaim{ID: 7, Peer: 3}))
-	f.Add(appendLoadClaim(nil, loadClaim{ID: 7, Release: true}))
-	f.Add(appendLoadGrant(nil, loadGrant{ID: 9, OK: true}))
+	f.Add(appendLoadTurn(nil, kindLoadClaim, loadTurnMsg{ID: 7, Tester: 2, Peer: 3, Flag: turnAsk}))
+	f.Add(appendLoadTurn(nil, kindLoadClaim, loadTurnMsg{ID: 7, Tester: 2, Peer: 3, Flag: turnReady}))
+	f.Add(appendLoadTurn(nil, kindLoadGrant, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: grantNotice}))
+	f.Add(appendLoadTurn(nil, kindLoadGrant, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: 3}))
+	f.Add([]byte{kindLoadGrant, 9, 0, 0, 0, 1}) // the old 6-byte grant
 	f.Add(appendLoadResult(nil, loadFigures{Up: 380 * time.Millisecond, Down: -1}))
 	f.Add([]byte{kindLoadResult, 1, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if c, err := decodeLoadClaim(b); err == nil && !bytes.Equal(appendLoadClaim(nil, c), b) {
-			t.Fatalf("claim %x re-encodes differently", b)
-		}
-		if g, err := decodeLoadGrant(b); err == nil && !bytes.Equal(appendLoadGrant(nil, g), b) {
-			t.Fatalf("grant %x re-encodes differently", b)
+		for _, kind := range []byte{kindLoadClaim, kindLoadGrant} {
+			if c, err := decodeLoadTurn(b, kind); err == nil && !bytes.Equal(appendLoadTurn(nil, kind, c), b) {
+				t.Fatalf("turn message %x re-encodes differently", b)
+			}
 		}
 		if r, err := decodeLoadResult(b); err == nil && !bytes.Equal(appendLoadResult(nil, r), b) {
 			t.Fatalf("result %x re-encodes differently", b)

@@ -66,7 +66,7 @@ func (s *Session) Rejected() probe.RejectedCounts {
 	r := s.ep.Rejected()
 	c := probe.RejectedCounts{Token: r.Token, Sender: r.Sender, Malformed: r.Malformed, Auth: r.Auth,
 		Replay: r.Replay, Oversize: r.Oversize, Window: r.Window,
-		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby, Path: s.rejected.Path}
+		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby, Path: s.rejected.Path, Load: s.rejected.Load}
 	if s.peer != nil {
 		c.Frame = s.peer.BadPackets()
 		c.Implausible = r.Implausible + s.peer.Implausible()
