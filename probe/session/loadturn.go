@@ -241,10 +241,16 @@ func (s *Session) endTurn(now time.Duration) {
 	*t = loadTurn{}
 }
 
-// tickTurn lapses the host's turn and this machine's notice at their time.
+// tickTurn lapses the host's turn and this machine's notice at their time;
+// a turn whose tester or peer has left the game ends at once.
 func (s *Session) tickTurn(now time.Duration) {
-	if t := &s.load.turn; t.held && ((!t.ready && now >= t.at+loadReadyWithin) || (t.ready && now >= t.at+loadTurnFor)) {
+	t := &s.load.turn
+	switch {
+	case !t.held:
+	case (!t.ready && now >= t.at+loadReadyWithin) || (t.ready && now >= t.at+loadTurnFor):
 		s.endTurn(now)
+	case s.player(t.holder) == nil || s.player(t.peer) == nil:
+		*t = loadTurn{}
 	}
 	if n := &s.load.notice; n.held && !n.used && now >= n.until {
 		n.held = false
