@@ -152,6 +152,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() {
 		_, _ = decode(bad)
 		_, _ = decode(load)
+		_, _ = Check(load)
 	}); n != 0 {
 		t.Errorf("decode allocates %v times", n)
 	}

@@ -344,3 +344,29 @@ func containsPrefix(list []string, prefix string) bool {
 	}
 	return false
 }
+
+// The per-datagram paths allocate nothing (L6): a load datagram of a
+// running test, and a request refused in a flood (its episode's message
+// shown already).
+func TestLoadDatagramPathsAllocateNothing(t *testing.T) {
+	w, a, b, c := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", false); w.after(b) })
+	w.runFor(3 * time.Second)
+	r := a.s.load.run
+	if r == nil {
+		t.Fatal("ada does not serve bob's test")
+	}
+	load := make([]byte, 1336)
+	load[0] = 0x32
+	binary.LittleEndian.PutUint32(load[1:], r.id)
+	load[5] = 2 // the upload ramp
+	bob, cyd := a.s.byID[b.s.self], a.s.byID[c.s.self]
+	now := w.now()
+	if n := testing.AllocsPerRun(100, func() { a.s.loadMessage(now, bob, load) }); n != 0 {
+		t.Errorf("a load datagram allocates %v times", n)
+	}
+	req := rawRequest(99)
+	if n := testing.AllocsPerRun(100, func() { a.s.loadMessage(now, cyd, req) }); n != 0 {
+		t.Errorf("a refused request allocates %v times", n)
+	}
+}
