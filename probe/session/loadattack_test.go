@@ -266,6 +266,32 @@ func TestUnusedTurnLapses(t *testing.T) {
 	}
 }
 
+// A turn whose peer never gets ready lapses, and its holder's next claim
+// waits a minute: a player that names a peer that never answers (gone, or
+// in league with it) cannot keep the turn by claiming again and again,
+// and a waiting test runs.
+func TestTurnWithoutAReadyPeerPassesOn(t *testing.T) {
+	w, a, b, c := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
+	b.vanish()
+	claim := appendLoadTurn(nil, kindLoadClaim, loadTurnMsg{ID: 40, Tester: c.s.self, Peer: b.s.self, Flag: turnAsk})
+	repeat(w, c, hostID, claim, 500*time.Millisecond, 120)
+	heldFor := time.Duration(0)
+	everyCheck(w, 100*time.Millisecond, 600, func() bool {
+		if t := a.s.load.turn; t.held && t.holder == c.s.self {
+			heldFor += 100 * time.Millisecond
+		}
+		return false
+	})
+	w.at(w.now()+time.Second, func() { a.s.StartLoadTest(w.now(), "cyd", true); w.after(a) })
+	w.runFor(60 * time.Second)
+	if heldFor > 5*time.Second {
+		t.Errorf("cyd held the turn %v of a minute toward a peer that never got ready", heldFor)
+	}
+	if got := loads(a); len(got) != 1 || stopped(got[0]) != "" {
+		t.Errorf("ada's waiting test %v, want it complete", got)
+	}
+}
+
 // A complete test sends at most the documented bound of load each way:
 // the cap for 13 s on the path (docs/load-test.md, "What it costs").
 func TestLoadTestStaysWithinItsBound(t *testing.T) {

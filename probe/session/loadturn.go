@@ -228,16 +228,15 @@ func (s *Session) mayTest(c loadTurnMsg) string {
 	return ""
 }
 
-// endTurn (the host) frees the turn; a granted one starts its holder's
-// minute before its next.
+// endTurn (the host) frees the turn and starts its holder's minute before
+// its next — whether its test ran or not: a holder whose peer never gets
+// ready (one that colludes, or is gone) holds the turn 3 s a minute.
 func (s *Session) endTurn(now time.Duration) {
 	t := &s.load.turn
-	if t.ready {
-		if s.load.turnEnd == nil {
-			s.load.turnEnd = map[netcore.PeerID]time.Duration{}
-		}
-		s.load.turnEnd[t.holder] = now
+	if s.load.turnEnd == nil {
+		s.load.turnEnd = map[netcore.PeerID]time.Duration{}
 	}
+	s.load.turnEnd[t.holder] = now
 	*t = loadTurn{}
 }
 
