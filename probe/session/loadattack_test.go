@@ -148,7 +148,7 @@ func TestWatcherCannotHoldTheTurn(t *testing.T) {
 		w.after(b)
 		w.after(c)
 	})
-	held := everyCheck(w, 100*time.Millisecond, 900, func() bool { t := a.s.load.turn; return t.held && t.holder == eve.s.self })
+	held := ever(w, 100*time.Millisecond, 900, func() bool { t := a.s.load.turn; return t.held && t.holder == eve.s.self })
 	w.runFor(90 * time.Second)
 	if *held {
 		t.Error("the watcher held the session's turn")
@@ -186,7 +186,7 @@ func TestLoadRequestsWithoutTheTurnRefused(t *testing.T) {
 		b.tr.Keep = true
 		before := b.s.Rejected().Load
 		repeat(w, c, b.s.self, rawRequest(0x1234), 250*time.Millisecond, 40)
-		served := everyCheck(w, 100*time.Millisecond, 120, func() bool { return b.s.load.run != nil })
+		served := ever(w, 100*time.Millisecond, 120, func() bool { return b.s.load.run != nil })
 		w.runFor(12 * time.Second)
 		if *served {
 			t.Error("bob served a test nobody was granted")
@@ -248,13 +248,11 @@ func TestUnusedTurnLapses(t *testing.T) {
 			})
 		}
 		heldFor := time.Duration(0)
-		for i := range 600 {
-			w.at(w.now()+time.Duration(i)*100*time.Millisecond, func() {
-				if t := a.s.load.turn; t.held && t.holder == c.s.self {
-					heldFor += 100 * time.Millisecond
-				}
-			})
-		}
+		every(w, 100*time.Millisecond, 600, func() {
+			if t := a.s.load.turn; t.held && t.holder == c.s.self {
+				heldFor += 100 * time.Millisecond
+			}
+		})
 		w.at(w.now()+time.Second, func() { b.s.StartLoadTest(w.now(), "ada", true); w.after(b) })
 		w.runFor(60 * time.Second)
 		if heldFor > 5*time.Second {
@@ -276,11 +274,10 @@ func TestTurnWithoutAReadyPeerPassesOn(t *testing.T) {
 	claim := appendLoadTurn(nil, kindLoadClaim, loadTurnMsg{ID: 40, Tester: c.s.self, Peer: b.s.self, Flag: turnAsk})
 	repeat(w, c, hostID, claim, 500*time.Millisecond, 120)
 	heldFor := time.Duration(0)
-	everyCheck(w, 100*time.Millisecond, 600, func() bool {
+	every(w, 100*time.Millisecond, 600, func() {
 		if t := a.s.load.turn; t.held && t.holder == c.s.self {
 			heldFor += 100 * time.Millisecond
 		}
-		return false
 	})
 	w.at(w.now()+time.Second, func() { a.s.StartLoadTest(w.now(), "cyd", true); w.after(a) })
 	w.runFor(60 * time.Second)
@@ -348,18 +345,23 @@ func TestForgedLoadMessagesIgnored(t *testing.T) {
 	}
 }
 
-// everyCheck checks cond every period, n times from now, and reports
-// whether it ever held.
-func everyCheck(w *world, period time.Duration, n int, cond func() bool) *bool {
-	ever := new(bool)
+// every runs fn every period, n times from now.
+func every(w *world, period time.Duration, n int, fn func()) {
 	for i := range n {
-		w.at(w.now()+time.Duration(i)*period, func() {
-			if cond() {
-				*ever = true
-			}
-		})
+		w.at(w.now()+time.Duration(i)*period, fn)
 	}
-	return ever
+}
+
+// ever checks cond every period, n times from now, and reports whether it
+// ever held.
+func ever(w *world, period time.Duration, n int, cond func() bool) *bool {
+	held := new(bool)
+	every(w, period, n, func() {
+		if cond() {
+			*held = true
+		}
+	})
+	return held
 }
 
 func containsPrefix(list []string, prefix string) bool {
@@ -394,5 +396,94 @@ func TestLoadDatagramPathsAllocateNothing(t *testing.T) {
 	req := rawRequest(99)
 	if n := testing.AllocsPerRun(100, func() { a.s.loadMessage(now, cyd, req) }); n != 0 {
 		t.Errorf("a refused request allocates %v times", n)
+	}
+}
+
+// A tester that keeps pacing, with the peer's latest nonce, does not keep
+// the peer serving: the peer stops 25 s after its answer, on its own
+// clock. Bob's machine runs its test until the download hold, then stops
+// running it without a word, and the test script takes over bob's link:
+// a probe every 10 ms and a pace every 100 ms for a quarter of the cap
+// (under the budget to the end), each pace with the nonce of ada's latest
+// echo. The world is unkeyed, so that the script reads the echoes' nonces
+// from ada's datagrams as they leave.
+func TestPeerStopsServingAt25sWhateverTheTesterSends(t *testing.T) {
+	w := newWorld(t, 7, lan30)
+	cfg := Config{Load: LoadConfig{Cap: loadCap}}
+	hc := cfg
+	hc.Players = 3
+	a := w.host("ada", hc)
+	b := w.join("bob", RolePlayer, a, cfg)
+	c := w.join("cyd", RolePlayer, a, cfg)
+	if !w.runUntil(20*time.Second, started(a, b, c)) {
+		t.Fatal("the game did not start")
+	}
+	w.runFor(5 * time.Second)
+	a.tr.Keep = true
+	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", false); w.after(b) })
+	var began time.Duration
+	every(w, 10*time.Millisecond, 300, func() {
+		if began == 0 && a.s.load.run != nil {
+			began = w.now()
+		}
+	})
+	w.runFor(15 * time.Second) // bob's test is in the download hold
+	r := a.s.load.run
+	if began == 0 || r == nil || b.s.load.run == nil {
+		t.Fatal("bob's test does not run")
+	}
+	id := r.id
+	b.s.load.run = nil // bob's machine stops its end silently: no stop, no probes of its own
+	nonce := func() uint32 {
+		var last uint32
+		head := binary.LittleEndian.AppendUint32([]byte{0x36}, id)
+		for _, d := range a.tr.Sent {
+			if d.To != b.addr {
+				continue
+			}
+			if i := strings.LastIndex(string(d.Data), string(head)); i >= 0 && i+17 <= len(d.Data) {
+				last = binary.LittleEndian.Uint32(d.Data[i+13:])
+			}
+		}
+		return last
+	}
+	for i := range 20 * 100 {
+		w.at(w.now()+time.Duration(i)*10*time.Millisecond, func() {
+			probe := binary.LittleEndian.AppendUint32([]byte{0x35}, id)
+			probe = binary.LittleEndian.AppendUint32(probe, uint32(100000+i))
+			probe = binary.LittleEndian.AppendUint32(probe, uint32(w.now()/time.Microsecond))
+			probe = binary.LittleEndian.AppendUint32(probe, 0)
+			_ = b.s.ep.SendUnnumbered(w.now(), hostID, probe, false)
+			if i%10 == 0 {
+				_ = b.s.ep.SendUnnumbered(w.now(), hostID, rawPace(id, 5, loadCap/4, 1336, nonce()), false)
+			}
+			w.after(b)
+		})
+	}
+	// Watch ada's datagrams to bob as they leave: when the last load went,
+	// and when her end of the test was over.
+	var lastLoad, over time.Duration
+	seen := len(a.tr.Sent)
+	every(w, 10*time.Millisecond, 2000, func() {
+		for ; seen < len(a.tr.Sent); seen++ {
+			if d := a.tr.Sent[seen]; d.To == b.addr && len(d.Data) >= 1000 {
+				lastLoad = w.now()
+			}
+		}
+		if over == 0 && a.s.load.run == nil {
+			over = w.now()
+		}
+	})
+	w.runFor(20 * time.Second)
+	if over == 0 {
+		t.Fatalf("ada still serves bob's test %v after her answer", w.now()-began)
+	}
+	t.Logf("ada answered at %v; her end was over %v later, her last load %v after her answer", began, over-began, lastLoad-began)
+	const grace = 100 * time.Millisecond
+	if over-began > 25*time.Second+grace || lastLoad-began > 25*time.Second+grace {
+		t.Errorf("ada served until %v after her answer (last load at %v), want at most 25 s", over-began, lastLoad-began)
+	}
+	if lastLoad-began < 24*time.Second {
+		t.Errorf("ada's load ended %v after her answer: the script's paces should have kept it until the 25 s bound", lastLoad-began)
 	}
 }
