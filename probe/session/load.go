@@ -68,7 +68,7 @@ type loadState struct {
 	byTest  map[netcore.PeerID]time.Duration // (peer end) when each tester's last test here ended
 	flagged bool                             // the --load-test test has been asked for
 	turn    loadTurn                         // (host) who holds the session's turn
-	turnEnd map[netcore.PeerID]time.Duration // (host) when each holder's last granted turn ended
+	turnEnd map[netcore.PeerID]time.Duration // (host) when each holder's last turn ended
 	notice  loadNotice                       // (peer end) the host's word on the test this machine may serve
 	shown   map[loadShown]time.Duration      // refusals shown, and when the latest of each came
 	buf     []byte

@@ -291,11 +291,16 @@ func (s *Session) onNotice(now time.Duration, g loadTurnMsg) {
 		return
 	}
 	n := &s.load.notice
-	if !n.held || n.tester != g.Tester || n.id != g.ID {
+	switch {
+	case !n.held || n.tester != g.Tester || n.id != g.ID:
 		if s.load.run != nil {
 			return
 		}
 		*n = loadNotice{held: true, tester: g.Tester, id: g.ID, until: now + loadStartWithin}
+	case !n.used:
+		// A copy: the host has not heard the ready yet, so the tester
+		// has no grant either; its request may come as late again.
+		n.until = now + loadStartWithin
 	}
 	// Every copy is answered: the host sends one again on each claim
 	// until the ready reaches it.
