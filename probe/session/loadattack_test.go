@@ -255,6 +255,7 @@ func TestUnusedTurnLapses(t *testing.T) {
 		})
 		w.at(w.now()+time.Second, func() { b.s.StartLoadTest(w.now(), "ada", true); w.after(b) })
 		w.runFor(60 * time.Second)
+		t.Logf("rotate %v: cyd held the turn %v of the minute", rotate, heldFor)
 		if heldFor > 5*time.Second {
 			t.Errorf("rotate %v: cyd held the turn %v of a minute without a test", rotate, heldFor)
 		}
@@ -281,6 +282,7 @@ func TestTurnWithoutAReadyPeerPassesOn(t *testing.T) {
 	})
 	w.at(w.now()+time.Second, func() { a.s.StartLoadTest(w.now(), "cyd", true); w.after(a) })
 	w.runFor(60 * time.Second)
+	t.Logf("cyd held the turn %v of the minute", heldFor)
 	if heldFor > 5*time.Second {
 		t.Errorf("cyd held the turn %v of a minute toward a peer that never got ready", heldFor)
 	}
