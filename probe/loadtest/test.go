@@ -112,6 +112,16 @@ func (x *Test) Ignored() int {
 	return x.r.ignored
 }
 
+// Nonce is the nonce this end holds: the peer's end its current one (0
+// before it has answered), the tester's the latest it heard from the peer
+// (0 before it has heard one).
+func (x *Test) Nonce() uint32 {
+	if x.t != nil {
+		return x.t.nonce
+	}
+	return x.r.nonce
+}
+
 // Close stops the test from this end at now: the other end is told, and
 // the result says "cancelled". A test that is over stays as it ended.
 func (x *Test) Close(now time.Duration) {

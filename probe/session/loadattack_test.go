@@ -406,21 +406,10 @@ func TestLoadDatagramPathsAllocateNothing(t *testing.T) {
 // clock. Bob's machine runs its test until the download hold, then stops
 // running it without a word, and the test script takes over bob's link:
 // a probe every 10 ms and a pace every 100 ms for a quarter of the cap
-// (under the budget to the end), each pace with the nonce of ada's latest
-// echo. The world is unkeyed, so that the script reads the echoes' nonces
-// from ada's datagrams as they leave.
+// (under the budget to the end), each pace with ada's current nonce — a
+// tester that hears everything ada sends.
 func TestPeerStopsServingAt25sWhateverTheTesterSends(t *testing.T) {
-	w := newWorld(t, 7, lan30)
-	cfg := Config{Load: LoadConfig{Cap: loadCap}}
-	hc := cfg
-	hc.Players = 3
-	a := w.host("ada", hc)
-	b := w.join("bob", RolePlayer, a, cfg)
-	c := w.join("cyd", RolePlayer, a, cfg)
-	if !w.runUntil(20*time.Second, started(a, b, c)) {
-		t.Fatal("the game did not start")
-	}
-	w.runFor(5 * time.Second)
+	w, a, b, _ := loadWorld(t, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap}, LoadConfig{Cap: loadCap})
 	a.tr.Keep = true
 	w.at(w.now(), func() { b.s.StartLoadTest(w.now(), "ada", false); w.after(b) })
 	var began time.Duration
@@ -436,19 +425,6 @@ func TestPeerStopsServingAt25sWhateverTheTesterSends(t *testing.T) {
 	}
 	id := r.id
 	b.s.load.run = nil // bob's machine stops its end silently: no stop, no probes of its own
-	nonce := func() uint32 {
-		var last uint32
-		head := binary.LittleEndian.AppendUint32([]byte{0x36}, id)
-		for _, d := range a.tr.Sent {
-			if d.To != b.addr {
-				continue
-			}
-			if i := strings.LastIndex(string(d.Data), string(head)); i >= 0 && i+17 <= len(d.Data) {
-				last = binary.LittleEndian.Uint32(d.Data[i+13:])
-			}
-		}
-		return last
-	}
 	for i := range 20 * 100 {
 		w.at(w.now()+time.Duration(i)*10*time.Millisecond, func() {
 			probe := binary.LittleEndian.AppendUint32([]byte{0x35}, id)
@@ -457,7 +433,7 @@ func TestPeerStopsServingAt25sWhateverTheTesterSends(t *testing.T) {
 			probe = binary.LittleEndian.AppendUint32(probe, 0)
 			_ = b.s.ep.SendUnnumbered(w.now(), hostID, probe, false)
 			if i%10 == 0 {
-				_ = b.s.ep.SendUnnumbered(w.now(), hostID, rawPace(id, 5, loadCap/4, 1336, nonce()), false)
+				_ = b.s.ep.SendUnnumbered(w.now(), hostID, rawPace(id, 5, loadCap/4, 1336, r.t.Nonce()), false)
 			}
 			w.after(b)
 		})
