@@ -217,6 +217,11 @@ type RejectedCounts struct {
 	// Path: checks and relay frames that would have moved a link to an
 	// address that never answered a check of this machine's.
 	Path uint64 `json:"path"`
+	// Load: load-test messages that do not decode, and requests, claims
+	// and pace commands from a machine that may not send them (a watcher,
+	// one without the session's turn, before the game, a pace without the
+	// peer's nonce: docs/load-test.md).
+	Load uint64 `json:"load"`
 	// Implausible: a link report claiming more than was sent (netcore), a
 	// frame packet or command out of bounds, a timing event or removal
 	// from a machine that may not issue it, a timing event whose target
@@ -226,7 +231,7 @@ type RejectedCounts struct {
 
 // Sum sets Total from the other counts.
 func (r *RejectedCounts) Sum() {
-	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame + r.Path + r.Implausible
+	r.Total = r.Token + r.Sender + r.Malformed + r.Auth + r.Replay + r.Oversize + r.Window + r.Handshake + r.Lobby + r.Frame + r.Path + r.Load + r.Implausible
 }
 
 // ProcessStats is what a live process spent: CPU time against wall time,

@@ -1,5 +1,5 @@
 // Package loadtest is the pure core of lagscope's latency-under-load
-// (bufferbloat) test between two members: how much a full line adds to
+// (bufferbloat) test between two players: how much a full line adds to
 // the round trip, upload and download apart and both at once, graded A+
 // to F (docs/load-test.md).
 //
@@ -21,7 +21,9 @@
 //     phases, times the round trip with a probe every 10 ms and grades
 //     the holds, and the peer's (responder.go), which answers, echoes,
 //     counts and reports the tester's load and sends load at the rate
-//     the tester asks for;
+//     the tester asks for — only to pace commands that carry its latest
+//     nonce, for at most 25 s after its answer and at most the cap for
+//     13 s of load, whatever the tester asks;
 //   - the Result (result.go), shaped as the load event's body, and the
 //     grades.
 package loadtest

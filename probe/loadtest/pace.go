@@ -22,9 +22,15 @@ const (
 	// silentFor ends a test whose other end has been silent this long (no
 	// message at all, or, while the tester's load flows, no report).
 	silentFor = time.Second
-	// peerBound is how long a peer serves a test at most, whatever the
-	// tester asks: the tester's phases take at most testBound.
-	peerBound = 30 * time.Second
+	// peerBound is how long a peer serves a test at most from its answer,
+	// on its own clock, whatever the tester sends: the tester's phases
+	// after the answer take at most testBound - askFor, 23 s.
+	peerBound = testBound
+	// nonceEvery is how often the peer draws a new nonce; a pace command
+	// must carry the current one or the one before, so the tester proves
+	// it has heard the peer within the last 3 to 6 s (longer than a deep
+	// queue delays the echo that carried it).
+	nonceEvery = 3 * time.Second
 
 	rampStep   = 250 * time.Millisecond
 	rampFactor = 1.5  // the rate's rise per step
@@ -59,6 +65,16 @@ const (
 // testBound is the longest a test can take by its phases: the answer, the
 // idle phase, two ramps at their longest, two holds and both.
 const testBound = askFor + idleFor + 2*rampMax + 2*holdFor + bothFor
+
+// loadedFor is the longest one direction carries load: its ramp, its hold
+// and both. Each end sends at most its cap for that long: a budget of
+// cap × 13 s of load on the path each way (81.25 MB at 50 Mbit/s), which
+// the end enforces whatever the other asks.
+const loadedFor = rampMax + holdFor + bothFor
+
+// budgetBits is the most load, in bits on the path, one end sends at
+// capRate.
+func budgetBits(capRate float64) float64 { return capRate * loadedFor.Seconds() }
 
 // wireBits is what a load datagram of size message bytes costs on the
 // path: its message and the carrier around it.

@@ -14,6 +14,14 @@ func IsMessage(b []byte) bool { return len(b) > 0 && b[0] >= kindRequest && b[0]
 // message that starts a peer's end.
 func IsRequest(b []byte) bool { return len(b) > 0 && b[0] == kindRequest }
 
+// Check decodes b without acting on it: the id of the test it names, or
+// why it is malformed (a load datagram under 1000 bytes among them). It
+// allocates nothing.
+func Check(b []byte) (uint32, error) {
+	m, err := decode(b)
+	return m.id, err
+}
+
 // Phase names, as Progress gives them.
 var phaseNames = [numPhases]string{"asking", "idle", "upload ramp", "upload", "download ramp", "download", "both", "done"}
 

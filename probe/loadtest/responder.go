@@ -1,12 +1,17 @@
 package loadtest
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 // responder is the peer's end: it answers the request, echoes probes,
 // counts the tester's load and reports it, and sends load in the phase
 // and at the rate the tester's pace commands ask for, never above its own
-// cap. It stops sending when the pace commands stop, and ends when the
-// tester does, falls silent, or keeps it past peerBound.
+// cap. It stops sending when the pace commands stop, when a pace does not
+// carry one of its latest nonces (the tester must hear it to pace it), and
+// once it has sent its budget; it ends when the tester does, falls silent,
+// or keeps it past peerBound.
 type responder struct {
 	cfg     Config
 	verdict stopReason // stopComplete: accepted
@@ -17,10 +22,21 @@ type responder struct {
 
 	lastHeard, lastPace time.Duration
 
+	// nonce is the current nonce its echoes and load carry, prevNonce the
+	// one before; a pace must carry one of them. A new one is drawn every
+	// nonceEvery.
+	nonce, prevNonce uint32
+	nextNonce        time.Duration
+	nb               [4]byte
+	// ignored counts the paces refused for their nonce.
+	ignored int
+
 	ph         phase // the phase the tester's pace commands name
 	pace       pacer
 	size       int
 	seq        uint32
+	sentBits   float64            // load sent so far, on the path
+	spent      bool               // the budget is sent: no more load
 	recv       [numPhases]counter // the tester's load
 	cur        phase              // the latest phase of it that arrived
 	nextReport time.Duration
@@ -55,6 +71,17 @@ func (r *responder) answer() {
 	r.send(m)
 }
 
+// draw takes the next nonce from cfg.Rand, never 0 (the tester's before
+// it has heard the peer). A source that fails gives the last one plus 1.
+func (r *responder) draw(now time.Duration) {
+	r.prevNonce = r.nonce
+	if _, err := io.ReadFull(r.cfg.Rand, r.nb[:]); err != nil {
+		le.PutUint32(r.nb[:], r.prevNonce+1)
+	}
+	r.nonce = max(le.Uint32(r.nb[:]), 1)
+	r.nextNonce = now + nonceEvery
+}
+
 func (r *responder) tick(now time.Duration) {
 	if r.over {
 		return
@@ -64,8 +91,13 @@ func (r *responder) tick(now time.Duration) {
 		r.answer()
 		if r.verdict != stopComplete {
 			r.finish(r.verdict)
+			return
 		}
+		r.draw(now)
 		return
+	}
+	if now >= r.nextNonce {
+		r.draw(now)
 	}
 	switch {
 	case now-r.lastHeard >= silentFor:
@@ -87,12 +119,25 @@ func (r *responder) tick(now time.Duration) {
 		r.nextReport = now + reportEvery
 	}
 	for i := 0; i < maxBurst && r.pace.due(now); i++ {
+		bits := wireBits(r.size)
+		if r.sentBits+bits > budgetBits(r.capRate) {
+			r.spent = true
+			r.pace.set(now, 0)
+			break
+		}
 		r.seq++
 		m := message{kind: kindLoad, id: r.cfg.ID, phase: r.ph, seq: r.seq,
-			stamp: uint32((now - r.t0) / time.Microsecond), size: uint16(r.size)}
+			stamp: uint32((now - r.t0) / time.Microsecond), nonce: r.nonce, size: uint16(r.size)}
 		r.cfg.Send(appendMessage(r.loadBuf[:0], m))
 		r.pace.sent(now, r.size)
+		r.sentBits += bits
 	}
+}
+
+// fresh reports whether a pace's nonce is the peer's current or previous
+// one: the tester heard the peer within the last 3 to 6 s.
+func (r *responder) fresh(nonce uint32) bool {
+	return nonce != 0 && (nonce == r.nonce || nonce == r.prevNonce)
 }
 
 func (r *responder) receive(now time.Duration, b []byte) bool {
@@ -109,7 +154,7 @@ func (r *responder) receive(now time.Duration, b []byte) bool {
 		r.answer()
 	case kindProbe:
 		r.lastHeard = now
-		m.kind = kindEcho
+		m.kind, m.nonce = kindEcho, r.nonce
 		r.send(m)
 	case kindLoad:
 		if m.phase.upload() {
@@ -120,9 +165,15 @@ func (r *responder) receive(now time.Duration, b []byte) bool {
 			}
 		}
 	case kindPace:
+		if !r.fresh(m.nonce) {
+			r.ignored++ // not from a tester that hears this end: it neither paces nor keeps the test alive
+			return true
+		}
 		r.lastHeard, r.lastPace = now, now
 		r.ph, r.size = m.phase, int(m.size)
-		r.pace.set(now, min(float64(m.rate), r.capRate))
+		if !r.spent {
+			r.pace.set(now, min(float64(m.rate), r.capRate))
+		}
 	case kindStop:
 		r.finish(m.reason)
 	}
@@ -155,7 +206,7 @@ func (r *responder) deadline() (time.Duration, bool) {
 	if !r.started {
 		return 0, true
 	}
-	d := min(r.lastHeard+silentFor, r.t0+peerBound)
+	d := min(r.lastHeard+silentFor, r.t0+peerBound, r.nextNonce)
 	if r.pace.rate > 0 {
 		d = min(d, r.pace.next, r.lastPace+silentFor)
 	}

@@ -1,6 +1,10 @@
 package loadtest
 
-import "time"
+import (
+	"crypto/rand"
+	"io"
+	"time"
+)
 
 // Config sets up one end of a load test.
 type Config struct {
@@ -23,6 +27,10 @@ type Config struct {
 	// Relayed: the pair's path goes through the relay. A tester sends
 	// nothing and stops "relayed"; a peer refuses so.
 	Relayed bool
+	// Rand (the peer's end) is where its nonces come from; nil is
+	// crypto/rand. A pace command must carry one of the latest two, so
+	// they must be unpredictable to anyone who does not hear the peer.
+	Rand io.Reader
 	// Send hands one message to the pair's link, to travel unnumbered
 	// (outside every loss total, L2). msg is valid only during the call.
 	Send func(msg []byte)
@@ -53,6 +61,9 @@ func New(cfg Config) *Test {
 	}
 	if cfg.Done == nil {
 		cfg.Done = func(Result) {}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Reader
 	}
 	if cfg.Request == nil {
 		return &Test{t: newTester(cfg)}
@@ -89,6 +100,26 @@ func (x *Test) NextDeadline() (time.Duration, bool) {
 		return x.t.deadline()
 	}
 	return x.r.deadline()
+}
+
+// Ignored is how many of the other end's messages this end has refused
+// although they named the test: paces without one of the peer's latest
+// two nonces. A conforming tester sends none; a session counts them.
+func (x *Test) Ignored() int {
+	if x.r == nil {
+		return 0
+	}
+	return x.r.ignored
+}
+
+// Nonce is the nonce this end holds: the peer's end its current one (0
+// before it has answered), the tester's the latest it heard from the peer
+// (0 before it has heard one).
+func (x *Test) Nonce() uint32 {
+	if x.t != nil {
+		return x.t.nonce
+	}
+	return x.r.nonce
 }
 
 // Close stops the test from this end at now: the other end is told, and

@@ -34,7 +34,9 @@ type tester struct {
 	echoed    []uint64        // a bit per probe number
 	rtts      [numPhases][]time.Duration
 
-	pace       pacer // the upload load
+	pace       pacer   // the upload load
+	sentBits   float64 // upload load sent so far, on the path
+	nonce      uint32  // the peer's latest nonce heard, which pace commands carry
 	seq        uint32
 	up, down   ramp
 	reports    [numPhases]window  // the peer's reports of the upload load
@@ -93,13 +95,19 @@ func (t *tester) tick(now time.Duration) {
 	}
 	t.sendProbes(now)
 	for i := 0; i < maxBurst && t.pace.due(now); i++ {
+		bits := wireBits(maxMessage)
+		if t.sentBits+bits > budgetBits(t.capRate) {
+			t.pace.set(now, 0) // the budget is sent: the rest of the phase goes without load
+			break
+		}
 		t.seq++
 		m := message{kind: kindLoad, id: t.cfg.ID, phase: t.ph, seq: t.seq, stamp: t.stamp(now), size: maxMessage}
 		t.cfg.Send(appendMessage(t.loadBuf[:0], m))
 		t.pace.sent(now, maxMessage)
+		t.sentBits += bits
 	}
 	if t.ph.download() && now >= t.nextPace {
-		t.send(message{kind: kindPace, phase: t.ph, rate: uint64(t.paceRate), size: maxMessage})
+		t.send(message{kind: kindPace, phase: t.ph, rate: uint64(t.paceRate), size: maxMessage, nonce: t.nonce})
 		t.nextPace = now + paceEvery
 	}
 }
@@ -230,7 +238,7 @@ func (t *tester) receive(now time.Duration, b []byte) bool {
 		}
 	case kindLoad:
 		if t.ph != phaseNone && m.phase.download() {
-			t.lastHeard = now
+			t.lastHeard, t.nonce = now, m.nonce
 			c := &t.recv[m.phase]
 			c.add(now, m.seq, int(m.size))
 			t.recvWin[m.phase].add(c.s)
@@ -253,7 +261,7 @@ func (t *tester) echo(now time.Duration, m message) {
 		return
 	}
 	t.echoed[n/64] |= 1 << (n % 64)
-	t.lastHeard = now
+	t.lastHeard, t.nonce = now, m.nonce
 	sent := t.sentAt[n]
 	p := t.ph
 	for p > phaseIdle && t.at[p] > sent {

@@ -12,9 +12,9 @@ const (
 	kindAnswer  byte = 0x31 // peer → tester: accepted (with the granted cap) or refused (why)
 	kindLoad    byte = 0x32 // either way: one load datagram, padded
 	kindReport  byte = 0x33 // peer → tester: what arrived of the tester's load so far
-	kindPace    byte = 0x34 // tester → peer: send load in this phase at this rate
+	kindPace    byte = 0x34 // tester → peer: send load in this phase at this rate, with the peer's nonce
 	kindProbe   byte = 0x35 // tester → peer: a round-trip probe
-	kindEcho    byte = 0x36 // peer → tester: the probe's echo
+	kindEcho    byte = 0x36 // peer → tester: the probe's echo, with the peer's nonce
 	kindStop    byte = 0x37 // either way: the test is over, and why
 )
 
@@ -25,13 +25,18 @@ const (
 const (
 	carrierOverhead = 64
 	maxMessage      = 1400 - carrierOverhead
-	requestLen      = 14
-	answerLen       = 14
-	loadHead        = 14
-	reportLen       = 26
-	paceLen         = 16
-	probeLen        = 13
-	stopLen         = 6
+	// minLoad is the smallest load datagram, message bytes: with the
+	// cap it bounds a test in datagrams a second (at 50 Mbit/s at most
+	// 5 874), not only in bits. A load datagram or a pace command asking
+	// for a smaller one is malformed.
+	minLoad    = 1000
+	requestLen = 14
+	answerLen  = 14
+	loadHead   = 18
+	reportLen  = 26
+	paceLen    = 20
+	probeLen   = 17
+	stopLen    = 6
 	// protoVersion is the version a request carries; a peer refuses one it
 	// does not know.
 	protoVersion = 1
@@ -86,6 +91,7 @@ type message struct {
 	size    uint16     // load: the message's length; pace: the size to send
 	seq     uint32     // load: datagram number; probe, echo: probe number
 	stamp   uint32     // load, probe, echo: the sender's clock, µs since its test began
+	nonce   uint32     // the peer's nonce: its load and echoes carry it, a pace echoes it; 0 in a probe
 	elapsed uint32     // report: µs from the phase's first arrival to its latest
 	bytes   uint64     // report: message bytes of the phase's load received
 	count   uint32     // report: load datagrams of the phase received
@@ -103,10 +109,11 @@ var (
 	errRate    = errors.New("loadtest: rate does not fit the answer")
 	errVersion = errors.New("loadtest: request without a version")
 	errSize    = errors.New("loadtest: datagram size out of range")
+	errNonce   = errors.New("loadtest: a probe carries no nonce")
 )
 
 // fixedLen is the exact length of each fixed-size kind; load is at least
-// loadHead and at most maxMessage.
+// minLoad and at most maxMessage.
 func fixedLen(kind byte) int {
 	switch kind {
 	case kindRequest:
@@ -136,13 +143,14 @@ func decode(b []byte) (message, error) {
 	}
 	m := message{kind: b[0], id: le.Uint32(b[1:])}
 	if m.kind == kindLoad {
-		if len(b) < loadHead {
-			return message{}, errShort
+		if len(b) < minLoad {
+			return message{}, errSize
 		}
 		if len(b) > maxMessage {
 			return message{}, errLength
 		}
 		m.phase, m.seq, m.stamp, m.size = phase(b[5]), le.Uint32(b[6:]), le.Uint32(b[10:]), uint16(len(b))
+		m.nonce = le.Uint32(b[14:])
 		if !m.phase.loaded() {
 			return message{}, errPhase
 		}
@@ -184,15 +192,18 @@ func decodeFixed(m message, b []byte) (message, error) {
 			return message{}, errPhase
 		}
 	case kindPace:
-		m.phase, m.rate, m.size = phase(b[5]), le.Uint64(b[6:]), le.Uint16(b[14:])
+		m.phase, m.rate, m.size, m.nonce = phase(b[5]), le.Uint64(b[6:]), le.Uint16(b[14:]), le.Uint32(b[16:])
 		if !m.phase.download() {
 			return message{}, errPhase
 		}
-		if m.size < loadHead || m.size > maxMessage {
+		if m.size < minLoad || m.size > maxMessage {
 			return message{}, errSize
 		}
 	case kindProbe, kindEcho:
-		m.seq, m.stamp = le.Uint32(b[5:]), le.Uint32(b[9:])
+		m.seq, m.stamp, m.nonce = le.Uint32(b[5:]), le.Uint32(b[9:]), le.Uint32(b[13:])
+		if m.kind == kindProbe && m.nonce != 0 {
+			return message{}, errNonce
+		}
 	case kindStop:
 		m.reason = stopReason(b[5])
 		if m.reason >= numReasons {
@@ -206,7 +217,7 @@ func decodeFixed(m message, b []byte) (message, error) {
 var zeros [maxMessage]byte
 
 // appendMessage appends m's bytes to dst: a load datagram padded with
-// zeros to m.size (at least loadHead, at most maxMessage). It allocates
+// zeros to m.size (at least minLoad, at most maxMessage). It allocates
 // only when dst has too little room.
 func appendMessage(dst []byte, m message) []byte {
 	dst = append(dst, m.kind)
@@ -222,7 +233,8 @@ func appendMessage(dst []byte, m message) []byte {
 		dst = append(dst, byte(m.phase))
 		dst = le.AppendUint32(dst, m.seq)
 		dst = le.AppendUint32(dst, m.stamp)
-		size := min(max(int(m.size), loadHead), maxMessage)
+		dst = le.AppendUint32(dst, m.nonce)
+		size := min(max(int(m.size), minLoad), maxMessage)
 		dst = append(dst, zeros[:size-loadHead]...)
 	case kindReport:
 		dst = append(dst, byte(m.phase))
@@ -234,9 +246,11 @@ func appendMessage(dst []byte, m message) []byte {
 		dst = append(dst, byte(m.phase))
 		dst = le.AppendUint64(dst, m.rate)
 		dst = le.AppendUint16(dst, m.size)
+		dst = le.AppendUint32(dst, m.nonce)
 	case kindProbe, kindEcho:
 		dst = le.AppendUint32(dst, m.seq)
 		dst = le.AppendUint32(dst, m.stamp)
+		dst = le.AppendUint32(dst, m.nonce)
 	case kindStop:
 		dst = append(dst, byte(m.reason))
 	}

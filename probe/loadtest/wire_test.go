@@ -18,11 +18,15 @@ var examples = []struct {
 	{message{kind: kindAnswer, id: 0x04030201, reason: stopBusy}, "31 01020304 02 0000000000000000"},
 	{message{kind: kindReport, id: 0x04030201, phase: phaseUpHold, elapsed: 1_000_000, bytes: 1_336_000, count: 1000, highest: 1002},
 		"33 01020304 03 40420f00 c0621400 00000000 e8030000 ea030000"},
-	{message{kind: kindPace, id: 0x04030201, phase: phaseDownRamp, rate: 1_000_000, size: 1336}, "34 01020304 04 40420f0000000000 3805"},
-	{message{kind: kindProbe, id: 0x04030201, seq: 7, stamp: 2_000_000}, "35 01020304 07000000 80841e00"},
-	{message{kind: kindEcho, id: 0x04030201, seq: 7, stamp: 2_000_000}, "36 01020304 07000000 80841e00"},
+	{message{kind: kindPace, id: 0x04030201, phase: phaseDownRamp, rate: 1_000_000, size: 1336, nonce: 0x12345678},
+		"34 01020304 04 40420f0000000000 3805 78563412"},
+	{message{kind: kindProbe, id: 0x04030201, seq: 7, stamp: 2_000_000}, "35 01020304 07000000 80841e00 00000000"},
+	{message{kind: kindEcho, id: 0x04030201, seq: 7, stamp: 2_000_000, nonce: 0x12345678}, "36 01020304 07000000 80841e00 78563412"},
 	{message{kind: kindStop, id: 0x04030201, reason: stopCancelled}, "37 01020304 04"},
-	{message{kind: kindLoad, id: 0x04030201, phase: phaseUpRamp, seq: 1, stamp: 2_250_000, size: 20}, "32 01020304 02 01000000 10552200 000000000000"},
+	// Load: the hex is the head; zeros pad the datagram to its size.
+	{message{kind: kindLoad, id: 0x04030201, phase: phaseUpRamp, seq: 1, stamp: 2_250_000, size: minLoad}, "32 01020304 02 01000000 10552200 00000000"},
+	{message{kind: kindLoad, id: 0x04030201, phase: phaseDownHold, seq: 9, stamp: 12_000_000, nonce: 0x12345678, size: maxMessage},
+		"32 01020304 05 09000000 001bb700 78563412"},
 }
 
 func unhex(t *testing.T, s string) []byte {
@@ -33,9 +37,19 @@ func unhex(t *testing.T, s string) []byte {
 	return b
 }
 
+// exampleBytes is an example's whole message: its hex, padded with zeros
+// to its size for a load datagram.
+func exampleBytes(t *testing.T, m message, hex string) []byte {
+	b := unhex(t, hex)
+	if m.kind == kindLoad {
+		b = append(b, make([]byte, int(m.size)-len(b))...)
+	}
+	return b
+}
+
 func TestMessageBytes(t *testing.T) {
 	for _, ex := range examples {
-		want := unhex(t, ex.hex)
+		want := exampleBytes(t, ex.m, ex.hex)
 		got := appendMessage(nil, ex.m)
 		if !bytes.Equal(got, want) {
 			t.Errorf("kind %#x encodes to % x, want % x", ex.m.kind, got, want)
@@ -48,7 +62,7 @@ func TestMessageBytes(t *testing.T) {
 			t.Errorf("kind %#x: %v", ex.m.kind, err)
 			continue
 		}
-		if ex.m.kind != kindLoad && m != ex.m {
+		if m != ex.m {
 			t.Errorf("kind %#x decodes to %+v, want %+v", ex.m.kind, m, ex.m)
 		}
 	}
@@ -60,9 +74,9 @@ func TestMessageSizes_Q5(t *testing.T) {
 	if maxMessage+carrierOverhead != 1400 {
 		t.Fatalf("the largest load datagram is %d bytes on the path, want 1400", maxMessage+carrierOverhead)
 	}
-	for _, size := range []uint16{0, loadHead, 600, maxMessage, maxMessage + 100} {
+	for _, size := range []uint16{0, loadHead, 600, minLoad, 1200, maxMessage, maxMessage + 100} {
 		b := appendMessage(nil, message{kind: kindLoad, phase: phaseBoth, size: size})
-		want := min(max(int(size), loadHead), maxMessage)
+		want := min(max(int(size), minLoad), maxMessage)
 		if len(b) != want {
 			t.Errorf("load of size %d is %d bytes, want %d", size, len(b), want)
 		}
@@ -80,7 +94,7 @@ func TestDecodeRejects(t *testing.T) {
 	good := func(kind byte) []byte {
 		for _, ex := range examples {
 			if ex.m.kind == kind {
-				return unhex(t, ex.hex)
+				return exampleBytes(t, ex.m, ex.hex)
 			}
 		}
 		t.Fatalf("no example of kind %#x", kind)
@@ -108,12 +122,18 @@ func TestDecodeRejects(t *testing.T) {
 		{"refusal with a cap", with(good(kindAnswer), 5, byte(stopRefused)), errRate},
 		{"answer cancelled", with(good(kindAnswer), 5, byte(stopCancelled)), errReason},
 		{"stop reason 6", with(good(kindStop), 5, byte(numReasons)), errReason},
-		{"load cut", good(kindLoad)[:loadHead-1], errShort},
+		{"load cut", good(kindLoad)[:4], errShort},
+		{"load of 14 bytes", good(kindLoad)[:14], errSize},
+		{"load of the head alone", good(kindLoad)[:loadHead], errSize},
+		{"load a byte under the minimum", good(kindLoad)[:minLoad-1], errSize},
+		{"probe with a nonce", with(good(kindProbe), 13, 1), errNonce},
 		{"load in idle", with(good(kindLoad), 5, byte(phaseIdle)), errPhase},
 		{"load in phase 7", with(good(kindLoad), 5, byte(phaseDone)), errPhase},
 		{"report of a download phase", with(good(kindReport), 5, byte(phaseDownHold)), errPhase},
 		{"pace of an upload phase", with(good(kindPace), 5, byte(phaseUpHold)), errPhase},
-		{"pace size too small", with(with(good(kindPace), 14, 13), 15, 0), errSize},
+		{"pace size 14", with(with(good(kindPace), 14, 14), 15, 0), errSize},
+		{"pace size under the minimum", with(with(good(kindPace), 14, 0xe7), 15, 3), errSize},
+		{"pace of the old length", good(kindPace)[:16], errLength},
 		{"pace size too large", with(with(good(kindPace), 14, 0x39), 15, 5), errSize},
 	} {
 		if _, err := decode(tc.b); err != tc.want {
@@ -132,6 +152,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() {
 		_, _ = decode(bad)
 		_, _ = decode(load)
+		_, _ = Check(load)
 	}); n != 0 {
 		t.Errorf("decode allocates %v times", n)
 	}

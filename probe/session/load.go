@@ -3,10 +3,11 @@ package session
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/diagnosis"
@@ -15,9 +16,10 @@ import (
 )
 
 // Load tests (docs/load-test.md): this machine runs at most one at a time,
-// as the tester or as the peer. A tester first takes the session's turn
-// from the host (one test at a time per session), then runs the test on
-// the pair's own link; it never runs one over the relay, and lets a minute
+// as the tester or as the peer, and only between two seated players of a
+// running game. A tester first takes the session's turn from the host
+// (one test at a time per session; loadturn.go), then runs the test on the
+// pair's own link; it never runs one over the relay, and lets a minute
 // pass between two of its tests. While a test runs, the pair's link is
 // traced (the where of the result) and the game's stalls and timing are
 // watched (the result's cost); the diagnosis and alerts keep quiet about
@@ -43,13 +45,14 @@ const (
 	// another, and how long a peer refuses the same tester's next one.
 	loadGap = time.Minute
 	// loadWaitFor is how long a test asked for on the command line waits
-	// for the session's turn; loadClaimEvery paces its asks.
+	// for the session's turn, loadTryFor how long one from the TUI tries
+	// (a turn held by another is refused at once; this bounds a peer
+	// that never gets ready); loadClaimEvery paces the asks, and
+	// loadRetryBusy the asks of a waiting test the host found busy.
 	loadWaitFor    = time.Minute
+	loadTryFor     = 5 * time.Second
 	loadClaimEvery = 500 * time.Millisecond
 	loadRetryBusy  = 2 * time.Second
-	// loadTurnFor bounds how long the host holds the turn for one tester
-	// whose release is lost: a test takes at most 30 s.
-	loadTurnFor = 35 * time.Second
 	// loadTestAfter is when a --load-test test starts by default: the game
 	// has run long enough to have an idle picture of every link.
 	loadTestAfter = 15 * time.Second
@@ -60,22 +63,17 @@ const (
 // loadState is the session's load testing.
 type loadState struct {
 	run     *loadRun
-	want    *loadWant                // a test asked for, waiting for its turn
-	results []feed.LoadEvent         // latest finished test toward each peer
-	ended   bool                     // this machine has run a test as tester
-	endAt   time.Duration            // when its last one ended
-	byTest  map[string]time.Duration // (peer end) when each tester's last test here ended
-	flagged bool                     // the --load-test test has been asked for
-	turn    loadTurn                 // (host) who holds the session's turn
+	want    *loadWant                        // a test asked for, waiting for its turn
+	results []feed.LoadEvent                 // latest finished test toward each peer
+	ended   bool                             // this machine has run a test as tester
+	endAt   time.Duration                    // when its last one ended
+	byTest  map[netcore.PeerID]time.Duration // (peer end) when each tester's last test here ended
+	flagged bool                             // the --load-test test has been asked for
+	turn    loadTurn                         // (host) who holds the session's turn
+	turnEnd map[netcore.PeerID]time.Duration // (host) when each holder's last turn ended
+	notice  loadNotice                       // (peer end) the host's word on the test this machine may serve
+	shown   map[loadShown]time.Duration      // refusals shown, and when the latest of each came
 	buf     []byte
-}
-
-// loadTurn is the host's record of the session's turn.
-type loadTurn struct {
-	held   bool
-	holder netcore.PeerID
-	id     uint32
-	until  time.Duration
 }
 
 // loadWant is a test asked for and not started yet.
@@ -90,6 +88,7 @@ type loadWant struct {
 // loadRun is the test in progress.
 type loadRun struct {
 	m      *member
+	id     uint32
 	t      *loadtest.Test
 	tester bool
 	// cost: what the game paid while the test ran.
@@ -117,8 +116,17 @@ func (s *Session) StartLoadTest(now time.Duration, peer string, wait bool) {
 	case !s.started || s.peer == nil:
 		s.message("No load test before the game starts: it measures what a busy line costs the game")
 		return
+	case s.role == RoleObserver:
+		s.message("No load test from a watcher: a load test runs between two players of the game")
+		return
 	case m == nil || m.ID == s.self || !m.linked || m.removed:
 		s.message(fmt.Sprintf("No load test: %s is not a member this machine has a link to", peer))
+		return
+	case m.Observer:
+		s.message(fmt.Sprintf("No load test to %s: a watcher takes no load tests, only players do", m.Name))
+		return
+	case !s.hostThere():
+		s.message("No load test: the host has left the game, and only the host gives the session's turn")
 		return
 	case s.load.want != nil && wait:
 		s.message(fmt.Sprintf("No load test to %s: this machine's test to %s waits its turn already", peer, s.load.want.m.Name))
@@ -132,15 +140,18 @@ func (s *Session) StartLoadTest(now time.Duration, peer string, wait bool) {
 	}
 	// A test that waits may queue behind the one this machine takes part
 	// in now: tickWant asks for the turn once that is over.
-	s.load.want = &loadWant{m: m, id: s.loadID(), wait: wait, until: now + loadWaitFor, nextClaim: now}
+	until := now + loadTryFor
+	if wait {
+		until = now + loadWaitFor
+	}
+	s.load.want = &loadWant{m: m, id: s.loadID(), wait: wait, until: until, nextClaim: now}
 }
 
 // CancelLoadTest stops this machine's test, running or waiting.
 func (s *Session) CancelLoadTest(now time.Duration) {
 	s.wb.now = now
 	if w := s.load.want; w != nil {
-		s.load.want = nil
-		s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("cancelled")})
+		s.dropWant(now, "cancelled")
 	}
 	if r := s.load.run; r != nil {
 		r.t.Close(now)
@@ -178,9 +189,7 @@ func (s *Session) tickLoad(now time.Duration) {
 		s.load.flagged = true
 		s.StartLoadTest(now, c.Test, true)
 	}
-	if t := &s.load.turn; t.held && now >= t.until {
-		t.held = false
-	}
+	s.tickTurn(now)
 	if w := s.load.want; w != nil {
 		s.tickWant(now, w)
 	}
@@ -199,91 +208,6 @@ func (s *Session) loadAfter() time.Duration {
 		return s.cfg.Load.After
 	}
 	return loadTestAfter
-}
-
-// tickWant claims the turn for a waiting test; with no host to ask (it
-// left after the start) the test goes ahead, and the peer's own rule of
-// one test at a time stands in for the host's.
-func (s *Session) tickWant(now time.Duration, w *loadWant) {
-	switch {
-	case w.m.removed || !w.m.linked:
-		s.load.want = nil
-		s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("peer left")})
-		return
-	case now >= w.until:
-		s.load.want = nil
-		s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("busy")})
-		return
-	case s.load.run != nil:
-		return // this machine answers another's test: one at a time
-	case s.load.ended && now < s.load.endAt+loadGap:
-		return // this machine's own gap: the wait covers it
-	case now < w.nextClaim:
-		return
-	}
-	w.nextClaim = now + loadClaimEvery
-	host := s.byID[hostID]
-	switch {
-	case s.role == roleHost:
-		s.onLoadGrant(now, loadGrant{ID: w.id, OK: s.takeTurn(now, s.self, w.id)})
-	case host == nil || host.removed || !host.linked:
-		s.onLoadGrant(now, loadGrant{ID: w.id, OK: true})
-	default:
-		s.load.buf = appendLoadClaim(s.load.buf[:0], loadClaim{ID: w.id, Peer: uint16(w.m.ID)})
-		_ = s.ep.SendUnnumbered(now, hostID, s.load.buf, false)
-	}
-}
-
-// takeTurn (the host) gives the session's turn to holder for test id
-// when nobody else holds it.
-func (s *Session) takeTurn(now time.Duration, holder netcore.PeerID, id uint32) bool {
-	t := &s.load.turn
-	if t.held && (t.holder != holder || t.id != id) {
-		if h := s.byID[t.holder]; h != nil && !h.removed {
-			return false
-		}
-	}
-	if !t.held || t.id != id {
-		*t = loadTurn{held: true, holder: holder, id: id, until: now + loadTurnFor}
-	}
-	return true
-}
-
-func (s *Session) giveBackTurn(now time.Duration, id uint32) {
-	if s.role == roleHost {
-		if t := &s.load.turn; t.held && t.holder == s.self && t.id == id {
-			t.held = false
-		}
-		return
-	}
-	s.load.buf = appendLoadClaim(s.load.buf[:0], loadClaim{ID: id, Release: true})
-	_ = s.ep.SendUnnumbered(now, hostID, s.load.buf, false)
-}
-
-// onLoadGrant starts the waiting test its grant names, or, refused,
-// stops it busy (a test from the TUI) or lets it ask again later.
-func (s *Session) onLoadGrant(now time.Duration, g loadGrant) {
-	w := s.load.want
-	if w == nil || w.id != g.ID || s.load.run != nil {
-		return // not ours, or this machine answers a test of another now: it asks again
-	}
-	if !g.OK {
-		if !w.wait {
-			s.load.want = nil
-			s.loadOver(now, w.m, loadtest.Result{Stopped: stopText("busy")})
-			return
-		}
-		w.nextClaim = now + loadRetryBusy
-		return
-	}
-	s.load.want = nil
-	m, id := w.m, w.id
-	r := &loadRun{m: m, tester: true}
-	r.rungFrom = s.peer.InForce().Rung()
-	r.rungTo = r.rungFrom
-	r.t = loadtest.New(loadtest.Config{ID: id, Cap: s.cfg.Load.Cap, Relayed: isRelayed(m.Addr),
-		Send: s.loadSender(m), Done: func(res loadtest.Result) { s.testerDone(id, res) }})
-	s.startRun(now, r)
 }
 
 func (s *Session) startRun(now time.Duration, r *loadRun) {
@@ -310,7 +234,7 @@ func (s *Session) testerDone(id uint32, res loadtest.Result) {
 		return
 	}
 	s.load.run = nil
-	s.giveBackTurn(now, id)
+	s.toHost(now, loadTurnMsg{ID: id, Tester: s.self, Peer: r.m.ID, Flag: turnRelease})
 	s.load.ended, s.load.endAt = true, now
 	if res.IdleRTTMS != nil { // past the idle phase: load went out, and the game paid for it
 		res.Where = r.finishWhere()
@@ -466,82 +390,6 @@ func (r *loadRun) cost(now time.Duration) *loadtest.GameCost {
 		RungFrom: r.rungFrom, RungTo: r.rungTo, ForMS: math.Round(float64(held) / float64(time.Millisecond))}
 }
 
-// loadMessage takes a test's message from m: a request starts this
-// machine's peer end (or is answered refused or busy), the rest go to the
-// running test.
-func (s *Session) loadMessage(now time.Duration, m *member, msg []byte) {
-	if r := s.load.run; r != nil && r.m == m && r.t.Receive(now, msg) {
-		return
-	}
-	if !loadtest.IsRequest(msg) { // only a request starts anything
-		return
-	}
-	last, tested := s.load.byTest[m.Name]
-	busy := s.load.run != nil || s.load.want != nil || (tested && now < last+loadGap)
-	cfg := loadtest.Config{Request: msg, Cap: s.cfg.Load.Cap, Refuse: s.cfg.Load.Refuse, Busy: busy,
-		Relayed: isRelayed(m.Addr), Send: s.loadSender(m)}
-	accepted := !cfg.Refuse && !busy && !cfg.Relayed
-	if accepted {
-		cfg.Done = func(loadtest.Result) { s.peerDone(m) }
-	}
-	t := loadtest.New(cfg)
-	if t == nil {
-		s.rejected.Lobby++
-		return
-	}
-	if !accepted {
-		t.Tick(now) // the answer says why; the end is over
-		return
-	}
-	s.startRun(now, &loadRun{m: m, t: t})
-}
-
-func (s *Session) peerDone(m *member) {
-	if r := s.load.run; r == nil || r.m != m || r.tester {
-		return
-	}
-	s.load.run = nil
-	if s.load.byTest == nil {
-		s.load.byTest = map[string]time.Duration{}
-	}
-	s.load.byTest[m.Name] = s.wb.now
-	s.afterRun()
-}
-
-// onLoadLobby handles the session's own load messages.
-func (s *Session) onLoadLobby(now time.Duration, m *member, msg []byte) {
-	switch msg[0] {
-	case kindLoadClaim:
-		c, err := decodeLoadClaim(msg)
-		if err != nil || s.role != roleHost {
-			s.badLobby(m, err)
-			return
-		}
-		if c.Release {
-			if t := &s.load.turn; t.held && t.holder == m.ID && t.id == c.ID {
-				t.held = false
-			}
-			return
-		}
-		s.load.buf = appendLoadGrant(s.load.buf[:0], loadGrant{ID: c.ID, OK: s.takeTurn(now, m.ID, c.ID)})
-		_ = s.ep.SendUnnumbered(now, m.ID, s.load.buf, false)
-	case kindLoadGrant:
-		g, err := decodeLoadGrant(msg)
-		if err != nil || m.ID != hostID {
-			s.badLobby(m, err)
-			return
-		}
-		s.onLoadGrant(now, g)
-	case kindLoadResult:
-		f, err := decodeLoadResult(msg)
-		if err != nil || m.Observer {
-			s.badLobby(m, err)
-			return
-		}
-		s.noteLoad(m.Name, f)
-	}
-}
-
 // loadDeadline is when the load testing next needs a Tick.
 func (s *Session) loadDeadline() (time.Duration, bool) {
 	if s.quitting || s.done {
@@ -556,8 +404,8 @@ func (s *Session) loadDeadline() (time.Duration, bool) {
 	if c := s.cfg.Load; c.Test != "" && !s.load.flagged && s.started {
 		take(s.startedAt + s.loadAfter())
 	}
-	if t := s.load.turn; t.held {
-		take(t.until)
+	if d, ok := s.turnDeadline(); ok {
+		take(d)
 	}
 	if w := s.load.want; w != nil {
 		take(min(w.until, max(w.nextClaim, s.load.endAt+loadGap)))

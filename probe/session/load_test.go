@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"testing"
@@ -86,6 +87,18 @@ func TestLoadTestRunsBetweenMembers(t *testing.T) {
 	if n := b.s.Frame() - frame; n < 30*30 {
 		t.Errorf("the game executed %d frames in the 35 s of the test, want at least 900", n)
 	}
+	noLoadRefusals(t, a, b)
+}
+
+// noLoadRefusals: conforming machines refuse none of each other's load
+// messages.
+func noLoadRefusals(t *testing.T, ms ...*machine) {
+	t.Helper()
+	for _, m := range ms {
+		if n := m.s.Rejected().Load; n != 0 {
+			t.Errorf("%s refused %d load messages of conforming machines (messages %q)", m.name, n, m.messages())
+		}
+	}
 }
 
 // A peer started with --no-load-tests refuses: the tester's event says
@@ -123,6 +136,7 @@ func TestLoadTestOneAtATime(t *testing.T) {
 	if len(bs) != 1 || stopped(bs[0]) != "" || len(cs) != 2 || stopped(cs[1]) != "" {
 		t.Fatalf("bob's %v, cyd's %v: want bob's complete, then cyd's waiting one complete", bs, cs)
 	}
+	noLoadRefusals(t, w.machines...)
 }
 
 // A test the tester cancels stops "cancelled" on its side, and the peer's
@@ -147,6 +161,7 @@ func TestLoadTestCancelledAndPeerLeft(t *testing.T) {
 	if got := loads(a)[0].Result; got.IdleRTTMS == nil || got.Upload == nil {
 		t.Errorf("a test stopped in the download ramp keeps its idle and upload figures: %+v", got)
 	}
+	noLoadRefusals(t, a, b)
 }
 
 // A minute between two tests from one machine: the next from the TUI
@@ -173,6 +188,7 @@ func TestLoadTestMinuteBetween(t *testing.T) {
 	if got := loads(b); len(got) != 3 || got[2].To != "cyd" || stopped(got[2]) != "" {
 		t.Fatalf("after the minute: %v, want the waiting test to cyd complete", got)
 	}
+	noLoadRefusals(t, w.machines...)
 }
 
 // A pair whose datagrams go through the host's relay is never tested: the
@@ -203,20 +219,57 @@ func TestLoadTestNeverRelayed(t *testing.T) {
 	}
 }
 
+// The turn's messages are byte for byte as docs/load-test.md shows them,
+// a grant the size of the claim it answers.
+func TestLoadTurnBytes(t *testing.T) {
+	for _, tc := range []struct {
+		kind byte
+		m    loadTurnMsg
+		hex  string
+	}{
+		{kindLoadClaim, loadTurnMsg{ID: 0x04030201, Tester: 2, Peer: 1, Flag: turnAsk}, "2a01020304020001 0000"},
+		{kindLoadGrant, loadTurnMsg{ID: 0x04030201, Tester: 2, Peer: 1, Flag: grantNotice}, "2b01020304020001 0002"},
+		{kindLoadGrant, loadTurnMsg{ID: 0x04030201, Tester: 2, Peer: 1, Flag: grantOK}, "2b01020304020001 0001"},
+	} {
+		want, err := hex.DecodeString(strings.ReplaceAll(tc.hex, " ", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendLoadTurn(nil, tc.kind, tc.m); !bytes.Equal(got, want) {
+			t.Errorf("%+v encodes to % x, want % x", tc.m, got, want)
+		}
+		if got, err := decodeLoadTurn(want, tc.kind); err != nil || got != tc.m {
+			t.Errorf("% x decodes to %+v, %v", want, got, err)
+		}
+	}
+	for _, b := range [][]byte{
+		{kindLoadClaim, 1, 2, 3, 4, 2, 0, 1, 0, 3},    // no such claim
+		{kindLoadGrant, 1, 2, 3, 4, 2, 0, 1, 0, 3},    // no such grant
+		{kindLoadGrant, 1, 2, 3, 4, 1},                // the 6-byte grant of the first wire
+		{kindLoadClaim, 1, 2, 3, 4, 2, 0, 0},          // the 8-byte claim of the first wire
+		{kindLoadGrant, 1, 2, 3, 4, 2, 0, 1, 0, 1, 0}, // a byte too long
+	} {
+		if _, err := decodeLoadTurn(b, b[0]); err == nil {
+			t.Errorf("% x decodes", b)
+		}
+	}
+}
+
 // FuzzLoadWire: the session's load messages decode or fail without
 // panicking, and what decodes encodes to the same bytes.
 func FuzzLoadWire(f *testing.F) {
-	f.Add(appendLoadClaim(nil, loadClaim{ID: 7, Peer: 3}))
-	f.Add(appendLoadClaim(nil, loadClaim{ID: 7, Release: true}))
-	f.Add(appendLoadGrant(nil, loadGrant{ID: 9, OK: true}))
+	f.Add(appendLoadTurn(nil, kindLoadClaim, loadTurnMsg{ID: 7, Tester: 2, Peer: 3, Flag: turnAsk}))
+	f.Add(appendLoadTurn(nil, kindLoadClaim, loadTurnMsg{ID: 7, Tester: 2, Peer: 3, Flag: turnReady}))
+	f.Add(appendLoadTurn(nil, kindLoadGrant, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: grantNotice}))
+	f.Add(appendLoadTurn(nil, kindLoadGrant, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: 3}))
+	f.Add([]byte{kindLoadGrant, 9, 0, 0, 0, 1}) // the old 6-byte grant
 	f.Add(appendLoadResult(nil, loadFigures{Up: 380 * time.Millisecond, Down: -1}))
 	f.Add([]byte{kindLoadResult, 1, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if c, err := decodeLoadClaim(b); err == nil && !bytes.Equal(appendLoadClaim(nil, c), b) {
-			t.Fatalf("claim %x re-encodes differently", b)
-		}
-		if g, err := decodeLoadGrant(b); err == nil && !bytes.Equal(appendLoadGrant(nil, g), b) {
-			t.Fatalf("grant %x re-encodes differently", b)
+		for _, kind := range []byte{kindLoadClaim, kindLoadGrant} {
+			if c, err := decodeLoadTurn(b, kind); err == nil && !bytes.Equal(appendLoadTurn(nil, kind, c), b) {
+				t.Fatalf("turn message %x re-encodes differently", b)
+			}
 		}
 		if r, err := decodeLoadResult(b); err == nil && !bytes.Equal(appendLoadResult(nil, r), b) {
 			t.Fatalf("result %x re-encodes differently", b)
@@ -269,4 +322,40 @@ func TestLoadTestWaitsBehindTheOneItAnswers(t *testing.T) {
 	if len(cs) != 1 || stopped(cs[0]) != "" || len(bs) != 1 || bs[0].To != "ada" || stopped(bs[0]) != "" {
 		t.Fatalf("cyd's %v, bob's %v: want cyd's test complete, then bob's to ada complete", cs, bs)
 	}
+	noLoadRefusals(t, w.machines...)
+}
+
+// The turn survives loss: every claim, notice, ready, grant and release
+// may be lost, and the tester's next ask repeats the step. On a link
+// losing one datagram in ten, with jitter and duplicates, two tests asked
+// for at once run one after the other, and no conforming machine refuses
+// anything of another's.
+func TestLoadTestTurnSurvivesLoss(t *testing.T) {
+	w := newWorld(t, 19, impair.Profile{Delay: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1, Dup: 0.02})
+	key := []byte("load test key")
+	cfg := Config{Load: LoadConfig{Cap: loadCap}, Key: key}
+	hc := cfg
+	hc.Players = 3
+	a := w.host("ada", hc)
+	b := w.join("bob", RolePlayer, a, cfg)
+	c := w.join("cyd", RolePlayer, a, cfg)
+	if !w.runUntil(30*time.Second, started(a, b, c)) {
+		t.Fatal("the game did not start")
+	}
+	w.runFor(5 * time.Second)
+	w.at(w.now(), func() {
+		c.s.StartLoadTest(w.now(), "bob", true)
+		b.s.StartLoadTest(w.now(), "ada", true)
+		w.after(b)
+		w.after(c)
+	})
+	w.runFor(90 * time.Second)
+	bs, cs := loads(b), loads(c)
+	if len(bs) != 1 || stopped(bs[0]) != "" || len(cs) != 1 || stopped(cs[0]) != "" {
+		t.Fatalf("bob's %v, cyd's %v: want both tests complete", bs, cs)
+	}
+	if a.s.load.turn.held || a.s.load.run != nil || b.s.load.run != nil || c.s.load.run != nil {
+		t.Error("a turn or a test outlived both tests")
+	}
+	noLoadRefusals(t, a, b, c)
 }

@@ -5,37 +5,53 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/lagscope/lagscope/netcore"
 )
 
 // The session's own load-test messages (docs/load-test.md, "Taking
-// turns"): a tester asks the host for the session's turn, the host grants
-// or refuses it, and a finished test's figures go to every member, so that
-// each machine's diagnosis can name a line that bloats. The test's own
+// turns"): a tester asks the host for the session's turn toward one peer;
+// the host tells that peer, which says it is ready; the host then grants
+// the turn to the tester, and either end gives it back when the test is
+// over. A finished test's figures go to every member, so that each
+// machine's diagnosis can name a line that bloats. The test's own
 // messages are probe/loadtest's (0x30–0x37). All travel unnumbered.
 const (
-	kindLoadClaim  byte = 0x2a // member → host: take (or give back) the session's turn for test id toward peer
-	kindLoadGrant  byte = 0x2b // host → member: the turn for test id is yours, or busy
+	kindLoadClaim  byte = 0x2a // member → host: ask for the turn, give it back, or (the peer) be ready
+	kindLoadGrant  byte = 0x2b // host → member: the turn granted or refused (the tester), or announced (the peer)
 	kindLoadResult byte = 0x2c // tester → every member: what its line added under load
 )
 
-// Lengths of the fixed-size load messages.
+// Lengths of the fixed-size load messages. A claim and a grant have the
+// same shape and length, so that no answer is larger than its claim.
 const (
-	loadClaimLen  = 8
-	loadGrantLen  = 6
+	loadTurnLen   = 10
 	loadResultLen = 10
 )
 
-// loadClaim is a turn asked for (Release false) or given back.
-type loadClaim struct {
-	ID      uint32
-	Peer    uint16 // the other end's PeerID
-	Release bool
-}
+// Claim flags (member → host).
+const (
+	turnAsk     byte = 0 // the tester asks for the turn
+	turnRelease byte = 1 // the tester or the peer gives it back: the test is over, or never started
+	turnReady   byte = 2 // the peer has the host's notice and takes the test's request
+	numClaims        = 3
+)
 
-// loadGrant is the host's answer to a claim.
-type loadGrant struct {
-	ID uint32
-	OK bool
+// Grant flags (host → member).
+const (
+	grantBusy   byte = 0 // to the tester: not now
+	grantOK     byte = 1 // to the tester: the turn is its own, the peer is ready
+	grantNotice byte = 2 // to the peer: the tester holds the turn for this test toward it
+	numGrants        = 3
+)
+
+// loadTurnMsg is a claim or a grant: one test's turn, naming the test, its
+// tester and its peer.
+type loadTurnMsg struct {
+	ID     uint32
+	Tester netcore.PeerID
+	Peer   netcore.PeerID
+	Flag   byte
 }
 
 // loadFigures is a finished test's added round trip per direction, the
@@ -49,43 +65,25 @@ var (
 	errLoadFlag = errors.New("load message: unknown flag")
 )
 
-func appendLoadClaim(b []byte, c loadClaim) []byte {
-	b = append(b, kindLoadClaim)
-	b = binary.LittleEndian.AppendUint32(b, c.ID)
-	b = binary.LittleEndian.AppendUint16(b, c.Peer)
-	if c.Release {
-		return append(b, 1)
-	}
-	return append(b, 0)
+func appendLoadTurn(b []byte, kind byte, t loadTurnMsg) []byte {
+	b = append(b, kind)
+	b = binary.LittleEndian.AppendUint32(b, t.ID)
+	b = binary.LittleEndian.AppendUint16(b, uint16(t.Tester))
+	b = binary.LittleEndian.AppendUint16(b, uint16(t.Peer))
+	return append(b, t.Flag)
 }
 
-func decodeLoadClaim(b []byte) (loadClaim, error) {
-	if len(b) != loadClaimLen || b[0] != kindLoadClaim {
-		return loadClaim{}, errLoadWire
+// decodeLoadTurn reads a claim or a grant (kind says which).
+func decodeLoadTurn(b []byte, kind byte) (loadTurnMsg, error) {
+	if len(b) != loadTurnLen || b[0] != kind {
+		return loadTurnMsg{}, errLoadWire
 	}
-	if b[7] > 1 {
-		return loadClaim{}, errLoadFlag
+	t := loadTurnMsg{ID: binary.LittleEndian.Uint32(b[1:]), Tester: netcore.PeerID(binary.LittleEndian.Uint16(b[5:])),
+		Peer: netcore.PeerID(binary.LittleEndian.Uint16(b[7:])), Flag: b[9]}
+	if (kind == kindLoadClaim && t.Flag >= numClaims) || (kind == kindLoadGrant && t.Flag >= numGrants) {
+		return loadTurnMsg{}, errLoadFlag
 	}
-	return loadClaim{ID: binary.LittleEndian.Uint32(b[1:]), Peer: binary.LittleEndian.Uint16(b[5:]), Release: b[7] == 1}, nil
-}
-
-func appendLoadGrant(b []byte, g loadGrant) []byte {
-	b = append(b, kindLoadGrant)
-	b = binary.LittleEndian.AppendUint32(b, g.ID)
-	if g.OK {
-		return append(b, 1)
-	}
-	return append(b, 0)
-}
-
-func decodeLoadGrant(b []byte) (loadGrant, error) {
-	if len(b) != loadGrantLen || b[0] != kindLoadGrant {
-		return loadGrant{}, errLoadWire
-	}
-	if b[5] > 1 {
-		return loadGrant{}, errLoadFlag
-	}
-	return loadGrant{ID: binary.LittleEndian.Uint32(b[1:]), OK: b[5] == 1}, nil
+	return t, nil
 }
 
 // noFigure marks a direction not measured on the wire.

@@ -4,11 +4,12 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"io"
 	"log/slog"
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
@@ -339,6 +340,7 @@ type rejected struct {
 	Handshake uint64 // handshake records out of place, too small to answer, or with a bad cookie
 	Lobby     uint64 // lobby messages that did not decode or came from the wrong machine
 	Path      uint64 // checks and relay frames that would move a link without a verified path
+	Load      uint64 // load-test messages malformed, or from a machine that may not send them (loadturn.go)
 }
 
 // NewHost starts a session on tr: the host is seated first and is the master

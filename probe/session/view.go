@@ -2,8 +2,9 @@ package session
 
 import (
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"time"
+
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
@@ -68,7 +69,7 @@ func (s *Session) Rejected() feed.RejectedCounts {
 	r := s.ep.Rejected()
 	c := feed.RejectedCounts{Token: r.Token, Sender: r.Sender, Malformed: r.Malformed, Auth: r.Auth,
 		Replay: r.Replay, Oversize: r.Oversize, Window: r.Window,
-		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby, Path: s.rejected.Path}
+		Handshake: s.rejected.Handshake, Lobby: s.rejected.Lobby, Path: s.rejected.Path, Load: s.rejected.Load}
 	if s.peer != nil {
 		c.Frame = s.peer.BadPackets()
 		c.Implausible = r.Implausible + s.peer.Implausible()
