@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"github.com/lagscope/lagscope/vocab"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -23,7 +24,7 @@ import (
 type loadKey struct{ player, peer, direction string }
 
 // loadDirections are the directions' label values, in scrape order.
-var loadDirections = [...]string{"upload", "download", "both"}
+var loadDirections = vocab.LoadHolds
 
 // observeLoads keeps the figures of the load events among events; e.mu is
 // held. The last update of machine self (done) drops the series of the
@@ -38,7 +39,7 @@ func (e *Exporter) observeLoads(self string, events []feed.Event, done bool) {
 			if ms == nil {
 				continue
 			}
-			k := loadKey{l.From, l.To, loadDirections[i]}
+			k := loadKey{l.From, l.To, string(loadDirections[i])}
 			if _, ok := e.loads[k]; !ok {
 				e.loadOrder = append(e.loadOrder, k)
 			}

@@ -41,7 +41,7 @@ type loadPane struct {
 
 // timedPhases are the phases a test grades, in the order it runs them:
 // the rows of a running test, those not begun yet included.
-var timedPhases = [...]string{"idle", "upload", "download", "both"}
+var timedPhases = vocab.LoadTimed
 
 // Widths of the Load section's columns.
 const (
@@ -237,7 +237,7 @@ func (p *loadPane) runLines(s *session, r *feed.LoadRun, w int) []string {
 		return p.para(out, "its load runs for about "+wholeSeconds(loadSpan)+"; the game keeps running and may slow meanwhile", w)
 	}
 	pr := &r.Progress
-	state := "phase " + pr.Phase
+	state := "phase " + string(pr.Phase)
 	if r.Waiting {
 		state = "waiting for the session's turn"
 	}
@@ -255,12 +255,12 @@ func (p *loadPane) runLines(s *session, r *feed.LoadRun, w int) []string {
 	barW := min(loadBarMax, w-(2+loadNameW+10+8+2))
 	for i, name := range timedPhases {
 		if i >= len(pr.Phases) {
-			out = append(out, st.muted.Render(fit("  "+fit(name, loadNameW)+padLeft(unknown, 7)+"   "+padLeft(unknown, 8)+"  to come", w)))
+			out = append(out, st.muted.Render(fit("  "+fit(string(name), loadNameW)+padLeft(unknown, 7)+"   "+padLeft(unknown, 8)+"  to come", w)))
 			continue
 		}
 		ph := &pr.Phases[i]
 		known := ph.Samples > 0
-		row := "  " + st.text.Render(fit(ph.Name, loadNameW)+padLeft(fmtMs(ph.Median, known), 7)+" ms"+padLeft(strconv.Itoa(ph.Samples), 8))
+		row := "  " + st.text.Render(fit(string(ph.Name), loadNameW)+padLeft(fmtMs(ph.Median, known), 7)+" ms"+padLeft(strconv.Itoa(ph.Samples), 8))
 		if known && barW >= loadBarMin {
 			row += "  " + p.bar(units.Millis(ph.Median), units.Millis(ph.Median), top, barW, s.view.FPS)
 		}
@@ -323,7 +323,7 @@ func (p *loadPane) resultRows(s *session, r *loadtest.Result, w int) []string {
 		mbps, loss        *float64
 		capped, direction bool
 	}
-	rows := []row{{name: "upload", direction: true}, {name: "download", direction: true}, {name: "both"}}
+	rows := []row{{name: string(vocab.LoadUpload), direction: true}, {name: string(vocab.LoadDownload), direction: true}, {name: string(vocab.LoadBoth)}}
 	for i, d := range []*loadtest.DirResult{r.Upload, r.Download} {
 		if d != nil {
 			rows[i] = row{rows[i].name, d.AddedMS, d.P90AddedMS, d.Grade, d.Mbps, d.Loss, d.Capped, true}
@@ -420,7 +420,7 @@ func whereText(w *loadtest.WhereAt) string {
 	if w == nil {
 		return unknown
 	}
-	return "hop " + strconv.Itoa(w.TTL) + " · " + linkText(vocab.HopLink(w.Link)) + " · +" + fmtMsVal(w.AddedMS) + " ms"
+	return "hop " + strconv.Itoa(w.TTL) + " · " + linkText(w.Link) + " · +" + fmtMsVal(w.AddedMS) + " ms"
 }
 
 // costText is what the test cost the game: frames late, the longest

@@ -112,9 +112,9 @@ func loadSafe(l *feed.LoadView) bool {
 	}
 	ok := true
 	if r := l.Running; r != nil {
-		ok = textsafe.Safe(r.Peer) && textsafe.Safe(r.Progress.Phase)
+		ok = textsafe.Safe(r.Peer) && textsafe.Safe(string(r.Progress.Phase))
 		for i := 0; ok && i < len(r.Progress.Phases); i++ {
-			ok = textsafe.Safe(r.Progress.Phases[i].Name)
+			ok = textsafe.Safe(string(r.Progress.Phases[i].Name))
 		}
 	}
 	for i := 0; ok && i < len(l.Results); i++ {
@@ -130,7 +130,7 @@ func resultSafe(r *loadtest.Result) bool {
 	for _, d := range []*loadtest.DirResult{r.Upload, r.Download} {
 		ok = ok && (d == nil || d.Grade == nil || textsafe.Safe(*d.Grade))
 	}
-	return ok && (r.Where == nil || textsafe.Safe(r.Where.Link))
+	return ok && (r.Where == nil || textsafe.Safe(string(r.Where.Link)))
 }
 
 // safeLoad copies the load testing state with its outside strings made
@@ -142,10 +142,10 @@ func safeLoad(l *feed.LoadView) *feed.LoadView {
 	c := *l
 	if r := l.Running; r != nil {
 		rc := *r
-		rc.Peer, rc.Progress.Phase = textOf(rc.Peer), textOf(rc.Progress.Phase)
+		rc.Peer, rc.Progress.Phase = textOf(rc.Peer), vocab.LoadPhase(textOf(string(rc.Progress.Phase)))
 		rc.Progress.Phases = make([]loadtest.PhaseProgress, len(r.Progress.Phases))
 		for i, ph := range r.Progress.Phases {
-			ph.Name = textOf(ph.Name)
+			ph.Name = vocab.LoadPhase(textOf(string(ph.Name)))
 			rc.Progress.Phases[i] = ph
 		}
 		c.Running = &rc
@@ -164,7 +164,7 @@ func safeLoad(l *feed.LoadView) *feed.LoadView {
 		}
 		if r.Where != nil {
 			wc := *r.Where
-			wc.Link = textOf(wc.Link)
+			wc.Link = vocab.HopLink(textOf(string(wc.Link)))
 			r.Where = &wc
 		}
 		c.Results[i] = e

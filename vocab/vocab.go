@@ -135,10 +135,26 @@ const (
 	LoadDownload     LoadPhase = "download"
 	LoadBoth         LoadPhase = "both"
 	LoadDone         LoadPhase = "done"
+	// LoadAnswering is the peer's end of a test, which has no phases of
+	// its own; LoadStopped a test that stopped before its last phase.
+	LoadAnswering LoadPhase = "answering"
+	LoadStopped   LoadPhase = "stopped"
 )
 
-// LoadPhases is every phase in the order a test runs them.
+// LoadPhases is every phase of a tester's test, in the order it runs
+// them.
 var LoadPhases = [...]LoadPhase{LoadAsking, LoadIdle, LoadUploadRamp, LoadUpload, LoadDownloadRamp, LoadDownload, LoadBoth, LoadDone}
+
+// Valid reports whether p is a phase a test's progress names: one of
+// LoadPhases, LoadAnswering or LoadStopped.
+func (p LoadPhase) Valid() bool {
+	for _, x := range LoadPhases {
+		if p == x {
+			return true
+		}
+	}
+	return p == LoadAnswering || p == LoadStopped
+}
 
 // LoadTimed are the phases whose round trips a test grades, in order: the
 // idle one and the three holds.

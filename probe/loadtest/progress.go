@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"time"
 )
@@ -22,14 +23,14 @@ func Check(b []byte) (uint32, error) {
 	return m.id, err
 }
 
-// Phase names, as Progress gives them.
-var phaseNames = [numPhases]string{"asking", "idle", "upload ramp", "upload", "download ramp", "download", "both", "done"}
+// phaseNames are the phases' names, as Progress gives them.
+var phaseNames = [numPhases]vocab.LoadPhase(vocab.LoadPhases)
 
 // PhaseProgress is one timed phase of a running test: when it began (time
 // since the world started), how many probes it has graded and their
 // median round trip so far (0 without one).
 type PhaseProgress struct {
-	Name    string
+	Name    vocab.LoadPhase
 	Began   time.Duration
 	Samples int
 	Median  time.Duration
@@ -40,19 +41,19 @@ type PhaseProgress struct {
 // graded probes. A peer's end has no phases of its own (Tester false).
 type Progress struct {
 	Tester bool
-	Phase  string
+	Phase  vocab.LoadPhase
 	Began  time.Duration // when the test began
 	Phases []PhaseProgress
 }
 
 // Phase is the name of the phase the test is in, as Progress gives it,
 // without Progress's copies: a caller may ask on every Tick.
-func (x *Test) Phase() string {
+func (x *Test) Phase() vocab.LoadPhase {
 	switch {
 	case x.t == nil:
-		return "answering"
+		return vocab.LoadAnswering
 	case x.t.over && x.t.ph != phaseDone:
-		return "stopped"
+		return vocab.LoadStopped
 	}
 	return phaseNames[x.t.ph]
 }

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"encoding/json"
 	"errors"
+	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"time"
@@ -49,9 +50,9 @@ type BothResult struct {
 
 // WhereAt is the hop a trace of the pair's path puts the added delay at.
 type WhereAt struct {
-	Link    string  `json:"link"`
-	TTL     int     `json:"ttl"`
-	AddedMS float64 `json:"added_ms"`
+	Link    vocab.HopLink `json:"link"`
+	TTL     int           `json:"ttl"`
+	AddedMS float64       `json:"added_ms"`
 }
 
 // GameCost is what the test cost the game while it ran.

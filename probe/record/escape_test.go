@@ -42,7 +42,7 @@ func hostileReport() *report {
 		Removed:  []removedRow{{AtMs: 3000, Frame: 90, Player: h("b")}},
 		Commands: []commandRow{{Player: h("a"), Count: 3, Moved: 1}},
 		Loads: []loadReport{{AtMs: 4000, From: h("a"), To: h("b"),
-			loadResult: loadResult{Where: &loadtest.WhereAt{Link: h("link"), TTL: 2}, Stopped: ptr(h("halt"))}}},
+			loadResult: loadResult{Where: &loadtest.WhereAt{Link: vocab.HopLink(h("link")), TTL: 2}, Stopped: ptr(h("halt"))}}},
 	}
 }
 

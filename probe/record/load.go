@@ -56,7 +56,7 @@ func checkLoad(e *feed.LoadEvent) error {
 		err = errors.Join(err, checkAdded("both", b.AddedMS, b.P90AddedMS))
 	}
 	if w := r.Where; w != nil {
-		err = errors.Join(err, checkHop(0, w.TTL, vocab.HopLink(w.Link), 0, 0), checkMs("where added_ms", w.AddedMS))
+		err = errors.Join(err, checkHop(0, w.TTL, w.Link, 0, 0), checkMs("where added_ms", w.AddedMS))
 	}
 	if c := r.Cost; c != nil {
 		err = errors.Join(err, checkFrame("frames_late", c.FramesLate), checkMs("max_wait_ms", c.MaxWaitMS), checkMs("for_ms", c.ForMS),
@@ -92,9 +92,9 @@ func checkLoadView(l *feed.LoadView) error {
 	}
 	if run := l.Running; run != nil {
 		p := &run.Progress
-		err = errors.Join(err, checkName("load peer", run.Peer), checkText("load phase", p.Phase), checkDur("load began", p.Began))
+		err = errors.Join(err, checkName("load peer", run.Peer), checkLoadPhase(p.Phase), checkDur("load began", p.Began))
 		for _, ph := range p.Phases {
-			err = errors.Join(err, checkText("load phase", ph.Name), checkDur("load phase began", ph.Began), checkDur("load phase median", ph.Median))
+			err = errors.Join(err, checkLoadPhase(ph.Name), checkDur("load phase began", ph.Began), checkDur("load phase median", ph.Median))
 			if ph.Samples < 0 || ph.Samples > maxLoadSamples {
 				err = errors.Join(err, fmt.Errorf("load phase samples %d is outside 0..%d", ph.Samples, maxLoadSamples))
 			}
@@ -179,7 +179,7 @@ func (l *loadReport) loadCells(esc func(string) string) []string {
 	}
 	where := "—"
 	if w := l.Where; w != nil {
-		where = fmt.Sprintf("hop %d (%s), +%.1f ms", w.TTL, esc(w.Link), w.AddedMS)
+		where = fmt.Sprintf("hop %d (%s), +%.1f ms", w.TTL, esc(string(w.Link)), w.AddedMS)
 	}
 	stopped := "no"
 	if l.Stopped != nil {
@@ -246,4 +246,12 @@ func (r *report) markdownLoads(b *bytes.Buffer) {
 	for i := range r.Loads {
 		fmt.Fprintf(b, "| %s |\n", strings.Join(r.Loads[i].loadCells(textsafe.MarkdownCell), " | "))
 	}
+}
+
+// checkLoadPhase: a phase a load test's progress names.
+func checkLoadPhase(p vocab.LoadPhase) error {
+	if !p.Valid() {
+		return fmt.Errorf("load phase %q is not a phase a test runs", p)
+	}
+	return nil
 }

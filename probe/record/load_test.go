@@ -267,7 +267,8 @@ func TestViewLoadRecordRoundTrip(t *testing.T) {
 		{"result against itself", view(`{"Results":[` + strings.Replace(completeLoad, `"to":"bob"`, `"to":"ada"`, 1) + `]}`), "against itself"},
 		{"running peer", view(`{"Running":{"Peer":"","Progress":{"Phase":"idle"}}}`), "load peer"},
 		{"phase with escapes", view(`{"Running":{"Peer":"bob","Progress":{"Phase":"\u001b[2J"}}}`), "load phase"},
-		{"negative samples", view(`{"Running":{"Peer":"bob","Progress":{"Phases":[{"Name":"idle","Samples":-1}]}}}`), "samples -1"},
+		{"negative samples", view(`{"Running":{"Peer":"bob","Progress":{"Phase":"idle","Phases":[{"Name":"idle","Samples":-1}]}}}`), "samples -1"},
+		{"unknown phase", view(`{"Running":{"Peer":"bob","Progress":{"Phase":"sideways"}}}`), "load phase"},
 		{"negative cap", view(`{"Cap":-5}`), "load cap -5"},
 		{"next at before the start", view(`{"NextAt":-1}`), "load next at"},
 	} {

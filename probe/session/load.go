@@ -101,7 +101,7 @@ type loadRun struct {
 	// the trace's reading of each loaded hold, and the hold marked last
 	// (watchWhere)
 	holdWhere [len(loadHolds)]*loadtest.WhereAt
-	marked    string
+	marked    vocab.LoadPhase
 	nextRead  time.Duration
 }
 
@@ -307,7 +307,7 @@ func (s *Session) loadOver(now time.Duration, m *member, res loadtest.Result) {
 }
 
 // loadHolds are the loaded phases whose trace readings make the where.
-var loadHolds = [...]string{"upload", "download", "both"}
+var loadHolds = vocab.LoadHolds
 
 // watchWhere reads, while a loaded hold runs, where the trace puts the
 // pair's added delay. Each hold marks the trace as it begins and reads
@@ -339,7 +339,7 @@ func (s *Session) watchWhere(r *loadRun) {
 	r.nextRead = now + whereEvery
 	res, ok := s.ep.PathSinceMark(r.m.ID)
 	if d := res.DelayStarts; ok && d != nil {
-		r.holdWhere[i] = &loadtest.WhereAt{Link: string(d.Link), TTL: d.TTL, AddedMS: d.AddedMS}
+		r.holdWhere[i] = &loadtest.WhereAt{Link: d.Link, TTL: d.TTL, AddedMS: d.AddedMS}
 	}
 }
 
