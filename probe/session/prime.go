@@ -77,18 +77,30 @@ func (s *Session) hopLimited() (netcore.HopTransport, bool) {
 // prime sends the primes to a, a's first datagrams of this pair: at once
 // with primeHops, and one with primeLateHops primeLateAfter later. It
 // reports false when the transport cannot limit hops (nothing is sent).
+// A prime to a watcher draws on the watchers' budget like everything else
+// this machine sends it (watchbudget.go): when the budget holds every
+// prime back, a stays unprimed, so its checks wait for a round whose
+// primes go.
 func (s *Session) prime(now time.Duration, m *member, a netip.AddrPort) bool {
 	ht, ok := s.hopLimited()
 	if !ok || !a.IsValid() || isRelayed(a) {
 		return false
 	}
-	m.path.markPrimed(a)
 	s.nat.check = appendPrime(s.nat.check[:0], s.token, s.self, m.ID)
+	sent := false
 	for _, h := range primeHops {
+		if !s.noteSend(a, s.nat.check) {
+			continue
+		}
+		sent = true
 		if err := ht.SendHopLimit(a, s.nat.check, h); err != nil {
 			s.log.Debug("prime not sent", "to", a, "hops", h, "err", err)
 		}
 	}
+	if !sent {
+		return true
+	}
+	m.path.markPrimed(a)
 	if len(m.path.late) < maxCands {
 		m.path.late = append(m.path.late, latePrime{to: a, at: now + primeLateAfter})
 	}
@@ -108,6 +120,9 @@ func (s *Session) sendLatePrimes(now time.Duration, m *member) {
 			continue
 		}
 		s.nat.check = appendPrime(s.nat.check[:0], s.token, s.self, m.ID)
+		if !s.noteSend(a, s.nat.check) {
+			continue // held back by the watchers' budget: the first primes went
+		}
 		if err := ht.SendHopLimit(a, s.nat.check, primeLateHops); err != nil {
 			s.log.Debug("prime not sent", "to", a, "hops", primeLateHops, "err", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/simworld"
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/feed"
 )
@@ -261,11 +262,43 @@ func acksIn(p []byte) bool {
 // watchers' arrival and the 40 s after. The session runs plain so the
 // test can read which datagrams are acks.
 func TestWatchersThatNeverAcknowledgeStayWithinBudget(t *testing.T) {
+	neverAcknowledged(t, false)
+}
+
+// The same with the players' sockets setting hop limits, as a live
+// machine's do: each player primes every watcher's address as their link
+// opens (prime.go), and on one LAN the primes arrive. They are datagrams
+// to the watchers too, and stay within the budget with the rest.
+func TestPrimesToWatchersStayWithinBudget(t *testing.T) {
+	neverAcknowledged(t, true)
+}
+
+// lanHops is a transport on one LAN that sets hop limits per datagram, as
+// a Linux socket does: with no router between two machines, a datagram
+// with any hop limit arrives.
+type lanHops struct{ *simworld.Recorder }
+
+func (l lanHops) SendHopLimit(to netip.AddrPort, p []byte, _ int) error { return l.Send(to, p) }
+func (lanHops) HopAnswers(dst []netcore.HopAnswer) []netcore.HopAnswer  { return dst }
+func (lanHops) TraceUnavailable() string                                { return "" }
+
+func neverAcknowledged(t *testing.T, hops bool) {
 	w := newWorld(t, 15, lan30)
 	plain := Config{Plain: true}
 	host := w.host("alice", Config{Players: 3, Plain: true})
-	bob := w.join("bob", RolePlayer, host, plain)
-	carol := w.join("carol", RolePlayer, host, plain)
+	join := func(name string) *machine {
+		if !hops {
+			return w.join(name, RolePlayer, host, plain)
+		}
+		m := w.attach(name)
+		s, err := NewJoiner(w.config(m, plain), RolePlayer, lanHops{m.tr}, host.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.start(m, s)
+	}
+	bob := join("bob")
+	carol := join("carol")
 	players := []*machine{host, bob, carol}
 	if !w.runUntil(10*time.Second, started(players...)) {
 		t.Fatal("the game did not start")
@@ -276,11 +309,15 @@ func TestWatchersThatNeverAcknowledgeStayWithinBudget(t *testing.T) {
 		n  int
 	}
 	toWatchers := map[*machine][]sent{}
+	primes := map[*machine]int{}
 	watcherAt := map[netip.AddrPort]bool{}
 	for _, p := range players {
 		p.tr.Divert = func(to netip.AddrPort, d []byte) bool {
 			if watcherAt[to] || isRelayed(to) {
 				toWatchers[p] = append(toWatchers[p], sent{w.now(), len(d)})
+				if isPrime(d) {
+					primes[p]++
+				}
 			}
 			return false
 		}
@@ -321,10 +358,13 @@ func TestWatchersThatNeverAcknowledgeStayWithinBudget(t *testing.T) {
 		for _, d := range ds {
 			total += d.n
 		}
-		t.Logf("%s: %d datagrams, %d bytes to watchers in %v; the worst second %d bytes (budget %d); held back %d datagrams",
-			p.name, len(ds), total, 40*time.Second, worst, limit, p.s.wb.held)
+		t.Logf("%s: %d datagrams (%d primes), %d bytes to watchers in %v; the worst second %d bytes (budget %d); held back %d datagrams",
+			p.name, len(ds), primes[p], total, 40*time.Second, worst, limit, p.s.wb.held)
 		if worst > limit {
 			t.Errorf("%s sent its watchers %d bytes in one second, over its %d", p.name, worst, limit)
+		}
+		if hops && p != host && primes[p] == 0 {
+			t.Errorf("%s primed no watcher: the test measured no prime", p.name)
 		}
 	}
 	t.Logf("%d of %d watchers follow the game", following, len(watchers))
