@@ -347,22 +347,26 @@ func nsProc(t *testing.T, bin, cfg, ns, name string, args ...string) *proc {
 	return startProc(t, "ip", name, append([]string{"netns", "exec", ns, "env", "XDG_CONFIG_HOME=" + cfg, bin}, args...)...)
 }
 
-// TestNetnsRedirectAttack_Q7: the attack that once moved a live link to a
-// third party, by a member with real processes. The host ada and the
-// player bob run `lagscope`; mallory is a real watcher of the session
-// (keyed: a holder of the code; open: a stranger, who needs none), whose
-// socket holds back its datagrams to bob and sends one of them from a
-// second socket of its own (bob checks that socket: the check's secret
-// leaks), one from the victim's address (bob checks the victim), and
-// answers the victim's check itself, from the victim's address, with the
-// leaked secret — tagged under mallory's own check key with bob, which a
-// member has: its session makes the answer. Then it asks bob for a load
-// test with every datagram to bob sent from the victim's address, as it
-// did once the link had moved (the victim then received 191 MB). bob's
-// link never moves to an address that did not answer its own check: no
-// "path moved", its link lines to mallory stay direct, it counts the
-// forged answer under rejected.path, and the victim's namespace counts
-// under 10 kB in the 60 s from the hold on.
+// TestNetnsRedirectAttack_Q7: the redirect attack of docs/security.md
+// ("Paths are verified before they carry a link") by a member, with real
+// processes. The host ada and the player bob run `lagscope`; mallory is a
+// real watcher of the session (keyed: a holder of the code; open: a
+// stranger, who needs none), whose socket holds back its datagrams to bob
+// and sends one of them from a second socket of its own (bob checks that
+// socket: the check's secret leaks), one from the victim's address (bob
+// checks the victim), and answers the victim's check itself, from the
+// victim's address, with the leaked secret — tagged under mallory's own
+// check key with bob, which a member has: its session makes the answer
+// (given bob's check as if it had come to its main socket, which also sets
+// it punching). Then it asks bob for a load test with every datagram to
+// bob, its checks included, sent from the victim's address: were bob's
+// link at the victim's address, bob would serve the test there. bob's link
+// never moves to an address that did not answer its own check: no "path
+// moved"; its link lines to mallory are direct, and relayed through the
+// host once bob gives up on a path that answers none of its checks; it
+// counts the forged answer under rejected.path; what it sends the victim
+// is checks and answers only (nft, in bob's namespace), and the victim's
+// namespace counts under 10 kB in the 60 s from the hold on.
 func TestNetnsRedirectAttack_Q7(t *testing.T) {
 	if os.Getenv(netnsEnv) != "1" {
 		t.Skip("network-namespace test: set " + netnsEnv + "=1 (needs root, iproute2 and nftables)")
@@ -520,7 +524,7 @@ func runRedirectAttack(t *testing.T, bin string, keyed bool) {
 		t.Fatal(err)
 	}
 	t.Logf("the victim got %d datagrams (%d bytes) by the forged answers", mid["rx"].packets-before["rx"].packets, mid["rx"].bytes-before["rx"].bytes)
-	// 5. What the attack did once the link had moved: a load test asked
+	// 5. What the attack does with a link that moved: a load test asked
 	// for, every datagram to bob from the victim's address, until
 	// mallory's test gives up (or 6 s).
 	sock.setMode(attackRedirect)
@@ -654,4 +658,324 @@ func perHalfSecond(samples []nftSample, ns, name string, start time.Time, base u
 		out = out[:len(out)-1]
 	}
 	return out
+}
+
+// The watchers test's machines: the host ada and the players bob and cyd
+// on the bridge, and the watchers in one namespace, each at an address of
+// its own in watchNet (the host's handshake budget is per source
+// address).
+var (
+	wHost    = netip.MustParseAddrPort("198.51.100.10:7373")
+	wBob     = netip.MustParseAddrPort("198.51.100.11:7373")
+	wCyd     = netip.MustParseAddrPort("198.51.100.12:7373")
+	watchNet = netip.MustParsePrefix("198.51.100.128/26")
+)
+
+const (
+	nWatchers   = 64
+	neverAckFor = 35 * time.Second
+	// keepAliveUDP is a watcher's keep-alive as nft's udp length sees it:
+	// 8 bytes of UDP header and a sealed "alive" KeepAlive of 65 bytes
+	// (docs/protocol.md: header 24, seal prefix 16, the record's 3 + 5 and
+	// its 1-byte message, tag 16). An ack, a telemetry ack, a link report
+	// or a keep-alive with an ack beside it is longer.
+	keepAliveUDP = 8 + 24 + 16 + 3 + 5 + 1 + 16
+)
+
+func watcherAddr(i int) netip.Addr {
+	a := watchNet.Addr().As4()
+	a[3] += byte(i)
+	return netip.AddrFrom4(a)
+}
+
+// watchBound is the most the watchers' budget lets a machine send all
+// its watchers over span, in datagram bytes (docs/live.md, "What watchers
+// cost"): every player's bucket refills at 28 KiB/s and holds 4 KiB; the
+// feeder's extra, at 48 KiB/s holding 16 KiB. Over a second: 32 KiB, and
+// 96 KiB for the feeder.
+func watchBound(span time.Duration, feeder bool) float64 {
+	rate, burst := 28.0*1024, 4.0*1024
+	if feeder {
+		rate, burst = rate+48*1024, burst+16*1024
+	}
+	return burst + rate*span.Seconds()
+}
+
+// TestNetnsWatchersThatNeverAcknowledge_Q7: 64 `lagscope watch` processes
+// follow a game of three (`lagscope host` and two `join`s, each in a
+// namespace of its own); once they all do, an nft rule in their namespace
+// drops everything they send but their keep-alives, so the players keep
+// hearing them (a silent watcher is dropped after 5 s) and get no
+// acknowledgement of anything. The kernel's counters in each player's
+// namespace, read every 100 ms from the watchers' start to the end, count
+// what it sends the watchers: in every window of ten readings (a second)
+// the host sends them at most 96 KiB and each other player at most 32 KiB
+// (datagram bytes; a window the sampler stretched is held to the budget
+// of its length). The host's handshake replies to the arriving watchers
+// are counted apart (checkWatchWindows).
+func TestNetnsWatchersThatNeverAcknowledge_Q7(t *testing.T) {
+	began := time.Now()
+	n := newNetns(t, "wn", false, "ip", "nft")
+	ns := n.flatLAN(map[string]netip.Addr{"h": wHost.Addr(), "b": wBob.Addr(), "c": wCyd.Addr(), "w": watcherAddr(0)})
+	var more strings.Builder
+	for i := 1; i < nWatchers; i++ {
+		fmt.Fprintf(&more, "addr add %v/24 dev wan\n", watcherAddr(i))
+	}
+	batch := t.TempDir() + "/addrs"
+	if err := os.WriteFile(batch, []byte(more.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.run("ip", "-n", ns["w"], "-batch", batch)
+	w := watchNet.String()
+	for _, p := range []string{"h", "b", "c"} {
+		// What each player sends the watchers, in all and by kind: primes
+		// (an "LP" of kind 3), checks and answers (the other "LP"s),
+		// handshake replies (an "LS" with token 0), relay frames ("LR"); the
+		// rest is the session's own. And what it receives from them.
+		n.nft(ns[p], "count", `table ip wb {
+	counter tow { }
+	counter prime { }
+	counter path { }
+	counter handshake { }
+	counter relay { }
+	counter fromw { }
+	counter fromwother { }
+	chain out {
+		type filter hook output priority 0;
+		ip daddr `+w+` meta l4proto udp counter name tow;
+		ip daddr `+w+` meta l4proto udp @th,64,32 0x4c500103 counter name prime;
+		ip daddr `+w+` meta l4proto udp @th,64,16 0x4c50 @th,88,8 != 3 counter name path;
+		ip daddr `+w+` meta l4proto udp @th,64,16 0x4c53 @th,96,64 0 counter name handshake;
+		ip daddr `+w+` meta l4proto udp @th,64,16 0x4c52 counter name relay;
+	}
+	chain pre {
+		type filter hook prerouting priority -300;
+		ip saddr `+w+` meta l4proto udp counter name fromw;
+		ip saddr `+w+` meta l4proto udp udp length != `+fmt.Sprint(keepAliveUDP)+` counter name fromwother;
+	}
+}
+`)
+	}
+	n.nft(ns["w"], "count", `table ip wb {
+	counter ka { }
+	counter other { }
+	counter dropped { }
+	chain out {
+		type filter hook output priority 0;
+		meta l4proto udp udp length `+fmt.Sprint(keepAliveUDP)+` counter name ka;
+		meta l4proto udp udp length != `+fmt.Sprint(keepAliveUDP)+` counter name other;
+	}
+}
+`)
+	readers := map[string]*nftReader{}
+	for _, p := range []string{"h", "b", "c", "w"} {
+		readers[p] = newNftReader(t, ns[p], "wb")
+	}
+
+	bin := buildLagscope(t)
+	cfg := t.TempDir()
+	host := nsProc(t, bin, cfg, ns["h"], "ada", "host", "--name", "ada", "--listen", wHost.String(), "--players", "3", "--json", "--duration", "300s")
+	hostAddr(t, host)
+	code := joinCode(t, host)
+	bob := nsProc(t, bin, cfg, ns["b"], "bob", "join", wHost.String(), "--key", code, "--bind", wBob.String(), "--name", "bob", "--json", "--duration", "300s")
+	cyd := nsProc(t, bin, cfg, ns["c"], "cyd", "join", wHost.String(), "--key", code, "--bind", wCyd.String(), "--name", "cyd", "--json", "--duration", "300s")
+	players := []*proc{host, bob, cyd}
+	host.waitFor("frame 60", 30*time.Second, func([]ndjson) bool { return lastFrame(host).frame >= 60 })
+
+	// From here the counters every 100 ms.
+	sampler := startNftSampler(t, 100*time.Millisecond, 3*time.Minute, readers["h"], readers["b"], readers["c"], readers["w"])
+	start := time.Now()
+	watchers := make([]*proc, nWatchers)
+	for i := range watchers {
+		watchers[i] = nsProc(t, bin, cfg, ns["w"], fmt.Sprintf("w%02d", i), "watch", wHost.String(), "--key", code,
+			"--bind", netip.AddrPortFrom(watcherAddr(i), 7373).String(), "--name", fmt.Sprintf("w%02d", i), "--json", "--duration", "300s")
+	}
+	attached := func(es []ndjson) bool {
+		return slices.ContainsFunc(es, func(e ndjson) bool {
+			return e.str("type") == "message" && strings.HasPrefix(e.str("text"), "Watching a game in progress from frame")
+		})
+	}
+	for _, p := range watchers {
+		p.waitFor("its attach", time.Until(start.Add(60*time.Second)), attached)
+	}
+	allIn := time.Now()
+	t.Logf("%d watchers attached within %v of their start", nWatchers, allIn.Sub(start).Round(time.Millisecond))
+
+	// What the watchers send while they follow, by size and destination,
+	// captured on their interface for 3 s: the keep-alives are the
+	// datagrams of keepAliveUDP, about one a second from each watcher to
+	// each player.
+	tap := tapInterface(t, ns["w"], "wan", 7373)
+	const tapFor = 3 * time.Second
+	time.Sleep(tapFor)
+	sizes := map[string]int{}
+	kas := 0
+	for _, p := range tap.packets() {
+		if !p.out || !watchNet.Contains(p.src.Addr()) {
+			continue
+		}
+		to := "player"
+		if p.dst == wHost {
+			to = "host"
+		}
+		sizes[fmt.Sprintf("%s %dB", to, p.size)]++
+		if p.size+8 == keepAliveUDP {
+			kas++
+		}
+	}
+	t.Logf("the watchers' datagrams in %v, by destination and payload size: %v", tapFor, sizes)
+	perPair := float64(kas) / (nWatchers * 3 * tapFor.Seconds())
+	t.Logf("%d keep-alives (%d bytes of payload): %.2f a second per watcher and player", kas, keepAliveUDP-8, perPair)
+	if perPair < 0.6 || perPair > 1.4 {
+		t.Fatalf("%.2f datagrams of %d bytes a second from each watcher to each player: not the keep-alives (one a second)", perPair, keepAliveUDP-8)
+	}
+
+	// From now on the watchers acknowledge nothing: everything but their
+	// keep-alives is dropped on its way out.
+	n.run("ip", "netns", "exec", ns["w"], "nft", "add", "rule", "ip", "wb", "out",
+		"meta", "l4proto", "udp", "udp", "length", "!=", fmt.Sprint(keepAliveUDP), "counter", "name", "dropped", "drop")
+	dropAt := time.Now()
+	time.Sleep(100 * time.Millisecond) // what was on the wire has arrived
+	heard := map[string]map[string]nftCount{}
+	for _, p := range []string{"h", "b", "c", "w"} {
+		c, err := readers[p].read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		heard[p] = c
+	}
+	for end := dropAt.Add(neverAckFor); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		for _, p := range players {
+			select {
+			case <-p.done:
+				t.Fatalf("%s ended while the watchers acknowledged nothing: %v\n%s", p.name, p.err, p.stderr.String())
+			default:
+			}
+		}
+	}
+	endAt := time.Now()
+	samples, late, err := sampler.taken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := map[*proc][]ndjson{}
+	for _, p := range players {
+		said[p] = p.of("message")
+	}
+	for _, p := range watchers {
+		p.cmd.Process.Kill()
+	}
+	for _, p := range players {
+		p.cmd.Process.Signal(os.Interrupt)
+	}
+	for _, p := range players {
+		if code := p.exit(30 * time.Second); code != 0 {
+			t.Fatalf("%s exited %d after Ctrl-C: %s", p.name, code, p.stderr.String())
+		}
+	}
+
+	// The watchers never acknowledged, and every player kept hearing them.
+	last := samples[len(samples)-1].counts
+	t.Logf("until the drop the watchers sent %d keep-alives and %d other datagrams; in the %v without acknowledgements, %d keep-alives (%.0f a second), and %d datagrams were dropped",
+		heard["w"]["ka"].packets, heard["w"]["other"].packets, neverAckFor, last[ns["w"]]["ka"].packets-heard["w"]["ka"].packets,
+		float64(last[ns["w"]]["ka"].packets-heard["w"]["ka"].packets)/endAt.Sub(dropAt).Seconds(), last[ns["w"]]["dropped"].packets)
+	if last[ns["w"]]["dropped"].packets == 0 {
+		t.Errorf("no datagram of the watchers was dropped: they acknowledged as usual")
+	}
+	for _, p := range []string{"h", "b", "c"} {
+		if got, was := last[ns[p]]["fromwother"].packets, heard[p]["fromwother"].packets; got != was {
+			t.Errorf("%s received %d datagrams from the watchers other than keep-alives after the drop", ns[p], got-was)
+		}
+		if last[ns[p]]["fromw"].packets == heard[p]["fromw"].packets {
+			t.Errorf("%s heard nothing from the watchers after the drop", ns[p])
+		}
+	}
+	for _, p := range players {
+		for _, m := range said[p] {
+			if strings.Contains(m.str("text"), "went silent") {
+				t.Errorf("%s: %s", p.name, m.str("text"))
+			}
+		}
+	}
+
+	// Every window of ten readings, from the watchers' start to the end.
+	t.Logf("%d readings, each at most %v late", len(samples), late.Round(time.Millisecond))
+	checkWatchWindows(t, samples, start, dropAt, endAt, "ada", ns["h"], true)
+	checkWatchWindows(t, samples, start, dropAt, endAt, "bob", ns["b"], false)
+	checkWatchWindows(t, samples, start, dropAt, endAt, "cyd", ns["c"], false)
+	t.Logf("run took %v", time.Since(began).Round(time.Second))
+}
+
+// checkWatchWindows judges one player's upload to the watchers (its
+// namespace's counters) over every window of ten readings between start
+// and end. The budget holds what goes to the watchers as members of the
+// session; the host's handshake replies to a watcher that is joining (its
+// Challenge and Welcome) have the handshake's own budget (docs/security.md,
+// "Handshake budget") and are judged apart: they are logged, with the
+// most the window held in all. It logs the worst window by kind of
+// datagram, and the rates before and after dropAt.
+func checkWatchWindows(t *testing.T, samples []nftSample, start, dropAt, end time.Time, name, ns string, feeder bool) {
+	t.Helper()
+	kinds := []string{"prime", "path", "handshake", "relay"}
+	member := func(s nftSample) uint64 { return s.counts[ns]["tow"].payload() - s.counts[ns]["handshake"].payload() }
+	var worst, most, mostAll float64
+	var worstFrom, worstTo, mostFrom, mostAllFrom nftSample
+	var mostSpan, mostAllSpan time.Duration
+	windows := 0
+	for i := 0; i+10 < len(samples); i++ {
+		a, b := samples[i], samples[i+10]
+		if a.at.Before(start) || b.at.After(end) {
+			continue
+		}
+		windows++
+		// The bytes between the two readings left within this span at
+		// most: from the start of the first reading to the end of the
+		// second.
+		span := b.to[ns].Sub(a.from[ns])
+		bytes := float64(member(b) - member(a))
+		bound := watchBound(span, feeder)
+		if bytes > bound {
+			t.Errorf("%s sent its watchers %.0f bytes in the %v from %v after their start: over the budget's %.0f",
+				name, bytes, span.Round(time.Millisecond), a.at.Sub(start).Round(time.Millisecond), bound)
+		}
+		if bytes/bound > worst {
+			worst, worstFrom, worstTo = bytes/bound, a, b
+		}
+		if bytes > most {
+			most, mostFrom, mostSpan = bytes, a, span
+		}
+		if all := float64(b.counts[ns]["tow"].payload() - a.counts[ns]["tow"].payload()); all > mostAll {
+			mostAll, mostAllFrom, mostAllSpan = all, a, span
+		}
+	}
+	if windows < 100 {
+		t.Fatalf("%s: %d windows of readings, too few to judge", name, windows)
+	}
+	by := []string{}
+	rest := worstTo.counts[ns]["tow"].payload() - worstFrom.counts[ns]["tow"].payload()
+	for _, k := range kinds {
+		v := worstTo.counts[ns][k].payload() - worstFrom.counts[ns][k].payload()
+		rest -= v
+		by = append(by, fmt.Sprintf("%s %d", k, v))
+	}
+	by = append(by, fmt.Sprintf("the session's own %d", rest))
+	total := func(at time.Time) float64 {
+		var v nftCount
+		for _, s := range samples {
+			if s.at.After(at) {
+				break
+			}
+			v = s.counts[ns]["tow"]
+		}
+		return float64(v.payload())
+	}
+	t.Logf("%s to its watchers: the most in a window %.1f kB (%.1f KiB) in %v, %v after their start; at most %.1f %% of the budget, %v after their start (that window's bytes: %s); %.1f kB/s while they arrived and followed, %.1f kB/s without acknowledgements",
+		name, most/1000, most/1024, mostSpan.Round(time.Millisecond), mostFrom.at.Sub(start).Round(100*time.Millisecond),
+		100*worst, worstFrom.at.Sub(start).Round(100*time.Millisecond), strings.Join(by, ", "),
+		(total(dropAt)-total(start))/dropAt.Sub(start).Seconds()/1000, (total(end)-total(dropAt))/end.Sub(dropAt).Seconds()/1000)
+	if samples[len(samples)-1].counts[ns]["handshake"].packets != samples[0].counts[ns]["handshake"].packets {
+		t.Logf("%s to its watchers with the handshake replies: the most in a window %.1f kB (%.1f KiB) in %v, %v after their start, %.1f %% of the budget's %.1f KiB",
+			name, mostAll/1000, mostAll/1024, mostAllSpan.Round(time.Millisecond), mostAllFrom.at.Sub(start).Round(100*time.Millisecond),
+			100*mostAll/watchBound(mostAllSpan, feeder), watchBound(mostAllSpan, feeder)/1024)
+	}
 }

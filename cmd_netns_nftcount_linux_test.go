@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,10 +29,12 @@ type nftCount struct{ packets, bytes uint64 }
 func (c nftCount) payload() uint64 { return c.bytes - 28*c.packets }
 
 // nftReader reads the named counters of one table (family ip) in one
-// namespace.
+// namespace. It is safe for use by several goroutines: one request is on
+// its socket at a time.
 type nftReader struct {
 	ns, table string
 	fd        int
+	mu        sync.Mutex
 	seq       uint32
 	buf       []byte
 }
@@ -91,6 +94,8 @@ func nlAttrs(b []byte, each func(typ uint16, v []byte)) error {
 
 // read returns every counter of the table by name.
 func (r *nftReader) read() (map[string]nftCount, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.seq++
 	msg := make([]byte, unix.NLMSG_HDRLEN, 64)
 	msg = append(msg, unix.AF_INET, unix.NFNETLINK_V0, 0, 0) // nfgenmsg: family, version, resource id
@@ -166,11 +171,14 @@ func (r *nftReader) read() (map[string]nftCount, error) {
 	}
 }
 
-// nftSample is one reading of every reader, with its time: the time taken
-// just before the request, tens of microseconds before the kernel answers.
+// nftSample is one reading of every reader, with its time: at is taken
+// just before the first request. Each namespace's counters were read
+// between its from and to: tens of microseconds apart, unless the
+// sampler's thread was kept from running in between.
 type nftSample struct {
-	at     time.Time
-	counts map[string]map[string]nftCount // namespace → counter → reading
+	at       time.Time
+	counts   map[string]map[string]nftCount // namespace → counter → reading
+	from, to map[string]time.Time           // namespace → when its reading began and ended
 }
 
 // nftSampler reads a set of readers every period until stopped, for at
@@ -189,14 +197,19 @@ func startNftSampler(t *testing.T, period, limit time.Duration, readers ...*nftR
 	s := &nftSampler{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
+		// A thread of its own: the readings' times are this thread's.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		tick := time.NewTicker(period)
 		defer tick.Stop()
 		end := time.Now().Add(limit)
 		for {
 			at := time.Now()
-			smp := nftSample{at: at, counts: map[string]map[string]nftCount{}}
+			smp := nftSample{at: at, counts: map[string]map[string]nftCount{}, from: map[string]time.Time{}, to: map[string]time.Time{}}
 			for _, r := range readers {
+				smp.from[r.ns] = time.Now()
 				c, err := r.read()
+				smp.to[r.ns] = time.Now()
 				if err != nil {
 					s.mu.Lock()
 					s.err = err
