@@ -248,7 +248,8 @@ type link struct {
 	addr   netip.AddrPort
 	closed bool // removed while a callback ran
 
-	est Estimator
+	est   Estimator
+	acked ackAges // the latest acks' times from first send, clean or not
 
 	probeReplies replyBucket // answers to the peer's probes (trace_link.go)
 

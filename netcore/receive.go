@@ -282,6 +282,7 @@ func (e *Endpoint) onAck(now time.Duration, l *link, a ack) {
 		}
 		if a.Channel == ChannelReliable && p.epoch == e.epoch {
 			l.est.Sample(now-p.firstSent, p.retries == 0)
+			l.acked.add(now, now-p.firstSent)
 		}
 		p.inUse = false
 	}

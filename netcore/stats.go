@@ -47,6 +47,11 @@ type LinkStats struct {
 	InFlight, Backlog int // reliable datagrams in flight, messages waiting
 	GlobalInFlight    int
 	Bad               bool
+	// OldestSent is when the oldest reliable packet still in flight was
+	// first sent (valid while InFlight > 0): while every packet is resent
+	// before its ack comes, no clean sample arrives and SRTT keeps its old
+	// value (T2, T13), but the age of this packet grows with the delay.
+	OldestSent time.Duration
 }
 
 // Totals is the whole endpoint: every live link plus every link that has
@@ -91,6 +96,9 @@ func (e *Endpoint) Stats(peer PeerID) (LinkStats, bool) {
 		Backlog:        len(l.rel.backlog),
 		GlobalInFlight: l.glob.inFlight(),
 		Bad:            l.bad,
+	}
+	if q := &l.rel; q.oldest != q.next {
+		s.OldestSent = q.at(q.oldest).firstSent
 	}
 	if l.bad {
 		s.State = Bad

@@ -8,12 +8,15 @@ package probe
 
 import (
 	"cmp"
-	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"time"
 
+	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/vocab"
+
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/probe/snapshot"
 	"github.com/lagscope/lagscope/rungs"
 )
 
@@ -72,6 +75,7 @@ func (p *Peer) evaluateDiagnosis(now time.Duration, f int) {
 	// evaluation goes on so that nothing is stale when the test ends.
 	if p.dg.on && !p.load.testing() {
 		d := p.dg.g.Diagnose(p.dg.in)
+		d.SetLead(p.inc.lead)
 		switch {
 		case d.Culprit != "":
 			p.dg.before = d.Culprit
@@ -303,10 +307,39 @@ func (p *Peer) playerNamed(name string) *player {
 	return nil
 }
 
+// waitsFor is what this machine waited for pl at now — a wait going on
+// for pl's commands included — and how long pl's acknowledgements take
+// now, whatever SRTT says: the faster of pl's latest two acks (from first
+// send, resends included; one lost datagram resent does not raise it), or
+// the age of the oldest packet to pl still in flight when that is longer;
+// with no recent ack, that age once it passes SRTT; else zero (unknown).
+// SRTT learns from clean samples alone (T2), and few come while a delay
+// rises past the retry timeout or falls back after it.
+func (p *Peer) waitsFor(now time.Duration, pl *player, st netcore.LinkStats) snapshot.Waits {
+	w := snapshot.Waits{Caused: pl.caused, Frames: pl.framesWaited}
+	if p.stalled && p.lastCause == pl && now-p.stallFrom >= max(p.stallFloor(), 1) {
+		w.Caused += now - p.stallFrom
+	}
+	age := time.Duration(0)
+	if st.InFlight > 0 && now > st.OldestSent {
+		age = now - st.OldestSent
+	}
+	if f, ok := p.ep.AckFloor(pl.ID, now-ackSpan); ok {
+		w.Unacked = max(f, age)
+	} else if age > st.SRTT {
+		w.Unacked = age
+	}
+	return w
+}
+
+// ackSpan is how far back the ack floor reads: acks older than two
+// seconds say nothing of the link now.
+const ackSpan = 2 * time.Second
+
 // OwnRow is this machine's own row of the matrix at now, as View.Matrix
 // holds it: the simulator, which holds every machine, fills the other
 // rows of each machine's matrix with their own (Config.FillMatrix).
-func (p *Peer) OwnRow() feed.MatrixPlayer {
+func (p *Peer) OwnRow(now time.Duration) feed.MatrixPlayer {
 	row := feed.MatrixPlayer{Name: p.self.Name, Self: true, Known: true, Frame: p.frame, Waited: p.waitTotal}
 	if w, pr, ok := p.ownWaits(); ok {
 		row.Wait, row.Process = &w, &pr
@@ -316,7 +349,9 @@ func (p *Peer) OwnRow() feed.MatrixPlayer {
 			continue
 		}
 		if st, ok := p.ep.Stats(o.ID); ok {
-			row.Links = append(row.Links, feed.MatrixLink{Link: LinkOf(p.self.Name, o.Name, st), Observer: o.Observer, Caused: o.caused})
+			w := p.waitsFor(now, o, st)
+			row.Links = append(row.Links, feed.MatrixLink{Link: LinkOf(p.self.Name, o.Name, st), Observer: o.Observer,
+				Caused: w.Caused, Frames: w.Frames, Unacked: w.Unacked})
 		}
 	}
 	return row

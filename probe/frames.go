@@ -79,6 +79,23 @@ func (p *Peer) whileStalled(now time.Duration, waitFor *player) {
 	p.checkDrops(now)
 }
 
+// noticedStall is the wait from which a frame counts as stalled in the
+// telemetry's frames waited: a player sees a frame held 50 ms (one and a
+// half frames at 30 fps); the small waits of frames that catch up behind
+// a stall are part of that one stall, not stalls of their own.
+const noticedStall = 50 * time.Millisecond
+
+// stallFloor is the shortest wait a machine counts against the player it
+// waited for: on the wall clock a wait shorter than a frame is the clock's
+// ordinary jitter, not lag (the live session reports no stall event for
+// it either); on the game clock every wait counts.
+func (p *Peer) stallFloor() time.Duration {
+	if p.cfg.GameClock {
+		return 0
+	}
+	return p.framePeriod()
+}
+
 // executeFrame executes frame p.frame at now.
 func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 	f := p.frame
@@ -91,7 +108,12 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 		cause := ""
 		if c := p.lastCause; c != nil {
 			cause = c.Name
-			c.caused += wait
+			if wait >= p.stallFloor() {
+				c.caused += wait
+				if wait >= noticedStall {
+					c.framesWaited++
+				}
+			}
 		}
 		p.emit(&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: f}, Player: p.self.Name, WaitMs: units.Millis(wait), Cause: cause})
 	}

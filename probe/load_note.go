@@ -32,9 +32,9 @@ func (p *Peer) NoteLoad(l diagnosis.Load) {
 	p.load.latest = append(p.load.latest, l)
 }
 
-// QuietPair names the pair a load test runs between (a, b), or with both
-// "" says no test runs: while it is set the diagnosis and alerts raise no
-// alarm about that pair's link.
+// QuietPair names the pair a load test runs between (a the tester, b the
+// other member), or with both "" says no test runs: while it is set the
+// diagnosis and alerts raise no alarm about that pair's link.
 func (p *Peer) QuietPair(a, b string) { p.load.quiet = [2]string{a, b} }
 
 // testing reports whether a load test runs (QuietPair named a pair).

@@ -85,6 +85,12 @@ type Config struct {
 	// each machine's own row, so that every machine diagnoses from every
 	// machine's links without telemetry (which would change its output).
 	FillMatrix func(now time.Duration, m *feed.MatrixView)
+	// GameClock says the machine runs on the simulator's game clock:
+	// incidents tell their times from the game's start (a scenario's
+	// at_ms), and every wait counts against the player waited for.
+	// Otherwise the times are the live machine's t_ms, and waits shorter
+	// than a frame are the wall clock's jitter (stallFloor).
+	GameClock bool
 
 	Net    netcore.Config // Self is filled in from Self
 	Sink   feed.Sink
@@ -135,8 +141,10 @@ type player struct {
 	known      int
 	lastStatus time.Duration
 
-	// waits this machine spent on this player's commands
-	caused time.Duration
+	// waits this machine spent on this player's commands, and the
+	// frames it waited on for them
+	caused       time.Duration
+	framesWaited int
 }
 
 // Peer is one machine of a lockstep session (docs/architecture.md, "The
@@ -224,6 +232,7 @@ type Peer struct {
 
 	alerts alerts    // the alert watch (alerts.go)
 	dg     diagState // the diagnosis's scratch and history (diagnose.go)
+	inc    incidents // the incidents told so far (incidents.go)
 	load   loadNotes // load tests the diagnosis and alerts take in (load_note.go)
 }
 
@@ -434,6 +443,7 @@ func (p *Peer) Tick(now time.Duration) {
 	p.watchLinks(now)
 	p.sharePaths(now)
 	p.run(now)
+	p.evaluateIncidents(now)
 }
 
 // NextDeadline is when the peer next needs a Tick, if ever.
@@ -449,6 +459,9 @@ func (p *Peer) NextDeadline() (time.Duration, bool) {
 		}
 		if !ok || next < d {
 			d, ok = next, true
+		}
+		if !ok || p.inc.next < d {
+			d, ok = p.inc.next, true
 		}
 	}
 	return d, ok

@@ -235,7 +235,7 @@ func (t *telemetry) due(now time.Duration, p *Peer) bool {
 		return false
 	}
 	t.armed, t.next = true, now+telemetryMinGap-telemetrySlack
-	t.fill(p)
+	t.fill(now, p)
 	t.snd.Set(&t.own) // once, shared by every recipient
 	return true
 }
@@ -271,8 +271,8 @@ func (t *telemetry) sendTo(now time.Duration, p *Peer, pl *player) {
 // packet inside, to be sent as one unreliable message.
 func (t *telemetry) wrap(pl *player, packet []byte) []byte { return t.encode(pl, packet) }
 
-// fill copies this machine's own state into its telemetry.
-func (t *telemetry) fill(p *Peer) {
+// fill copies this machine's own state at now into its telemetry.
+func (t *telemetry) fill(now time.Duration, p *Peer) {
 	t.own.Frame = uint32(max(p.frame, 0))
 	if wait, process, ok := p.ownWaits(); ok {
 		t.own.SetWaits(p.waitTotal, &wait, &process)
@@ -285,7 +285,7 @@ func (t *telemetry) fill(p *Peer) {
 			continue
 		}
 		if st, ok := p.ep.Stats(pl.ID); ok {
-			t.links = append(t.links, snapshot.LinkFrom(st, pl.caused))
+			t.links = append(t.links, snapshot.LinkFrom(st, p.waitsFor(now, pl, st)))
 		}
 	}
 	t.own.SetLinks(t.links)
@@ -393,7 +393,7 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) feed.MatrixView {
 		row := feed.MatrixPlayer{Name: pl.Name}
 		switch in := t.in[pl.ID]; {
 		case pl == p.self:
-			row = p.OwnRow()
+			row = p.OwnRow(now)
 		case in != nil:
 			st, ok := in.rcv.State()
 			if !ok {
@@ -420,7 +420,8 @@ func (t *telemetry) matrix(now time.Duration, p *Peer) feed.MatrixView {
 				if !r.LossKnown {
 					l.LossKnown, l.Sent, l.Retransmitted, l.Expected, l.Missing = false, 0, 0, 0, 0
 				}
-				row.Links = append(row.Links, feed.MatrixLink{Link: l, Observer: o.Observer, Caused: r.Caused})
+				row.Links = append(row.Links, feed.MatrixLink{Link: l, Observer: o.Observer, Caused: r.Caused,
+					Frames: r.Frames, Unacked: r.Unacked})
 			}
 		}
 		m.Players = append(m.Players, row)

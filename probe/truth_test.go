@@ -421,7 +421,7 @@ func TestEventIDsNeverChange_S19(t *testing.T) {
 		{"CmdRemove", int(cmdRemove), 0x12},
 		{"CmdGameSpeed", int(cmdGameSpeed), 0x13},
 		{"CmdLatencyFudge (LATENCYFUDGE)", int(cmdLatencyFudge), 0x14},
-		{"ProtocolVersion", feed.ProtocolVersion, 1},
+		{"ProtocolVersion", feed.ProtocolVersion, 2},
 		{"kindFrame", int(kindFrame), 1},
 		{"kindStatus", int(kindStatus), 2},
 		{"kindTelemetry", int(kindTelemetry), 3},

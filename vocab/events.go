@@ -19,8 +19,10 @@ const (
 	EventSummary      EventType = "summary"       // the last line
 	EventPath         EventType = "path"          // a link's hop trace
 	EventLoad         EventType = "load"          // a load test's result
+	EventIncident     EventType = "incident"      // one episode of lag: open, update, close
 )
 
 // EventTypes is every event type, in the order docs/cli.md lists them.
 var EventTypes = [...]EventType{EventSession, EventRoster, EventMaster, EventReport, EventTiming, EventTimingActive,
-	EventMessage, EventRemoved, EventStall, EventLink, EventDiagnosis, EventAlert, EventSummary, EventPath, EventLoad}
+	EventMessage, EventRemoved, EventStall, EventLink, EventDiagnosis, EventAlert, EventSummary, EventPath, EventLoad,
+	EventIncident}

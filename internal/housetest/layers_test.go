@@ -23,7 +23,7 @@ var leaves = []string{"units", "textsafe", "names", "themes", "vocab", "internal
 
 var (
 	// engine is the engine and the pure packages it runs.
-	engine  = []string{"probe", "probe/feed", "probe/diagnosis", "probe/snapshot", "probe/loadtest"}
+	engine  = []string{"probe", "probe/feed", "probe/diagnosis", "probe/incident", "probe/snapshot", "probe/loadtest"}
 	netfam  = []string{"netcore", "netcore/impair", "netcore/simnet", "netcore/trace"}
 	readers = []string{"probe/feed", "probe/diagnosis", "probe/loadtest"}
 )
@@ -59,8 +59,9 @@ var table = []row{
 	{[]string{"probe/loadtest"}, []string{"units", "vocab"}, "pure: the load test's core"},
 	{[]string{"probe/diagnosis"}, []string{"rungs", "units", "vocab"}, "pure: never probe"},
 	{[]string{"probe/feed"}, []string{"probe/diagnosis", "probe/loadtest", "rungs", "units", "vocab", "names", "textsafe"}, "the contract: never the engine"},
+	{[]string{"probe/incident"}, []string{"probe/feed", "units", "vocab"}, "pure: reads the matrix the contract carries"},
 	{[]string{"probe/snapshot"}, []string{"netcore", "units"}, ""},
-	{[]string{"probe"}, join([]string{"probe/feed", "probe/diagnosis", "probe/snapshot", "probe/loadtest", "netcore", "rungs"}, leaves), "the engine"},
+	{[]string{"probe"}, join([]string{"probe/feed", "probe/diagnosis", "probe/incident", "probe/snapshot", "probe/loadtest", "netcore", "rungs"}, leaves), "the engine"},
 	{[]string{"probe/session"}, join(engine, []string{"netcore", "rungs"}, leaves), ""},
 	{[]string{"probe/sim"}, join(engine, []string{"probe/session", "rungs"}, netfam, leaves), "a wiring: never probe/live"},
 	{[]string{"probe/live"}, join(engine, []string{"probe/session", "probe/record", "rungs"}, netfam, leaves), "a wiring: never probe/sim; the recorder"},

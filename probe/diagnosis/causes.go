@@ -34,7 +34,9 @@ func diagnoseLinks(pairs []Pair, players []Player, sh *shares) ([]LinkDiagnosis,
 		}
 		if sh.known && sh.use[p.A] && sh.use[p.B] {
 			l.ExpectedRTTMs = math.Max(sh.rtt[p.A], 0) + math.Max(sh.rtt[p.B], 0)
-			if sh.excessKnown && !math.IsNaN(l.RTTMs) {
+			if (sh.excessKnown || sh.path3OK) && !math.IsNaN(l.RTTMs) {
+				// With three players the excess is known only when the
+				// three round trips leave one path no other explanation.
 				l.ExcessRTTMs = l.RTTMs - l.ExpectedRTTMs
 				if slowPath(l.ExcessRTTMs, l.ExpectedRTTMs) {
 					l.Causes = append(l.Causes, CauseLatency)

@@ -222,8 +222,22 @@ type Diagnosis struct {
 	// made the culprit one (rung, fps, waits) — for tests and the report.
 	Measured int
 	Reason   string
+	// Lead is the sentences of the incidents open now (package incident),
+	// the one that caused the most waiting first: while it holds any, the
+	// verdict leads with them and never says that no one holds the match
+	// back (SetLead).
+	Lead []string
 
 	facts *verdictFacts // what reword words the verdict from; nil when decoded
+}
+
+// SetLead gives the verdict its lead — the incidents open now — and words
+// it again.
+func (d *Diagnosis) SetLead(lead []string) {
+	d.Lead = lead
+	if d.facts != nil {
+		d.Verdict = d.reword(d.facts.worded)
+	}
 }
 
 // Diagnoser keeps scratch between evaluations so that repeated calls do
@@ -238,6 +252,9 @@ type Diagnoser struct {
 	rtt, jit, lossExp []float64
 	lossExpPair       []float64 // per pair, NaN when not judged
 	tmp               []float64
+	// outlook is the previous evaluation's: a descent to the same target
+	// that now comes later was pushed back, and the verdict says why.
+	outlook rungs.Outlook
 }
 
 // Diagnose runs one evaluation with fresh scratch.
@@ -288,6 +305,8 @@ func (g *Diagnoser) Diagnose(in Input) Diagnosis {
 	out.Culprit, out.Reason = nameCulprit(cands, in.Players, measured, in.Window)
 	locate(&out, in)
 	out.facts = newFacts(in, c.rungAll, c.fpsAll, worstAll)
+	out.facts.later, out.facts.further = pushedBack(g.outlook, in.Outlook, in.FPS)
+	g.outlook = in.Outlook
 	out.facts.worded = Timings{Target: in.Target, InForce: in.InForce, Frame: in.Frame, FPS: in.FPS}
 	out.Verdict = out.reword(out.facts.worded)
 	return out
@@ -355,6 +374,18 @@ func participants(use []bool, degree []int, pairs []Pair, players []Player) int 
 }
 
 // newFacts keeps what the verdict needs from the evaluation's input and costs.
+// pushedBack: the descent now settles later than the previous evaluation
+// said, by more than laterSlack — the countdown a player reads would rise.
+// further says it now goes further down than then.
+func pushedBack(before, now rungs.Outlook, fps int) (later, further bool) {
+	later = before.Pending() && now.Pending() && now.Active-before.Active > laterSlack*max(fps, 1)
+	return later, later && now.To.Rung() < before.To.Rung()
+}
+
+// laterSlack is the seconds a descent may move without a word: the verdict
+// says its time to the nearest 5 s.
+const laterSlack = 2
+
 func newFacts(in Input, rungAll, fpsAll int, worstAll float64) *verdictFacts {
 	f := &verdictFacts{rungAll: rungAll, fpsAll: fpsAll, worstAll: worstAll, players: len(in.Players),
 		outlook: in.Outlook, before: in.Before, elapsed: in.Elapsed}

@@ -226,25 +226,69 @@ func TestTwoPlayersCannotBeToldApart(t *testing.T) {
 	}
 }
 
-func TestThreePlayersFitExactly(t *testing.T) {
-	// A slow bob–carol path reads exactly like slow bob and carol minus
-	// alice: the fit is exact either way, so no excess is claimed.
+// Three players, one slow path: the longest round trip exceeds the other
+// two together, so no non-negative shares fit (the exact split gives the
+// player between a share below zero) and only the path explains the
+// three. culprit_link names it, with its least excess; the players' shares
+// are what is left.
+func TestThreePlayersOneSlowPath(t *testing.T) {
 	w := world{names: names(3), share: []float64{20, 30, 40}, excess: map[[2]int]float64{{1, 2}: 100}, seed: 1}
 	d := Diagnose(w.build())
-	want := []float64{-30, 80, 90} // (y_ab + y_ac − y_bc)/2 …, held at 0 below
+	want := []float64{0, 50, 60} // the exact split (−30, 80, 90) needs alice below zero
 	for i, p := range d.Players {
-		near(t, p.Player, p.AccessRTTMs, math.Max(want[i], 0), 0.2)
+		near(t, p.Player, p.AccessRTTMs, want[i], 0.2)
+	}
+	if d.CulpritLink == nil || *d.CulpritLink != [2]string{"bob", "carol"} {
+		t.Fatalf("culprit_link %v, want bob–carol", d.CulpritLink)
 	}
 	for _, l := range d.Links {
-		if !math.IsNaN(l.ExcessRTTMs) || len(l.Causes) != 0 {
-			t.Errorf("link %v excess %v causes %v, want null", l.Between, l.ExcessRTTMs, l.Causes)
+		wantExcess := 0.0
+		if l.Between == [2]string{"bob", "carol"} {
+			wantExcess = 60 // 170 − 50 − 60: the least the path adds
+		}
+		near(t, "excess of "+l.Between[0]+"–"+l.Between[1], l.ExcessRTTMs, wantExcess, 0.2)
+	}
+	if !strings.HasPrefix(d.Verdict, "The path between bob and carol is slow") {
+		t.Errorf("verdict %q", d.Verdict)
+	}
+
+	// The field's own case: host–carol at 240 ms, host–bob 0.3 ms,
+	// bob–carol under 1 ms.
+	in := Input{Speed: 30, Players: []Player{{Name: "host", Measured: true}, {Name: "bob", Measured: true}, {Name: "carol", Measured: true}},
+		Pairs: []Pair{{A: 0, B: 1, RTT: dur(0.3)}, {A: 0, B: 2, RTT: dur(240)}, {A: 1, B: 2, RTT: dur(0.9)}}}
+	d = Diagnose(in)
+	if d.CulpritLink == nil || *d.CulpritLink != [2]string{"host", "carol"} || d.Culprit != "" {
+		t.Errorf("culprit %q, culprit_link %v, want the host–carol path and no player", d.Culprit, d.CulpritLink)
+	}
+	if strings.Contains(d.Verdict, "cannot be told") {
+		t.Errorf("verdict %q", d.Verdict)
+	}
+
+	// A round trip a few milliseconds over the other two is noise, not a
+	// slow path.
+	w = world{names: names(3), share: []float64{20, 0, 40}, excess: map[[2]int]float64{{0, 2}: 10}, seed: 1}
+	if d := Diagnose(w.build()); d.CulpritLink != nil {
+		t.Errorf("10 ms over the triangle: culprit_link %v", *d.CulpritLink)
+	}
+}
+
+// Three players, two of them slow: every round trip is slow and they fit
+// the shares exactly, but they fit the third player slow with the path
+// between the two just as well. The verdict says so.
+func TestThreePlayersTwoSlowCannotBeTold(t *testing.T) {
+	w := world{names: names(3), share: []float64{150, 20, 150}, seed: 1}
+	d := Diagnose(w.build())
+	if d.CulpritLink != nil {
+		t.Errorf("culprit_link %v", *d.CulpritLink)
+	}
+	for _, l := range d.Links {
+		if !math.IsNaN(l.ExcessRTTMs) {
+			t.Errorf("link %v excess %v, want unknown", l.Between, l.ExcessRTTMs)
 		}
 	}
-	if d.CulpritLink != nil {
-		t.Errorf("culprit_link %v with three players", *d.CulpritLink)
-	}
-	if !strings.Contains(d.Verdict, "a slow path cannot be told from two slow players") {
-		t.Errorf("verdict %q", d.Verdict)
+	want := "With three players, alice and carol being slow cannot be told from bob being slow together with the path between alice and carol; a fourth player would tell them apart."
+	if !strings.Contains(d.Verdict, want) {
+		t.Errorf("verdict %q\nwant it to say %q", d.Verdict, want)
 	}
 }
 
@@ -403,5 +447,36 @@ func TestLossyPathIsThePaths_L2(t *testing.T) {
 	}
 	if d.CulpritLink != nil {
 		t.Errorf("culprit_link %v for a lossy path of normal round trip", *d.CulpritLink)
+	}
+}
+
+// A descent that comes later than the previous evaluation said makes the
+// countdown a player reads rise: the verdict says why — the waits that
+// held it back, or a descent that now goes further down.
+func TestLaterDescentSaysWhy(t *testing.T) {
+	w := world{names: names(4), share: []float64{20, 20, 20, 20}, seed: 1}
+	in := w.build()
+	in.Target, in.InForce, in.FPS = rungs.RungTiming(4), rungs.RungTiming(4), 30
+	var g Diagnoser
+	eval := func(frame, active int, to int, bobWaits time.Duration) string {
+		in.Frame = frame
+		in.Outlook = rungs.Outlook{To: rungs.RungTiming(to), Decided: active - 20, Active: active}
+		in.Players[1].RecentWait = bobWaits
+		return g.Diagnose(in).Verdict
+	}
+	if v := eval(768, 2000, 2, 0); strings.Contains(v, "later than") {
+		t.Fatalf("first evaluation: %q", v)
+	}
+	if v := eval(1024, 2030, 2, 0); strings.Contains(v, "later than") {
+		t.Errorf("a second later is no news: %q", v)
+	}
+	if v, want := eval(1280, 2600, 2, 600*time.Millisecond), "That is later than the last evaluation said: the waits for bob rose again."; !strings.Contains(v, want) {
+		t.Errorf("verdict %q, want %q", v, want)
+	}
+	if v, want := eval(1536, 3200, 1, 0), "That is later than the last evaluation said because the match now steps further down, to Fast (rung 1)."; !strings.Contains(v, want) {
+		t.Errorf("verdict %q, want %q", v, want)
+	}
+	if v, want := eval(1792, 3800, 1, 0), "That is later than the last evaluation said: the round trips rose again."; !strings.Contains(v, want) {
+		t.Errorf("verdict %q, want %q", v, want)
 	}
 }

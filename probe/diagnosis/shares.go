@@ -23,6 +23,13 @@ type shares struct {
 	// judged; set only when known.
 	lossExpPair    []float64
 	medRTT, medJit float64 // medians of rtt and jit, for "stands out"
+	// path3 is, with exactly three players, the pair whose round trip
+	// exceeds the other two together beyond noise (path3OK): no
+	// non-negative shares fit, and only that path being slow explains the
+	// three round trips. path3Excess is the least excess that does (ms).
+	path3       [2]int
+	path3Excess float64
+	path3OK     bool
 }
 
 // fitShares splits every round trip, its variation and its loss among the
@@ -34,6 +41,9 @@ func (g *Diagnoser) fitShares(pairs []Pair, use []bool, measured int) shares {
 	g.rtt, g.jit, g.lossExp = nans(grow(g.rtt, n)), nans(grow(g.jit, n)), nans(grow(g.lossExp, n))
 	if sh.known {
 		fitRTTShares(&g.f, pairs, use, g.rtt)
+		if measured == MinMeasured {
+			sh.path3, sh.path3Excess, sh.path3OK = triangle(pairs, use, g.rtt)
+		}
 		fitJitterShares(&g.f, pairs, use, g.jit)
 		g.lossUse, g.degree = growBool(g.lossUse, n), growInt(g.degree, n)
 		g.lossExpPair = grow(g.lossExpPair, len(pairs))
@@ -55,6 +65,51 @@ func fitRTTShares(f *fitter, pairs []Pair, use []bool, s []float64) {
 		}
 	}
 	f.fit(use, s, fitFloorMs)
+}
+
+// triangle looks at three players' round trips, r_uv between each two:
+// their exact split is s_v = (r_uv + r_vw − r_uw)/2. When one round trip
+// exceeds the other two together by slowPathMs and by slowPathShare of
+// them, the player between (v) would need a share below zero: no three
+// shares fit, and the path u–w is slow. Its least excess is
+// r_uw − r_uv − r_vw, with v's share 0 and u's and w's the round trips
+// they have with v; triangle writes those shares into s. Otherwise the
+// three round trips fit the shares as they are (and one path's excess
+// cannot be told from the shares: docs/diagnosis.md, "What it cannot
+// tell").
+func triangle(pairs []Pair, use []bool, s []float64) (path [2]int, excess float64, ok bool) {
+	var who [3]int
+	k := 0
+	for i, u := range use {
+		if u && k < 3 {
+			who[k] = i
+			k++
+		}
+	}
+	if k != 3 {
+		return path, 0, false
+	}
+	rtt := func(a, b int) float64 {
+		for _, p := range pairs {
+			if (p.A == a && p.B == b) || (p.A == b && p.B == a) {
+				if p.RTT > 0 {
+					return units.Millis(p.RTT)
+				}
+			}
+		}
+		return math.NaN()
+	}
+	for v := range 3 {
+		u, w := who[(v+1)%3], who[(v+2)%3]
+		uw, uv, vw := rtt(u, w), rtt(u, who[v]), rtt(who[v], w)
+		e := uw - uv - vw
+		if math.IsNaN(e) || !slowPath(e, uv+vw) || (ok && e <= excess) {
+			continue
+		}
+		path, excess, ok = [2]int{min(u, w), max(u, w)}, e, true
+		s[who[v]], s[u], s[w] = 0, uv, vw
+	}
+	return path, excess, ok
 }
 
 // fitJitterShares writes into s each player's share of the round-trip

@@ -609,7 +609,10 @@ func TestVerdict(t *testing.T) {
 			"ada's machine needs 50 ms per frame; it holds the match at 20 fps — without it: 30 fps. " +
 				"The path between bob and dave is slow (99 ms more than their connections explain)."},
 		{"nobody among three", Diagnosis{Measured: 3}, in, 3, 30, 200,
-			"No one stands out, but with three players a slow path cannot be told from two slow players."},
+			"No one's connection or machine holds the match back; it runs at " + rungs.RungTiming(3).Label() + "."},
+		{"two slow of three", Diagnosis{Measured: 3, Players: []PlayerDiagnosis{
+			{Player: "ada", AccessRTTMs: 150}, {Player: "bob", AccessRTTMs: 20}, {Player: "cyd", AccessRTTMs: 140}}}, in, 3, 30, 200,
+			"With three players, ada and cyd being slow cannot be told from bob being slow together with the path between ada and cyd; a fourth player would tell them apart."},
 		{"nobody, with a target", Diagnosis{Measured: 4}, in, 0, 30, 200,
 			"No one's connection or machine holds the match back; it runs at " + rungs.RungTiming(3).Label() + "."},
 		{"nobody, with neither target nor rung", Diagnosis{Measured: 4}, noTarget, 0, 30, 200,

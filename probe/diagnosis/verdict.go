@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"github.com/lagscope/lagscope/vocab"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ type verdictFacts struct {
 	elapsed         time.Duration
 	recent          map[string]float64 // ms each player caused others to wait recently
 	worded          Timings            // the timings Verdict is worded with
+	// later: the descent comes later than the previous evaluation said
+	// (pushedBack); the verdict says why after its time.
+	later, further bool
 }
 
 // Worded is the timings the verdict was worded with at the evaluation; the
@@ -76,10 +80,17 @@ func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
 		t.FPS = max(f.fpsAll, 1)
 	}
 	if f.worstAll <= 0 {
-		return []string{"Nothing is measured yet: no round trip between two players is known."}
+		return append(slices.Clone(d.Lead), "Nothing is measured yet: no round trip between two players is known.")
 	}
-	var out []string
+	out := slices.Clone(d.Lead)
 	next := nextStep(f.outlook, t)
+	calm := func(s string) string { return s }
+	if len(d.Lead) > 0 {
+		// An incident is open: the verdict says what happens now first,
+		// and never that no one holds the match back; of the calm
+		// sentences only their clause about the timing stays.
+		calm = func(s string) string { return timingClause(s) }
+	}
 	switch {
 	case f.players == 2:
 		out = append(out, twoPlayers(d, t))
@@ -89,27 +100,97 @@ func sentences(d *Diagnosis, f *verdictFacts, t Timings) []string {
 		out = append(out, holdsBack(d, f, t))
 	case d.SharedHop != nil && t.Target.Valid():
 		out = append(out, "No player's own connection holds the match back: a hop several players' paths share does, and the match runs at "+t.Target.Label()+".")
-	case next != "" && f.before != "":
+	case next != "" && f.before != "" && len(d.Lead) == 0:
 		out = append(out, f.before+"'s connection is back to normal; the match "+next+".")
 		next = ""
 	case next != "":
-		out = append(out, "No one's connection or machine holds the match back; the match "+next+".")
+		out = append(out, calm("No one's connection or machine holds the match back; the match "+next+"."))
 		next = ""
-	case d.Measured == MinMeasured:
-		out = append(out, "No one stands out, but with three players a slow path cannot be told from two slow players.")
+	case d.Measured == MinMeasured && cannotTell3(d) != "":
+		out = append(out, cannotTell3(d))
 	case len(slowTie(d)) >= 2 && t.Target.Valid():
 		tied := slowTie(d)
 		out = append(out, "No single player holds the match back: "+listNames(tied)+" connections add about as much to every round trip; together they hold it at "+t.Target.Label()+".")
 	case t.Target.Valid():
-		out = append(out, "No one's connection or machine holds the match back; it runs at "+t.Target.Label()+".")
-	default:
+		out = append(out, calm("No one's connection or machine holds the match back; it runs at "+t.Target.Label()+"."))
+	case len(d.Lead) == 0:
 		out = append(out, "No one's connection or machine holds the match back.")
+	}
+	if next == "" && f.later && nextStep(f.outlook, t) != "" {
+		out = append(out, laterWhy(f))
 	}
 	out = append(out, advice(d)...)
 	if next != "" {
 		out = append(out, "The match "+next+".")
+		if f.later {
+			out = append(out, laterWhy(f))
+		}
 	}
 	return append(out, notables(d, f, t)...)
+}
+
+// cannotTell3 is, with three players and no slow path told, the sentence
+// of what the three round trips cannot tell when two shares are slow (each
+// latencyMs above the third's): the two being slow fits them exactly as
+// well as the third being slow with the path between the two slow too (the
+// shares trade against that path's excess: docs/diagnosis.md, "What it
+// cannot tell"). Empty when no two shares are slow.
+func cannotTell3(d *Diagnosis) string {
+	if d.CulpritLink != nil || len(d.Players) != 3 {
+		return ""
+	}
+	lo := -1
+	for i := range d.Players {
+		if math.IsNaN(d.Players[i].AccessRTTMs) {
+			return ""
+		}
+		if lo < 0 || d.Players[i].AccessRTTMs < d.Players[lo].AccessRTTMs {
+			lo = i
+		}
+	}
+	var slow []string
+	for i := range d.Players {
+		if i != lo && d.Players[i].AccessRTTMs-d.Players[lo].AccessRTTMs >= latencyMs {
+			slow = append(slow, d.Players[i].Player)
+		}
+	}
+	if len(slow) != 2 {
+		return ""
+	}
+	a, b, third := slow[0], slow[1], d.Players[lo].Player
+	return "With three players, " + a + " and " + b + " being slow cannot be told from " + third +
+		" being slow together with the path between " + a + " and " + b + "; a fourth player would tell them apart."
+}
+
+// laterWhy says why the step down comes later than the previous
+// evaluation said: it now goes further down; or the player that made the
+// others wait most in the last two evaluations; or else the round trips.
+func laterWhy(f *verdictFacts) string {
+	if f.further {
+		return "That is later than the last evaluation said because the match now steps further down, to " + f.outlook.To.Label() + "."
+	}
+	who, most := "", 0.0
+	for name, ms := range f.recent {
+		if ms > most || (ms == most && name < who) {
+			who, most = name, ms
+		}
+	}
+	if who != "" && most >= 100 {
+		return "That is later than the last evaluation said: the waits for " + who + " rose again."
+	}
+	return "That is later than the last evaluation said: the round trips rose again."
+}
+
+// timingClause is what follows "; " in a calm sentence, as a sentence of
+// its own: "it runs at Fast (rung 1)." becomes "The match runs at Fast
+// (rung 1).".
+func timingClause(s string) string {
+	_, rest, ok := strings.Cut(s, "; ")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimPrefix(strings.TrimPrefix(rest, "it "), "the match ")
+	return "The match " + rest
 }
 
 // holdsBack is the sentence that names the culprit, the slow path, or both.

@@ -15,7 +15,7 @@ const (
 
 // ProtocolVersion names the version of the frame-packet format and event IDs;
 // recordings carry it (S19).
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // Command is one command or network event, tagged with the frame on which
 // every machine executes it (S1). Seq orders one player's commands.

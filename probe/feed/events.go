@@ -180,6 +180,8 @@ type SummaryEvent struct {
 	// Watch (a watcher that attached after the start) says what
 	// it attached to and how soon its Matrix was complete.
 	Watch *WatchSummary `json:"watch,omitempty"`
+	// Incidents is every incident of the run, as its last line.
+	Incidents []Incident `json:"incidents"`
 }
 
 // WatchSummary is a late watcher's attach: the frame, the timing in force

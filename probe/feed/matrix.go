@@ -51,9 +51,18 @@ type MatrixLink struct {
 	Link
 	// Observer: To is an observer (it has no column in the matrix).
 	Observer bool
-	// Caused is the total time From waited for To's commands: who makes
-	// whom wait.
+	// Caused is the total time From waited for To's commands, a wait
+	// still going on included: who makes whom wait. Frames is how many
+	// frames From waited on for them.
 	Caused time.Duration
+	Frames int
+	// Unacked is how long To's acknowledgements take now: the faster of
+	// the latest two (from first send, resends included), or the age of
+	// From's oldest packet to To still in flight when that is longer (0:
+	// unknown). SRTT learns from clean samples only (T2, T13): while every
+	// packet is resent before its ack comes it keeps its last value, and
+	// after a rise it falls back slowly; this shows the delay now.
+	Unacked time.Duration
 }
 
 // Bad reports whether a packet on the link has outlived the connection

@@ -28,6 +28,7 @@ var registry = map[vocab.EventType]func() Event{
 	vocab.EventSummary:      func() Event { return &SummaryEvent{} },
 	vocab.EventPath:         func() Event { return &PathEvent{} },
 	vocab.EventLoad:         func() Event { return &LoadEvent{} },
+	vocab.EventIncident:     func() Event { return &IncidentEvent{} },
 }
 
 // NewEvent is an empty event of type t, nil for a type this build does

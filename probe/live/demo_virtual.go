@@ -26,31 +26,54 @@ import (
 // Logger, PublishAll and OnCommand are not (there is no wall clock and only
 // your machine publishes).
 func PlayDemo(cfg DemoConfig, length, every time.Duration) ([]feed.Update, error) {
+	ups, _, err := playDemo(cfg, length, every, nil)
+	return ups, err
+}
+
+// playDemo is PlayDemo with the others' events: others, when not nil,
+// is the sink of the machine of player index i > 0 (events stamped with
+// the virtual time). It returns the machines too, for a test to read
+// their sessions at the end.
+func playDemo(cfg DemoConfig, length, every time.Duration, others func(i int) feed.Sink) ([]feed.Update, *virtualMachines, error) {
 	if err := cfg.settle(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if every <= 0 {
 		every = 100 * time.Millisecond
 	}
 	plan, err := newDemoPlan(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sched := simnet.NewScheduler()
 	nw := simnet.NewNetwork(sched, cfg.Seed)
 	fd := &virtualFeed{sched: sched}
-	m, err := startVirtualMachines(cfg, plan, simnet.NewDriver(nw), feed.SinkFunc(fd.collect))
+	sinks := func(i int) feed.Sink {
+		if i == 0 {
+			return feed.SinkFunc(fd.collect)
+		}
+		if others != nil {
+			to := others(i)
+			return feed.SinkFunc(func(from string, e feed.Event) {
+				t := float64(sched.Now()) / float64(time.Millisecond)
+				feed.Head(e).TMs = &t
+				to.Emit(from, e)
+			})
+		}
+		return feed.SinkFunc(func(string, feed.Event) {})
+	}
+	m, err := startVirtualMachines(cfg, plan, simnet.NewDriver(nw), sinks)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.schedulePlan(sched, nw, plan)
 	you := m.sessions[0]
 	fd.schedule(you, plan.narration(), length, every)
 	sched.RunUntil(length)
 	if you.Done() {
-		return fd.updates, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
+		return fd.updates, m, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
 	}
-	return fd.updates, nil
+	return fd.updates, m, nil
 }
 
 // virtualMachines are the virtual demo's machines by player index: each
@@ -62,9 +85,9 @@ type virtualMachines struct {
 }
 
 // startVirtualMachines attaches every player of plan to the simulated
-// network and starts their sessions there: you host, with your events
-// going to sink; the others join.
-func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sink feed.Sink) (*virtualMachines, error) {
+// network and starts their sessions there: you host, the others join;
+// machine i's events go to sinks(i).
+func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sinks func(i int) feed.Sink) (*virtualMachines, error) {
 	m := &virtualMachines{
 		addrs:    make([]netip.AddrPort, len(plan.names)),
 		hosts:    make([]*simnet.Host, len(plan.names)),
@@ -85,12 +108,11 @@ func startVirtualMachines(cfg DemoConfig, plan demoPlan, drv *simnet.Driver, sin
 			CommandsPerMinute: demoCommandsPerMinute, Seed: cfg.Seed*1_000_003 + uint64(i),
 			Logger: slog.New(slog.DiscardHandler), Rand: rand.NewChaCha8(seed),
 			TelemetryTo: []string{plan.names[0]}, Alerts: cfg.Alerts,
-			Sink: feed.SinkFunc(func(string, feed.Event) {})}
+			Sink: sinks(i)}
 		var s *session.Session
 		var err error
 		if i == 0 {
 			c.TelemetryTo = []string{}
-			c.Sink = sink
 			s, err = session.NewHost(c, m.hosts[i].Node())
 		} else {
 			c.Speed = 0

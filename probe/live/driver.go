@@ -344,6 +344,7 @@ func (r *Runner) finish() {
 		r.pacer.Flush(r.now + time.Hour) // what the impaired links still hold
 	}
 	if r.opt.Publish {
+		s.EndIncidents(r.now)
 		sum := s.Summary()
 		sum.Diagnosis = s.Diagnose(r.now)
 		if ss, ok := r.sock.(socketStats); ok {

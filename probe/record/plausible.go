@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"time"
 
@@ -33,12 +34,17 @@ const maxFPS = 1000
 // maxMs bounds a duration in milliseconds (a wait, a round trip): maxAt.
 const maxMs = float64(maxAt / time.Millisecond)
 
+// oldestProtocol is the oldest protocol whose recordings this build reads:
+// event IDs never change meaning (S19), and protocol 2 changed only the
+// telemetry between machines, which no recording holds.
+const oldestProtocol = 1
+
 // checkHeader refuses a header of another protocol (S19: a recording names
 // the protocol version that wrote it, and event IDs mean what that version
 // says) and header text that could steer a terminal.
 func checkHeader(h *Header) error {
-	if h.Protocol != feed.ProtocolVersion {
-		return fmt.Errorf("%w: written by protocol %d, this build reads protocol %d", ErrVersion, h.Protocol, feed.ProtocolVersion)
+	if h.Protocol < oldestProtocol || h.Protocol > feed.ProtocolVersion {
+		return fmt.Errorf("%w: written by protocol %d, this build reads protocols %d to %d", ErrVersion, h.Protocol, oldestProtocol, feed.ProtocolVersion)
 	}
 	for _, f := range []struct{ key, v string }{{"program", h.Program}, {"session", h.Session}, {"started", h.Started}} {
 		if !textsafe.Safe(f.v) {
@@ -204,7 +210,12 @@ func checkEvent(e feed.Event) error {
 		for _, n := range append(slices.Clone(e.Players), e.Observers...) {
 			err = errors.Join(err, checkName("roster", n))
 		}
+	case *feed.IncidentEvent:
+		err = checkIncident(&e.Incident)
 	case *feed.SummaryEvent:
+		for i := range e.Incidents {
+			err = errors.Join(err, checkIncident(&e.Incidents[i]))
+		}
 		for i := range e.Links {
 			err = errors.Join(err, checkLink(&e.Links[i]))
 		}
@@ -219,6 +230,65 @@ func checkEvent(e feed.Event) error {
 		err = fmt.Errorf("no plausibility check for %s events", h.Type)
 	}
 	return firstOf(string(h.Type)+" event", err)
+}
+
+// checkIncident: a phase and cause this build tells, its subject (a
+// player, a path of two, or neither), its times and frames in range and in
+// order, its figures plausible, its text safe.
+func checkIncident(inc *feed.Incident) error {
+	// An id and a count of frames are bounded as a frame is: a session
+	// has no more incidents, nor waits on more frames, than it has frames
+	// (times the machines, which maxFrame's margin holds).
+	err := errors.Join(checkFrame("id", inc.ID), checkMs("opened_ms", inc.OpenedMs), checkFrame("opened_frame", inc.OpenedFrame),
+		checkOptMs("closed_ms", inc.ClosedMs), checkMs("wait_ms", inc.WaitMs), checkFrame("frames_waited", inc.FramesWaited),
+		checkOptMs("added_ms", inc.AddedMs), checkText("text", inc.Text))
+	switch inc.Phase {
+	case vocab.IncidentOpen, vocab.IncidentUpdate:
+		if inc.ClosedMs != nil || inc.ClosedFrame != nil {
+			err = errors.Join(err, fmt.Errorf("%s line with a close", inc.Phase))
+		}
+	case vocab.IncidentClose:
+		if inc.ClosedMs == nil || inc.ClosedFrame == nil {
+			err = errors.Join(err, errors.New("close line without its close"))
+		} else if *inc.ClosedMs < inc.OpenedMs || *inc.ClosedFrame < inc.OpenedFrame {
+			err = errors.Join(err, errors.New("closed before it opened"))
+		}
+	default:
+		err = errors.Join(err, fmt.Errorf("phase %q", inc.Phase))
+	}
+	if inc.ClosedFrame != nil {
+		err = errors.Join(err, checkFrame("closed_frame", *inc.ClosedFrame))
+	}
+	if !inc.Cause.Valid() {
+		err = errors.Join(err, fmt.Errorf("cause %q", inc.Cause))
+	}
+	switch {
+	case inc.Player != nil && inc.Between != nil:
+		err = errors.Join(err, errors.New("both a player and a path"))
+	case inc.Player != nil:
+		err = errors.Join(err, checkName("player", *inc.Player))
+	case inc.Between != nil:
+		err = errors.Join(err, checkName("between", inc.Between[0]), checkName("between", inc.Between[1]))
+		if inc.Between[0] == inc.Between[1] {
+			err = errors.Join(err, errors.New("a path from a player to itself"))
+		}
+	}
+	if inc.Loss != nil && !(*inc.Loss >= 0 && *inc.Loss <= 1) {
+		err = errors.Join(err, fmt.Errorf("loss %v outside 0..1", *inc.Loss))
+	}
+	if inc.RungFrom < 1 || inc.RungFrom > 10 || inc.RungPeak < inc.RungFrom || inc.RungPeak > 10 {
+		err = errors.Join(err, fmt.Errorf("rungs %d..%d", inc.RungFrom, inc.RungPeak))
+	}
+	if w := inc.Where; w != nil {
+		if !w.Link.Valid() || w.TTL < 1 || w.TTL > 255 {
+			err = errors.Join(err, fmt.Errorf("where %v at ttl %d", w.Link, w.TTL))
+		}
+		err = errors.Join(err, checkMs("where.added_ms", w.AddedMs))
+	}
+	if l := inc.LoadTest; l != nil {
+		err = errors.Join(err, checkName("load_test.from", l.From), checkName("load_test.to", l.To))
+	}
+	return err
 }
 
 // checkAlert: a kind this build raises, the machine that raised it, and a

@@ -23,13 +23,15 @@ func TestOtherProtocolRefused_S19(t *testing.T) {
 		if !errors.Is(err, ErrVersion) {
 			t.Fatalf("protocol %d: err %v, want ErrVersion", p, err)
 		}
-		want := fmt.Sprintf("protocol %d, this build reads protocol %d", p, feed.ProtocolVersion)
+		want := fmt.Sprintf("protocol %d, this build reads protocols %d to %d", p, oldestProtocol, feed.ProtocolVersion)
 		if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("protocol %d: %q, want one line with %q", p, err, want)
 		}
 	}
-	if _, err := readAll(bytes.NewReader(headerLine(feed.ProtocolVersion))); err != nil {
-		t.Fatalf("this build's protocol: %v", err)
+	for p := oldestProtocol; p <= feed.ProtocolVersion; p++ {
+		if _, err := readAll(bytes.NewReader(headerLine(p))); err != nil {
+			t.Fatalf("protocol %d, which this build reads: %v", p, err)
+		}
 	}
 }
 

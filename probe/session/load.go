@@ -213,7 +213,12 @@ func (s *Session) loadAfter() time.Duration {
 func (s *Session) startRun(now time.Duration, r *loadRun) {
 	s.load.run = r
 	if s.peer != nil {
-		s.peer.QuietPair(s.cfg.Name, r.m.Name)
+		// The pair in the order of the test: the tester first.
+		if r.tester {
+			s.peer.QuietPair(s.cfg.Name, r.m.Name)
+		} else {
+			s.peer.QuietPair(r.m.Name, s.cfg.Name)
+		}
 	}
 	s.syncTrace()
 	r.t.Tick(now)

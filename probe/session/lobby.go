@@ -261,6 +261,7 @@ func (s *Session) startGame(now time.Duration) {
 		// the old status traffic too.
 		SparseStatus: !s.cfg.NoTelemetry,
 		FillMatrix:   s.cfg.FillMatrix,
+		GameClock:    s.cfg.Virtual,
 	}
 	if to := s.cfg.TelemetryTo; to != nil {
 		cfg.TelemetryTo = func(m probe.Member) bool { return slices.Contains(to, m.Name) }

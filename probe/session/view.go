@@ -126,10 +126,21 @@ func (s *Session) Summary() *feed.SummaryEvent {
 	r := s.Rejected()
 	sum.Rejected = &r
 	sum.Relay = s.relayed()
+	sum.Incidents = []feed.Incident{}
 	if s.peer != nil {
 		sum.Watch = s.peer.WatchSummary()
+		sum.Incidents = s.peer.Incidents()
 	}
 	return sum
+}
+
+// EndIncidents closes the incidents still open at the end of the run: a
+// close line each, before the summary (which lists them all).
+func (s *Session) EndIncidents(now time.Duration) {
+	if s.peer != nil {
+		s.peer.CloseIncidents(now)
+		s.flush()
+	}
 }
 
 // View is the picture front ends draw: the peer's once the game runs, a

@@ -343,7 +343,7 @@ func (s *Session) startWatching(now time.Duration) {
 		Self: s.self, Roster: list, Speed: snap.State.Speed, DropTimeout: s.dropTimeout,
 		Timing: rungs.StartTiming(), Seed: s.cfg.Seed,
 		Sink: feed.SinkFunc(s.peerEvent), Logger: s.log, Alerts: s.cfg.Alerts,
-		LinkEvery: s.cfg.LinkEvery, FillMatrix: s.cfg.FillMatrix,
+		LinkEvery: s.cfg.LinkEvery, FillMatrix: s.cfg.FillMatrix, GameClock: s.cfg.Virtual,
 	}
 	peer, err := probe.NewSpectatorOn(now, cfg, s.ep, snap.State)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // fillMatrix completes a machine's matrix with every running machine's own
 // row. A machine that has vanished or left keeps its row unknown: nobody
 // hears from it any more.
-func (r *runner) fillMatrix(_ time.Duration, m *feed.MatrixView) {
+func (r *runner) fillMatrix(now time.Duration, m *feed.MatrixView) {
 	for i := range m.Players {
 		row := &m.Players[i]
 		if row.Known {
@@ -29,7 +29,7 @@ func (r *runner) fillMatrix(_ time.Duration, m *feed.MatrixView) {
 		if mc == nil || mc.peer == nil || mc.host.Stopped() || mc.peer.Done() {
 			continue
 		}
-		*row = mc.peer.OwnRow()
+		*row = mc.peer.OwnRow(now)
 		row.Self = false
 	}
 }

@@ -103,6 +103,9 @@ type Options struct {
 	// onProbe is called for every hop-limited probe a machine sends, on
 	// the run's clock (tests count them).
 	onProbe func(machine string, at time.Duration, to netip.AddrPort, hops int)
+	// OnIncident is called with every incident line of every machine
+	// (the run prints the teller's alone: incidents.go).
+	OnIncident func(machine string, inc feed.Incident)
 }
 
 // RunWith is Run with hooks.
@@ -134,6 +137,7 @@ func RunWith(sc *Scenario, w io.Writer, opt Options) (*Result, error) {
 	if r.lobbyErr != nil {
 		err = r.lobbyErr
 	}
+	r.endIncidents()
 	res := &Result{Network: r.net.Stats(), End: r.now(), Lobby: r.startAt}
 	for _, m := range r.machines {
 		if m.peer != nil {
@@ -261,6 +265,14 @@ func (r *runner) emit(from string, e feed.Event) {
 		r.master = m.Player
 	}
 	r.stampLoad(e) // load.go
+	if inc, ok := e.(*feed.IncidentEvent); ok {
+		if r.opt.OnIncident != nil {
+			r.opt.OnIncident(from, inc.Incident)
+		}
+		if t := r.teller(); t == nil || t.name != from {
+			return
+		}
+	}
 	if e.Network() {
 		switch {
 		case h.Frame > r.narratedFrame:
@@ -329,6 +341,10 @@ func (r *runner) summary() feed.SummaryEvent {
 		}
 	}
 	s.Diagnosis = r.finalDiagnosis()
+	s.Incidents = []feed.Incident{}
+	if m := r.teller(); m != nil {
+		s.Incidents = m.peer.Incidents()
+	}
 	return s
 }
 

@@ -21,7 +21,7 @@ func Example() {
 		SRTT: 40 * time.Millisecond, RTTVAR: 5 * time.Millisecond, RTO: 100 * time.Millisecond, ConnTimeout: 2 * time.Second}
 	update := func(srtt time.Duration, expected uint64) []byte {
 		link.SRTT, link.Loss.Expected = srtt, expected
-		tel.SetLinks([]snapshot.Link{snapshot.LinkFrom(link, 0)})
+		tel.SetLinks([]snapshot.Link{snapshot.LinkFrom(link, snapshot.Waits{})})
 		snd.Set(&tel)
 		return snd.Next(nil, bob)
 	}

@@ -25,7 +25,7 @@ func fuzzTelemetry(n int) Telemetry {
 			RTO: 300 * time.Millisecond, ConnTimeout: 2 * time.Second,
 			Loss:     netcore.Loss{Sent: uint64(10 * n), Expected: uint64(25 * n), Missing: uint64(n / 3)},
 			PeerLoss: netcore.PeerLoss{Expected: uint64(20 * n), Known: n > 1}}
-		links[i] = LinkFrom(st, time.Duration(n)*time.Millisecond)
+		links[i] = LinkFrom(st, Waits{Caused: time.Duration(n) * time.Millisecond, Frames: int(n % 7), Unacked: time.Duration(n%70000) * time.Millisecond})
 	}
 	t.SetLinks(links)
 	t.Frame = uint32(100 + 3*n)

@@ -153,7 +153,7 @@ func (s *session) step() {
 			st := netcore.LinkStats{Peer: netcore.PeerID(l.peer), State: l.est.State(), Estimate: l.est.State(),
 				SRTT: l.est.SRTT(), RTTVAR: l.est.RTTVAR(), RTO: l.est.RTO(), ConnTimeout: l.est.ConnTimeout(),
 				Loss: l.loss, PeerLoss: l.peerLoss}
-			s.scratch = append(s.scratch, LinkFrom(st, l.caused))
+			s.scratch = append(s.scratch, LinkFrom(st, Waits{Caused: l.caused}))
 		}
 		p.tel.SetLinks(s.scratch)
 		p.tel.Frame += framesPerTick

@@ -92,8 +92,15 @@ type Link struct {
 	PeerKnown                 bool
 	PeerExpected, PeerMissing uint32
 	// CausedMs is the total time the player waited for this peer's
-	// commands, in ms: who makes whom wait.
-	CausedMs uint32
+	// commands, in ms, a wait still going on included: who makes whom
+	// wait. WaitedFrames is how many frames it waited on for them.
+	CausedMs     uint32
+	WaitedFrames uint32
+	// UnackedMs is the age of the oldest reliable packet to the peer not
+	// acknowledged yet, in ms (0: none in flight), held to unackedMax:
+	// while every packet is resent before its ack comes no clean sample
+	// arrives, and this is what shows the delay (T2, T13).
+	UnackedMs uint32
 }
 
 // Largest value of each kind of field.
@@ -102,6 +109,10 @@ const (
 	maxTimeout = 1<<timeoutBits - 1
 	maxProcess = 1<<processBits - 1
 	maxWait    = 1<<waitBits - 1
+	// unackedBits: an oldest unacknowledged packet's age in ms, held to
+	// about a minute (the connection timeout is at most 30 s, T10).
+	unackedBits = 16
+	unackedMax  = 1<<unackedBits - 1
 )
 
 // telemetryTable is the field table of Telemetry (docs/snapshots.md lists
@@ -194,6 +205,11 @@ func telemetryFields(near bool) []entry[Telemetry] {
 					lflag("loss_known", func(k *Link) *bool { return &k.LossKnown }),
 					lu32("missing", counterBits, counterNear, func(k *Link) *uint32 { return &k.Missing }),
 					lu32("caused_ms", waitedBits, waitNear, func(k *Link) *uint32 { return &k.CausedMs }),
+					lu32("waited_frames", counterBits, counterNear, func(k *Link) *uint32 { return &k.WaitedFrames }),
+				}},
+				group[T]{Entries: []entry[T]{ // while packets wait for their acks
+					F{Name: "unacked_ms", Bits: unackedBits, Max: unackedMax,
+						Get: func(t *T) uint32 { return t.Links[i].UnackedMs }, Set: func(t *T, v uint32) { t.Links[i].UnackedMs = v }},
 				}},
 			}})
 		}
@@ -220,9 +236,18 @@ func sat(d, unit time.Duration, limit uint32) uint32 {
 
 func sat32(v uint64) uint32 { return uint32(min(v, math.MaxUint32)) }
 
-// LinkFrom turns netcore's statistics of one link, and the time the player
+// Waits are what a player waited for one peer: the time (a wait going on
+// included), the frames, and the age of its oldest unacknowledged packet
+// to that peer (0: none).
+type Waits struct {
+	Caused  time.Duration
+	Frames  int
+	Unacked time.Duration
+}
+
+// LinkFrom turns netcore's statistics of one link, and what the player
 // waited for that peer, into a Link, saturating each value at its width.
-func LinkFrom(st netcore.LinkStats, caused time.Duration) Link {
+func LinkFrom(st netcore.LinkStats, w Waits) Link {
 	l := Link{
 		Peer: st.Peer, State: st.State, Estimate: st.Estimate,
 		RTOUs: sat(st.RTO, time.Microsecond, maxTimeout), ConnTimeoutUs: sat(st.ConnTimeout, time.Microsecond, maxTimeout),
@@ -230,8 +255,10 @@ func LinkFrom(st netcore.LinkStats, caused time.Duration) Link {
 		LossKnown: true,
 		Sent:      sat32(st.Loss.Sent), Retransmitted: sat32(st.Loss.Retransmitted),
 		Expected: sat32(st.Loss.Expected), Missing: sat32(st.Loss.Missing),
-		PeerKnown: st.PeerLoss.Known,
-		CausedMs:  sat(caused, time.Millisecond, math.MaxUint32),
+		PeerKnown:    st.PeerLoss.Known,
+		CausedMs:     sat(w.Caused, time.Millisecond, math.MaxUint32),
+		WaitedFrames: uint32(min(max(w.Frames, 0), math.MaxUint32)),
+		UnackedMs:    sat(w.Unacked, time.Millisecond, unackedMax),
 	}
 	if st.Estimate != netcore.Unmeasured {
 		l.SRTTUs = sat(st.SRTT, time.Microsecond, maxRTT)
@@ -289,7 +316,7 @@ type Row struct {
 	Loss             netcore.Loss
 	LossKnown        bool
 	PeerLoss         netcore.PeerLoss // Known false until the peer reports (L4)
-	Caused           time.Duration
+	Waits
 }
 
 // RTTKnown: the link has an estimate (T4); until then SRTT and RTTVAR are
@@ -311,7 +338,8 @@ func (t *Telemetry) Rows(dst []Row) []Row {
 		l := &t.Links[i]
 		r := Row{Peer: l.Peer, State: l.State, Estimate: l.Estimate,
 			RTO: us(l.RTOUs), ConnTimeout: us(l.ConnTimeoutUs),
-			LossKnown: l.LossKnown, Caused: time.Duration(l.CausedMs) * time.Millisecond}
+			LossKnown: l.LossKnown, Waits: Waits{Caused: time.Duration(l.CausedMs) * time.Millisecond,
+				Frames: int(l.WaitedFrames), Unacked: time.Duration(l.UnackedMs) * time.Millisecond}}
 		if r.RTTKnown() {
 			r.SRTT, r.RTTVAR = us(l.SRTTUs), us(l.RTTVARUs)
 		}

@@ -45,6 +45,8 @@ func TestTelemetryTableMatchesDoc_L3_Q3(t *testing.T) {
 			row{p + "loss_known", 1, 0, 1},
 			row{p + "missing", 32, 8, 1<<32 - 1},
 			row{p + "caused_ms", 32, 12, 1<<32 - 1},
+			row{p + "waited_frames", 32, 8, 1<<32 - 1},
+			row{p + "unacked_ms", 16, 0, 1<<16 - 1},
 		)
 	}
 	if tb.numFields() != len(want) {
@@ -64,13 +66,13 @@ func TestTelemetryTableMatchesDoc_L3_Q3(t *testing.T) {
 			groups++
 		}
 	}
-	if want := 1 + MaxLinks/linkBlock + 5*MaxLinks; groups != want {
+	if want := 1 + MaxLinks/linkBlock + 6*MaxLinks; groups != want {
 		t.Errorf("%d groups, want %d", groups, want)
 	}
 	// Worst case, every group and field changed and in full: the player's
-	// fields 136 bits, each block 1, each slot 382 (docs/snapshots.md).
+	// fields 136 bits, each block 1, each slot 434 (docs/snapshots.md).
 	// The caller fragments it (Q5).
-	if got, want := tb.maxLen(), (136+MaxLinks/linkBlock+MaxLinks*382+7)/8; got != want {
+	if got, want := tb.maxLen(), (136+MaxLinks/linkBlock+MaxLinks*434+7)/8; got != want {
 		t.Errorf("MaxLen %d bytes, want %d", got, want)
 	}
 }
@@ -90,7 +92,7 @@ func TestTelemetryUnknownIsNotZero_L3(t *testing.T) {
 	measured := stats(5, netcore.Measured)
 	measured.State = netcore.Bad
 	measured.PeerLoss = netcore.PeerLoss{Expected: 240, Missing: 1, Known: true}
-	tel.SetLinks([]Link{LinkFrom(unmeasured, 0), LinkFrom(measured, 1500*time.Millisecond)})
+	tel.SetLinks([]Link{LinkFrom(unmeasured, Waits{}), LinkFrom(measured, Waits{Caused: 1500 * time.Millisecond, Frames: 12, Unacked: 800 * time.Millisecond})})
 	tel.Frame = 1234
 	proc := 4 * time.Millisecond
 	tel.SetWaits(2*time.Second, nil, &proc)
@@ -132,7 +134,7 @@ func TestLinkFromSaturates_L5(t *testing.T) {
 	st.ConnTimeout = time.Hour
 	st.Loss.Expected = 1 << 40
 	st.RTO = -time.Second
-	l := LinkFrom(st, -time.Second)
+	l := LinkFrom(st, Waits{Caused: -time.Second, Frames: -3, Unacked: -time.Second})
 	if l.SRTTUs != maxRTT || l.ConnTimeoutUs != maxTimeout || l.Expected != 1<<32-1 || l.RTOUs != 0 || l.CausedMs != 0 {
 		t.Errorf("saturated link %+v", l)
 	}
@@ -142,8 +144,8 @@ func TestLinkFromSaturates_L5(t *testing.T) {
 // link neither shows up nor costs more than its slot's bit.
 func TestSetLinksClearsUnusedSlots_Q3(t *testing.T) {
 	var tel Telemetry
-	tel.SetLinks([]Link{LinkFrom(stats(1, netcore.Measured), 0), LinkFrom(stats(2, netcore.Measured), 0)})
-	tel.SetLinks([]Link{LinkFrom(stats(2, netcore.Measured), 0)})
+	tel.SetLinks([]Link{LinkFrom(stats(1, netcore.Measured), Waits{}), LinkFrom(stats(2, netcore.Measured), Waits{})})
+	tel.SetLinks([]Link{LinkFrom(stats(2, netcore.Measured), Waits{})})
 	if tel.Count != 1 || tel.Links[1] != (Link{}) {
 		t.Errorf("count %d, slot 1 %+v", tel.Count, tel.Links[1])
 	}

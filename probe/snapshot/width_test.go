@@ -16,7 +16,7 @@ func widthTelemetry(n, step int) Telemetry {
 		st := netcore.LinkStats{Peer: netcore.PeerID(i + 1), State: netcore.Measured, Estimate: netcore.Measured,
 			SRTT: time.Duration(1000+10*step+i) * time.Microsecond, RTO: 300 * time.Millisecond, ConnTimeout: 2 * time.Second,
 			Loss: netcore.Loss{Sent: uint64(step), Expected: uint64(2 * step)}}
-		links[i] = LinkFrom(st, 0)
+		links[i] = LinkFrom(st, Waits{})
 	}
 	t.SetLinks(links)
 	t.Frame = uint32(step)

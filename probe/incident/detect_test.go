@@ -1,0 +1,294 @@
+package incident
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/vocab"
+)
+
+// world is a hand-made session for the detector: every player's row with
+// its cumulative waits for each other player and its links' round trips,
+// read by the detector once a second as a machine's engine hands it over.
+type world struct {
+	names []string
+	// caused, frames: cumulative waits of row i for column j.
+	caused [][]time.Duration
+	frames [][]int
+	// srtt and unacked per directed link; process per player.
+	srtt, unacked [][]time.Duration
+	sent, miss    [][]uint64
+	process       []time.Duration
+	d             Detector
+	lines         []feed.Incident
+	at            time.Duration
+}
+
+func newWorld(rtt time.Duration, names ...string) *world {
+	n := len(names)
+	w := &world{names: names, process: make([]time.Duration, n)}
+	grid := func() [][]time.Duration {
+		g := make([][]time.Duration, n)
+		for i := range g {
+			g[i] = make([]time.Duration, n)
+		}
+		return g
+	}
+	w.caused, w.srtt, w.unacked = grid(), grid(), grid()
+	w.frames = make([][]int, n)
+	w.sent, w.miss = make([][]uint64, n), make([][]uint64, n)
+	for i := range n {
+		w.frames[i] = make([]int, n)
+		w.sent[i], w.miss[i] = make([]uint64, n), make([]uint64, n)
+		w.process[i] = 5 * time.Millisecond
+		for j := range n {
+			w.srtt[i][j] = rtt
+		}
+	}
+	return w
+}
+
+func (w *world) idx(name string) int { return slices.Index(w.names, name) }
+
+// wait has machine `who` wait `d` for `forWhom` on `frames` frames.
+func (w *world) wait(who, forWhom string, d time.Duration, frames int) {
+	i, j := w.idx(who), w.idx(forWhom)
+	w.caused[i][j] += d
+	w.frames[i][j] += frames
+}
+
+// setRTT sets the round trip of every link between a and b.
+func (w *world) setRTT(a, b string, d time.Duration) {
+	i, j := w.idx(a), w.idx(b)
+	w.srtt[i][j], w.srtt[j][i] = d, d
+}
+
+// tick advances the world a second: every link carries 60 datagrams each
+// way, and the detector reads the matrix.
+func (w *world) tick() {
+	w.at += time.Second
+	n := len(w.names)
+	m := feed.MatrixView{}
+	for i, a := range w.names {
+		row := feed.MatrixPlayer{Name: a, Known: true, Self: i == 0}
+		p := w.process[i]
+		row.Process = &p
+		for j, b := range w.names {
+			if i == j {
+				continue
+			}
+			w.sent[i][j] += 60
+			l := feed.MatrixLink{Caused: w.caused[i][j], Frames: w.frames[i][j], Unacked: w.unacked[i][j]}
+			l.From, l.To = a, b
+			l.RTTKnown, l.SRTT, l.RTTVAR = true, w.srtt[i][j], 2*time.Millisecond
+			l.LossKnown, l.Expected, l.Missing = true, w.sent[j][i], w.miss[j][i]
+			row.Links = append(row.Links, l)
+		}
+		m.Players = append(m.Players, row)
+	}
+	_ = n
+	w.lines = w.d.Observe(w.lines, Input{At: w.at, Start: 0, Frame: int(w.at / (time.Second / 30)), FPS: 30, Rung: 1, Matrix: &m})
+}
+
+func (w *world) run(d time.Duration, each func()) {
+	for end := w.at + d; w.at < end; {
+		if each != nil {
+			each()
+		}
+		w.tick()
+	}
+}
+
+func opens(lines []feed.Incident) []feed.Incident {
+	var out []feed.Incident
+	for _, l := range lines {
+		if l.Phase == vocab.IncidentOpen {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func who(inc feed.Incident) string {
+	switch {
+	case inc.Player != nil:
+		return *inc.Player
+	case inc.Between != nil:
+		return inc.Between[0] + "–" + inc.Between[1]
+	}
+	return "nobody"
+}
+
+// A single late frame is no episode: one stall of 200 ms on every machine
+// opens no incident; three stalls of 100 ms within 2 s do, and name the
+// one waited for.
+func TestOneStallOpensNoneThreeDo(t *testing.T) {
+	w := newWorld(40*time.Millisecond, "ana", "bea", "cat", "dan")
+	w.run(30*time.Second, nil)
+	for _, m := range []string{"ana", "cat", "dan"} {
+		w.wait(m, "bea", 200*time.Millisecond, 1)
+	}
+	w.run(15*time.Second, nil)
+	if o := opens(w.lines); len(o) != 0 {
+		t.Fatalf("one 200 ms stall opened %d incidents: %s", len(o), o[0].Text)
+	}
+
+	// Two stalls within one second and the third in the next: the
+	// detector reads the matrix once a second.
+	for _, stalls := range []int{2, 1} {
+		for _, m := range []string{"ana", "cat", "dan"} {
+			w.wait(m, "bea", time.Duration(stalls)*100*time.Millisecond, stalls)
+		}
+		w.tick()
+	}
+	w.run(time.Second, nil)
+	o := opens(w.lines)
+	if len(o) != 1 || who(o[0]) != "bea" {
+		t.Fatalf("three 100 ms stalls within 2 s opened %v, want one incident of bea's", o)
+	}
+	// Back within the baselines: it closes, 5 s of calm later at the
+	// earliest.
+	w.run(12*time.Second, nil)
+	last := w.lines[len(w.lines)-1]
+	if last.Phase != vocab.IncidentClose || last.ClosedMs == nil {
+		t.Fatalf("last line %s %q, want the close", last.Phase, last.Text)
+	}
+	if last.WaitMs != 900 || last.FramesWaited != 9 {
+		t.Errorf("its cost: %.0f ms on %d frames, want 900 ms on 9", last.WaitMs, last.FramesWaited)
+	}
+}
+
+// A player whose connection slows down: everyone waits for it and its
+// links' round trips rise; the incident is its, cause latency, with the
+// rise in added_ms. It stays open as long as the rise lasts (the
+// baseline is frozen meanwhile) and closes once it is gone.
+func TestSlowPlayerIsItsOwnIncidentAndTheBaselineHolds(t *testing.T) {
+	w := newWorld(40*time.Millisecond, "ana", "bea", "cat", "dan")
+	w.run(30*time.Second, nil)
+	for _, o := range []string{"ana", "cat", "dan"} {
+		w.setRTT("bea", o, 280*time.Millisecond)
+	}
+	w.run(3*time.Minute, func() {
+		for _, m := range []string{"ana", "cat", "dan"} {
+			w.wait(m, "bea", 150*time.Millisecond, 3)
+		}
+		for _, o := range []string{"ana", "cat", "dan"} {
+			w.wait("bea", o, 60*time.Millisecond, 1)
+		}
+	})
+	o := opens(w.lines)
+	if len(o) != 1 || who(o[0]) != "bea" {
+		t.Fatalf("opened %v, want one incident of bea's", o)
+	}
+	for _, l := range w.lines {
+		if l.Phase == vocab.IncidentClose {
+			t.Fatalf("closed during the 3 minutes of the rise: %s", l.Text)
+		}
+	}
+	last := w.lines[len(w.lines)-1]
+	if last.Cause != vocab.CauseLatency || last.AddedMs == nil || *last.AddedMs != 240 {
+		t.Errorf("cause %s, added %v, want latency and 240 ms", last.Cause, last.AddedMs)
+	}
+	for _, o := range []string{"ana", "cat", "dan"} {
+		w.setRTT("bea", o, 40*time.Millisecond)
+	}
+	w.run(12*time.Second, nil)
+	if l := w.lines[len(w.lines)-1]; l.Phase != vocab.IncidentClose {
+		t.Fatalf("10 s after the rise ended, the last line is %s: %q", l.Phase, l.Text)
+	}
+}
+
+// A knock-on chain is followed to its root: dan waits for bea (bea's own
+// links rose), and ana and cat wait for dan, whose frames come late
+// because dan waited. The incident is bea's; dan is named nowhere.
+func TestKnockOnWaitsFollowTheChainToItsRoot(t *testing.T) {
+	w := newWorld(20*time.Millisecond, "ana", "bea", "cat", "dan")
+	w.run(30*time.Second, nil)
+	for _, o := range []string{"ana", "cat", "dan"} {
+		w.setRTT("bea", o, 215*time.Millisecond)
+	}
+	w.run(20*time.Second, func() {
+		w.wait("dan", "bea", 400*time.Millisecond, 6)
+		w.wait("ana", "dan", 380*time.Millisecond, 6)
+		w.wait("cat", "dan", 380*time.Millisecond, 6)
+		w.wait("ana", "bea", 20*time.Millisecond, 1)
+		w.wait("cat", "bea", 20*time.Millisecond, 1)
+	})
+	o := opens(w.lines)
+	if len(o) != 1 || who(o[0]) != "bea" {
+		t.Fatalf("opened %v, want one incident of bea's", o)
+	}
+	for _, l := range w.lines {
+		if who(l) == "dan" {
+			t.Errorf("dan, who only waited for bea, is named: %s", l.Text)
+		}
+	}
+}
+
+// Three players, one slow path: ana and cat wait for each other, bea's
+// links to both are fast. The incident is the path's.
+func TestOneSlowPathIsThePathsIncident(t *testing.T) {
+	w := newWorld(20*time.Millisecond, "ana", "bea", "cat")
+	w.run(30*time.Second, nil)
+	w.setRTT("ana", "cat", 260*time.Millisecond)
+	w.run(10*time.Second, func() {
+		w.wait("ana", "cat", 300*time.Millisecond, 5)
+		w.wait("cat", "ana", 300*time.Millisecond, 5)
+		w.wait("bea", "ana", 40*time.Millisecond, 1)
+		w.wait("bea", "cat", 40*time.Millisecond, 1)
+	})
+	o := opens(w.lines)
+	if len(o) != 1 || o[0].Between == nil || *o[0].Between != [2]string{"ana", "cat"} {
+		t.Fatalf("opened %v, want one incident between ana and cat", o)
+	}
+	last := w.lines[len(w.lines)-1]
+	if last.Cause != vocab.CauseLatency {
+		t.Errorf("cause %s, want latency", last.Cause)
+	}
+}
+
+// A machine that waits for no one while the others wait for it, its
+// links fine and a frame taking it longer than the frame rate allows: its
+// processing.
+func TestSlowMachineIsProcessing(t *testing.T) {
+	w := newWorld(20*time.Millisecond, "ana", "bea", "cat", "dan")
+	w.run(30*time.Second, nil)
+	w.process[w.idx("cat")] = 55 * time.Millisecond
+	w.run(10*time.Second, func() {
+		for _, m := range []string{"ana", "bea", "dan"} {
+			w.wait(m, "cat", 250*time.Millisecond, 8)
+		}
+	})
+	o := opens(w.lines)
+	if len(o) != 1 || who(o[0]) != "cat" {
+		t.Fatalf("opened %v, want one incident of cat's", o)
+	}
+	if last := w.lines[len(w.lines)-1]; last.Cause != vocab.CauseProcessing {
+		t.Errorf("cause %s (%q), want processing", last.Cause, last.Text)
+	}
+}
+
+// A healthy but jittery session opens nothing: waits of a few tens of
+// milliseconds come and go on every link, and round trips move ±15 ms.
+func TestJitteryButHealthyOpensNone(t *testing.T) {
+	w := newWorld(60*time.Millisecond, "ana", "bea", "cat", "dan")
+	k := 0
+	w.run(5*time.Minute, func() {
+		k++
+		for i, a := range w.names {
+			for j, b := range w.names {
+				if i < j {
+					w.setRTT(a, b, 60*time.Millisecond+time.Duration((k*7+i*3+j*5)%31-15)*time.Millisecond)
+				}
+			}
+		}
+		if k%3 == 0 {
+			w.wait(w.names[k%4], w.names[(k+1)%4], time.Duration(20+k%40)*time.Millisecond, 1)
+		}
+	})
+	if o := opens(w.lines); len(o) != 0 {
+		t.Fatalf("opened %d incidents: %s", len(o), o[0].Text)
+	}
+}

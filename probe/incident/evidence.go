@@ -1,0 +1,189 @@
+package incident
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lagscope/lagscope/probe/feed"
+)
+
+// The evidence of one directed link a → b, as a's row of the matrix tells
+// it: a's waits for b's commands, the link's round trip and what a receives
+// of b's datagrams. Cumulative figures are turned into per-evaluation
+// steps, kept for the windows the thresholds read.
+
+// step is what one evaluation added: its time and length, the waits and
+// frames waited, and the datagrams judged and missed.
+type step struct {
+	at, dt         time.Duration
+	wait           time.Duration
+	frames         int
+	expected, miss uint64
+}
+
+// steps holds a link's latest steps, oldest first.
+const keepSteps = 8
+
+type link struct {
+	// cumulative figures at the last evaluation
+	caused         time.Duration
+	frames         int
+	expected, miss uint64
+	seen           bool
+
+	steps [keepSteps]step
+	n     int // steps held
+
+	// rtt is the round trip now: how long the latest acks took (the
+	// row's Unacked) when known, else SRTT; known once the link has an
+	// estimate.
+	rtt, rttvar time.Duration
+	srtt        time.Duration // SRTT alone, the unacknowledged age aside
+	known       bool
+	fresh       bool // rtt is what recent acks show, not SRTT alone
+	// base holds the round trips of calm evaluations (their variation in
+	// baseV), the baseline their median, worked out again every rebase
+	// additions; risen counts evaluations in a row above it.
+	base, baseV      []time.Duration
+	baseRTT, baseVar time.Duration
+	added            int
+	risen, srttRisen int
+	freshRisen       int
+	scratch          []time.Duration
+}
+
+func (l *link) push(s step) {
+	if l.n == keepSteps {
+		copy(l.steps[:], l.steps[1:])
+		l.n--
+	}
+	l.steps[l.n] = s
+	l.n++
+}
+
+// window sums the steps that ended after since.
+func (l *link) window(since time.Duration) (wait time.Duration, frames int, expected, miss uint64) {
+	for _, s := range l.steps[:l.n] {
+		if s.at > since {
+			wait += s.wait
+			frames += s.frames
+			expected += s.expected
+			miss += s.miss
+		}
+	}
+	return
+}
+
+// firstWait is when the waits of the first step after since that has any
+// began: a step's waits end by its evaluation, so they began at least
+// their length before it, and after the step before.
+func (l *link) firstWait(since time.Duration) time.Duration {
+	for _, s := range l.steps[:l.n] {
+		if s.at > since && s.wait > 0 {
+			return max(s.at-s.dt, s.at-s.wait)
+		}
+	}
+	return 0
+}
+
+// last is the newest step, zero before the first.
+func (l *link) last() step {
+	if l.n == 0 {
+		return step{}
+	}
+	return l.steps[l.n-1]
+}
+
+// observe takes the link's figures at one evaluation.
+func (l *link) observe(at, dt time.Duration, ml *feed.MatrixLink) {
+	s := step{at: at, dt: dt}
+	if l.seen {
+		if ml.Caused >= l.caused {
+			s.wait = ml.Caused - l.caused
+		}
+		if ml.Frames >= l.frames {
+			s.frames = ml.Frames - l.frames
+		}
+		if ml.LossKnown && ml.Expected >= l.expected && ml.Missing >= l.miss {
+			s.expected, s.miss = ml.Expected-l.expected, ml.Missing-l.miss
+		}
+	}
+	// A stall going on counts for the player it waits for now, and the
+	// whole stall for the one it waited for last: when that changes the
+	// first one's figure drops back. The high-water mark counts such a
+	// stretch once, where it ends up.
+	l.caused, l.frames, l.seen = max(l.caused, ml.Caused), max(l.frames, ml.Frames), true
+	if ml.LossKnown {
+		l.expected, l.miss = ml.Expected, ml.Missing
+	}
+	l.push(s)
+	l.known = ml.RTTKnown
+	l.rtt, l.rttvar, l.srtt = ml.SRTT, ml.RTTVAR, ml.SRTT
+	l.fresh = ml.Unacked > 0
+	if ml.Unacked > 0 {
+		// How long acks take now: above SRTT while a rise outruns the
+		// clean samples, below it while SRTT still remembers one that
+		// ended.
+		l.rtt, l.known = ml.Unacked, true
+	}
+}
+
+// baseline is the median of the calm round trips (and their variation),
+// ok once baselineMin are held.
+func (l *link) baseline() (rtt, rttvar time.Duration, ok bool) {
+	if len(l.base) < baselineMin {
+		return 0, 0, false
+	}
+	return l.baseRTT, l.baseVar, true
+}
+
+// rise is how far the round trip now is above the baseline, when it is
+// significantly so (riseMin and riseRatio).
+func (l *link) rise() (time.Duration, bool) {
+	b, _, ok := l.baseline()
+	if !ok || !l.known {
+		return 0, false
+	}
+	d := l.rtt - b
+	return d, d >= riseMin && float64(l.rtt) >= riseRatio*float64(b)
+}
+
+// srttRise is rise for SRTT alone: the clean samples' estimate, an
+// unacknowledged packet's age aside.
+func (l *link) srttRise() (time.Duration, bool) {
+	b, _, ok := l.baseline()
+	if !ok || !l.known || l.srtt == 0 {
+		return 0, false
+	}
+	d := l.srtt - b
+	return d, d >= riseMin && float64(l.srtt) >= riseRatio*float64(b)
+}
+
+// calm adds this evaluation's round trip to the baseline; called only
+// while no incident touches the link, so a long spike never becomes the
+// normal.
+func (l *link) calm() {
+	if !l.known {
+		return
+	}
+	if _, up := l.rise(); up {
+		return
+	}
+	if len(l.base) == baselineSpan {
+		copy(l.base, l.base[1:])
+		copy(l.baseV, l.baseV[1:])
+		l.base, l.baseV = l.base[:baselineSpan-1], l.baseV[:baselineSpan-1]
+	}
+	l.base, l.baseV = append(l.base, l.rtt), append(l.baseV, l.rttvar)
+	if l.added++; len(l.base) <= baselineMin || l.added%rebase == 0 {
+		l.baseRTT, l.baseVar = median(l.base, &l.scratch), median(l.baseV, &l.scratch)
+	}
+}
+
+// median is the median of ds, sorted in scratch.
+func median(ds []time.Duration, scratch *[]time.Duration) time.Duration {
+	s := append((*scratch)[:0], ds...)
+	slices.Sort(s)
+	*scratch = s
+	return s[len(s)/2]
+}
