@@ -216,10 +216,12 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 // write sends one datagram. With IP_RECVERR a queued ICMP error fails the
 // socket's next send once, whatever the send's destination, and the
 // datagram is not sent: the error is the error queue's news, not this
-// datagram's. The queue is drained there, where the kernel reported it,
-// and the datagram sent again at once. A second failure with nothing
-// queued is the datagram's own (no route, say); at most maxSendTries
-// reports fail one datagram.
+// datagram's. The failure consumed the report, so the datagram is sent
+// again at once — before anything else, since every microsecond spent
+// lets another forged error in to fail it again — and the queue is then
+// drained, there, where the kernel reported it. A second failure in a row
+// with nothing queued is the datagram's own (no route, say); at most
+// maxSendTries reports fail one datagram.
 func (t *UDPTransport) write(p, oob []byte, to netip.AddrPort) error {
 	for try := 1; ; try++ {
 		var err error
@@ -229,10 +231,18 @@ func (t *UDPTransport) write(p, oob []byte, to netip.AddrPort) error {
 			_, err = t.conn.WriteToUDPAddrPort(p, to)
 		}
 		if err == nil || t.errq == nil || !isICMPErr(err) {
+			if try > 1 {
+				t.errq.drain(time.Now(), t.epoch.Load())
+			}
 			return err
 		}
-		n, contended := t.errq.drain(time.Now(), t.epoch.Load())
-		if try == maxSendTries || (try > 1 && n == 0 && !contended) {
+		if try == 2 {
+			if n, contended := t.errq.drain(time.Now(), t.epoch.Load()); n == 0 && !contended {
+				return err
+			}
+		}
+		if try == maxSendTries {
+			t.errq.drain(time.Now(), t.epoch.Load())
 			return err
 		}
 		t.resent.Add(1)

@@ -202,8 +202,10 @@ type batchWriter struct {
 	errs  int
 	drops int // of the failed, dropped for want of queue space (ENOBUFS)
 	// tries counts the sends of hdrs[done] that queued errors failed;
-	// resent all such failures in this write.
+	// resent all such failures in this write; failed: one did since the
+	// last drain.
 	tries, resent int
+	failed        bool
 	// queued drains the error queue (udp_trace.go); nil: none.
 	queued func(fd uintptr) (int, bool)
 	hdrs   [readBatch]mmsghdr
@@ -282,7 +284,7 @@ func (w *batchWriter) put(i int, to netip.AddrPort, p, oob []byte) bool {
 // write sends hdrs[:n]; a datagram the kernel refuses is counted in errs
 // and skipped, as Send's error would be.
 func (w *batchWriter) write() (sent, errs int) {
-	w.done, w.errs, w.drops, w.tries, w.resent = 0, 0, 0, 0, 0
+	w.done, w.errs, w.drops, w.tries, w.resent, w.failed = 0, 0, 0, 0, 0, false
 	for w.done < w.n {
 		if err := w.rc.Write(w.send); err != nil {
 			// The socket itself failed (closed): the rest are lost.
@@ -309,7 +311,7 @@ func (w *batchWriter) sendmmsg(fd uintptr) bool {
 			return false
 		case isQueuedErrno(errno) && w.queued != nil && w.retry(fd):
 			// A queued ICMP error (IP_RECVERR) failed the send of
-			// hdrs[done], which was not sent: drained, it goes again
+			// hdrs[done], which was not sent: it goes again at once
 			// (UDPTransport.write's rule).
 		case errno == syscall.ENOBUFS:
 			// Dropped for want of queue space: skip it, a loss.
@@ -323,16 +325,26 @@ func (w *batchWriter) sendmmsg(fd uintptr) bool {
 			w.tries = 0
 		}
 	}
+	if w.failed {
+		w.failed = false
+		w.queued(fd) // the reports the batch took: read what they left
+	}
 	return true
 }
 
-// retry drains the error queue after a queued error failed the send of
-// hdrs[done] and says whether to send it again: not after maxSendTries,
-// nor after a second failure with nothing queued (the datagram's own).
+// retry says whether to send hdrs[done] again after a queued error failed
+// it: not after maxSendTries, nor after a second failure in a row with
+// nothing queued (the datagram's own).
 func (w *batchWriter) retry(fd uintptr) bool {
 	w.tries++
-	n, contended := w.queued(fd)
-	if w.tries >= maxSendTries || (w.tries > 1 && n == 0 && !contended) {
+	w.failed = true
+	if w.tries == 2 {
+		if n, contended := w.queued(fd); n == 0 && !contended {
+			w.tries, w.failed = 0, false
+			return false
+		}
+	}
+	if w.tries >= maxSendTries {
 		w.tries = 0
 		return false
 	}

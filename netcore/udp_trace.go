@@ -22,9 +22,9 @@ import (
 //   - a read that fails so drains it in the same wake-up and reads on
 //     (udp_batch_linux.go's recvmmsg callback; ReadUntil and the reader
 //     elsewhere): the datagrams waiting are still there;
-//   - a send that fails so drains it and sends the datagram again at once
-//     (write, and SendBatch's sendmmsg): the error was the queue's news,
-//     not the datagram's, which was not sent;
+//   - a send that fails so sends the datagram again at once and then
+//     drains it (write, and SendBatch's sendmmsg): the error was the
+//     queue's news, not the datagram's, which was not sent;
 //   - while a probe may await its answer, HopAnswers — the Endpoint's call
 //     on each Tick and, while it traces, each Receive — drains it at most
 //     every probeDrainEvery, so the tracer's timeout sees every answer;
@@ -175,9 +175,9 @@ const (
 	// errBatch is how many messages one system call reads.
 	errBatch = 16
 	// maxSendTries bounds the sends of one datagram that queued errors
-	// fail: each failure is one report, and the drain between them reads
-	// what caused it.
-	maxSendTries = 4
+	// fail: each failure is one report, consumed by it, so the next send
+	// goes unless another error came in between — a microsecond's window.
+	maxSendTries = 8
 	// errBackstop is the longest an entry waits unread when nothing
 	// reported it (its report was consumed by a race between a read, a
 	// send and a drain).
