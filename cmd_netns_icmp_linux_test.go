@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -269,14 +270,36 @@ func forgeICMP(t *testing.T, ns string, victim, peer netip.AddrPort, rate int, d
 		}
 		pkts = append(pkts, icmpError(k.from, victim, peer, k.typ, k.code, body))
 	}
-	to := &unix.SockaddrInet4{Addr: victim.Addr().As4()}
+	// The packets go out 64 to a sendmmsg: the forger's own cost stays
+	// small beside what it makes the victim's machine do.
+	const batch = 64
+	var (
+		name = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: victim.Addr().As4()}
+		iovs [batch]unix.Iovec
+		hdrs [batch]struct {
+			hdr unix.Msghdr
+			n   uint32
+		}
+	)
 	start, sent := time.Now(), 0
 	for time.Since(start) < d {
 		due := int(time.Since(start).Seconds() * float64(rate))
-		for ; sent < due; sent++ {
-			if err := unix.Sendto(fd, pkts[sent%len(pkts)], 0, to); err != nil && err != unix.ENOBUFS {
-				t.Fatalf("forged ICMP: %v", err)
+		for sent < due {
+			k := min(batch, due-sent)
+			for i := range k {
+				p := pkts[(sent+i)%len(pkts)]
+				iovs[i].Base = &p[0]
+				iovs[i].SetLen(len(p))
+				hdrs[i].hdr = unix.Msghdr{Name: (*byte)(unsafe.Pointer(&name)), Namelen: unix.SizeofSockaddrInet4, Iov: &iovs[i], Iovlen: 1}
 			}
+			n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(k), 0, 0, 0)
+			if errno != 0 && errno != unix.ENOBUFS && errno != unix.EINTR {
+				t.Fatalf("forged ICMP: %v", errno)
+			}
+			if n == 0 {
+				break // the local queue is full: again after the sleep
+			}
+			sent += int(n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -331,12 +354,13 @@ func checksum(b []byte) uint16 {
 }
 
 // TestNetnsForgedICMP runs the session twice, quiet and flooded (about
-// 45 s in all). The flood must cost nothing the game sees: on every
-// machine, the flooded run's frames are at least 95 % of the quiet run's
-// and its waits at most 5 % more, plus 100 ms (three frames: the quiet
-// run's are often 0, of which 5 % is nothing); p1's datagrams missing at
-// the host and at p2 at most 1 % more than in the quiet run (a datagram
-// a queued error fails is sent again at once). And no path event of p1's
+// 40 s in all). The flood must cost nothing the game sees: on every
+// machine, the flooded run's frames are at least 95 % of the quiet run's,
+// and its waits exceed the quiet run's by at most 5 % of the game's time
+// (0.8 s: a quiet run's waits are often 0, and on a busy machine either
+// run may wait a few hundred ms for its CPU); p1's datagrams missing at
+// the host and at p2 at most 1 % more than in the quiet run (a datagram a
+// queued error fails is sent again at once). And no path event of p1's
 // shows a hop that no router on the path answered: every hop at its hop
 // limit's router or at none, none past the host, the path complete only
 // at the host.
@@ -357,8 +381,8 @@ func TestNetnsForgedICMP(t *testing.T) {
 		if quiet.frames[m] < 300 || flooded.frames[m] < 0.95*quiet.frames[m] {
 			t.Errorf("%s executed %v frames flooded, %v quiet: want at least 95 %%", m, flooded.frames[m], quiet.frames[m])
 		}
-		if flooded.waitMS[m] > 1.05*quiet.waitMS[m]+100 {
-			t.Errorf("%s waited %.0f ms flooded, %.0f ms quiet", m, flooded.waitMS[m], quiet.waitMS[m])
+		if flooded.waitMS[m] > quiet.waitMS[m]+0.05*float64(icmpGame.Milliseconds()) {
+			t.Errorf("%s waited %.0f ms flooded, %.0f ms quiet: more than 5 %% of the game's %v", m, flooded.waitMS[m], quiet.waitMS[m], icmpGame)
 		}
 		if m != "p1" && flooded.lost[m] > quiet.lost[m]+0.01 {
 			t.Errorf("%s missed %.4f of p1's datagrams flooded, %.4f quiet", m, flooded.lost[m], quiet.lost[m])

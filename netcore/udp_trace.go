@@ -17,7 +17,7 @@ import (
 // option set, every ICMP error the socket draws — a router's answer, a
 // port unreachable from a peer that left, or a forger's — also fails the
 // socket's next read or send once. The queue is drained where the kernel
-// reports it, and only there, plus on two schedules (errDrain.due):
+// reports it so, and on two schedules (errDrain.due):
 //
 //   - a read that fails so drains it in the same wake-up and reads on
 //     (udp_batch_linux.go's recvmmsg callback; ReadUntil and the reader
