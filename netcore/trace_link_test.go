@@ -146,72 +146,142 @@ type fakeErrMsg struct {
 	to         netip.AddrPort
 }
 
-func (f *fakeErrQueue) recv(buf, oob []byte) (int, int, netip.AddrPort, bool) {
-	if len(f.msgs) == 0 {
-		return 0, 0, netip.AddrPort{}, false
+// recv is errDrain's recv on the fake: up to len(msgs) messages.
+func (f *fakeErrQueue) recv(_ uintptr, msgs []errMsg) int {
+	n := 0
+	for ; n < len(msgs) && len(f.msgs) > 0; n++ {
+		m := f.msgs[0]
+		if !f.forever {
+			f.msgs = f.msgs[1:]
+		}
+		msgs[n].n, msgs[n].oobn, msgs[n].to = copy(msgs[n].buf[:], m.quote), copy(msgs[n].oob[:], m.oob), m.to
 	}
-	m := f.msgs[0]
-	if !f.forever {
-		f.msgs = f.msgs[1:]
-	}
-	return copy(buf, m.quote), copy(oob, m.oob), m.to, true
+	return n
 }
+
+// fakeControl runs f as RawConn.Control would, on no descriptor.
+func fakeControl(f func(fd uintptr)) error { f(0); return nil }
 
 func TestErrDrain(t *testing.T) {
 	epoch := time.Now().Add(-time.Minute)
 	read := time.Now()
 	stamp := read.Add(-3 * time.Millisecond)
+	late := read.Add(-1500 * time.Millisecond) // a late drain: the stamp still holds
 	r1 := netip.MustParseAddr("192.0.2.1")
 	peer := netip.MustParseAddr("198.51.100.9")
 	mapped := netip.MustParseAddrPort("[::ffff:198.51.100.9]:7373")
+	to := netip.MustParseAddrPort("198.51.100.9:7373")
 	probe := trace.Probe{Num: 41, TTL: 1}
+	guess := trace.Probe{Num: 42, TTL: 1}
 	q := &fakeErrQueue{msgs: []fakeErrMsg{
+		{nil, errCmsg(2, 3, 3, peer, time.Time{}), mapped},                   // port unreachable, unstamped
 		{probeDgram(probe), errCmsg(2, 11, 0, r1, stamp), mapped},            // time exceeded, quoting the probe
 		{nil, []byte{1, 2, 3}, mapped},                                       // garbled
-		{nil, errCmsg(2, 3, 3, peer, time.Time{}), mapped},                   // port unreachable, unstamped
 		{bytes.Repeat([]byte{9}, 600), errCmsg(2, 11, 0, r1, stamp), mapped}, // a long quote of other traffic: dropped
+		{probeDgram(guess), errCmsg(2, 11, 0, r1, stamp), mapped},            // a probe this socket never sent: dropped
+		{nil, errCmsg(2, 11, 0, r1, late), mapped},                           // drained 1.5 s late
 	}}
-	d := &errDrain{recv: q.recv}
-	if n := d.drain(read, &epoch); n != 4 {
-		t.Fatalf("drained %d messages, want 4", n)
+	d := newErrDrain(fakeControl, q.recv)
+	d.probes.add(to, probe)
+	if n, contended := d.drain(read, &epoch); n != 6 || contended {
+		t.Fatalf("drained %d messages (contended %v), want 6", n, contended)
 	}
-	if d.read.Load() != 4 || d.garbled.Load() != 1 {
-		t.Fatalf("read %d garbled %d, want 4 and 1", d.read.Load(), d.garbled.Load())
+	if d.read.Load() != 6 || d.garbled.Load() != 1 || d.forged.Load() != 1 || d.drains.Load() != 1 {
+		t.Fatalf("read %d garbled %d forged %d drains %d, want 6, 1, 1, 1", d.read.Load(), d.garbled.Load(), d.forged.Load(), d.drains.Load())
 	}
-	got := d.answers.take(nil)
-	if len(got) != 2 {
-		t.Fatalf("%d answers, want 2 (the quote of other traffic is no probe's): %+v", len(got), got)
+	got := d.numbered.take(nil)
+	if len(got) != 1 {
+		t.Fatalf("%d answers quoting a probe, want 1: %+v", len(got), got)
 	}
-	to := netip.MustParseAddrPort("198.51.100.9:7373")
 	a := got[0]
 	if a.To != to || a.Answer.Offender != r1 || a.Answer.Quote != trace.QuoteProbe || a.Answer.Probe != probe {
-		t.Errorf("first answer %+v", a)
+		t.Errorf("the probe's answer %+v", a)
 	}
 	if want := stamp.Sub(epoch); a.At < want-time.Millisecond || a.At > want+time.Millisecond {
 		t.Errorf("stamped answer at %v, want about %v", a.At, want)
 	}
-	if b := got[1]; b.Answer.Offender != peer || b.At != read.Sub(epoch) || b.Answer.Quote != trace.QuoteNone {
+	got = d.bare.take(nil)
+	if len(got) != 2 {
+		t.Fatalf("%d header-only answers, want 2: %+v", len(got), got)
+	}
+	if b := got[0]; b.Answer.Offender != peer || b.At != read.Sub(epoch) || b.Answer.Quote != trace.QuoteNone {
 		t.Errorf("unstamped answer %+v, want at the read, %v", b, read.Sub(epoch))
 	}
-	if more := d.answers.take(nil); len(more) != 0 {
+	if want := late.Sub(epoch); got[1].At < want-time.Millisecond || got[1].At > want+time.Millisecond {
+		t.Errorf("an answer drained 1.5 s late at %v, want its stamp, %v", got[1].At, want)
+	}
+	if more := append(d.numbered.take(nil), d.bare.take(nil)...); len(more) != 0 {
 		t.Fatalf("taken twice: %+v", more)
 	}
 }
 
 // A queue refilled as fast as it is read: one drain stops at maxDrain, and
-// the answers waiting keep the newest answerQueueLen.
+// the answers waiting keep the newest answerQueueLen; draining and taking
+// allocate nothing.
 func TestErrDrainIsBounded(t *testing.T) {
 	q := &fakeErrQueue{forever: true, msgs: []fakeErrMsg{{nil, errCmsg(2, 3, 3, netip.MustParseAddr("192.0.2.9"), time.Time{}), addrB}}}
-	d := &errDrain{recv: q.recv}
-	if n := d.drain(time.Now(), nil); n != maxDrain {
-		t.Fatalf("drained %d, want the bound %d", n, maxDrain)
+	d := newErrDrain(fakeControl, q.recv)
+	for range 3 {
+		if n, _ := d.drain(time.Now(), nil); n != maxDrain {
+			t.Fatalf("drained %d, want the bound %d", n, maxDrain)
+		}
 	}
-	if got := d.answers.take(nil); len(got) != answerQueueLen || got[0].At != 0 {
+	if got := d.bare.take(nil); len(got) != answerQueueLen || got[0].At != 0 {
 		t.Fatalf("%d answers waiting (at %v), want %d, at 0 without an epoch", len(got), got[0].At, answerQueueLen)
 	}
 	buf := make([]HopAnswer, 0, answerQueueLen)
-	if n := testing.AllocsPerRun(20, func() { d.drain(time.Now(), nil); buf = d.answers.take(buf[:0]) }); n != 0 {
+	if n := testing.AllocsPerRun(20, func() { d.drain(time.Now(), nil); buf = d.bare.take(buf[:0]) }); n != 0 {
 		t.Fatalf("a drain allocates %v times", n)
+	}
+}
+
+// A header-only flood never pushes an answer quoting a probe out of its
+// queue.
+func TestErrDrainKeepsNumberedAnswers(t *testing.T) {
+	r1 := netip.MustParseAddr("192.0.2.1")
+	probe := trace.Probe{Num: 7, TTL: 2}
+	msgs := []fakeErrMsg{{probeDgram(probe), errCmsg(2, 11, 0, r1, time.Time{}), addrB}}
+	for range 3 * answerQueueLen {
+		msgs = append(msgs, fakeErrMsg{nil, errCmsg(2, 11, 0, r1, time.Time{}), addrB})
+	}
+	d := newErrDrain(fakeControl, (&fakeErrQueue{msgs: msgs}).recv)
+	d.probes.add(addrB, probe)
+	for range 8 {
+		d.drain(time.Now(), nil)
+	}
+	got := append(d.numbered.take(nil), d.bare.take(nil)...)
+	if len(got) != 1+answerQueueLen || got[0].Answer.Probe != probe {
+		t.Fatalf("%d answers, the first %+v; want the probe's first, then %d", len(got), got[0], answerQueueLen)
+	}
+}
+
+// The schedules of a drain nothing reported: every errBackstop, and every
+// probeDrainEvery while a probe may await its answer.
+func TestErrDrainDue(t *testing.T) {
+	d := newErrDrain(fakeControl, (&fakeErrQueue{}).recv)
+	at := func(dt time.Duration) time.Time { return d.base.Add(dt) }
+	d.drain(at(time.Second), nil)
+	for _, c := range []struct {
+		dt   time.Duration
+		want bool
+	}{{time.Second + probeDrainEvery, false}, {time.Second + errBackstop - 1, false}, {time.Second + errBackstop, true}} {
+		if got := d.due(at(c.dt)); got != c.want {
+			t.Errorf("no probe: due at %v: %v, want %v", c.dt, got, c.want)
+		}
+	}
+	d.lastProbe.Store(int64(time.Second))
+	d.probing.Store(true)
+	for _, c := range []struct {
+		dt   time.Duration
+		want bool
+	}{{time.Second + probeDrainEvery - 1, false}, {time.Second + probeDrainEvery, true}} {
+		if got := d.due(at(c.dt)); got != c.want {
+			t.Errorf("a probe awaits: due at %v: %v, want %v", c.dt, got, c.want)
+		}
+	}
+	d.drain(at(time.Second+probeAwait), nil)
+	if d.due(at(time.Second + probeAwait + probeDrainEvery)) {
+		t.Error("due every probeDrainEvery once the probe's wait is over")
 	}
 }
 

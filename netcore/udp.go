@@ -147,7 +147,7 @@ type UDPTransport struct {
 
 	woken atomic.Bool // Wake was called since ReadUntil last looked
 
-	sent, sendErrors, dropped, received, oversize, readErrors, kernelStamped, reads, batches atomic.Uint64
+	sent, sendErrors, dropped, received, oversize, readErrors, kernelStamped, reads, batches, resent atomic.Uint64
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -214,20 +214,38 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 }
 
 // write sends one datagram. With IP_RECVERR a queued ICMP error fails the
-// socket's next send once (the kernel reports it there too) and the
-// datagram is not sent: it is sent again, the error being the error
-// queue's news, not this datagram's.
+// socket's next send once, whatever the send's destination, and the
+// datagram is not sent: the error is the error queue's news, not this
+// datagram's. The failure consumed the report, so the datagram is sent
+// again at once — before anything else, since every microsecond spent
+// lets another forged error in to fail it again — and the queue is then
+// drained, there, where the kernel reported it. A second failure in a row
+// with nothing queued is the datagram's own (no route, say); at most
+// maxSendTries reports fail one datagram.
 func (t *UDPTransport) write(p, oob []byte, to netip.AddrPort) error {
-	for try := 0; ; try++ {
+	for try := 1; ; try++ {
 		var err error
 		if len(oob) > 0 {
 			_, _, err = t.conn.WriteMsgUDPAddrPort(p, oob, to)
 		} else {
 			_, err = t.conn.WriteToUDPAddrPort(p, to)
 		}
-		if err == nil || try > 0 || !isICMPErr(err) {
+		if err == nil || t.errq == nil || !isICMPErr(err) {
+			if try > 1 {
+				t.errq.drain(time.Now(), t.epoch.Load())
+			}
 			return err
 		}
+		if try == 2 {
+			if n, contended := t.errq.drain(time.Now(), t.epoch.Load()); n == 0 && !contended {
+				return err
+			}
+		}
+		if try == maxSendTries {
+			t.errq.drain(time.Now(), t.epoch.Load())
+			return err
+		}
+		t.resent.Add(1)
 	}
 }
 
@@ -291,11 +309,19 @@ type UDPStats struct {
 	// Batches counts SendBatch's system calls that wrote several
 	// datagrams at once (sendmmsg on Linux).
 	Batches uint64
+	// Resent counts sends a queued ICMP error failed (IP_RECVERR), each
+	// followed by a drain of the error queue and the same datagram sent
+	// again at once (udp_trace.go).
+	Resent uint64
+	// ErrQueueRead counts the error queue's messages read, ErrQueueDrains
+	// the drains that read them; ErrQueueForged the answers dropped for
+	// quoting a probe number none of the socket's probes had.
+	ErrQueueRead, ErrQueueDrains, ErrQueueForged uint64
 }
 
 // Stats reads the counters; safe from any goroutine.
 func (t *UDPTransport) Stats() UDPStats {
-	return UDPStats{
+	s := UDPStats{
 		Sent:       t.sent.Load(),
 		SendErrors: t.sendErrors.Load(),
 		Dropped:    t.dropped.Load(),
@@ -306,7 +332,12 @@ func (t *UDPTransport) Stats() UDPStats {
 		KernelStamped: t.kernelStamped.Load(),
 		Reads:         t.reads.Load(),
 		Batches:       t.batches.Load(),
+		Resent:        t.resent.Load(),
 	}
+	if d := t.errq; d != nil {
+		s.ErrQueueRead, s.ErrQueueDrains, s.ErrQueueForged = d.read.Load(), d.drains.Load(), d.forged.Load()
+	}
+	return s
 }
 
 // read is the reader goroutine: the only one that reads the socket and the
@@ -316,7 +347,7 @@ func (t *UDPTransport) Stats() UDPStats {
 func (t *UDPTransport) read() {
 	defer t.wg.Done()
 	defer close(t.inbox)
-	r, err := newBatchReader(t.conn, t.stamped)
+	r, err := newBatchReader(t.conn, t.stamped, t.queuedRead())
 	if err != nil {
 		return
 	}
@@ -335,7 +366,8 @@ func (t *UDPTransport) read() {
 				continue
 			}
 			if isICMPErr(err) {
-				// An ICMP error queued (IP_RECVERR): not a read error.
+				// An ICMP error queued (IP_RECVERR), reported where the
+				// read could not drain it: not a read error.
 				t.drainErrors(read)
 				continue
 			}
@@ -355,10 +387,7 @@ func (t *UDPTransport) read() {
 				return
 			}
 		}
-		// The error queue shares the receive buffer: drained after every
-		// batch, traced or not, so that ICMP errors from peers that left
-		// do not crowd out datagrams.
-		t.drainErrors(read)
+		t.backstop(read)
 	}
 }
 
@@ -429,7 +458,7 @@ func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram,
 		}
 		t.readerOnce.Do(func() {}) // a later Inbox starts no reader
 		t.direct = &directReader{}
-		t.direct.r, t.direct.err = newBatchReader(t.conn, t.stamped)
+		t.direct.r, t.direct.err = newBatchReader(t.conn, t.stamped, t.queuedRead())
 	}
 	dr := t.direct
 	if dr.err != nil {
@@ -475,7 +504,7 @@ func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram,
 			dst = append(dst, dr.r.take(i))
 		}
 	}
-	t.drainErrors(read)
+	t.backstop(read)
 	return dst, nil
 }
 

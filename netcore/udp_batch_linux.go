@@ -49,14 +49,21 @@ type batchReader struct {
 	got   int
 	err   error
 	recv  func(fd uintptr) bool // bound once: a method value per read would allocate
+	// queued drains the error queue when a read fails with a queued
+	// error; nil: the socket has none.
+	queued func(fd uintptr) (int, bool)
 }
 
-func newBatchReader(conn *net.UDPConn, stamped bool) (*batchReader, error) {
+// maxReports bounds the queued errors one wake-up of a read drains before
+// it hands the error to its caller.
+const maxReports = 4
+
+func newBatchReader(conn *net.UDPConn, stamped bool, queued func(fd uintptr) (int, bool)) (*batchReader, error) {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	r := &batchReader{rc: rc, batch: readBatch}
+	r := &batchReader{rc: rc, batch: readBatch, queued: queued}
 	if !stamped {
 		// Without kernel stamps a datagram's arrival is the reader's clock
 		// right after reading it: a batch would share one reading, the
@@ -104,7 +111,12 @@ func (r *batchReader) read() (int, error) {
 }
 
 // recvmmsg is the RawConn.Read callback: false asks the poller to wait.
+// A read that fails with a queued ICMP error (IP_RECVERR) is the kernel's
+// report that the error queue holds something (the poller's wake-up for
+// it, EPOLLERR, looks like any other): it is drained here, in the same
+// wake-up, and the read goes on — the datagrams waiting are still there.
 func (r *batchReader) recvmmsg(fd uintptr) bool {
+	reports := 0
 	for {
 		n, _, errno := syscall.Syscall6(syscall.SYS_RECVMMSG, fd,
 			uintptr(unsafe.Pointer(&r.hdrs[0])), uintptr(r.batch), 0, 0, 0)
@@ -116,6 +128,11 @@ func (r *batchReader) recvmmsg(fd uintptr) bool {
 			continue
 		case syscall.EAGAIN:
 			return false
+		}
+		if r.queued != nil && reports < maxReports && isQueuedErrno(errno) {
+			reports++
+			r.queued(fd)
+			continue
 		}
 		r.err = errno
 		return true
@@ -184,11 +201,16 @@ type batchWriter struct {
 	done  int  // of them, written or failed so far
 	errs  int
 	drops int // of the failed, dropped for want of queue space (ENOBUFS)
-	// retried is the datagram sent again after an ICMP error, -1 none.
-	retried int
-	hdrs    [readBatch]mmsghdr
-	iovs    [readBatch]syscall.Iovec
-	names   [readBatch]syscall.RawSockaddrInet6
+	// tries counts the sends of hdrs[done] that queued errors failed;
+	// resent all such failures in this write; failed: one did since the
+	// last drain.
+	tries, resent int
+	failed        bool
+	// queued drains the error queue (udp_trace.go); nil: none.
+	queued func(fd uintptr) (int, bool)
+	hdrs   [readBatch]mmsghdr
+	iovs   [readBatch]syscall.Iovec
+	names  [readBatch]syscall.RawSockaddrInet6
 	// oobs is each header's own control buffer: the source address to
 	// answer from (udp_pktinfo.go), so that one datagram's does not
 	// become another's.
@@ -200,12 +222,12 @@ type batchWriter struct {
 // header) and an IP_TTL or IPV6_HOPLIMIT one (udp_trace.go).
 const txOOBSize = 64
 
-func newBatchWriter(conn *net.UDPConn) *batchWriter {
+func newBatchWriter(conn *net.UDPConn, queued func(fd uintptr) (int, bool)) *batchWriter {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return nil
 	}
-	w := &batchWriter{rc: rc}
+	w := &batchWriter{rc: rc, queued: queued}
 	var sa syscall.Sockaddr
 	rc.Control(func(fd uintptr) { sa, err = syscall.Getsockname(int(fd)) })
 	switch sa.(type) {
@@ -262,7 +284,7 @@ func (w *batchWriter) put(i int, to netip.AddrPort, p, oob []byte) bool {
 // write sends hdrs[:n]; a datagram the kernel refuses is counted in errs
 // and skipped, as Send's error would be.
 func (w *batchWriter) write() (sent, errs int) {
-	w.done, w.errs, w.drops, w.retried = 0, 0, 0, -1
+	w.done, w.errs, w.drops, w.tries, w.resent, w.failed = 0, 0, 0, 0, 0, false
 	for w.done < w.n {
 		if err := w.rc.Write(w.send); err != nil {
 			// The socket itself failed (closed): the rest are lost.
@@ -278,23 +300,20 @@ func (w *batchWriter) sendmmsg(fd uintptr) bool {
 	for w.done < w.n {
 		n, _, errno := syscall.Syscall6(unix.SYS_SENDMMSG, fd,
 			uintptr(unsafe.Pointer(&w.hdrs[w.done])), uintptr(w.n-w.done), 0, 0, 0)
-		switch errno {
-		case 0:
-			w.done += int(n)
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		case syscall.EHOSTUNREACH, syscall.ECONNREFUSED, syscall.EHOSTDOWN, syscall.ENETUNREACH:
-			// A queued ICMP error (IP_RECVERR) fails one send and
-			// clears: the datagram was not sent, so it goes again. A
-			// second failure in a row is the datagram's own.
-			if w.retried != w.done {
-				w.retried = w.done
-				continue
+		switch {
+		case errno == 0:
+			if n > 0 {
+				w.tries = 0
 			}
-			w.done++
-			w.errs++
-		case syscall.ENOBUFS:
+			w.done += int(n)
+		case errno == syscall.EINTR:
+		case errno == syscall.EAGAIN:
+			return false
+		case isQueuedErrno(errno) && w.queued != nil && w.retry(fd):
+			// A queued ICMP error (IP_RECVERR) failed the send of
+			// hdrs[done], which was not sent: it goes again at once
+			// (UDPTransport.write's rule).
+		case errno == syscall.ENOBUFS:
 			// Dropped for want of queue space: skip it, a loss.
 			w.done++
 			w.errs++
@@ -303,8 +322,33 @@ func (w *batchWriter) sendmmsg(fd uintptr) bool {
 			// The first datagram of the rest failed: skip it.
 			w.done++
 			w.errs++
+			w.tries = 0
 		}
 	}
+	if w.failed {
+		w.failed = false
+		w.queued(fd) // the reports the batch took: read what they left
+	}
+	return true
+}
+
+// retry says whether to send hdrs[done] again after a queued error failed
+// it: not after maxSendTries, nor after a second failure in a row with
+// nothing queued (the datagram's own).
+func (w *batchWriter) retry(fd uintptr) bool {
+	w.tries++
+	w.failed = true
+	if w.tries == 2 {
+		if n, contended := w.queued(fd); n == 0 && !contended {
+			w.tries, w.failed = 0, false
+			return false
+		}
+	}
+	if w.tries >= maxSendTries {
+		w.tries = 0
+		return false
+	}
+	w.resent++
 	return true
 }
 
@@ -317,7 +361,7 @@ func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) 
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.w == nil && !t.wNone {
-		t.w = newBatchWriter(t.conn)
+		t.w = newBatchWriter(t.conn, t.queuedRead())
 		t.wNone = t.w == nil
 	}
 	w := t.w
@@ -335,6 +379,7 @@ func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) 
 				t.sent.Add(uint64(sent))
 				t.sendErrors.Add(uint64(errs - w.drops))
 				t.dropped.Add(uint64(w.drops))
+				t.resent.Add(uint64(w.resent))
 				failed += errs - w.drops
 				t.batches.Add(1)
 				continue

@@ -18,7 +18,7 @@ type batchReader struct {
 	addr netip.AddrPort
 }
 
-func newBatchReader(conn *net.UDPConn, _ bool) (*batchReader, error) {
+func newBatchReader(conn *net.UDPConn, _ bool, _ func(fd uintptr) (int, bool)) (*batchReader, error) {
 	return &batchReader{conn: conn, d: datagramPool.Get().(*Datagram)}, nil
 }
 

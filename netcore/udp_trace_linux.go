@@ -9,13 +9,16 @@ import (
 	"net/netip"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The error queue on Linux. IP_RECVERR and IPV6_RECVERR are both asked
 // for: a dual-stack socket gets ICMPv4 answers for its v4-mapped peers
 // under the first, ICMPv6 under the second; an IPv4 socket refuses the
-// second. The queue is read with recvmsg(MSG_ERRQUEUE|MSG_DONTWAIT) on a
-// msghdr of the drain's own, so reading it allocates nothing.
+// second. The queue is read with recvmmsg(MSG_ERRQUEUE|MSG_DONTWAIT),
+// several messages to a system call, on headers of the drain's own, so
+// reading it allocates nothing.
 
 const noTraceWhy = "the kernel refused IP_RECVERR on this socket: no ICMP answers to read"
 
@@ -40,57 +43,54 @@ func enableRecvErr(conn *net.UDPConn) *errDrain {
 	if !ok {
 		return nil
 	}
-	q := &errQueueReader{rc: rc}
-	q.ctl = q.recvAll
-	d := &errDrain{}
-	d.recv = q.recv
-	return d
+	q := &errQueueReader{}
+	return newErrDrain(rc.Control, q.recv)
 }
 
-// errQueueReader is the system-call side of errDrain.recv: one recvmsg
-// per message, made in a RawConn.Control callback bound once.
+// errMmsghdr is struct mmsghdr: a msghdr and the length received. Go pads
+// it as C does, on 32-bit and 64-bit kernels alike.
+type errMmsghdr struct {
+	hdr syscall.Msghdr
+	n   uint32
+}
+
+// errQueueReader is the system-call side of errDrain.recv; the drain's
+// lock guards it.
 type errQueueReader struct {
-	rc   syscall.RawConn
-	ctl  func(fd uintptr)
-	hdr  syscall.Msghdr
-	iov  syscall.Iovec
-	name syscall.RawSockaddrInet6
-	// The current call's buffers and results.
-	buf, oob []byte
-	n, oobn  int
-	ok       bool
+	hdrs  [errBatch]errMmsghdr
+	iovs  [errBatch]syscall.Iovec
+	names [errBatch]syscall.RawSockaddrInet6
 }
 
-func (q *errQueueReader) recv(buf, oob []byte) (int, int, netip.AddrPort, bool) {
-	q.buf, q.oob, q.ok = buf, oob, false
-	if q.rc.Control(q.ctl) != nil || !q.ok {
-		return 0, 0, netip.AddrPort{}, false
+// recv reads up to len(msgs) messages off the error queue without waiting.
+func (q *errQueueReader) recv(fd uintptr, msgs []errMsg) int {
+	for i := range msgs {
+		m := &msgs[i]
+		q.iovs[i].Base = &m.buf[0]
+		q.iovs[i].SetLen(len(m.buf))
+		h := &q.hdrs[i].hdr
+		*h = syscall.Msghdr{}
+		h.Name = (*byte)(unsafe.Pointer(&q.names[i]))
+		h.Namelen = uint32(unsafe.Sizeof(q.names[i]))
+		h.Iov = &q.iovs[i]
+		h.Iovlen = 1
+		h.Control = &m.oob[0]
+		h.SetControllen(len(m.oob))
 	}
-	return q.n, q.oobn, sockaddrPort(&q.name), true
-}
-
-// recvAll reads one message off the error queue without waiting.
-func (q *errQueueReader) recvAll(fd uintptr) {
-	q.iov.Base = &q.buf[0]
-	q.iov.SetLen(len(q.buf))
-	q.hdr = syscall.Msghdr{}
-	q.hdr.Name = (*byte)(unsafe.Pointer(&q.name))
-	q.hdr.Namelen = uint32(unsafe.Sizeof(q.name))
-	q.hdr.Iov = &q.iov
-	q.hdr.Iovlen = 1
-	q.hdr.Control = &q.oob[0]
-	q.hdr.SetControllen(len(q.oob))
 	for {
-		n, _, errno := syscall.Syscall(syscall.SYS_RECVMSG, fd,
-			uintptr(unsafe.Pointer(&q.hdr)), syscall.MSG_ERRQUEUE|syscall.MSG_DONTWAIT)
+		n, _, errno := syscall.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&q.hdrs[0])), uintptr(len(msgs)),
+			syscall.MSG_ERRQUEUE|syscall.MSG_DONTWAIT, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}
 		if errno != 0 {
-			return // EAGAIN: the queue is empty
+			return 0 // EAGAIN: the queue is empty
 		}
-		q.n, q.oobn, q.ok = int(n), int(q.hdr.Controllen), true
-		return
+		for i := range int(n) {
+			m := &msgs[i]
+			m.n, m.oobn, m.to = int(q.hdrs[i].n), int(q.hdrs[i].hdr.Controllen), sockaddrPort(&q.names[i])
+		}
+		return int(n)
 	}
 }
 
@@ -108,19 +108,26 @@ func sockaddrPort(sa *syscall.RawSockaddrInet6) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// isICMPErr: a read failed because an ICMP error was queued (with
-// IP_RECVERR the socket's next read reports it once). Not a read error:
-// the error queue has something, and the socket reads on.
-func isICMPErr(err error) bool {
-	var errno syscall.Errno
-	if !errors.As(err, &errno) {
-		return false
-	}
-	switch errno {
-	case syscall.EHOSTUNREACH, syscall.ECONNREFUSED, syscall.EHOSTDOWN, syscall.ENETUNREACH:
+// isQueuedErrno: an errno a queued ICMP error makes a read or send fail
+// with (IP_RECVERR sets the socket's error to it, and the next read or
+// send reports it once): what the kernel converts ICMPv4 and ICMPv6
+// errors to — unreachables of every code, time exceeded, parameter
+// problems, fragmentation needed and packet too big. A read fails with
+// none of them of its own; a send may (no route, a datagram too big), so a
+// send tries again only while the drain finds entries (write).
+func isQueuedErrno(e syscall.Errno) bool {
+	switch e {
+	case syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENOPROTOOPT, syscall.ECONNREFUSED,
+		syscall.EMSGSIZE, syscall.EOPNOTSUPP, syscall.EHOSTDOWN, syscall.ENONET, syscall.EPROTO, syscall.EACCES:
 		return true
 	}
 	return false
+}
+
+// isICMPErr: an operation failed with a queued-error errno (isQueuedErrno).
+func isICMPErr(err error) bool {
+	var errno syscall.Errno
+	return errors.As(err, &errno) && isQueuedErrno(errno)
 }
 
 // isDropped: a send the kernel dropped for want of queue space (with

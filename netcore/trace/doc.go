@@ -15,8 +15,10 @@
 //   - the error-queue parser (errqueue.go): ParseErrQueue reads the
 //     control messages and quoted bytes Linux hands over with
 //     recvmsg(MSG_ERRQUEUE), on any platform, into an Answer;
-//   - the matcher (match.go): answers to probes, by the probe's number
-//     when the quote holds it and by order and offender when it does not;
+//   - the matcher (match.go): answers to probes, by the probe's random
+//     number when the quote holds it, and by the hop's confirmed address
+//     within the probe's time, on a link where no forger's surplus shows,
+//     when it does not;
 //   - the scheduler (schedule.go): which link and hop limit to probe next,
 //     within a per-address, per-machine and per-path budget;
 //   - hopPath and analyze (path.go, analyze.go): the per-hop figures and the

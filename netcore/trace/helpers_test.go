@@ -120,3 +120,13 @@ func timeExceeded(from netip.Addr, quote []byte) Answer {
 	}
 	return a
 }
+
+// portUnreachable is a host's answer that nothing listens on the port,
+// quoting the datagram or not.
+func portUnreachable(from netip.Addr, quote []byte) Answer {
+	a, err := parseQuoted(recvErr(111, originICMP, icmpUnreachable, icmpPort, from), quote)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}

@@ -29,9 +29,9 @@ type pathHop struct {
 	total, mark int
 }
 
-// Add takes in one outcome.
+// Add takes in one outcome; a void one is in no figure.
 func (p *hopPath) Add(o outcome) {
-	if o.TTL < 1 || o.TTL > maxHops {
+	if o.Void || o.TTL < 1 || o.TTL > maxHops {
 		return
 	}
 	h := &p.hops[o.TTL]

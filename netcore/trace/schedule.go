@@ -221,7 +221,8 @@ func (s *scheduler) prune(now time.Duration) {
 
 // Done takes in what became of the probe in flight on o.Link: the link may
 // send again, the hop's address is learnt, and the path's end and the
-// farthest hop limit to explore move.
+// farthest hop limit to explore move. A void outcome teaches no address
+// and moves no end, but the exploration goes on past it as past a loss.
 func (s *scheduler) Done(o outcome) {
 	i := s.find(o.Link)
 	if i < 0 || o.TTL < 1 || o.TTL > maxHops {
@@ -229,7 +230,7 @@ func (s *scheduler) Done(o outcome) {
 	}
 	l := s.links[i]
 	l.flying = false
-	if !o.Lost {
+	if !o.Lost && !o.Void {
 		l.answered = max(l.answered, o.TTL)
 		if o.Addr.IsValid() {
 			if !o.Reached {
@@ -288,7 +289,7 @@ func endAfter(end int, o outcome) int {
 	switch {
 	case o.Reached && (end == 0 || o.TTL < end):
 		return o.TTL
-	case o.Reached || o.Lost:
+	case o.Reached || o.Lost || o.Void:
 		return end
 	case end > 0 && o.TTL >= end:
 		return 0

@@ -322,3 +322,34 @@ func TestScheduleLateLinksShareTheBudget(t *testing.T) {
 		last[p.to] = p.at
 	}
 }
+
+// A void outcome (answers that could not count) frees the link and lets
+// the exploration go on past the hop, as a loss does, but teaches no
+// address and moves no end.
+func TestScheduleVoid(t *testing.T) {
+	s := makeScheduler()
+	s.AddLink(linkA, peerA)
+	link, ttl, ok := s.Next(0)
+	if !ok || link != linkA || ttl != 1 {
+		t.Fatalf("first probe %v %v %v", link, ttl, ok)
+	}
+	s.Done(outcome{Link: linkA, TTL: 1, Sent: 0, Void: true})
+	l := s.links[0]
+	if l.flying || l.reach != 2 || l.hops[1].addr.IsValid() || l.end != 0 || l.answered != 0 {
+		t.Fatalf("after a void outcome: flying %v reach %d addr %v end %d answered %d; want free, reach 2, nothing learnt",
+			l.flying, l.reach, l.hops[1].addr, l.end, l.answered)
+	}
+	if _, ttl, ok := s.Next(rateInterval); !ok || ttl != 2 {
+		t.Fatalf("next probe at hop %d (%v), want 2", ttl, ok)
+	}
+	// A void outcome at or past the path's end does not say the path grew.
+	s.Done(outcome{Link: linkA, TTL: 2, Sent: rateInterval, RTT: msec(5), Addr: peerA, Reached: true})
+	if l.end != 2 {
+		t.Fatalf("end %d, want 2", l.end)
+	}
+	s.Next(2 * perHopInterval)
+	s.Done(outcome{Link: linkA, TTL: 2, Sent: 2 * perHopInterval, Void: true})
+	if l.end != 2 {
+		t.Fatalf("a void outcome at the end moved it to %d", l.end)
+	}
+}

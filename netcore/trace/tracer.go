@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"crypto/rand"
+	mrand "math/rand/v2"
 	"net/netip"
 	"time"
 )
@@ -13,17 +15,28 @@ type Link uint16
 // matcher pairs their answers, and a hopPath per link gathers the outcomes.
 // Like netcore's Endpoint it is sans-I/O and owned by one goroutine.
 type Tracer struct {
-	m       *matcher
-	s       *scheduler
-	paths   map[Link]*hopPath
-	num     uint32
+	m     *matcher
+	s     *scheduler
+	paths map[Link]*hopPath
+	// nums draws the probes' numbers: a stream cipher's output under a
+	// key from the system's random source, so that nobody who has not
+	// seen a probe can quote its number (the matcher's first rule).
+	nums    *mrand.ChaCha8
 	expired []outcome
 }
 
 // New makes a Tracer whose probes are lost after timeout (defaultTimeout
 // when 0 or less).
 func New(timeout time.Duration) *Tracer {
-	return &Tracer{m: makeMatcher(timeout), s: makeScheduler(), paths: map[Link]*hopPath{}}
+	var seed [32]byte
+	rand.Read(seed[:]) // never fails (crypto/rand)
+	return newSeeded(timeout, seed)
+}
+
+// newSeeded is New with the numbers drawn from seed: the same seed, the
+// same numbers (tests).
+func newSeeded(timeout time.Duration, seed [32]byte) *Tracer {
+	return &Tracer{m: makeMatcher(timeout), s: makeScheduler(), paths: map[Link]*hopPath{}, nums: mrand.NewChaCha8(seed)}
 }
 
 // AddLink starts tracing link, whose peer is at peer; adding a traced link
@@ -51,16 +64,17 @@ func (t *Tracer) Next(now time.Duration) (link Link, p Probe, ok bool) {
 	if !ok {
 		return 0, Probe{}, false
 	}
-	t.num++
-	if !t.m.Sent(link, t.num, ttl, now) {
+	num := uint32(t.nums.Uint64())
+	if !t.m.Sent(link, num, ttl, now) {
 		t.s.Cancel(link)
 		return 0, Probe{}, false
 	}
-	return link, Probe{Num: t.num, TTL: uint8(ttl)}, true
+	return link, Probe{Num: num, TTL: uint8(ttl)}, true
 }
 
 // Answer takes in an error-queue answer for a datagram sent to link's
-// peer, read at at; false when it matched no probe.
+// peer, read at at; false when it counted for no probe (the matcher's
+// rules).
 func (t *Tracer) Answer(link Link, a Answer, at time.Duration) bool {
 	o, ok := t.m.Answer(link, a, at)
 	if ok {
@@ -78,11 +92,18 @@ func (t *Tracer) Reply(link Link, p Probe, at time.Duration) bool {
 	return ok
 }
 
-// Tick counts the probes overdue at now as lost.
+// Tick counts the probes overdue at now as lost, and adds to the paths the
+// header-only answers whose probe's time has passed clean.
 func (t *Tracer) Tick(now time.Duration) {
 	t.expired = t.m.Timeout(now, t.expired[:0])
 	for _, o := range t.expired {
 		t.land(o)
+	}
+	t.expired = t.m.Released(now, t.expired[:0])
+	for _, o := range t.expired {
+		if p := t.paths[o.Link]; p != nil {
+			p.Add(o)
+		}
 	}
 }
 
@@ -131,9 +152,11 @@ func (t *Tracer) ResultSinceMark(link Link) (Result, bool) {
 // Unmatched is how many answers matched no probe.
 func (t *Tracer) Unmatched() uint64 { return t.m.Unmatched() }
 
+// land takes in what became of a probe: the scheduler at once, the path
+// too unless the answer is held (Tick adds it once released).
 func (t *Tracer) land(o outcome) {
 	t.s.Done(o)
-	if p := t.paths[o.Link]; p != nil {
+	if p := t.paths[o.Link]; p != nil && !o.Held {
 		p.Add(o)
 	}
 }
