@@ -21,11 +21,12 @@ import (
 //  1. each member tells the host its local addresses (kindAddrs);
 //  2. the host tells every member, for each other member, the address it
 //     sees it at and the local addresses it reported (kindPeers);
-//  3. both sides of a pair send checks to every candidate at once, every
-//     punchEvery; a check is answered to where it came from, and a check
-//     from a new address adds that address as a candidate (RFC 8445's
-//     peer-reflexive candidates), checked at the next round, which is what
-//     opens both NATs' filters;
+//  3. both sides of a pair send checks to every candidate at once, in
+//     rounds every punchEvery (a candidate that has not answered yet with
+//     backoff, and within a bound: checkbudget.go); a check is answered to
+//     where it came from, and a check from a new address adds that address
+//     as a candidate (RFC 8445's peer-reflexive candidates), checked at the
+//     next round, which is what opens both NATs' filters;
 //  4. the side with the lower PeerID controls: the first answer it gets
 //     picks the path, and it nominates it with checks flagged so until one
 //     is answered as taken; the other side takes a nomination only from an
@@ -119,6 +120,11 @@ type pairPath struct {
 	reports   []pairReport     // host: the member's pairs not connected yet
 	table     []byte           // host: the address table last sent to the member
 	paths     []byte           // host: the relayed pairs last sent to the member
+
+	// quietAddrs counts the checks to addresses that never answered one,
+	// quietSent their sum (checkbudget.go).
+	quietAddrs []quietAddr
+	quietSent  int
 }
 
 // natState is the session's part of hole punching and relaying.
@@ -386,13 +392,15 @@ func (s *Session) tickPunch(now time.Duration) {
 					if !slices.Contains(m.path.primed, a) && s.prime(now, m, a) {
 						continue // checked from the next round on, once the peer primed too
 					}
-					s.sendCheck(m, a, false)
+					if m.path.checkDue(now, a) {
+						s.sendCheck(now, m, a, false)
+					}
 				}
 			}
 		case pathDirect:
 			if s.controlling(m) && !m.path.nominated && now >= m.path.nextCheck && now-m.path.since < giveUpAfter {
 				m.path.nextCheck = now + punchEvery
-				s.sendCheck(m, m.Addr, true)
+				s.sendCheck(now, m, m.Addr, true)
 			}
 		}
 	}
@@ -427,7 +435,12 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 // sendCheck sends one check to the member at to, with a fresh secret
 // that only to sees: an answer proves that path only if it carries the
 // secret of a check sent to the address the answer comes from (verify.go).
-func (s *Session) sendCheck(m *member, to netip.AddrPort, nominate bool) {
+// A check to an address that never answered one goes only within the
+// pair's bounds (checkbudget.go).
+func (s *Session) sendCheck(now time.Duration, m *member, to netip.AddrPort, nominate bool) {
+	if !to.IsValid() || isRelayed(to) || !m.path.checkRoom(to) {
+		return
+	}
 	key, ok := s.checkKey(m, true)
 	if !ok {
 		return
@@ -442,9 +455,14 @@ func (s *Session) sendCheck(m *member, to netip.AddrPort, nominate bool) {
 	m.path.seq++
 	s.nat.check = appendCheck(s.nat.check[:0], check{Nominate: nominate, Token: s.token, From: s.self, To: m.ID,
 		Tx: tx, Seq: m.path.seq}, key)
-	// Through the session's transport: a check to a watcher draws on the
-	// watchers' budget like everything else this machine sends it.
-	if err := (pathTransport{s}).Send(to, s.nat.check); err != nil {
+	// A check to a watcher draws on the watchers' budget like everything
+	// else this machine sends it; one the budget holds back is as if lost
+	// on the way, and counts against no bound of the pair's.
+	if !s.noteSend(to, s.nat.check) {
+		return
+	}
+	m.path.charge(now, to)
+	if err := s.tr.Send(to, s.nat.check); err != nil {
 		s.log.Debug("check not sent", "to", to, "err", err)
 	}
 }
