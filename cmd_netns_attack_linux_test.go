@@ -56,6 +56,7 @@ const (
 	attackPass     attackMode = iota // sent as the session sends them
 	attackHold                       // held back, kept for the attack
 	attackRedirect                   // sent from the victim's address
+	attackSilent                     // checks to bob kept, answers to bob dropped, the rest sent
 )
 
 // malSocket is mallory's transport: a real UDP socket in its namespace
@@ -76,6 +77,8 @@ type malSocket struct {
 
 	mu           sync.Mutex
 	mode         attackMode
+	deaf         bool     // datagrams from bob are dropped unread
+	checks       [][]byte // attackSilent: the session's checks to bob ("LP", kind 1), not sent
 	held         [][]byte // session datagrams to bob held back (netcore's, "LS")
 	answers      [][]byte // check answers the session made for bob ("LP", kind 2)
 	fromBob      int      // datagrams from bob at the main socket
@@ -122,7 +125,12 @@ func newMalSocket(t *testing.T, ns string, bob netip.AddrPort) *malSocket {
 			if d.From == m.bob {
 				m.mu.Lock()
 				m.fromBob++
+				deaf := m.deaf
 				m.mu.Unlock()
+				if deaf {
+					d.Release()
+					continue
+				}
 			}
 			m.deliver(d)
 		}
@@ -180,6 +188,14 @@ func (m *malSocket) Send(to netip.AddrPort, p []byte) error {
 		return nil
 	case attackRedirect:
 		return m.fromVictim(p)
+	case attackSilent:
+		switch {
+		case isCheckKind(p, 0x01):
+			m.checks = append(m.checks, slices.Clone(p))
+			return nil
+		case isCheckKind(p, 0x02):
+			return nil
+		}
 	}
 	return m.main.Send(to, p)
 }
@@ -275,7 +291,15 @@ type malRun struct {
 
 func startMallory(t *testing.T, sock *malSocket, key []byte) *malRun {
 	t.Helper()
-	s, err := session.NewJoiner(session.Config{Name: "mallory", Key: key}, session.RoleObserver, sock, atkHost)
+	return startMalloryWith(t, sock, session.Config{Key: key})
+}
+
+// startMalloryWith is startMallory with a config of the test's (its name
+// is mallory's).
+func startMalloryWith(t *testing.T, sock *malSocket, cfg session.Config) *malRun {
+	t.Helper()
+	cfg.Name = "mallory"
+	s, err := session.NewJoiner(cfg, session.RoleObserver, sock, atkHost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,6 +686,177 @@ func perHalfSecond(samples []nftSample, ns, name string, start time.Time, base u
 		out = out[:len(out)-1]
 	}
 	return out
+}
+
+// unansweredBound is the most an address that never answers a check gets
+// from one pair of the session on its own, in UDP payload bytes
+// (docs/security.md, "Paths are verified before they carry a link"): 8
+// checks of 46 bytes and 3 primes of 30, beside one answer, of its own
+// size, to each check sent from the address.
+const unansweredBound = 8*46 + 3*30
+
+// TestNetnsUnansweredAddressBounded_Q7: hole punching cannot be turned on
+// a third party, with real processes (the host ada and the player bob run
+// `lagscope`, keyed) and the kernel's counters. mallory, an in-process
+// watcher of the session on bob's LAN (a holder of the code), tries two
+// ways:
+//
+//   - spoofed: it hears nothing from bob and answers none of bob's checks,
+//     so its session punches; it keeps its checks to bob and sends one of
+//     them, tagged under its own key with bob, from the victim's address.
+//     bob's pair with a late watcher is not settled, so the check starts
+//     bob punching: it answers the victim once and checks it, then relays
+//     through the host after 3 s;
+//   - listed: it names the victim as its local address (Config.LocalAddrs)
+//     and sends bob nothing, so bob punches toward every address the host's
+//     table lists for it, the victim's among them, primes included (bob's
+//     socket sets hop limits; on one LAN the primes arrive).
+//
+// The victim's namespace counts everything that reaches it, bob's what it
+// sends there by kind: only checks, answers and primes, and beyond one
+// answer to the spoofed check, at most unansweredBound bytes of payload.
+func TestNetnsUnansweredAddressBounded_Q7(t *testing.T) {
+	if os.Getenv(netnsEnv) != "1" {
+		t.Skip("network-namespace test: set " + netnsEnv + "=1 (needs root, iproute2 and nftables)")
+	}
+	bin := buildLagscope(t)
+	t.Run("spoofed", func(t *testing.T) {
+		t.Parallel()
+		runUnanswered(t, bin, false)
+	})
+	t.Run("listed", func(t *testing.T) {
+		t.Parallel()
+		runUnanswered(t, bin, true)
+	})
+}
+
+func runUnanswered(t *testing.T, bin string, listed bool) {
+	began := time.Now()
+	prefix := "us"
+	if listed {
+		prefix = "ul"
+	}
+	n := newNetns(t, prefix, false, "ip", "nft")
+	ns := n.flatLAN(map[string]netip.Addr{"h": atkHost.Addr(), "b": atkBob.Addr(), "m": atkMal.Addr(), "v": atkVictim.Addr()})
+	v := atkVictim.Addr().String()
+	n.nft(ns["v"], "count", `table ip atk {
+	counter rx { }
+	chain pre { type filter hook prerouting priority -300; ip daddr `+v+` counter name rx; }
+}
+`)
+	// docs/protocol.md: a check, an answer and a prime start "LP", version
+	// 1, then their kind: 1, 2 and 3.
+	n.nft(ns["b"], "count", `table ip atk {
+	counter tovictim { }
+	counter check { }
+	counter answer { }
+	counter prime { }
+	chain out {
+		type filter hook output priority 0;
+		ip daddr `+v+` counter name tovictim;
+		ip daddr `+v+` meta l4proto udp @th,64,32 0x4c500101 counter name check;
+		ip daddr `+v+` meta l4proto udp @th,64,32 0x4c500102 counter name answer;
+		ip daddr `+v+` meta l4proto udp @th,64,32 0x4c500103 counter name prime;
+	}
+}
+`)
+	sink(t, ns["v"], atkVictim)
+	victimCount := newNftReader(t, ns["v"], "atk")
+	bobCount := newNftReader(t, ns["b"], "atk")
+
+	cfg := t.TempDir()
+	host := nsProc(t, bin, cfg, ns["h"], "ada", "host", "--name", "ada", "--listen", atkHost.String(), "--players", "2", "--json", "--duration", "90s")
+	hostAddr(t, host)
+	code := joinCode(t, host)
+	bob := nsProc(t, bin, cfg, ns["b"], "bob", "join", atkHost.String(), "--bind", atkBob.String(), "--name", "bob", "--json",
+		"--duration", "90s", "--key", code)
+	bob.waitFor("frame 60", 30*time.Second, func([]ndjson) bool { return lastFrame(bob).frame >= 60 })
+
+	sock := newMalSocket(t, ns["m"], atkBob)
+	mcfg := session.Config{Key: []byte(code)}
+	if listed {
+		mcfg.LocalAddrs = []netip.AddrPort{atkVictim}
+		sock.setMode(attackHold)
+	} else {
+		sock.mu.Lock()
+		sock.deaf, sock.mode = true, attackSilent
+		sock.mu.Unlock()
+	}
+	mal := startMalloryWith(t, sock, mcfg)
+	relayed := func(es []ndjson) bool {
+		return slices.ContainsFunc(es, func(e ndjson) bool {
+			return e.str("type") == "message" && strings.HasPrefix(e.str("text"), "bob ↔ mallory: no direct path")
+		})
+	}
+	spoofed, spoofedBytes := 0, 0
+	if !listed {
+		// mallory's session punches once it has heard nothing from bob for
+		// 2 s: its first check to bob, kept back, goes from the victim.
+		var c []byte
+		for end := time.Now().Add(20 * time.Second); c == nil && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			sock.mu.Lock()
+			if len(sock.checks) > 0 {
+				c = sock.checks[0]
+			}
+			sock.mu.Unlock()
+		}
+		if c == nil {
+			t.Fatal("mallory's session sent bob no check within 20 s")
+		}
+		if relayed(bob.events()) {
+			t.Fatal("bob relayed to mallory before the spoofed check: its pair was settled, the test proves nothing")
+		}
+		if err := sock.spoof1(c); err != nil {
+			t.Fatal(err)
+		}
+		spoofed, spoofedBytes = 1, len(c)
+	}
+	// bob punches, then relays 3 s on; what it sends the victim after that
+	// is counted for 10 s more.
+	bob.waitFor("bob's relay to mallory", 40*time.Second, relayed)
+	time.Sleep(10 * time.Second)
+	got, err := victimCount.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	atBob, err := bobCount.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mal.stop(t)
+	sock.close()
+	for _, p := range []*proc{host, bob} {
+		p.cmd.Process.Signal(os.Interrupt)
+	}
+	for _, p := range []*proc{host, bob} {
+		if code := p.exit(30 * time.Second); code != 0 {
+			t.Fatalf("%s exited %d after Ctrl-C: %s", p.name, code, p.stderr.String())
+		}
+	}
+	for _, m := range bob.of("message") {
+		if strings.Contains(m.str("text"), "mallory") {
+			t.Logf("bob: %s", m.str("text"))
+		}
+	}
+	rx := got["rx"]
+	t.Logf("from mallory's start, %v: the victim received %d datagrams, %d bytes (IP), %d of UDP payload; bob sent it %d checks, %d answers, %d primes (%d datagrams in all); %d spoofed check of %d bytes",
+		time.Since(began).Round(time.Second), rx.packets, rx.bytes, rx.payload(), atBob["check"].packets, atBob["answer"].packets,
+		atBob["prime"].packets, atBob["tovictim"].packets, spoofed, spoofedBytes)
+	if other := atBob["tovictim"].packets - atBob["check"].packets - atBob["answer"].packets - atBob["prime"].packets; other != 0 {
+		t.Errorf("bob sent the victim %d datagrams that are not checks, answers or primes", other)
+	}
+	if rx.packets != atBob["tovictim"].packets {
+		t.Errorf("the victim received %d datagrams, bob sent it %d", rx.packets, atBob["tovictim"].packets)
+	}
+	if atBob["check"].packets == 0 {
+		t.Errorf("bob never checked the victim: the attack proved nothing")
+	}
+	if a := atBob["answer"]; a.packets > uint64(spoofed) || a.payload() > uint64(spoofedBytes) {
+		t.Errorf("bob answered the victim %d times (%d bytes) for %d checks from its address", a.packets, a.payload(), spoofed)
+	}
+	if beyond := rx.payload() - atBob["answer"].payload(); beyond > unansweredBound {
+		t.Errorf("the victim received %d bytes of payload beyond the answers, want at most %d", beyond, unansweredBound)
+	}
 }
 
 // The watchers test's machines: the host ada and the players bob and cyd

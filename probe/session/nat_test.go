@@ -315,3 +315,46 @@ func TestNATTraversal_T1(t *testing.T) {
 		}
 	}
 }
+
+// A watcher that attaches to a running game from behind a NAT, and a
+// player behind one that maps per destination: they never hear each other
+// and need the relay. The watcher reports its addresses once its roster has
+// come (sendAddrs), which tells the player it can answer, so the player
+// punches minPunchAfter after their link opened, not lateWatcherPunchAfter,
+// and the pair is relayed within about 2 s + relayAfter of the attach; the
+// watcher then gets the player's telemetry through the host.
+func TestLateWatcherNeedingTheRelayGetsIt(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("correct horse battery staple")} {
+		w := newWorld(t, 31, impair.Profile{Delay: 10 * time.Millisecond})
+		cfg := Config{Players: 2, Key: key}
+		ada := w.host("ada", cfg)
+		dan := w.joinAt(w.behind("dan", w.nat("10.0.3.1", true), "192.168.3.2:7373"), RolePlayer, ada.addr, cfg)
+		if !w.runUntil(10*time.Second, allStarted(ada, dan)) {
+			t.Fatalf("key=%v: the game did not start", key != nil)
+		}
+		w.runFor(5 * time.Second)
+		at := w.now()
+		mon := w.joinAt(w.behind("mon", w.nat("10.0.4.1", false), "192.168.4.2:7373"), RoleObserver, ada.addr, cfg)
+		relayed := func() bool {
+			return dan.s.pathTo("mon") == pathRelayed && mon.s.pathTo("dan") == pathRelayed
+		}
+		if !w.runUntil(20*time.Second, relayed) {
+			t.Fatalf("key=%v: dan ↔ mon not relayed 20 s after mon came: dan says %v, mon %v", key != nil,
+				dan.s.pathTo("mon"), mon.s.pathTo("dan"))
+		}
+		took := w.now() - at
+		t.Logf("key=%v: dan ↔ mon relayed %v after mon came", key != nil, took)
+		if took >= lateWatcherPunchAfter {
+			t.Errorf("key=%v: dan ↔ mon relayed %v after mon came, want within %v + %v and the attach", key != nil,
+				took, minPunchAfter, relayAfter)
+		}
+		// dan's telemetry reaches mon through the host.
+		if !w.runUntil(5*time.Second, func() bool {
+			return slices.ContainsFunc(mon.s.KnownLinks(w.now()), func(l feed.LinkStat) bool {
+				return l.From == "dan" && l.To == "ada" && l.SRTTMs != nil
+			})
+		}) {
+			t.Errorf("key=%v: mon has no dan→ada line 5 s after the relay", key != nil)
+		}
+	}
+}

@@ -21,11 +21,12 @@ import (
 //  1. each member tells the host its local addresses (kindAddrs);
 //  2. the host tells every member, for each other member, the address it
 //     sees it at and the local addresses it reported (kindPeers);
-//  3. both sides of a pair send checks to every candidate at once, every
-//     punchEvery; a check is answered to where it came from, and a check
-//     from a new address adds that address as a candidate (RFC 8445's
-//     peer-reflexive candidates), checked at the next round, which is what
-//     opens both NATs' filters;
+//  3. both sides of a pair send checks to every candidate at once, in
+//     rounds every punchEvery (a candidate that has not answered yet with
+//     backoff, and within a bound: checkbudget.go); a check is answered to
+//     where it came from, and a check from a new address adds that address
+//     as a candidate (RFC 8445's peer-reflexive candidates), checked at the
+//     next round, which is what opens both NATs' filters;
 //  4. the side with the lower PeerID controls: the first answer it gets
 //     picks the path, and it nominates it with checks flagged so until one
 //     is answered as taken; the other side takes a nomination only from an
@@ -110,6 +111,7 @@ type pairPath struct {
 	probe     netip.AddrPort   // a new source being checked (NAT rebinding)
 	probeAt   time.Duration    // when its check went out
 	hostSeen  netip.AddrPort   // where the host last said it sees the member
+	reported  bool             // the host's table lists addresses the member reported itself
 	took      time.Duration    // how long the path took to find
 	locals    []netip.AddrPort // host: the member's local addresses
 	primed    []netip.AddrPort // addresses primed, or heard from: their checks may go
@@ -118,6 +120,11 @@ type pairPath struct {
 	reports   []pairReport     // host: the member's pairs not connected yet
 	table     []byte           // host: the address table last sent to the member
 	paths     []byte           // host: the relayed pairs last sent to the member
+
+	// quietAddrs counts the checks to addresses that never answered one,
+	// quietSent their sum (checkbudget.go).
+	quietAddrs []quietAddr
+	quietSent  int
 }
 
 // natState is the session's part of hole punching and relaying.
@@ -217,12 +224,17 @@ func (s *Session) openPair(now time.Duration, m *member) {
 // punches: minPunchAfter, or three round trips to the host on a slow
 // network (the other side's first ping takes about one to arrive). A
 // player waits lateWatcherPunchAfter for a watcher that attached to the
-// running game: watchers arriving in a crowd get their rosters as the
-// host's budget for them allows, and until its roster comes a watcher
-// cannot answer a check, so an early punch would end in the relay.
+// running game, until the host's address table lists addresses the
+// watcher reported itself: watchers arriving in a crowd get their rosters
+// as the host's budget for them allows, and until its roster comes a
+// watcher cannot answer a check, so an early punch would end in the
+// relay. A machine reports its addresses only once it holds a roster
+// (sendAddrs), so a watcher they came from can answer; a pair that needs
+// the relay then has it 3 s after the punch, not 13 s after the link
+// opened.
 func (s *Session) punchAfter(m *member) time.Duration {
 	d := max(minPunchAfter, 3*s.nat.hostRTT)
-	if m.late && s.role != RoleObserver {
+	if m.late && s.role != RoleObserver && !m.path.reported && len(s.nat.early[m.ID]) < 2 {
 		d = max(d, lateWatcherPunchAfter)
 	}
 	return d
@@ -324,6 +336,9 @@ func (s *Session) onPeers(now time.Duration, list []peerAddrs) {
 		if m == nil || !s.punches(m) {
 			continue
 		}
+		if len(e.Addrs) > 1 {
+			m.path.reported = true // the member holds a roster (punchAfter)
+		}
 		if len(e.Addrs) > 0 {
 			// The host saw the member at a new address (its NAT rebound):
 			// a path of this pair's may have moved there too. Check it; the
@@ -377,13 +392,15 @@ func (s *Session) tickPunch(now time.Duration) {
 					if !slices.Contains(m.path.primed, a) && s.prime(now, m, a) {
 						continue // checked from the next round on, once the peer primed too
 					}
-					s.sendCheck(m, a, false)
+					if m.path.checkDue(now, a) {
+						s.sendCheck(now, m, a, false)
+					}
 				}
 			}
 		case pathDirect:
 			if s.controlling(m) && !m.path.nominated && now >= m.path.nextCheck && now-m.path.since < giveUpAfter {
 				m.path.nextCheck = now + punchEvery
-				s.sendCheck(m, m.Addr, true)
+				s.sendCheck(now, m, m.Addr, true)
 			}
 		}
 	}
@@ -418,7 +435,12 @@ func (s *Session) punchDeadline() (time.Duration, bool) {
 // sendCheck sends one check to the member at to, with a fresh secret
 // that only to sees: an answer proves that path only if it carries the
 // secret of a check sent to the address the answer comes from (verify.go).
-func (s *Session) sendCheck(m *member, to netip.AddrPort, nominate bool) {
+// A check to an address that never answered one goes only within the
+// pair's bounds (checkbudget.go).
+func (s *Session) sendCheck(now time.Duration, m *member, to netip.AddrPort, nominate bool) {
+	if !to.IsValid() || isRelayed(to) || !m.path.checkRoom(to) {
+		return
+	}
 	key, ok := s.checkKey(m, true)
 	if !ok {
 		return
@@ -433,9 +455,14 @@ func (s *Session) sendCheck(m *member, to netip.AddrPort, nominate bool) {
 	m.path.seq++
 	s.nat.check = appendCheck(s.nat.check[:0], check{Nominate: nominate, Token: s.token, From: s.self, To: m.ID,
 		Tx: tx, Seq: m.path.seq}, key)
-	// Through the session's transport: a check to a watcher draws on the
-	// watchers' budget like everything else this machine sends it.
-	if err := (pathTransport{s}).Send(to, s.nat.check); err != nil {
+	// A check to a watcher draws on the watchers' budget like everything
+	// else this machine sends it; one the budget holds back is as if lost
+	// on the way, and counts against no bound of the pair's.
+	if !s.noteSend(to, s.nat.check) {
+		return
+	}
+	m.path.charge(now, to)
+	if err := s.tr.Send(to, s.nat.check); err != nil {
 		s.log.Debug("check not sent", "to", to, "err", err)
 	}
 }

@@ -23,7 +23,8 @@ import (
 //     address;
 //   - outside punching, a check from an address that is neither the
 //     link's nor a candidate gets no answer; during punching it gets one
-//     answer of its own size;
+//     answer of its own size, and the checks back it draws are bounded
+//     (checkbudget.go);
 //   - an authentic datagram of a linked peer from a new source (a NAT
 //     that rebound its mapping) starts a check of this side's to that
 //     source, at most one a pair every probeEvery, and the link follows
@@ -37,6 +38,7 @@ func (m *member) verify(addr netip.AddrPort) {
 	if slices.Contains(m.path.verified, addr) {
 		return
 	}
+	m.path.answeredBy(addr)
 	if len(m.path.verified) >= maxCands {
 		m.path.verified = m.path.verified[1:]
 	}
@@ -122,6 +124,7 @@ func (s *Session) onCheck(now time.Duration, from netip.AddrPort, p []byte) {
 	}
 	if punching {
 		s.addHeardCand(m, from) // a peer-reflexive candidate: checked at the next round
+		m.path.checkBack(from)  // or checked back, within its bound (checkbudget.go)
 	}
 	if take {
 		m.path.peerSeq = c.Seq
@@ -154,7 +157,7 @@ func (s *Session) onAnswer(now time.Duration, m *member, from netip.AddrPort, c 
 	case m.path.state == pathPunching:
 		s.usePath(now, m, pathDirect, from)
 		m.path.nextCheck = now
-		s.sendCheck(m, from, true)
+		s.sendCheck(now, m, from, true)
 	case m.path.state == pathDirect && c.Nominate && from == m.Addr:
 		m.path.nominated = true
 	}
@@ -183,7 +186,7 @@ func (s *Session) probePath(now time.Duration, m *member, from netip.AddrPort) {
 		return
 	}
 	m.path.probe, m.path.probeAt = from, now
-	s.sendCheck(m, from, false)
+	s.sendCheck(now, m, from, false)
 }
 
 // checkSize is the size of one check on the wire.
