@@ -16,12 +16,13 @@ func init() {
 	register(&command{
 		name:    "impair",
 		summary: "UDP relay that makes one player's link to the host bad on purpose: delay, jitter, loss, duplication, reordering, burst loss",
-		usage:   "impair --listen ADDR --to ADDR [--profile NAME] [--delay D] [--jitter D] [--loss P] [--dup P] [--reorder P] [--burst SPEC] [--seed N] [--duration D]",
+		usage:   "impair --listen ADDR --to ADDR [--profile NAME] [--delay D] [--jitter D] [--loss P] [--dup P] [--reorder P] [--burst SPEC] [--seed N] [--after D] [--for D] [--duration D]",
 		about: `It impairs only the datagrams that pass through it: those between the host
 (--to) and the one player who joins at its --listen address. That player's
 links to the other players, and theirs to the host, go direct: none of them
 is impaired. Start it before the game: only a player who joins at its address
-passes through it, and a game that runs cannot be moved onto it. One relay
+passes through it, and a game that runs cannot be moved onto it; --after
+and --for make the impairment start and stop while the game runs. One relay
 serves one player; impair two players' links with two relays. Each flag
 applies each way: --delay 40ms adds 80 ms to the round trip.
 
@@ -38,6 +39,7 @@ bob-cyd go direct, as they would without the relay.`,
 			"lagscope impair --listen :9000 --to 127.0.0.1:7373 --delay 40ms --jitter 5ms --loss 2%   # beside the host",
 			"lagscope impair --listen :9000 --to 192.168.1.20:7373 --profile wifi --seed 7",
 			"lagscope impair --listen :9000 --to 127.0.0.1:7373 --burst 1%,25%,50% --duration 3m",
+			"lagscope impair --listen :9000 --to 127.0.0.1:7373 --after 40s --for 20s --delay 120ms   # a 20 s spike 40 s in",
 		},
 		order: 60,
 		setup: setupImpair,
@@ -80,6 +82,8 @@ func setupImpair(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 	burst := fs.String("burst", "", "Gilbert–Elliott burst loss: P_GOOD_TO_BAD,P_BAD_TO_GOOD[,LOSS_BAD[,LOSS_GOOD]]")
 	seed := fs.Uint64("seed", 1, "random seed; the same seed and traffic give the same decisions")
 	duration := fs.Duration("duration", 0, "stop after this long (default: until Ctrl-C)")
+	after := fs.Duration("after", 0, "relay untouched for this long first, then impair: a change in a running game")
+	forD := fs.Duration("for", 0, "impair for this long, then relay untouched again: a spike (default: for good)")
 
 	return func(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 0 {
@@ -101,12 +105,17 @@ func setupImpair(fs *pflag.FlagSet) func([]string, io.Writer, io.Writer) int {
 				return fail(stderr, "impair", usagef("--to %q needs a host and a port", a.addr))
 			}
 		}
-		if *duration < 0 {
-			return fail(stderr, "impair", usagef("--duration %v is negative", *duration))
+		for _, d := range []struct {
+			flag string
+			v    time.Duration
+		}{{"--duration", *duration}, {"--after", *after}, {"--for", *forD}} {
+			if d.v < 0 {
+				return fail(stderr, "impair", usagef("%s %v is negative", d.flag, d.v))
+			}
 		}
 
 		err = impair.Serve(impair.ProxyConfig{
-			Listen: *listen, Target: *to, Upstream: prof, Downstream: prof, Seed: *seed,
+			Listen: *listen, Target: *to, Upstream: prof, Downstream: prof, Seed: *seed, After: *after, For: *forD,
 		}, *duration, stdout)
 		if err != nil {
 			return fail(stderr, "impair", err)

@@ -50,6 +50,10 @@ type ProxyConfig struct {
 	// Seed seeds the upstream path; the downstream path's seed is derived
 	// from it, so one number reproduces both directions' decisions.
 	Seed uint64
+	// After and For time the impairment: datagrams pass untouched until
+	// After has gone by since the proxy started, are impaired for For (0:
+	// for good), then pass untouched again — a spike in a running game.
+	After, For time.Duration
 }
 
 // DirectionStats is what one direction of a proxy did. The impairment
@@ -122,14 +126,22 @@ func ListenProxy(cfg ProxyConfig) (*Proxy, error) {
 	// kernel rather than be dropped there; best effort, as the system caps it.
 	client.SetReadBuffer(socketBuffer)
 	target.SetReadBuffer(socketBuffer)
+	up, down := cfg.Upstream, cfg.Downstream
+	if cfg.After > 0 {
+		up, down = Profile{}, Profile{}
+	}
 	r := &Proxy{
 		client: client,
 		target: target,
 		to:     to,
 		start:  time.Now(),
-		up:     newDirection(NewPath(cfg.Upstream, cfg.Seed)),
-		down:   newDirection(NewPath(cfg.Downstream, cfg.Seed^downstreamSeed)),
+		up:     newDirection(NewPath(up, cfg.Seed)),
+		down:   newDirection(NewPath(down, cfg.Seed^downstreamSeed)),
 		done:   make(chan struct{}),
+	}
+	if cfg.After > 0 || cfg.For > 0 {
+		r.wg.Add(1)
+		go r.timed(cfg)
 	}
 	r.wg.Add(4)
 	go r.readUpstream()
@@ -163,6 +175,34 @@ func (r *Proxy) setProfiles(upstream, downstream Profile) error {
 	r.up.setProfile(upstream)
 	r.down.setProfile(downstream)
 	return nil
+}
+
+// timed switches the impairment on at cfg.After and off again cfg.For
+// later (when For is set).
+func (r *Proxy) timed(cfg ProxyConfig) {
+	defer r.wg.Done()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.done:
+			return false
+		}
+	}
+	if cfg.After > 0 {
+		if !wait(cfg.After) {
+			return
+		}
+		r.setProfiles(cfg.Upstream, cfg.Downstream) // validated by ListenProxy
+	}
+	if cfg.For > 0 {
+		if !wait(cfg.For) {
+			return
+		}
+		r.setProfiles(Profile{}, Profile{})
+	}
 }
 
 // Stats reads both directions' counts; safe from any goroutine.

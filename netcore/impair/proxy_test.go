@@ -316,3 +316,43 @@ func BenchmarkProxyRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// --after and --for time the impairment: untouched first, impaired from
+// After on, untouched again For later. The test reads the profile each
+// direction holds (what the next datagram gets), waiting a bounded time
+// for each switch.
+func TestProxyTimesTheImpairment(t *testing.T) {
+	prof := Profile{Delay: 30 * time.Millisecond, Loss: 0.01}
+	r, err := ListenProxy(ProxyConfig{Listen: "127.0.0.1:0", Target: "127.0.0.1:9", Upstream: prof, Downstream: prof,
+		Seed: 1, After: 50 * time.Millisecond, For: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	profiles := func() (Profile, Profile) {
+		r.up.mu.Lock()
+		defer r.up.mu.Unlock()
+		r.down.mu.Lock()
+		defer r.down.mu.Unlock()
+		return r.up.path.Profile(), r.down.path.Profile()
+	}
+	if up, down := profiles(); up != (Profile{}) || down != (Profile{}) {
+		t.Fatalf("at the start: %v / %v, want untouched", up, down)
+	}
+	until := func(want Profile) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			up, down := profiles()
+			if up == want && down == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the profiles stayed %v / %v, want %v", up, down, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	until(prof)
+	until(Profile{})
+}

@@ -28,6 +28,14 @@ func Serve(cfg ProxyConfig, duration time.Duration, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "lagscope impair: relaying %v -> %v, each way: %v (seed %d)\n",
 		proxy.Addr(), proxy.to, cfg.Upstream, cfg.Seed)
+	switch {
+	case cfg.After > 0 && cfg.For > 0:
+		fmt.Fprintf(out, "lagscope impair: untouched until %v, impaired for %v, then untouched again\n", cfg.After, cfg.For)
+	case cfg.After > 0:
+		fmt.Fprintf(out, "lagscope impair: untouched until %v, impaired from then on\n", cfg.After)
+	case cfg.For > 0:
+		fmt.Fprintf(out, "lagscope impair: impaired for %v, then untouched\n", cfg.For)
+	}
 	if d := cfg.Upstream.Delay; d > 0 {
 		// People read --delay as "the ping goes up by this much"; it is
 		// added in each direction, so the round trip grows by twice it.

@@ -292,3 +292,56 @@ func TestJitteryButHealthyOpensNone(t *testing.T) {
 		t.Fatalf("opened %d incidents: %s", len(o), o[0].Text)
 	}
 }
+
+// BenchmarkObserve64 is one evaluation of a 64-player session: every
+// row's 63 links, waits growing on one player. The detector runs once a
+// second (Every), so ns/op over 1e9 is the share of a core it takes; the
+// matrix is built once, as the engine keeps it, and only its figures move.
+func BenchmarkObserve64(b *testing.B) {
+	const n = 64
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "p" + string(rune('a'+i/26)) + string(rune('a'+i%26))
+	}
+	m := feed.MatrixView{}
+	for i, a := range names {
+		row := feed.MatrixPlayer{Name: a, Known: true, Self: i == 0}
+		p := 5 * time.Millisecond
+		row.Process = &p
+		for j, c := range names {
+			if i != j {
+				l := feed.MatrixLink{}
+				l.From, l.To = a, c
+				l.RTTKnown, l.SRTT, l.RTTVAR = true, 30*time.Millisecond, 2*time.Millisecond
+				l.LossKnown = true
+				row.Links = append(row.Links, l)
+			}
+		}
+		m.Players = append(m.Players, row)
+	}
+	var d Detector
+	var lines []feed.Incident
+	at := time.Duration(0)
+	step := func() {
+		at += time.Second
+		for i := range m.Players {
+			for k := range m.Players[i].Links {
+				l := &m.Players[i].Links[k]
+				l.Expected += 60
+				if l.To == names[0] && i < 4 {
+					l.Caused += 50 * time.Millisecond
+					l.Frames++
+				}
+			}
+		}
+		lines = d.Observe(lines[:0], Input{At: at, Frame: int(at / (time.Second / 30)), FPS: 30, Rung: 1, Matrix: &m})
+	}
+	for range 30 {
+		step()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		step()
+	}
+}
