@@ -133,9 +133,7 @@ func newLoadLab(t *testing.T) *loadLab {
 // start runs lagscope in ns as nobody, without capabilities.
 func (lab *loadLab) start(t *testing.T, ns, name string, args ...string) *proc {
 	t.Helper()
-	unpriv := []string{"netns", "exec", ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-		"env", "XDG_CONFIG_HOME=" + lab.cfg, lab.bin}
-	return startProc(t, "ip", name, append(unpriv, args...)...)
+	return startUnpriv(t, ns, lab.bin, lab.cfg, name, args...)
 }
 
 // bareQueue is what home 1's queue adds, loaded as a load test's upload

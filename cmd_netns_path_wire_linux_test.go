@@ -256,6 +256,15 @@ func sink(t *testing.T, ns string, at netip.AddrPort) {
 	t.Cleanup(func() { c.Close() })
 }
 
+// startUnpriv runs bin (built by buildLagscopeShared, with its config
+// directory cfg) in namespace ns as nobody, without capabilities.
+func startUnpriv(t *testing.T, ns, bin, cfg, name string, args ...string) *proc {
+	t.Helper()
+	unpriv := []string{"netns", "exec", ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		"env", "XDG_CONFIG_HOME=" + cfg, bin}
+	return startProc(t, "ip", name, append(unpriv, args...)...)
+}
+
 // buildLagscopeShared builds the command into a directory anyone may
 // enter (t.TempDir is the test user's alone), with an empty config
 // directory beside it, for a process that drops to nobody.

@@ -86,9 +86,7 @@ table ip filter {
 	time.Sleep(time.Second)
 
 	in := func(ns, name string, args ...string) *proc {
-		unpriv := []string{"netns", "exec", ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-			"env", "XDG_CONFIG_HOME=" + cfg, bin}
-		return startProc(t, "ip", name, append(unpriv, args...)...)
+		return startUnpriv(t, ns, bin, cfg, name, args...)
 	}
 	dur := func(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
 	at := netip.AddrPortFrom(pathHostAddr, pathHostPort).String()
