@@ -3,15 +3,20 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/record"
+	"github.com/lagscope/lagscope/vocab"
 )
 
 func recordScenario(t *testing.T, name string) string {
@@ -157,6 +162,9 @@ func TestReportBadEpisodes_T11(t *testing.T) {
 	}
 }
 
+// A report is short enough to paste into a chat: the handoff scenario's
+// (three players, six links, four timing changes, a leave) fits in 45
+// lines, in text and in markdown, its session line included.
 func TestReportFormatsShort(t *testing.T) {
 	file := recordScenario(t, "handoff.json")
 	for _, f := range []string{"text", "markdown"} {
@@ -165,7 +173,7 @@ func TestReportFormatsShort(t *testing.T) {
 			t.Fatalf("%s: %s", f, errb.String())
 		}
 		s := out.String()
-		if n := strings.Count(s, "\n"); n > 40 || !strings.Contains(s, "bob → carol") || !strings.Contains(s, "Normal") {
+		if n := strings.Count(s, "\n"); n > 45 || !strings.Contains(s, "bob → carol") || !strings.Contains(s, "Normal") {
 			t.Fatalf("%s report (%d lines):\n%s", f, n, s)
 		}
 	}
@@ -261,5 +269,178 @@ func TestReportLoadTests(t *testing.T) {
 	r := reportJSON(t, file)
 	if len(r.Loads) != 2 || r.Loads[0].To != "bob" || r.Loads[1].Stopped == nil || *r.Loads[1].Stopped != "peer refused" || r.Loads[1].Upload != nil {
 		t.Fatalf("JSON load tests %+v", r.Loads)
+	}
+}
+
+// demoRecording plays the demo in virtual time (its own defaults: ada's
+// spike from 00:10 to 00:30) for length and records your machine as `demo
+// --record` does, through the recorder's sink; it returns the file and
+// the incident lines the demo published, in order.
+func demoRecording(t *testing.T, length time.Duration) (string, []*feed.IncidentEvent) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "demo.lsrec")
+	w, err := record.Create(file, record.Header{Program: "lagscope demo", Self: "you", Started: "2026-12-01T18:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var published []*feed.IncidentEvent
+	for _, u := range playDemo(t, length, 100*time.Millisecond) { // readme_test.go
+		w.Observe(u)
+		for _, e := range u.Events {
+			if inc, ok := e.(*feed.IncidentEvent); ok {
+				published = append(published, inc)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return file, published
+}
+
+// adaLine matches the incident of ada's in a report's list: its time
+// range, its cause and its cost.
+var adaLine = regexp.MustCompile(`(?m)^(?:  |- )(\d\d):(\d\d)–(\d\d):(\d\d)( \(open at the cut\))?, ada: latency \(round trips up to \d+ ms above normal\); where: not known; cost (at least )?(\d+\.\d) s of waiting`)
+
+// The report of a recorded 60 s demo tells the session's story first:
+// the recording keeps every incident line the demo published, byte for
+// byte; the headline (text and markdown) is one incident, ada's, with
+// the time range and cost its close line gives, before the state at the
+// end — which comes under its own heading, so neither a verdict about
+// what happens next nor "Culprit: nobody" heads a session with ada's
+// spike; `--format json` has the incident. Cut in the middle of ada's
+// incident (at 27 s, inside a record), the same recording reports it
+// open at the cut with what it had cost by its latest line.
+func TestReportTellsTheDemosIncident(t *testing.T) {
+	file, published := demoRecording(t, 60*time.Second)
+	var closeLine *feed.IncidentEvent
+	for _, inc := range published {
+		if inc.Phase == vocab.IncidentClose {
+			closeLine = inc
+		}
+	}
+	if closeLine == nil || closeLine.Player == nil || *closeLine.Player != "ada" || len(published) < 3 {
+		t.Fatalf("the demo published %d incident lines, no close of ada's among them", len(published))
+	}
+	rec, err := record.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept [][]byte
+	cut := int64(-1)
+	for _, x := range rec.Records {
+		if _, ok := x.Event.(*feed.IncidentEvent); ok {
+			kept = append(kept, x.Raw)
+		}
+		if cut < 0 && x.At > 27*time.Second {
+			cut = x.Offset + 20 // inside the first record after 27 s
+		}
+	}
+	if len(kept) != len(published) {
+		t.Fatalf("the recording keeps %d incident lines, the demo published %d", len(kept), len(published))
+	}
+	for i, e := range published {
+		if b, _ := json.Marshal(e); !bytes.Equal(b, kept[i]) {
+			t.Fatalf("incident line %d recorded as\n%s\npublished as\n%s", i, kept[i], b)
+		}
+	}
+
+	opened, closed := int(closeLine.OpenedMs/1000), int(*closeLine.ClosedMs/1000)
+	if opened < 10 || opened > 12 || closed < 30 {
+		t.Fatalf("ada's incident ran from %d s to %d s; the spike is from 10 s to 30 s", opened, closed)
+	}
+	for _, f := range []string{"text", "markdown"} {
+		out := string(runOK(t, "report", "--format", f, file))
+		// The title, then the session: after a blank line in text, on the
+		// title's paragraph's next line in markdown.
+		head := map[string]string{"text": "\n\nSession: 1 incident, ", "markdown": "\\\n**Session:** 1 incident, "}[f]
+		if title, _, _ := strings.Cut(out, "\n"); !strings.HasPrefix(out, strings.TrimSuffix(title, "\\")+head) {
+			t.Fatalf("%s report does not lead with the session:\n%s", f, out)
+		}
+		m := adaLine.FindStringSubmatch(out)
+		if m == nil || m[5] != "" || m[6] != "" {
+			t.Fatalf("%s report names no closed incident of ada's:\n%s", f, out)
+		}
+		if from, to := atoi(m[1])*60+atoi(m[2]), atoi(m[3])*60+atoi(m[4]); from != opened || to != closed {
+			t.Errorf("%s report: ada's incident %s:%s–%s:%s, its close line %d s to %d s", f, m[1], m[2], m[3], m[4], opened, closed)
+		}
+		if cost := closeLine.WaitMs / 1000; m[7] != fmt.Sprintf("%.1f", cost) {
+			t.Errorf("%s report: cost %s s, the close line %.2f s", f, m[7], cost)
+		}
+		end := strings.Index(out, "End of session")
+		if end < 0 {
+			end = strings.Index(out, "Last diagnosis before the recording ends")
+		}
+		story := strings.Index(out, m[0])
+		for _, later := range []string{"Culprit:", "steps back down", "Waiting for"} {
+			if i := strings.Index(out, later); i >= 0 && (end < 0 || i < end) {
+				t.Errorf("%s report says %q before the state at the end:\n%s", f, later, out)
+			}
+		}
+		if end < story {
+			t.Errorf("%s report: the state at the end (at %d) comes before the story (at %d):\n%s", f, end, story, out)
+		}
+	}
+	var doc struct {
+		Incidents []feed.Incident `json:"incidents"`
+	}
+	if err := json.Unmarshal(runOK(t, "report", "--format", "json", file), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Incidents) != 1 || !reflect.DeepEqual(doc.Incidents[0], closeLine.Incident) {
+		t.Fatalf("JSON incidents %+v, want ada's close line %+v", doc.Incidents, closeLine.Incident)
+	}
+
+	// The recording cut at 27 s, in the middle of ada's incident.
+	whole, err := os.ReadFile(file)
+	if err != nil || cut < 0 {
+		t.Fatalf("%v; cut at %d", err, cut)
+	}
+	cutFile := filepath.Join(t.TempDir(), "cut.lsrec")
+	if err := os.WriteFile(cutFile, whole[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", cutFile}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "cut short") {
+		t.Fatalf("report of the cut recording: exit %d, stderr %q", code, errb.String())
+	}
+	m := adaLine.FindStringSubmatch(out.String())
+	if m == nil || m[5] == "" || m[6] == "" || m[3]+":"+m[4] != "00:27" || atoi(m[1])*60+atoi(m[2]) != opened {
+		t.Fatalf("the cut recording's report does not give ada's incident open at the cut (00:27):\n%s", out.String())
+	}
+	doc.Incidents = nil
+	if err := json.Unmarshal(runOK(t, "report", "--format", "json", cutFile), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Incidents) != 1 || doc.Incidents[0].Player == nil || *doc.Incidents[0].Player != "ada" ||
+		doc.Incidents[0].ClosedMs != nil || doc.Incidents[0].Phase == vocab.IncidentClose || doc.Incidents[0].WaitMs <= 0 {
+		t.Fatalf("JSON incidents of the cut recording %+v", doc.Incidents)
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// A recording made before machines told incidents (the handoff
+// recording as protocol 1 wrote it) has no incident lines: its report
+// says so where the session's story stands, and its JSON's incidents
+// are null, not an empty list.
+func TestReportOfARecordingFromBeforeIncidents(t *testing.T) {
+	file := filepath.Join("testdata", "recordings", "handoff-protocol1.lsrec")
+	const says = "no incidents recorded: this recording was made by a lagscope from before incidents."
+	if out := string(runOK(t, "report", file)); !strings.Contains(out, "\nSession: "+says+"\n\nEnd of session (frame 2500)\n") {
+		t.Errorf("text report:\n%s", out)
+	}
+	if out := string(runOK(t, "report", "--format", "markdown", file)); !strings.Contains(out, "\\\n**Session:** "+says+"\n") {
+		t.Errorf("markdown report:\n%s", out)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(runOK(t, "report", "--format", "json", file), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if string(doc["incidents"]) != "null" || string(doc["protocol"]) != "1" {
+		t.Errorf("JSON report: protocol %s, incidents %s", doc["protocol"], doc["incidents"])
 	}
 }

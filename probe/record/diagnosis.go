@@ -151,15 +151,22 @@ func (s *summary) diagnosis(at time.Duration, frame int, end bool, d diagnosis.D
 	s.r.Diagnosis = &diagnosisReport{AtMs: units.Millis(at), Frame: frame, End: end, Diagnosis: d}
 }
 
-// The Diagnosis section, first in the text and markdown reports: the last
-// verdict, the per-player table and the culprit. Names go through
+// The state at the end, after the session's incidents in the text and
+// markdown reports: the last verdict, the per-player table and the
+// culprit, under a heading that says it is the end's (or the last one
+// before a recording's cut), not the session's story. Names go through
 // textsafe (a recording's names are outside bytes).
 
-func (d *diagnosisReport) title() string {
+// endHeading is the section's heading without a diagnosis.
+const endHeading = "End of session"
+
+// heading is the section's heading and what it is of: the end of the
+// session (the summary's diagnosis), or the last one the recording holds.
+func (d *diagnosisReport) heading() (string, string) {
 	if d.End {
-		return fmt.Sprintf("end of session, frame %d", d.Frame)
+		return endHeading, fmt.Sprintf("frame %d", d.Frame)
 	}
-	return fmt.Sprintf("last evaluation, frame %d at %s", d.Frame, clock(d.AtMs))
+	return "Last diagnosis before the recording ends", fmt.Sprintf("frame %d at %s", d.Frame, clock(d.AtMs))
 }
 
 // diagRow is one player's cells, in the table's order.
@@ -217,10 +224,11 @@ func (d *diagnosisReport) whereLine(name func(string) string) string {
 func (r *report) textDiagnosis(b *bytes.Buffer) {
 	d := r.Diagnosis
 	if d == nil {
-		fmt.Fprintf(b, "\nDiagnosis\n  none in this recording\n")
+		fmt.Fprintf(b, "\n%s\n  no diagnosis in this recording\n", endHeading)
 		return
 	}
-	fmt.Fprintf(b, "\nDiagnosis (%s)\n  %s\n  %s\n", d.title(), textsafe.Terminal(d.Diagnosis.Verdict), d.culpritLine(textsafe.Terminal))
+	head, of := d.heading()
+	fmt.Fprintf(b, "\n%s (%s)\n  %s\n  %s\n", head, of, textsafe.Terminal(d.Diagnosis.Verdict), d.culpritLine(textsafe.Terminal))
 	if w := d.whereLine(textsafe.Terminal); w != "" {
 		fmt.Fprintf(b, "  %s\n", w)
 	}
@@ -238,10 +246,11 @@ func (r *report) textDiagnosis(b *bytes.Buffer) {
 func (r *report) markdownDiagnosis(b *bytes.Buffer) {
 	d := r.Diagnosis
 	if d == nil {
-		fmt.Fprintf(b, "**Diagnosis:** none in this recording.\n\n")
+		fmt.Fprintf(b, "**%s:** no diagnosis in this recording.\n\n", endHeading)
 		return
 	}
-	fmt.Fprintf(b, "**Diagnosis** (%s): %s %s\n\n", d.title(), textsafe.MarkdownText(d.Diagnosis.Verdict), d.culpritLine(textsafe.MarkdownText))
+	head, of := d.heading()
+	fmt.Fprintf(b, "**%s** (%s): %s %s\n\n", head, of, textsafe.MarkdownText(d.Diagnosis.Verdict), d.culpritLine(textsafe.MarkdownText))
 	if w := d.whereLine(textsafe.MarkdownText); w != "" {
 		fmt.Fprintf(b, "%s\n\n", w)
 	}

@@ -49,8 +49,9 @@ const adaScenario = `{"fps":30,"frames":1500,"seed":2,"players":["ada","bob","cy
 // A recording keeps the diagnosis lines byte for byte (they decode to
 // DiagnosisEvents that write the same bytes again), the replayed View
 // carries the latest one from the first evaluation on, and the report
-// opens with the last verdict, the per-player table and the culprit
-// (S19).
+// gives the last verdict, the per-player table and the culprit as the
+// state at the end of the session, after the session's incidents and
+// before the links (S19).
 func TestDiagnosisRecordedReplayedAndReported_S19(t *testing.T) {
 	rec := recordedSim(t, adaScenario)
 	n := 0
@@ -92,13 +93,13 @@ func TestDiagnosisRecordedReplayedAndReported_S19(t *testing.T) {
 		}
 	}
 	ts := txt.String()
-	if d, l := strings.Index(ts, "\nDiagnosis ("), strings.Index(ts, "\nLinks"); d < 0 || d > l ||
+	if i, d, l := strings.Index(ts, "\nSession: "), strings.Index(ts, "\nEnd of session (frame 1500)"), strings.Index(ts, "\nLinks"); i < 0 || d < i || d > l ||
 		!strings.Contains(ts, "Culprit: ada. Slow path: none.") || !strings.Contains(ts, "\n  ada ") ||
 		!strings.Contains(ts, "ada's connection adds") || !strings.Contains(ts, "latency") {
 		t.Fatalf("text report:\n%s", ts)
 	}
 	ms := md.String()
-	if d, l := strings.Index(ms, "**Diagnosis**"), strings.Index(ms, "| link |"); d < 0 || d > l ||
+	if i, d, l := strings.Index(ms, "**Session:** "), strings.Index(ms, "**End of session** (frame 1500): "), strings.Index(ms, "| link |"); i < 0 || d < i || d > l ||
 		!strings.Contains(ms, "| ada | 15") || !strings.Contains(ms, "| player | access ms | loss |") {
 		t.Fatalf("markdown report:\n%s", ms)
 	}
@@ -126,7 +127,7 @@ func TestReportWithoutDiagnosis(t *testing.T) {
 	r.write(&txt, FormatText)
 	r.write(&md, FormatMarkdown)
 	r.write(&js, FormatJSON)
-	if !strings.Contains(txt.String(), "Diagnosis\n  none in this recording") || !strings.Contains(md.String(), "**Diagnosis:** none") ||
+	if !strings.Contains(txt.String(), "End of session\n  no diagnosis in this recording") || !strings.Contains(md.String(), "**End of session:** no diagnosis") ||
 		!strings.Contains(js.String(), `"diagnosis": null`) {
 		t.Fatalf("text:\n%s\nmarkdown:\n%s\njson:\n%s", txt.String(), md.String(), js.String())
 	}

@@ -43,6 +43,13 @@ func hostileReport() *report {
 		Commands: []commandRow{{Player: h("a"), Count: 3, Moved: 1}},
 		Loads: []loadReport{{AtMs: 4000, From: h("a"), To: h("b"),
 			loadResult: loadResult{Where: &loadtest.WhereAt{Link: vocab.HopLink(h("link")), TTL: 2}, Stopped: ptr(h("halt"))}}},
+		Incidents: []feed.Incident{
+			{ID: 1, Phase: vocab.IncidentClose, OpenedMs: 1000, ClosedMs: ptr(5000.0), ClosedFrame: ptr(150), Player: ptr(h("a")),
+				Cause: vocab.Cause(h("cause")), WaitMs: 3000, FramesWaited: 30, RungFrom: 1, RungPeak: 4,
+				Where: &feed.IncidentWhere{Link: vocab.HopLink(h("hop")), TTL: 2, AddedMs: 190}, LoadTest: &feed.LoadPair{From: h("a"), To: h("b")}, Text: h("text")},
+			{ID: 2, Phase: vocab.IncidentUpdate, OpenedMs: 7000, Between: &[2]string{h("a"), h("b")}, Cause: vocab.CauseLoss, Loss: ptr(0.05),
+				WaitMs: 1000, RungFrom: 1, RungPeak: 1},
+		},
 	}
 }
 
@@ -124,7 +131,7 @@ func TestReportEscapesEveryOutsideString(t *testing.T) {
 	checkMarkdownClean(t, "markdown report", md.String())
 	// Each field is there, visibly escaped: a renderer that dropped the
 	// text would pass the checks above too.
-	for _, field := range []string{"prog", "sess", "verdict", "tier", "reason", "stopped", "link", "halt"} {
+	for _, field := range []string{"prog", "sess", "verdict", "tier", "reason", "stopped", "link", "halt", "cause", "hop"} {
 		if want := `\x1b]0;pwned\a|<b>x</b>\u009b31m` + field; !strings.Contains(txt.String(), want) {
 			t.Errorf("text report lacks %q", want)
 		}
@@ -132,8 +139,9 @@ func TestReportEscapesEveryOutsideString(t *testing.T) {
 			t.Errorf("markdown report lacks %q", want)
 		}
 	}
-	// a and b: link, waits, causes, commands, removed, diagnosis.
-	if n := strings.Count(txt.String(), `pwned\a|<b>x</b>\u009b31ma`); n < 6 {
+	// a and b: link, waits, causes, commands, removed, diagnosis, both
+	// incidents.
+	if n := strings.Count(txt.String(), `pwned\a|<b>x</b>\u009b31ma`); n < 8 {
 		t.Errorf("text report shows player a %d times, want every line that names it", n)
 	}
 }
@@ -228,6 +236,9 @@ func FuzzReportAndReplay(f *testing.F) {
 	refused := "peer refused"
 	w.event(time.Second, "a|<b>", &feed.LoadEvent{Header: feed.Header{Type: vocab.EventLoad}, From: "a|<b>", To: "c",
 		Result: loadtest.Result{Stopped: &refused, Where: &loadtest.WhereAt{Link: "peer", TTL: 3}}})
+	w.event(time.Second, "a|<b>", &feed.IncidentEvent{Header: feed.Header{Type: vocab.EventIncident, Frame: 3}, Incident: feed.Incident{ID: 1,
+		Phase: vocab.IncidentOpen, OpenedMs: 500, Between: &[2]string{"a|<b>", "c"}, Cause: vocab.CauseLatency, AddedMs: ptr(120.0), WaitMs: 300,
+		RungFrom: 1, RungPeak: 2, Where: &feed.IncidentWhere{Link: vocab.HopLAN, TTL: 1, AddedMs: 110}, Text: "a|<b> and c <wait>"}})
 	w.Close()
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {

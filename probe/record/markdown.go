@@ -12,9 +12,11 @@ func (r *report) markdown(w io.Writer) error {
 	// Table cells and prose escape differently (textsafe).
 	cell, prose := textsafe.MarkdownCell, textsafe.MarkdownText
 	var b bytes.Buffer
-	// The diagnosis line ends the title's paragraph after a hard line
-	// break: the report stays short enough to paste into a chat.
+	// The session's line ends the title's paragraph after a hard line
+	// break, its incidents a list right under it: the report stays short
+	// enough to paste into a chat.
 	fmt.Fprintf(&b, "**lagscope report:** %s\\\n", r.title(prose))
+	r.markdownIncidents(&b, prose)
 	r.markdownDiagnosis(&b)
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "_Recording cut off: %s._\n\n", prose(r.Stopped))

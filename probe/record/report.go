@@ -2,6 +2,8 @@ package record
 
 import (
 	"time"
+
+	"github.com/lagscope/lagscope/probe/feed"
 )
 
 // report is what `lagscope report` says about a recording: per
@@ -17,8 +19,18 @@ type report struct {
 	Length   time.Duration `json:"-"`
 	LengthMs float64       `json:"length_ms"`
 	Players  []string      `json:"players"`
-	// Diagnosis is the last diagnosis in the recording, null
-	// when it holds none; the text and markdown reports print it first.
+	// Incidents are the session's story, in the order they opened: each
+	// as its close line without its type (an incident the recording ends
+	// in the middle of: its latest line, without a close). Null for a
+	// recording made before machines told incidents (incidents.go); the
+	// text and markdown reports lead with them, worst first.
+	Incidents []feed.Incident `json:"incidents"`
+	// endFrame is the summary's frame, nil without one: an incident
+	// closed on it was still going when the run ended.
+	endFrame *int
+	// Diagnosis is the last diagnosis in the recording, null when it holds
+	// none; the text and markdown reports print it after the incidents, as
+	// the state at the end.
 	Diagnosis *diagnosisReport `json:"diagnosis"`
 	Links     []linkReport     `json:"links"`
 	// Paths are the last hop trace of each link a machine traced, in

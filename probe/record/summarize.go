@@ -95,6 +95,12 @@ type summary struct {
 	seenCmd map[cmdKey]bool
 	cmds    map[string]*commandRow
 
+	// Incidents (incidents.go): the latest line of each, in the order
+	// they were first told, and the summary's list when there is one.
+	incidents    []*incidentAcc
+	incidentOf   map[incidentKey]*incidentAcc
+	endIncidents []feed.Incident
+
 	paths map[[2]string]pathReport // the last path of each traced link (path.go)
 	loads []loadReport             // every load test, in the order they ended (load.go)
 }
@@ -107,7 +113,8 @@ func summarize(rec *Recording) *report {
 		r.Stopped = rec.Stop.Error()
 	}
 	s := &summary{r: r, links: map[[2]string]*linkAcc{}, lastView: map[string][]feed.LinkView{}, players: map[string]bool{},
-		seenNet: map[string]bool{}, causes: map[string]*causeRow{}, seenCmd: map[cmdKey]bool{}, cmds: map[string]*commandRow{}}
+		seenNet: map[string]bool{}, causes: map[string]*causeRow{}, seenCmd: map[cmdKey]bool{}, cmds: map[string]*commandRow{},
+		incidentOf: map[incidentKey]*incidentAcc{}}
 	for _, x := range rec.Records {
 		if x.Kind == KindView {
 			s.hasViews = true
@@ -126,6 +133,7 @@ func summarize(rec *Recording) *report {
 		}
 	}
 	s.finish()
+	s.finishIncidents(rec.Header.Protocol)
 	return r
 }
 
@@ -230,7 +238,13 @@ func (s *summary) event(x Record) {
 		s.seenPlayer(e.Player)
 	case *feed.DiagnosisEvent:
 		s.diagnosis(x.At, e.Frame, false, e.Diagnosis)
+	case *feed.IncidentEvent:
+		s.incidentLine(x.From, e.Incident)
 	case *feed.SummaryEvent:
+		if e.Incidents != nil { // a summary written before incidents has none
+			s.endIncidents = e.Incidents
+		}
+		r.endFrame = &e.Frame
 		if e.Diagnosis.Verdict != "" { // a summary written before the diagnosis has none
 			s.diagnosis(x.At, e.Frame, true, e.Diagnosis)
 		}

@@ -17,6 +17,7 @@ func (r *report) text(w io.Writer) error {
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "recording cut off: %s\n", esc(r.Stopped))
 	}
+	r.textIncidents(&b, esc)
 	r.textDiagnosis(&b)
 	fmt.Fprintf(&b, "\nLinks (SRTT ms min/mean/p95/max; jitter = mean RTTVAR ms; shares of datagrams)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
