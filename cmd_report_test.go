@@ -361,6 +361,7 @@ func TestReportTellsTheDemosIncident(t *testing.T) {
 		if m == nil || m[5] != "" || m[6] != "" {
 			t.Fatalf("%s report names no closed incident of ada's:\n%s", f, out)
 		}
+		t.Logf("%s: %s", f, m[0])
 		if from, to := atoi(m[1])*60+atoi(m[2]), atoi(m[3])*60+atoi(m[4]); from != opened || to != closed {
 			t.Errorf("%s report: ada's incident %s:%s–%s:%s, its close line %d s to %d s", f, m[1], m[2], m[3], m[4], opened, closed)
 		}
@@ -408,6 +409,7 @@ func TestReportTellsTheDemosIncident(t *testing.T) {
 	if m == nil || m[5] == "" || m[6] == "" || m[3]+":"+m[4] != "00:27" || atoi(m[1])*60+atoi(m[2]) != opened {
 		t.Fatalf("the cut recording's report does not give ada's incident open at the cut (00:27):\n%s", out.String())
 	}
+	t.Logf("cut at 27 s: %s", m[0])
 	doc.Incidents = nil
 	if err := json.Unmarshal(runOK(t, "report", "--format", "json", cutFile), &doc); err != nil {
 		t.Fatal(err)
