@@ -40,15 +40,15 @@ func TestLiveIncidentThroughImpair(t *testing.T) {
 			t.Fatalf("%s exited %d: %s", p.name, code, p.stderr.String())
 		}
 	}
-	checkIncidentsAgree(t, procs, "bob", []string{"cyd", "dan"}, 3*30)
+	checkIncidentsAgree(t, procs, "bob", []string{"cyd", "dan"}, 3*30, true)
 }
 
 // checkIncidentsAgree: every machine in procs opened an incident naming
 // culprit (as its player or one end of its path); their first such
 // opened_frames are within slack frames of each other; no incident line
-// and no diagnosis of any machine names one of bystanders (who only
-// waited for the culprit).
-func checkIncidentsAgree(t *testing.T, procs []*proc, culprit string, bystanders []string, slack int) {
+// of any machine names one of bystanders (who only waited for the
+// culprit), and with diagnoses set, no diagnosis's culprit does either.
+func checkIncidentsAgree(t *testing.T, procs []*proc, culprit string, bystanders []string, slack int, diagnoses bool) {
 	t.Helper()
 	names := func(e ndjson) []string {
 		var out []string
@@ -93,8 +93,11 @@ func checkIncidentsAgree(t *testing.T, procs []*proc, culprit string, bystanders
 			}
 			c, _ := diag["culprit"].(string)
 			for _, b := range bystanders {
-				if c == b {
+				switch {
+				case c == b && diagnoses:
 					t.Errorf("%s: a diagnosis names %s the culprit: %v", p.name, b, diag["verdict"])
+				case c == b:
+					t.Logf("%s: a diagnosis names %s the culprit (the evaluations' waits rule): %v", p.name, b, diag["verdict"])
 				}
 			}
 		}

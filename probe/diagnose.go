@@ -194,6 +194,17 @@ func (p *Peer) diagnosisInput(now time.Duration, m *feed.MatrixView) {
 	for i := range in.Players {
 		in.Players[i].RecentWait = max(dg.caused[i]-old[in.Players[i].Name], 0)
 	}
+	// A player the others wait for only because it waited itself (a
+	// knock-on, as the incidents judge it now) passes its recent waits to
+	// the root of its chain: the waits rule names whose delay it was.
+	for i := range in.Players {
+		if r, ok := p.inc.d.KnockOn(in.Players[i].Name); ok {
+			if j := m.Index(r); j >= 0 && j != i {
+				in.Players[j].RecentWait += in.Players[i].RecentWait
+				in.Players[i].RecentWait = 0
+			}
+		}
+	}
 	for a := 0; a < n; a++ {
 		for b := a + 1; b < n; b++ {
 			if pr, ok := pairOf(a, b, dirs[a*n+b], dirs[b*n+a]); ok {

@@ -151,6 +151,29 @@ type Detector struct {
 	frames   []frameAt     // this machine's frame at recent evaluations
 	process  map[string]time.Duration
 	baseProc map[string]time.Duration
+	// knockOn is, as of the latest evaluation, each player whose waits
+	// are another's passed on, with the root of its chain.
+	knockOn map[string]string
+}
+
+// KnockOn is the root of player's chain of knock-on waits as of the
+// latest evaluation — the player it waited for, whose delay it passed on
+// to the machines that waited for it — and ok false when player's waits
+// are its own.
+//
+// Only a root that an open incident names counts: outside an episode the
+// waits stay where the machines recorded them.
+func (d *Detector) KnockOn(player string) (root string, ok bool) {
+	root, ok = d.knockOn[player]
+	if !ok {
+		return "", false
+	}
+	for _, t := range d.open {
+		if t.key.a == root || t.key.b == root {
+			return root, true
+		}
+	}
+	return "", false
 }
 
 type frameAt struct {

@@ -254,6 +254,15 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		}
 		return y
 	}
+	clear(d.knockOn)
+	for y := range n {
+		if r := follow(y); r != y {
+			if d.knockOn == nil {
+				d.knockOn = map[string]string{}
+			}
+			d.knockOn[names[y]] = names[r]
+		}
+	}
 	for i := range n {
 		for j := range n {
 			w := W[i*n+j]
