@@ -295,8 +295,8 @@ func startMallory(t *testing.T, sock *malSocket, key []byte) *malRun {
 }
 
 // startMalloryWith is startMallory with a config of the test's (its name
-// is mallory's).
-func startMalloryWith(t *testing.T, sock *malSocket, cfg session.Config) *malRun {
+// is mallory's), over any socket of the test's.
+func startMalloryWith(t *testing.T, sock live.Socket, cfg session.Config) *malRun {
 	t.Helper()
 	cfg.Name = "mallory"
 	s, err := session.NewJoiner(cfg, session.RoleObserver, sock, atkHost)
