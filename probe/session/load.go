@@ -73,6 +73,7 @@ type loadState struct {
 	turnEnd map[netcore.PeerID]time.Duration // (host) when each holder's last turn ended
 	notice  loadNotice                       // (peer end) the host's word on the test this machine may serve
 	shown   map[loadShown]time.Duration      // refusals shown, and when the latest of each came
+	claims  claimsNow                        // (host) the members whose claim it took at this instant
 	buf     []byte
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
@@ -427,6 +428,10 @@ func (s *Session) onLoadLobby(now time.Duration, m *member, msg []byte) {
 			s.badLoad(m, err)
 			return
 		}
+		if !s.load.claims.take(now, m.ID) {
+			s.badLoad(m, errLoadTwice)
+			return
+		}
 		s.hostClaim(now, m.ID, c)
 	case kindLoadGrant:
 		g, err := decodeLoadTurn(msg, kindLoadGrant)
@@ -443,6 +448,30 @@ func (s *Session) onLoadLobby(now time.Duration, m *member, msg []byte) {
 		}
 		s.noteLoad(m.Name, f)
 	}
+}
+
+// claimsNow is the members whose claim the host took at one instant. A
+// datagram's messages all arrive at one instant, so taking one claim a
+// member an instant means that claims packed into one datagram draw at
+// most one grant or notice: never more datagrams, nor more bytes, than
+// came in. A conforming machine sends one claim a datagram, one every
+// 500 ms at most.
+type claimsNow struct {
+	at   time.Duration
+	from []netcore.PeerID
+}
+
+// take reports whether a claim from id at now is the first this instant,
+// and notes it.
+func (c *claimsNow) take(now time.Duration, id netcore.PeerID) bool {
+	if c.at != now {
+		c.at, c.from = now, c.from[:0]
+	}
+	if slices.Contains(c.from, id) {
+		return false
+	}
+	c.from = append(c.from, id)
+	return true
 }
 
 // badLoad counts a load message that does not decode or came from a

@@ -63,6 +63,9 @@ type loadFigures struct {
 var (
 	errLoadWire = errors.New("load message: wrong length or kind")
 	errLoadFlag = errors.New("load message: unknown flag")
+	// errLoadTwice: a second claim from one member at one instant (in one
+	// datagram).
+	errLoadTwice = errors.New("load message: a second claim in one datagram")
 )
 
 func appendLoadTurn(b []byte, kind byte, t loadTurnMsg) []byte {
