@@ -309,7 +309,8 @@ func (p *incidentsPane) lines(s *session, w int) []string {
 	return append(out, p.detail(rows[f], w)...)
 }
 
-// row is one incident's line of the list.
+// row is one incident's line of the list: the focused one reversed as a
+// whole, the others with the cause in its ink and the state open or not.
 func (p *incidentsPane) row(r *incidentRow, focused bool, c incidentCols, w int) string {
 	st := &p.st
 	state := "closed"
@@ -323,23 +324,18 @@ func (p *incidentsPane) row(r *incidentRow, focused bool, c incidentCols, w int)
 	if focused {
 		lead = "▶ "
 	}
-	cause := st.cause[causeIndex(r.Cause)]
-	line := lead + fit(fmtClock(r.opened()), c.when) + fitName(r.who(), c.who)
-	var b strings.Builder
-	b.WriteString(st.text.Render(line))
-	b.WriteString(cause.Render(fit(string(r.Cause), c.cause)))
+	head := lead + fit(fmtClock(r.opened()), c.when) + fitName(r.who(), c.who)
+	cause := fit(string(r.Cause), c.cause)
 	rest := padLeft(peakOf(r.AddedMs), c.peak) + padLeft(lossOf(r.Loss), c.loss) + "  " + fit(whereShort(r.Where, c.where >= 20), c.where) +
 		padLeft(fmtWait(msDur(r.WaitMs)), c.waited) + padLeft(rungsOf(r), c.rungs) + "  "
-	b.WriteString(st.text.Render(rest))
-	if r.open() {
-		b.WriteString(st.warn.Render(state))
-	} else {
-		b.WriteString(st.muted.Render(state))
-	}
 	if focused {
-		return st.selected.Render(fit(lead+fit(fmtClock(r.opened()), c.when)+fitName(r.who(), c.who)+fit(string(r.Cause), c.cause)+rest+state, w))
+		return st.selected.Render(fit(head+cause+rest+state, w))
 	}
-	return fit(b.String(), w)
+	stateInk := st.muted
+	if r.open() {
+		stateInk = st.warn
+	}
+	return fit(st.text.Render(head)+st.cause[causeIndex(r.Cause)].Render(cause)+st.text.Render(rest)+stateInk.Render(state), w)
 }
 
 // detail is the focused incident in full: its span, cost and where, then
