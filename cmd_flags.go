@@ -172,8 +172,17 @@ func (lf *liveFlags) keyBytes() []byte {
 	return []byte(lf.key)
 }
 
-// newMetrics is the exporter behind --metrics.
-func newMetrics(session string) (live.MetricsExporter, error) { return metrics.New(session) }
+// newMetrics is the exporter behind --metrics. Its incident families
+// count the incidents this machine tells (in the demo every machine
+// publishes to it, and each tells the same incidents).
+func (lf *liveFlags) newMetrics(session string) (live.MetricsExporter, error) {
+	e, err := metrics.New(session)
+	if err != nil {
+		return nil, err
+	}
+	e.SetIncidentTeller(lf.name)
+	return e, nil
+}
 
 // runConfig is the live run the shared flags ask for: NDJSON on stdout
 // with --json; else the TUI on a terminal that can draw it, and a line of
@@ -181,7 +190,7 @@ func newMetrics(session string) (live.MetricsExporter, error) { return metrics.N
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
-		Alerts: lf.alerts, NewMetrics: newMetrics, Trace: lf.trace, Load: lf.load}
+		Alerts: lf.alerts, NewMetrics: lf.newMetrics, Trace: lf.trace, Load: lf.load}
 	mode, why := chooseFront(lf.asJSON, stdout, termEnv())
 	lf.front = mode
 	switch mode {

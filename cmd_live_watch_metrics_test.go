@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/lagscope/lagscope/vocab"
 )
 
 // A host, two joiners and a watcher with --metrics, each its own process on
@@ -107,6 +109,41 @@ func TestLiveWatcherMetricsEveryPair_L5(t *testing.T) {
 				t.Errorf("the watcher's per-link family has a link of %s: first-hand only", p.GetValue())
 			}
 		}
+	}
+	// The session's incidents as the watcher tells them: every incident
+	// cause has its series, and the incidents opened are the watcher's own
+	// incident lines (polled: a line and a scrape are not one instant).
+	incidentsAgree := func() (string, bool) {
+		fams := scrape()
+		if fams == nil {
+			return "no scrape", false
+		}
+		for _, n := range []string{"lagscope_incidents_total", "lagscope_incident_wait_seconds_total", "lagscope_incidents_open"} {
+			if f := fams[n]; f == nil || len(f.GetMetric()) != len(vocab.IncidentCauses) {
+				return n + ": not a series per cause", false
+			}
+		}
+		opened := map[string]float64{}
+		for _, e := range eve.of("incident") {
+			if e.str("phase") == "open" {
+				opened[e.str("cause")]++
+			}
+		}
+		for _, m := range fams["lagscope_incidents_total"].GetMetric() {
+			for _, p := range m.GetLabel() {
+				if p.GetName() == "cause" && m.GetCounter().GetValue() != opened[p.GetValue()] {
+					return "lagscope_incidents_total{cause=" + p.GetValue() + "} is not the watcher's lines'", false
+				}
+			}
+		}
+		return "", true
+	}
+	why, ok := incidentsAgree()
+	for end := time.Now().Add(3 * time.Second); !ok && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		why, ok = incidentsAgree()
+	}
+	if !ok {
+		t.Errorf("the watcher's incident families: %s", why)
 	}
 	for _, p := range all {
 		if code := p.exit(60 * time.Second); code != 0 {

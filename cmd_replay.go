@@ -67,7 +67,11 @@ func replayJSON(path string, rec *record.Recording, stdout, stderr io.Writer) in
 // ui.Run, the same front end a live session uses (no second renderer). The
 // Player also has the methods of ui.Playback (record.Playback: pause, seek,
 // speed ×0.5–×16), so the TUI binds space, ←/→ and -/+ to them and shows
-// the replay's position.
+// the replay's position, and ui.IncidentTimes, so [ and ] seek to the
+// incidents.
+// The TUI's [ and ] seek among every incident of the recording.
+var _ ui.IncidentTimes = (*record.Player)(nil)
+
 func replayTUI(path string, rec *record.Recording, as string, speed float64, theme string, stdout, stderr io.Writer) int {
 	stopNote(stderr, "replay", path, rec, "showing everything before it")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -22,8 +22,10 @@
 // the machine's Matrix knows — its own row and the other players' rows from
 // their telemetry — so one watcher's scrape carries the whole session.
 // The lagscope_path_hop_* families (path.go) publish, per hop, the hop
-// traces of the links the machine traces, and lagscope_load_added_seconds
-// (load.go) what a full line added in the load tests the machine ran.
+// traces of the links the machine traces, lagscope_load_added_seconds
+// (load.go) what a full line added in the load tests the machine ran, and
+// the lagscope_incident* families (incidents.go) the session's incidents
+// by cause.
 //
 // Names on /metrics are the ones docs/metrics.md lists; the tests read
 // them back.
@@ -94,6 +96,11 @@ type Exporter struct {
 	// direction, seconds, in first-seen order.
 	loads     map[loadKey]float64
 	loadOrder []loadKey
+	// The incidents (incidents.go): each machine's, and whose the
+	// families publish.
+	books       map[string]*incidentBook
+	teller      string
+	firstTeller string
 }
 
 // New builds an Exporter for one session; the session names the `session`
@@ -108,10 +115,11 @@ func New(session string) (*Exporter, error) {
 		return nil, err
 	}
 	e := &Exporter{session: session, registry: reg, links: map[linkKey]*link{}, machines: map[string]*machine{}, waits: map[string]float64{},
-		relayed: map[[2]string]uint64{}, pairs: map[linkKey]*pairLink{}, rows: map[string]*matrixRow{}, loads: map[loadKey]float64{}}
+		relayed: map[[2]string]uint64{}, pairs: map[linkKey]*pairLink{}, rows: map[string]*matrixRow{}, loads: map[loadKey]float64{},
+		books: map[string]*incidentBook{}}
 	e.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(resource.Empty()))
 	meter := e.provider.Meter("github.com/lagscope/lagscope/metrics")
-	if err := errors.Join(e.register(meter), e.registerPaths(meter), e.registerLoads(meter)); err != nil {
+	if err := errors.Join(e.register(meter), e.registerPaths(meter), e.registerLoads(meter), e.registerIncidents(meter)); err != nil {
 		e.provider.Shutdown(context.Background())
 		return nil, err
 	}
@@ -246,6 +254,7 @@ func (e *Exporter) Observe(u feed.Update) {
 	e.observeMatrix(&v, u.Done)
 	e.observePaths(&v, u.Done)
 	e.observeLoads(v.Self, u.Events, u.Done)
+	e.observeIncidents(v.Self, u.Events, u.Done)
 	for _, r := range v.Relay {
 		if _, ok := e.relayed[r.Between]; !ok {
 			e.relayOrder = append(e.relayOrder, r.Between)

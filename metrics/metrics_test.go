@@ -121,6 +121,9 @@ func TestNamesMatchContract_L5(t *testing.T) {
 	for _, n := range machineGauges {
 		want[n] = "player,session"
 	}
+	for _, n := range incidentFamilies {
+		want[n] = "cause,session"
+	}
 	for name, lbls := range want {
 		f := fams[name]
 		if f == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -22,6 +23,8 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/internal/systool"
+	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/vocab"
 )
 
 // The issue's integration test: a real Prometheus server on loopback scrapes
@@ -219,6 +222,11 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 		}
 	}
 
+	// The incident families: ada's incident (her connection spikes 10 s
+	// in) is on the demo's NDJSON, and Prometheus reads the three
+	// families with the values its lines carry.
+	checkIncidentFamilies(t, query, waitFor, session, &dout)
+
 	// promtool's lint of the endpoint's own output.
 	r, err := client.Get("http://" + demoAddr + "/metrics")
 	if err != nil {
@@ -254,6 +262,109 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 	if quit < 0 || removed < quit || !strings.Contains(dout.String(), `"session":"`+session+`"`) {
 		t.Fatalf("the demo's NDJSON: quit line %d, bob removed at line %d, session %q", quit, removed, session)
 	}
+}
+
+// incidentFigures are the incident families' values by cause, as the
+// NDJSON's incident lines make them: incidents opened (under the first
+// line's cause), seconds waited (each line's growth of wait_ms, under its
+// cause) and open now (by the cause now).
+type incidentFigures struct {
+	opened, waited, open map[string]float64
+	lines                int
+}
+
+func incidentFiguresOf(t *testing.T, ndjson string) incidentFigures {
+	t.Helper()
+	f := incidentFigures{opened: map[string]float64{}, waited: map[string]float64{}, open: map[string]float64{}}
+	type state struct {
+		cause  string
+		waitMs float64
+		closed bool
+	}
+	seen := map[int]*state{}
+	for _, line := range strings.Split(ndjson, "\n") {
+		if !strings.Contains(line, `"type":"incident"`) {
+			continue
+		}
+		var e feed.IncidentEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		f.lines++
+		cause := string(e.Cause)
+		st := seen[e.ID]
+		if st == nil {
+			st = &state{cause: cause}
+			seen[e.ID] = st
+			f.opened[cause]++
+			f.open[cause]++
+		}
+		if st.closed {
+			continue
+		}
+		if e.WaitMs > st.waitMs {
+			f.waited[cause] += (e.WaitMs - st.waitMs) / 1000
+			st.waitMs = e.WaitMs
+		}
+		f.open[st.cause]--
+		f.open[cause]++
+		st.cause = cause
+		if e.Phase == vocab.IncidentClose {
+			st.closed = true
+			f.open[cause]--
+		}
+	}
+	return f
+}
+
+// checkIncidentFamilies waits for the demo's incident lines, then for
+// Prometheus's latest scrape to hold what the lines seen by then carry: every incident cause has its three series, and their values are
+// the lines' to a millionth of a second.
+func checkIncidentFamilies(t *testing.T, query func(string) []promSample, waitFor func(string, time.Duration, func() bool), session string, dout *syncBuffer) {
+	t.Helper()
+	// Five lines: the open line and updates whose wait has grown.
+	waitFor("five incident lines from the demo", 25*time.Second, func() bool { return incidentFiguresOf(t, dout.String()).lines >= 5 })
+	families := map[string]func(incidentFigures) map[string]float64{
+		"lagscope_incidents_total":             func(f incidentFigures) map[string]float64 { return f.opened },
+		"lagscope_incident_wait_seconds_total": func(f incidentFigures) map[string]float64 { return f.waited },
+		"lagscope_incidents_open":              func(f incidentFigures) map[string]float64 { return f.open },
+	}
+	var last string
+	agree := func() bool {
+		want := incidentFiguresOf(t, dout.String())
+		var diffs []string
+		for name, of := range families {
+			got := query(name)
+			if len(got) != len(vocab.IncidentCauses) {
+				diffs = append(diffs, fmt.Sprintf("%s: %d series", name, len(got)))
+				continue
+			}
+			for _, s := range got {
+				c := s.Metric["cause"]
+				if s.Metric["session"] != session || len(s.Metric) != 5 || !vocab.Cause(c).Valid() {
+					t.Fatalf("%s labels %v", name, s.Metric)
+				}
+				if w := of(want)[c]; math.Abs(s.value()-w) > 1e-6 {
+					diffs = append(diffs, fmt.Sprintf("%s{cause=%q} %v, the lines %v", name, c, s.value(), w))
+				}
+			}
+		}
+		last = strings.Join(diffs, "; ")
+		opened := 0.0
+		for _, n := range want.opened {
+			opened += n
+		}
+		return len(diffs) == 0 && opened >= 1
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !agree() {
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus never agreed with the demo's incident lines: %s", last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f := incidentFiguresOf(t, dout.String())
+	t.Logf("after %d incident lines Prometheus reads opened %v, waited %v s, open %v", f.lines, f.opened, f.waited, f.open)
 }
 
 // buildLagscope builds the command into a fresh directory: a plain build,

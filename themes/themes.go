@@ -61,6 +61,19 @@ type Theme struct {
 	// lanes (resend share, observed inbound, peer-reported outbound).
 	SRTT, RTO                 Ink
 	Resend, Inbound, Outbound Ink
+
+	// Incident causes, on the Session view's incident strip and the
+	// Diagnosis view's Incidents list.
+	Causes CauseInks
+}
+
+// CauseInks are an incident's causes' looks: long round trips, lost
+// packets, varying round trips, a slow machine, a router queue that fills
+// under load, and a cause not told yet. They differ from one another in
+// every theme, by colour or by attribute; the UI also writes each cause as
+// a letter or a word, so none hangs on colour alone.
+type CauseInks struct {
+	Latency, Loss, Jitter, Processing, Bufferbloat, Unknown Ink
 }
 
 func c(hex string) lipgloss.TerminalColor { return lipgloss.Color(hex) }
@@ -90,6 +103,14 @@ func dark() Theme {
 		Resend:   Ink{Fg: c("#ffaf00")},
 		Inbound:  Ink{Fg: c("#5fafff")},
 		Outbound: Ink{Fg: c("#d787d7")},
+		Causes: CauseInks{
+			Latency:     Ink{Fg: c("#ff875f"), Attr: Bold},
+			Loss:        Ink{Fg: c("#d787ff"), Attr: Bold},
+			Jitter:      Ink{Fg: c("#ffd75f"), Attr: Bold},
+			Processing:  Ink{Fg: c("#5fd7af"), Attr: Bold},
+			Bufferbloat: Ink{Fg: c("#ffaf00"), Attr: Bold},
+			Unknown:     Ink{Fg: c("#a8a8a8")},
+		},
 	}
 }
 
@@ -116,6 +137,14 @@ func light() Theme {
 		Resend:   Ink{Fg: c("#af5f00")},
 		Inbound:  Ink{Fg: c("#005fd7")},
 		Outbound: Ink{Fg: c("#870087")},
+		Causes: CauseInks{
+			Latency:     Ink{Fg: c("#d75f00"), Attr: Bold},
+			Loss:        Ink{Fg: c("#8700af"), Attr: Bold},
+			Jitter:      Ink{Fg: c("#876f00"), Attr: Bold},
+			Processing:  Ink{Fg: c("#00875f"), Attr: Bold},
+			Bufferbloat: Ink{Fg: c("#af5f00"), Attr: Bold | Underline},
+			Unknown:     Ink{Fg: c("#6c6c6c")},
+		},
 	}
 }
 
@@ -144,6 +173,14 @@ func highContrast() Theme {
 		Resend:   Ink{Fg: a(11), Attr: Bold},
 		Inbound:  Ink{Fg: a(14), Attr: Bold},
 		Outbound: Ink{Fg: a(13), Attr: Bold},
+		Causes: CauseInks{
+			Latency:     Ink{Fg: a(9), Attr: Bold},
+			Loss:        Ink{Fg: a(13), Attr: Bold},
+			Jitter:      Ink{Fg: a(11), Attr: Bold},
+			Processing:  Ink{Fg: a(10), Attr: Bold},
+			Bufferbloat: Ink{Fg: a(11), Attr: Bold | Reverse},
+			Unknown:     Ink{Fg: a(7)},
+		},
 	}
 }
 
@@ -186,6 +223,14 @@ func colourBlind() Theme {
 		Resend:   Ink{Fg: c(okOrange)},
 		Inbound:  Ink{Fg: c(okBlue)},
 		Outbound: Ink{Fg: c(okPurple)},
+		Causes: CauseInks{
+			Latency:     Ink{Fg: c(okVermilion), Attr: Bold},
+			Loss:        Ink{Fg: c(okPurple), Attr: Bold},
+			Jitter:      Ink{Fg: c(okYellow), Attr: Bold},
+			Processing:  Ink{Fg: c(okGreen), Attr: Bold},
+			Bufferbloat: Ink{Fg: c(okOrange), Attr: Bold},
+			Unknown:     Ink{Fg: c(okGrey)},
+		},
 	}
 }
 
@@ -214,6 +259,14 @@ func monochrome() Theme {
 		Resend:   Ink{Fg: none, Attr: Bold},
 		Inbound:  Ink{Fg: none},
 		Outbound: Ink{Fg: none, Attr: Underline},
+		Causes: CauseInks{
+			Latency:     Ink{Fg: none, Attr: Bold},
+			Loss:        Ink{Fg: none, Attr: Underline},
+			Jitter:      Ink{Fg: none, Attr: Italic},
+			Processing:  Ink{Fg: none},
+			Bufferbloat: Ink{Fg: none, Attr: Bold | Underline},
+			Unknown:     Ink{Fg: none, Attr: Faint},
+		},
 	}
 }
 

@@ -79,3 +79,35 @@ func TestMonochromeHasNoColour(t *testing.T) {
 		}
 	}
 }
+
+// The incident causes' inks differ from one another in every theme, and
+// keep to the theme's own rules: Okabe–Ito colours in the colour-blind
+// theme, no colour at all in monochrome.
+func TestCauseInksDistinct(t *testing.T) {
+	palette := map[lipgloss.Color]bool{okOrange: true, okSkyBlue: true, okGreen: true, okYellow: true, okBlue: true, okVermilion: true, okPurple: true, okGrey: true}
+	for _, n := range Names() {
+		th, _ := ByName(n)
+		ci := th.Causes
+		inks := []Ink{ci.Latency, ci.Loss, ci.Jitter, ci.Processing, ci.Bufferbloat, ci.Unknown}
+		for i := range inks {
+			if inks[i].Fg == nil {
+				t.Errorf("%s: cause ink %d has no foreground", n, i)
+			}
+			for j := i + 1; j < len(inks); j++ {
+				if inks[i] == inks[j] {
+					t.Errorf("%s: cause inks %d and %d are the same", n, i, j)
+				}
+			}
+			switch n {
+			case "colour-blind":
+				if c, ok := inks[i].Fg.(lipgloss.Color); !ok || !palette[c] {
+					t.Errorf("colour-blind: cause ink %+v is not an Okabe–Ito colour", inks[i])
+				}
+			case "monochrome":
+				if _, ok := inks[i].Fg.(lipgloss.NoColor); !ok {
+					t.Errorf("monochrome: cause ink %+v has a colour", inks[i])
+				}
+			}
+		}
+	}
+}

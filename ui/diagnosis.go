@@ -44,20 +44,24 @@ const (
 	dgNumW  = 9
 )
 
-// view draws the Diagnosis view: the verdict, the players' table and the
-// links' table, scrolled to top.
-func (p *diagnosisPane) view(s *session, w, h int) string {
+// view draws the Diagnosis view: the verdict, the incidents (drawn by
+// the Incidents list), the players' table and the links' table, scrolled
+// to top.
+func (p *diagnosisPane) view(s *session, w, h int, incidents []string) string {
 	st := &p.st
 	d := s.view.Diagnosis
 	out := []string{p.rule(st.title.Render("Diagnosis")+st.muted.Render("  who and what holds the match back"), w)}
 	if d == nil {
 		out = append(out, st.muted.Render("  no diagnosis yet: it comes with the first evaluation after the game starts"))
-		return block(out, w, h)
+		if len(s.incidents.rows) > 0 {
+			out = append(append(out, ""), incidents...)
+		}
+		return p.scrolled(out, w, h)
 	}
 	for _, l := range wrap(textOf(strings.Join(s.verdict(), " ")), w-2) {
 		out = append(out, "  "+st.text.Render(l))
 	}
-	out = append(out, "")
+	out = append(append(append(out, ""), incidents...), "")
 	nw := dgNumW
 	if w >= wideLayout {
 		nw = 11
@@ -65,11 +69,16 @@ func (p *diagnosisPane) view(s *session, w, h int) string {
 	out = p.playerLines(out, d, w, nw)
 	out = p.whereLines(out, d, w)
 	out = p.linkLines(out, d, w, nw)
-	// Scroll when it is longer than the screen.
+	return p.scrolled(out, w, h)
+}
+
+// scrolled is the view's lines from top, h of them: scrolled when it is
+// longer than the screen.
+func (p *diagnosisPane) scrolled(out []string, w, h int) string {
 	p.top = min(p.top, max(0, len(out)-h))
 	out = out[p.top:]
 	if len(out) > h && h > 0 {
-		out = append(out[:h-1:h-1], st.accent.Render("  ↓ more (↑/↓ scroll)"))
+		out = append(out[:h-1:h-1], p.st.accent.Render("  ↓ more (↑/↓ scroll)"))
 	}
 	return block(out, w, h)
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -93,7 +94,7 @@ func (p *helpPane) view(w, h int, matrixColumnKeys string) string {
 	}
 	lines = append(lines, "", p.rule(st.title.Render("Words and marks"), w))
 	const termW = 14
-	for _, g := range glossary {
+	for _, g := range slices.Concat(glossary, incidentGlossary) {
 		for i, l := range wrap(g[1], w-termW-2) {
 			term := ""
 			if i == 0 {

@@ -28,6 +28,10 @@ type keyMap struct {
 	Yes, No            key.Binding
 	load               loadKeys
 
+	// OlderIncident and NewerIncident move the Incidents list's focus;
+	// in a replay they seek to the incident before or after.
+	OlderIncident, NewerIncident key.Binding
+
 	// A replay's keys (Playback), shown only when the feed is one.
 	PlayPause, SeekBack, SeekForward key.Binding
 	Slower, Faster                   key.Binding
@@ -62,6 +66,9 @@ func newKeyMap() keyMap {
 		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "start load test")),
 		No:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "cancel")),
 
+		OlderIncident: key.NewBinding(key.WithKeys("["), key.WithHelp("[/]", "older/newer incident")),
+		NewerIncident: key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "newer incident")),
+
 		PlayPause:   key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
 		SeekBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←/→", "seek 10 s")),
 		SeekForward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "seek 10 s on")),
@@ -93,9 +100,9 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the help screen.
 func (k keyMap) FullHelp() [][]key.Binding {
-	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse, k.LoadTest}
+	views := []key.Binding{k.NextView, k.PrevView, k.Sort, k.Reverse, k.OlderIncident, k.LoadTest}
 	if k.startable {
-		views = []key.Binding{k.Start, k.NextView, k.PrevView, k.Reverse, k.LoadTest}
+		views = []key.Binding{k.Start, k.NextView, k.PrevView, k.Reverse, k.OlderIncident, k.LoadTest}
 	}
 	more := []key.Binding{k.Options, k.Pause, k.Theme, k.Bell, k.Help, k.Close, k.Quit}
 	if k.replay {
@@ -103,7 +110,9 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		// Space plays and pauses the replay itself, which also holds
 		// the display still. A replay runs no load test: its key gives
 		// way to the replay's.
-		views = append(views[:len(views)-1], k.PlayPause, k.SeekBack, k.Slower)
+		seek := k.OlderIncident
+		seek.SetHelp("[/]", "seek to an incident")
+		views = append(views[:len(views)-2], seek, k.PlayPause, k.SeekBack, k.Slower)
 		more = append(more[:1:1], more[2:]...)
 	}
 	return [][]key.Binding{

@@ -82,6 +82,8 @@ type tuiModel struct {
 	players playersPane
 	path    pathPane
 	load    loadPane
+	strip   stripPane     // the Session view's incident strip (strip.go)
+	incs    incidentsPane // the Diagnosis view's Incidents list (incidents.go)
 	helpv   helpPane
 	dialog  *optionsDialog // nil when closed
 
@@ -157,6 +159,7 @@ func newModel(fd feed.Feed, opts Options) (*tuiModel, error) {
 	m.header, m.table, m.charts, m.ladder = headerPane{ctx: c}, tablePane{ctx: c}, chartPane{ctx: c}, ladderPane{ctx: c}
 	m.msgs, m.matrix, m.players, m.helpv = messagesPane{ctx: c}, matrixPane{ctx: c}, playersPane{c}, helpPane{ctx: c}
 	m.diag, m.path, m.load = diagnosisPane{ctx: c}, pathPane{ctx: c}, loadPane{ctx: c}
+	m.strip, m.incs = stripPane{ctx: c}, incidentsPane{ctx: c}
 	m.ring = bellCmd(out)
 	m.bellOn = opts.Bell
 	if pb, ok := fd.(Playback); ok {
@@ -339,6 +342,9 @@ func (m *tuiModel) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if m.playback != nil && m.playbackKey(msg) {
+		return nil
+	}
+	if m.incidentKey(msg) {
 		return nil
 	}
 	if sc := screens[m.screen]; sc.key != nil && sc.key(m, msg) {

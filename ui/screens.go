@@ -28,7 +28,7 @@ var screens = []screen{
 	{name: "Players", render: (*tuiModel).playersScreen},
 	{name: "Messages", render: (*tuiModel).messagesScreen, scrolls: true},
 	{name: "Matrix", render: (*tuiModel).matrixScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.matrix.key(m.display(), msg) }},
-	{name: "Diagnosis", render: (*tuiModel).diagnosisScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
+	{name: diagnosisName, render: (*tuiModel).diagnosisScreen, key: func(m *tuiModel, msg tea.KeyMsg) bool { return m.diag.key(msg) }},
 	// The Path view opens on the link in focus (`p`, or the tab) and
 	// follows the cursor; the model tells the engine when it opens and
 	// closes (setScreen).
@@ -37,6 +37,9 @@ var screens = []screen{
 
 // linkName is the Link view's name in the tab bar.
 const linkName = "Link"
+
+// diagnosisName is the Diagnosis view's name in the tab bar.
+const diagnosisName = "Diagnosis"
 
 // Layout constants of the overview.
 const (
@@ -65,6 +68,9 @@ func (m *tuiModel) overview(s *session, w, h, y int) string {
 		// line; the table says so under itself.
 		table = append(table, m.st.muted.Render(fitWords("  "+markRelayed+" relayed: the round trip is the path through the host", w)))
 	}
+	// The incident strip: one line under the table, always there once
+	// the game runs, so nothing moves when an incident opens.
+	table = append(table, m.strip.line(s, w))
 	rest := h - len(table)
 	focus := m.charts.focused(s)
 
@@ -161,7 +167,7 @@ func (m *tuiModel) messagesScreen(s *session, w, h, y int) string {
 // diagnosisScreen is the Diagnosis view.
 func (m *tuiModel) diagnosisScreen(s *session, w, h, y int) string {
 	m.hits.hasTable = false
-	return m.diag.view(s, w, h)
+	return m.diag.view(s, w, h, m.incs.lines(s, w))
 }
 
 // matrixScreen is the Matrix view.

@@ -216,6 +216,8 @@ type session struct {
 	// worded is the diagnosis the verdict is worded from and the timings
 	// the view showed when it arrived (sessionVerdict).
 	worded verdictBase
+	// incidents is every incident told, as its latest line (incidents.go).
+	incidents incidentLog
 }
 
 // verdictBase is a diagnosis and the target and timing in force that the
@@ -256,6 +258,7 @@ func (s *session) apply(u feed.Update) {
 	u.View = safeView(u.View)
 	for _, e := range u.Events {
 		s.event(u.View.At, u.View.Self, e)
+		s.incidentEvent(u.View.At, e)
 	}
 	if u.Done {
 		s.done = true
@@ -425,6 +428,7 @@ func (s *session) clone() *session {
 	c.order = append([]string(nil), s.order...)
 	c.mx = s.mx.clone()
 	c.msgs = append([]message(nil), s.msgs...)
+	c.incidents = s.incidents.clone()
 	c.view.Links = append([]feed.LinkView(nil), s.view.Links...)
 	c.view.Players = append([]feed.PlayerView(nil), s.view.Players...)
 	c.view.Paths = append([]feed.PathView(nil), s.view.Paths...)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/themes"
+	"github.com/lagscope/lagscope/vocab"
 	"github.com/muesli/termenv"
 )
 
@@ -23,6 +24,7 @@ type styles struct {
 	badge                              [5]lipgloss.Style // the header's tier badge
 	srtt, rto                          paint
 	resend, in, out                    paint
+	cause, openCause                   [len(vocab.IncidentCauses)]paint // by place in vocab.IncidentCauses; an open incident's reversed
 	tabOn, tabOff                      lipgloss.Style
 	dialog                             lipgloss.Style
 
@@ -220,6 +222,14 @@ func newStyles(r *lipgloss.Renderer, t themes.Theme) styles {
 		good: in(t.Good), warn: in(t.Warn), err: in(t.Err),
 		srtt: in(t.SRTT), rto: in(t.RTO),
 		resend: in(t.Resend), in: in(t.Inbound), out: in(t.Outbound),
+	}
+	for i, c := range vocab.IncidentCauses {
+		ci := causeInk(t, c)
+		s.cause[i] = in(ci)
+		// An open incident stands out reversed; an ink that is reversed
+		// already turns plain and bold instead.
+		open := ink(r, ci).Bold(true).Reverse(ci.Attr&themes.Reverse == 0)
+		s.openCause[i] = newPaint(r, open)
 	}
 	tiers := [5]themes.Ink{{}, t.Fast, t.Normal, t.Poor, t.Bad}
 	for i := 1; i < 5; i++ {

@@ -174,3 +174,8 @@ const (
 
 // IncidentPhases is every incident phase, in order.
 var IncidentPhases = [...]IncidentPhase{IncidentOpen, IncidentUpdate, IncidentClose}
+
+// IncidentCauses are the causes an incident may name, in the order the
+// docs list them: every reader that counts or draws incidents by cause
+// (the metrics, the TUI's strip and list) walks this list.
+var IncidentCauses = [...]Cause{CauseLatency, CauseLoss, CauseJitter, CauseProcessing, CauseBufferbloat, CauseUnknown}
