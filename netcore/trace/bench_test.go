@@ -9,7 +9,7 @@ import (
 // sent, parse the router's error-queue answer quoting it, match it and
 // add the outcome to the path — the per-probe work of a live tracer.
 func BenchmarkProbeSendAndMatch(b *testing.B) {
-	m := makeMatcher(0)
+	m := makeMatcher()
 	m.AddLink(linkA, peerA)
 	var path hopPath
 	buf := quotedBody(Probe{Num: 0, TTL: 1})
@@ -21,7 +21,7 @@ func BenchmarkProbeSendAndMatch(b *testing.B) {
 		num++
 		now += time.Millisecond
 		buf = AppendProbe(buf[:0], Probe{Num: num, TTL: 1})
-		m.Sent(linkA, num, 1, now)
+		m.Sent(linkA, num, 1, now, time.Second, false)
 		a, err := parseQuoted(oob, buf)
 		if err != nil {
 			b.Fatal(err)
