@@ -79,7 +79,7 @@ type scheduler struct {
 	knownLast [maxHops + 1]time.Duration
 	knownAny  [maxHops + 1]bool
 	lastSend  time.Duration
-	sentAny     bool
+	sentAny   bool
 	// basePeriod is the baseline round, planned from the baseline links'
 	// hops (plan); planned is false when it needs planning again.
 	basePeriod time.Duration
