@@ -40,6 +40,7 @@ type tracing struct {
 	pinned  map[PeerID]bool           // links PinTrace keeps bursting
 	answers []HopAnswer               // HopAnswers's, reused
 	tx      [probeDatagramLen]byte
+	sent    uint64 // probes sent
 }
 
 // replyBucket is one link's budget of probe answers.
@@ -256,9 +257,18 @@ func (e *Endpoint) sendProbe(l *link, p trace.Probe) {
 	}
 	tc := e.tracing
 	d := e.probeDatagram(tc.tx[:], p)
+	tc.sent++
 	if err := e.hops.SendHopLimit(l.addr, d, int(p.TTL)); err != nil {
 		e.sendErrs++
 	}
+}
+
+// Probes is how many probes the endpoint has sent.
+func (e *Endpoint) Probes() uint64 {
+	if e.tracing == nil {
+		return 0
+	}
+	return e.tracing.sent
 }
 
 // probeDatagram puts the datagram carrying p, unsealed, in b.

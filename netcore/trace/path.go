@@ -44,6 +44,8 @@ type hopPath struct {
 	// baseAt is when the baselines were last worked out (based: ever).
 	baseAt time.Duration
 	based  bool
+	// ver counts the changes to the path: outcomes and baselines.
+	ver uint64
 }
 
 type pathHop struct {
@@ -82,6 +84,7 @@ func (p *hopPath) Add(o outcome) {
 	h.next = (h.next + 1) % histLen
 	h.n = min(h.n+1, histLen)
 	h.total++
+	p.ver++
 	p.end = endAfter(p.end, o)
 	switch {
 	case o.Lost:
@@ -124,6 +127,7 @@ func (p *hopPath) refreshBase(now time.Duration, held bool) {
 		return
 	}
 	p.baseAt, p.based = now, true
+	p.ver++
 	for ttl := 1; ttl <= maxHops; ttl++ {
 		h := &p.hops[ttl]
 		if h.n == 0 {

@@ -29,10 +29,13 @@ const (
 	// that several links cross once.
 	baselineMin = 2 * time.Second
 	baselineMax = 30 * time.Second
-	// silentRounds: a hop that missed this many rounds in a row is silent;
-	// it is probed once every silentEvery after that, and its probes are
-	// untellable again (its router may have changed).
+	// silentRounds: a hop that never answered and missed this many rounds
+	// in a row is silent; one that answered before, lostRounds (a lossy
+	// hop loses three in a row now and then; ten, at a quarter lost, one
+	// time in a million). A silent hop is probed once every silentEvery,
+	// and its probes are untellable again (its router may have changed).
 	silentRounds = 3
+	lostRounds   = 10
 	silentEvery  = 10 * time.Second
 	// silentGap is how many hop limits past the farthest that answered the
 	// tracer explores while the peer has not answered: a peer that never
@@ -137,8 +140,15 @@ type schedHop struct {
 	// tell: the hop's answers can be told apart from other hops' — it
 	// quotes the probe, answers from a confirmed address, or is the peer.
 	tell bool
-	// missed counts the rounds in a row its probe went unanswered.
+	// missed counts the rounds in a row its probe went unanswered;
+	// heard says it ever answered.
 	missed int
+	heard  bool
+}
+
+// silent: the hop missed enough rounds in a row to be left out of most.
+func (h *schedHop) silent() bool {
+	return h.missed >= silentRounds && (!h.heard || h.missed >= lostRounds)
 }
 
 // makeScheduler makes an empty scheduler.
@@ -242,7 +252,7 @@ func (s *scheduler) plan(now time.Duration) {
 			continue
 		}
 		for ttl := 1; ttl <= l.reach; ttl++ {
-			if l.hops[ttl].missed >= silentRounds {
+			if l.hops[ttl].silent() {
 				continue
 			}
 			a := s.addrOf(l, ttl)
@@ -351,7 +361,7 @@ func (s *scheduler) dueAt(l *schedLink, ttl int, now time.Duration, mark bool) (
 		return 0, false
 	}
 	h := &l.hops[ttl]
-	skip := h.missed >= silentRounds && h.probed && now-h.last < silentEvery
+	skip := h.silent() && h.probed && now-h.last < silentEvery
 	if a := s.addrOf(l, ttl); !skip && a.IsValid() && h.tell {
 		if u, ok := s.addrLast[a]; ok && u.by != l.id && u.ttl == ttl && u.at >= l.roundAt {
 			skip = true // another link's probe this round serves this one
@@ -482,19 +492,35 @@ func (s *scheduler) Done(o outcome) {
 			}
 		}
 	}
+	s.learn(l, o)
+	end := endAfter(l.end, o)
+	if end != l.end {
+		s.planned = false
+	}
+	l.end = end
+	switch {
+	case l.end > 0:
+		l.reach = l.end
+	case o.TTL >= l.reach && l.reach < maxHops && l.reach < l.answered+silentGap:
+		l.reach++
+		s.planned = false
+	}
+}
+
+// learn takes in what outcome o says of l's hop at o.TTL: answered, it is
+// heard, no longer missing and, answered by a router, at that address and
+// tellable; lost, it missed one more round.
+func (s *scheduler) learn(l *schedLink, o outcome) {
 	h := &l.hops[o.TTL]
+	was := h.silent()
 	switch {
 	case o.Lost:
 		h.missed++
-		if h.missed == silentRounds {
+		if h.silent() && !was {
 			h.tell = false // silent: whoever answers next must show who it is
-			s.planned = false
 		}
 	case !o.Void:
-		if h.missed >= silentRounds {
-			s.planned = false
-		}
-		h.missed = 0
+		h.missed, h.heard = 0, true
 		l.answered = max(l.answered, o.TTL)
 		if o.Addr.IsValid() {
 			if !o.Reached {
@@ -509,17 +535,18 @@ func (s *scheduler) Done(o outcome) {
 			}
 		}
 	}
-	end := endAfter(l.end, o)
-	if end != l.end {
+	if h.silent() != was {
 		s.planned = false
 	}
-	l.end = end
-	switch {
-	case l.end > 0:
-		l.reach = l.end
-	case o.TTL >= l.reach && l.reach < maxHops && l.reach < l.answered+silentGap:
-		l.reach++
-		s.planned = false
+}
+
+// Shared takes in, for link, an outcome another link's probe had at a
+// router both cross at that hop limit (Tracer.land shares it): it counts
+// for the hop as its own would, but frees nothing and explores nothing.
+func (s *scheduler) Shared(link Link, o outcome) {
+	if l := s.link(link); l != nil && o.TTL >= 1 && o.TTL <= maxHops && !o.Reached && !o.Void {
+		o.Link = link
+		s.learn(l, o)
 	}
 }
 

@@ -38,6 +38,9 @@ type Tracer struct {
 	wait    func(link Link, now time.Duration) time.Duration
 	now     time.Duration
 	expired []outcome
+	// idleAt is when Next last found no probe to send (idle: ever).
+	idleAt time.Duration
+	idle   bool
 }
 
 // tlink is one traced link's path and what holds it.
@@ -50,7 +53,18 @@ type tlink struct {
 	// ever).
 	selfAt time.Duration
 	self   bool
+	// The last Result, worked out at resAt from the path at its version
+	// resVer: readers ask several times a second, and it stands until an
+	// outcome comes or a second passes.
+	res    Result
+	resAt  time.Duration
+	resVer uint64
+	resOK  bool
 }
+
+// resultFor is how long a Result stands with no new outcome: the recent
+// answers and the window age by the second.
+const resultFor = time.Second
 
 // New makes a Tracer.
 func New() *Tracer {
@@ -119,6 +133,7 @@ func (t *Tracer) Next(now time.Duration) (link Link, p Probe, ok bool) {
 	t.now = max(t.now, now)
 	link, ttl, untold, ok := t.s.Next(now)
 	if !ok {
+		t.idleAt, t.idle = now, true
 		return 0, Probe{}, false
 	}
 	num := uint32(t.nums.Uint64())
@@ -130,9 +145,9 @@ func (t *Tracer) Next(now time.Duration) (link Link, p Probe, ok bool) {
 }
 
 // timeout is how long a probe to link's hop at ttl waits for its answer:
-// the largest of the link's own wait and the hop's recent answers (the
-// slowest of them, half again), or the recent answers of the hops before
-// it for a hop that has none, within minTimeout and maxTimeout.
+// the largest of the link's own wait and the recent answers of the hop and
+// of every hop before it (a probe crosses what theirs crossed; the slowest
+// of them, half again), within minTimeout and maxTimeout.
 func (t *Tracer) timeout(link Link, ttl int) time.Duration {
 	w := minTimeout
 	if t.wait != nil {
@@ -142,7 +157,6 @@ func (t *Tracer) timeout(link Link, ttl int) time.Duration {
 		for h := ttl; h >= 1; h-- {
 			if slow, ok := l.path.hops[h].slowest(t.now); ok {
 				w = max(w, slow+slow/2)
-				break
 			}
 		}
 	}
@@ -205,9 +219,16 @@ func (t *Tracer) Tick(now time.Duration) {
 }
 
 // NextDeadline is when the Tracer next has work (a probe to send or one to
-// time out), false when none.
+// time out), false when none. The state it reads is that of the latest
+// time the Tracer was given (now may be earlier: a caller that asks from 0
+// gets a due probe's time as it is). A send time at or before the moment
+// Next last found nothing to send is put off by the machine's spacing, so
+// that no driver can spin on it.
 func (t *Tracer) NextDeadline(now time.Duration) (time.Duration, bool) {
-	send, okS := t.s.NextAt(now)
+	send, okS := t.s.NextAt(max(now, t.now))
+	if okS && t.idle && send <= t.idleAt {
+		send = t.idleAt + rateInterval
+	}
 	lost, okL := t.m.NextTimeout()
 	switch {
 	case okS && okL:
@@ -224,7 +245,10 @@ func (t *Tracer) Result(link Link) (Result, bool) {
 	if l == nil {
 		return Result{}, false
 	}
-	r := l.path.Result(t.now)
+	if !l.resOK || l.resVer != l.path.ver || t.now-l.resAt >= resultFor || t.now < l.resAt {
+		l.res, l.resAt, l.resVer, l.resOK = l.path.Result(t.now), t.now, l.path.ver, true
+	}
+	r := l.res
 	r.Bursting = t.Bursting(link, t.now)
 	return r, true
 }
@@ -291,6 +315,7 @@ func (t *Tracer) add(o outcome) {
 			shared := o
 			shared.Link = other.id
 			ol.path.Add(shared)
+			t.s.Shared(other.id, shared)
 		}
 	}
 }

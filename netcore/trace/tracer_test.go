@@ -216,3 +216,28 @@ func TestTracerLinks(t *testing.T) {
 		t.Fatal("a result for a removed link")
 	}
 }
+
+// A router two links cross is probed once a round for both, and its
+// answers serve both: each link's hop there gains an outcome a round,
+// though the router hears one probe a second in all.
+func TestTracerSharesARoutersAnswers(t *testing.T) {
+	tr := New()
+	tr.AddLink(linkA, peerA)
+	tr.AddLink(linkB, peerB)
+	tr.Pin(linkA, true)
+	tr.Pin(linkB, true)
+	common := []simHop{{addr: r1, rtt: msec(1), quote: true}, {addr: r2, rtt: msec(5), quote: true}}
+	paths := map[Link][]simHop{
+		linkA: append(slices.Clone(common), simHop{addr: pub1, rtt: msec(9), quote: true}, simHop{addr: peerA, rtt: msec(12)}),
+		linkB: append(slices.Clone(common), simHop{addr: peerB, rtt: msec(11)}),
+	}
+	runTracer(t, tr, paths, time.Minute)
+	for _, link := range []Link{linkA, linkB} {
+		r, _ := tr.Result(link)
+		for _, h := range r.Hops {
+			if h.Sent < 50 {
+				t.Errorf("link %d hop %d: %d outcomes in a minute of bursting, want about 60", link, h.TTL, h.Sent)
+			}
+		}
+	}
+}
