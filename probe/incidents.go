@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/incident"
 	"github.com/lagscope/lagscope/vocab"
@@ -18,6 +17,9 @@ type incidents struct {
 	d    incident.Detector
 	next time.Duration
 	lead []string
+	// wheres holds, by player, the largest where the traces judged while
+	// an incident on that player is open (incident_trace.go).
+	wheres map[string]feed.IncidentWhere
 }
 
 // bloatGrade is the added round trip from which a load test grades a line
@@ -36,7 +38,7 @@ func (p *Peer) evaluateIncidents(now time.Duration) {
 	for _, inc := range p.inc.d.Observe(nil, in) {
 		p.emit(&feed.IncidentEvent{Header: feed.Header{Type: vocab.EventIncident, Frame: p.frame}, Incident: inc})
 	}
-	p.burstIncidents(now)
+	p.burstTraces(now)
 	lead := p.inc.d.Lead()
 	if slices.Equal(lead, p.inc.lead) {
 		return
@@ -115,88 +117,6 @@ func (p *Peer) incidentInput(now time.Duration) incident.Input {
 		return nil
 	}
 	return in
-}
-
-// incidentBurst is how long each evaluation's call makes an open
-// incident's links burst: past the next evaluation, so the burst holds
-// while the incident is open and ends soon after it closes.
-const incidentBurst = 3 * incident.Every
-
-// burstIncidents asks the hop trace to look closely at the links of every
-// open incident (docs/path.md, "The burst"), its baselines held meanwhile:
-// a player's incident, the link to that player, or, on that player's own
-// machine, every link it has to the others; a path's, the link between
-// its two ends, on either end.
-func (p *Peer) burstIncidents(now time.Duration) {
-	for _, inc := range p.inc.d.Open() {
-		switch {
-		case inc.Between != nil:
-			a, b := inc.Between[0], inc.Between[1]
-			if a == p.self.Name {
-				p.burstTo(now, b)
-			} else if b == p.self.Name {
-				p.burstTo(now, a)
-			}
-		case inc.Player != nil && *inc.Player == p.self.Name:
-			for _, pl := range p.players {
-				if pl != p.self && !pl.removed {
-					p.ep.BurstTrace(now, pl.ID, incidentBurst, true)
-				}
-			}
-		case inc.Player != nil:
-			p.burstTo(now, *inc.Player)
-		}
-	}
-}
-
-// burstTo bursts the trace of the link to the player named name.
-func (p *Peer) burstTo(now time.Duration, name string) {
-	for _, pl := range p.players {
-		if pl.Name == name && pl != p.self && !pl.removed {
-			p.ep.BurstTrace(now, pl.ID, incidentBurst, true)
-			return
-		}
-	}
-}
-
-// traceWhere is where the player named name's delay starts on its own side
-// (its LAN, its line out, its ISP), as the traces judge it now: this
-// machine's own traces when it is that player, else the summaries that
-// player shared of its traces (pathshare.go); of several, the one that
-// adds most. nil while no trace has judged it.
-func (p *Peer) traceWhere(now time.Duration, name string) *feed.IncidentWhere {
-	var best *diagnosis.TraceStart
-	take := func(d *diagnosis.TraceStart) {
-		if d != nil && ownSide(d.Link) && d.AddedMs > 0 && (best == nil || d.AddedMs > best.AddedMs || (d.AddedMs == best.AddedMs && d.TTL < best.TTL)) {
-			best = d
-		}
-	}
-	if name == p.self.Name {
-		for _, pl := range p.players {
-			if pl == p.self || pl.removed {
-				continue
-			}
-			if r, ok := p.ep.Path(pl.ID); ok && r.DelayStarts != nil {
-				d := r.DelayStarts
-				take(&diagnosis.TraceStart{TTL: d.TTL, Link: d.Link, AddedMs: d.AddedMS})
-			}
-		}
-	} else {
-		for k, sp := range p.paths.in {
-			if from := p.byID[k.from]; from != nil && from.Name == name && now-sp.at <= pathSummaryAge {
-				take(sp.delay)
-			}
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return &feed.IncidentWhere{Link: best.Link, TTL: best.TTL, AddedMs: math.Round(best.AddedMs*10) / 10}
-}
-
-// ownSide: a delay starting on link lies on the tracing player's own side.
-func ownSide(link vocab.HopLink) bool {
-	return link == vocab.HopLAN || link == vocab.HopUplink || link == vocab.HopISP
 }
 
 func nanZero(x float64) float64 {

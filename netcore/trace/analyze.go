@@ -418,10 +418,15 @@ func excess(k, n int, before lossPool) bool {
 //
 //   - rate_limited: the hop loses significantly more than the hops after
 //     it, pooled;
-//   - loss_starts: the first hop, not rate-limited, that loses
-//     significantly more than the hops before it (pooled, rate-limited
-//     ones left out), whose loss the hops after it keep (pooled, they too
-//     lose significantly more than the hops before it).
+//   - loss_starts: of the hops neither silent nor rate-limited, the split
+//     into those before and those from a hop on that the counts favour
+//     most (the largest likelihood ratio of two loss rates against one,
+//     the later the higher), when the hops from it on, pooled, lose
+//     significantly more than those before it, pooled — by at least
+//     lossThreshold. Pooling the hops past the start gives the test the
+//     probes of all of them; the split, rather than the first hop that
+//     passes alone, keeps a later hop that lost a few more by chance from
+//     being named before the one the loss begins at.
 func judgeLoss(cs []calc, r *Result) {
 	limited := make([]bool, len(cs))
 	for i, c := range cs {
@@ -439,45 +444,61 @@ func judgeLoss(cs []calc, r *Result) {
 			r.Hops[i].RateLimited = true
 		}
 	}
-	var before lossPool
-	start := -1
-	for i, c := range cs {
-		if c.silent() || c.n == 0 || limited[i] {
-			continue
-		}
-		if excess(c.k, c.n, before) && lossKept(cs, limited, i, before) {
-			start = i
-			break
-		}
-		before.add(c)
-	}
-	if start >= 0 {
+	start, before, after := lossSplit(cs, limited)
+	if start >= 0 && excess(after.k, after.n, before) {
 		h := r.Hops[start]
 		r.LossStarts = &LossStart{TTL: h.TTL, Link: h.Link, Loss: h.Loss}
 		return
 	}
-	r.LossPending = lossPending(cs, limited)
+	r.LossPending = lossPending(cs, limited, start, before, after)
 }
 
-// lossKept: the hops after hop i, pooled, lose significantly more than
-// the hops before it too; true when none after it answers.
-func lossKept(cs []calc, limited []bool, i int, before lossPool) bool {
-	var after lossPool
-	for j := i + 1; j < len(cs); j++ {
-		if !cs[j].silent() && !limited[j] {
-			after.add(cs[j])
+// lossSplit is the hop the counts of the hops that count (neither silent
+// nor rate-limited) most favour as the start of a loss, with the pools
+// before and from it; -1 when no split has the later hops losing more.
+func lossSplit(cs []calc, limited []bool) (int, lossPool, lossPool) {
+	var all lossPool
+	for i, c := range cs {
+		if !c.silent() && c.n > 0 && !limited[i] {
+			all.add(c)
 		}
 	}
-	return after.n == 0 || excess(after.k, after.n, before)
+	best, bestLL := -1, 0.0
+	var bestB, bestA, before lossPool
+	for i, c := range cs {
+		if c.silent() || c.n == 0 || limited[i] {
+			continue
+		}
+		after := lossPool{all.k - before.k, all.n - before.n}
+		if after.share() > before.share() || (before.n == 0 && after.k > 0) {
+			if ll := splitLL(before, after) - splitLL(lossPool{}, all); best < 0 || ll > bestLL {
+				best, bestLL, bestB, bestA = i, ll, before, after
+			}
+		}
+		before.add(c)
+	}
+	return best, bestB, bestA
+}
+
+// splitLL is the log-likelihood of two pools each at its own loss rate.
+func splitLL(a, b lossPool) float64 {
+	ll := func(p lossPool) float64 {
+		if p.n == 0 || p.k == 0 || p.k == p.n {
+			return 0
+		}
+		q := p.share()
+		return float64(p.k)*math.Log(q) + float64(p.n-p.k)*math.Log(1-q)
+	}
+	return ll(a) + ll(b)
 }
 
 // lossPending: the farthest hop that answers loses at least
 // lossThreshold, and no hop is placed yet. More is how many more probes
-// the hop where the loss first shows (the first losing at least half as
-// much) needs before the test places it, were its share and the hops'
-// before it to hold: the least of a doubling-and-a-half series of
-// multiples of what it has that passes, rounded up to tens.
-func lossPending(cs []calc, limited []bool) *LossPending {
+// each hop from the likeliest start on needs before the test places it,
+// were the shares to hold: the least of a series of multiples of what
+// they have that passes, rounded up to tens; 0 when there is no likely
+// start, or the hops before it lose about as much.
+func lossPending(cs []calc, limited []bool, start int, before, after lossPool) *LossPending {
 	last := -1
 	for i := len(cs) - 1; i >= 0; i-- {
 		if !cs[i].silent() && cs[i].n > 0 {
@@ -489,26 +510,17 @@ func lossPending(cs []calc, limited []bool) *LossPending {
 		return nil
 	}
 	lp := &LossPending{Loss: round4(cs[last].loss)}
-	var before lossPool
-	for i, c := range cs[:last+1] {
-		if c.silent() || c.n == 0 || limited[i] {
-			continue
-		}
-		if c.loss < cs[last].loss/2 {
-			before.add(c)
-			continue
-		}
-		if c.loss-before.share() < lossThreshold {
+	if start < 0 || after.share()-before.share() < lossThreshold {
+		return lp
+	}
+	scale := func(p lossPool, f float64) lossPool {
+		return lossPool{int(math.Round(f * float64(p.k))), int(math.Round(f * float64(p.n)))}
+	}
+	for _, f := range [...]float64{1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32} {
+		if a := scale(after, f); excess(a.k, a.n, scale(before, f)) {
+			lp.More = int(math.Ceil((f-1)*float64(cs[start].n)/10)) * 10
 			return lp
 		}
-		for _, f := range [...]float64{1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32} {
-			scaled := lossPool{int(math.Round(f * float64(before.k))), int(math.Round(f * float64(before.n)))}
-			if excess(int(math.Round(f*float64(c.k))), int(math.Round(f*float64(c.n))), scaled) {
-				lp.More = int(math.Ceil((f-1)*float64(c.n)/10)) * 10
-				return lp
-			}
-		}
-		return lp
 	}
 	return lp
 }

@@ -111,10 +111,15 @@ func TestAnalyze(t *testing.T) {
 		{"2 of 40 lost at the peer against none of 80: not enough to say", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 40, 0), hs(2, "100.64.0.1", 4, 1, 40, 0), hs(3, peer, 7, 1, 38, 2),
 		}, verdict{}},
-		{"the farthest answering hop unjudged: no verdict yet", []hopSamples{
+		{"the farthest answering hop unjudged: no delay verdict yet; 3 of 35 lost from hop 3 on against none of 60 is loss", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 150, 1, 30, 0),
 			hs(3, "81.2.69.1", 7, 1, 27, 3), hs(4, peer, 155, 1, 5, 0),
-		}, verdict{}},
+		}, verdict{lossTTL: 3, lossAt: labelISP}},
+		{"a later hop that lost a few more by chance is not named before the first lossy one", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 100, 0), hs(2, "100.64.0.1", 4, 1, 100, 0),
+			hs(3, "81.2.69.1", 7, 1, 98, 2), hs(4, "81.2.69.2", 9, 1, 97, 3), hs(5, "62.1.1.1", 11, 1, 92, 8),
+			hs(6, peer, 14, 1, 96, 4),
+		}, verdict{lossTTL: 3, lossAt: labelISP}},
 		{"loss on the last link only", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 120, 0), hs(2, "100.64.0.1", 4, 1, 120, 0), hs(3, peer, 7, 1, 114, 6),
 		}, verdict{lossTTL: 3, lossAt: labelPeer}},

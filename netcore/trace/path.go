@@ -121,16 +121,17 @@ func (p *hopPath) last() int {
 // refreshBase works out every hop's baseline at now: its answers within
 // lossSpan before its recent ones (the newest recentN not older than
 // recentAge), when there are at least minBase of them. A held path keeps
-// the baselines it has.
+// the baselines it has; a hop that has none yet gets its first (a link
+// that meets an incident in its first minute must have one to judge by).
 func (p *hopPath) refreshBase(now time.Duration, held bool) {
-	if held || (p.based && now-p.baseAt < baseEvery) {
+	if p.based && now-p.baseAt < baseEvery {
 		return
 	}
 	p.baseAt, p.based = now, true
 	p.ver++
 	for ttl := 1; ttl <= maxHops; ttl++ {
 		h := &p.hops[ttl]
-		if h.n == 0 {
+		if h.n == 0 || (held && h.baseOK) {
 			continue
 		}
 		b := h.base.sorted[:0]

@@ -115,7 +115,10 @@ func (t *Tracer) Burst(link Link, now, until time.Duration, hold bool) {
 		return
 	}
 	if hold {
-		l.path.refreshBase(now, now < l.holdUntil) // fresh when the hold begins
+		if now >= l.holdUntil {
+			l.path.based = false // fresh when the hold begins
+			l.path.refreshBase(now, false)
+		}
 		l.holdUntil = max(l.holdUntil, until)
 	}
 	t.s.Burst(link, now, until)
