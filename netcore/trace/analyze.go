@@ -141,18 +141,20 @@ type hopSamples struct {
 type baseline struct {
 	sorted      []float64 // ms
 	med, margin float64
+	dev         []float64 // setFrom's scratch
 }
 
-// setFrom makes the baseline of sorted answers (ms), which it keeps.
+// setFrom makes the baseline of sorted answers (ms), which it keeps. It
+// allocates only while its scratch grows.
 func (b *baseline) setFrom(sorted []float64) {
 	b.sorted = sorted
 	b.med = median(sorted)
-	dev := make([]float64, 0, len(sorted))
+	b.dev = b.dev[:0]
 	for _, x := range sorted {
-		dev = append(dev, math.Abs(x-b.med))
+		b.dev = append(b.dev, math.Abs(x-b.med))
 	}
-	slices.Sort(dev)
-	b.margin = max(minAddedMS, madFactor*madSigma*median(dev))
+	slices.Sort(b.dev)
+	b.margin = max(minAddedMS, madFactor*madSigma*median(b.dev))
 }
 
 // above is the chance that one of the baseline's own answers lies above

@@ -54,17 +54,21 @@ type tlink struct {
 	selfAt time.Duration
 	self   bool
 	// The last Result, worked out at resAt from the path at its version
-	// resVer: readers ask several times a second, and it stands until an
-	// outcome comes or a second passes.
+	// resVer (resultFor, resultFresh).
 	res    Result
 	resAt  time.Duration
 	resVer uint64
 	resOK  bool
 }
 
-// resultFor is how long a Result stands with no new outcome: the recent
-// answers and the window age by the second.
-const resultFor = time.Second
+// resultFor is how long a Result stands with no new outcome (the recent
+// answers and the window age by the second), resultFresh how long it
+// stands with one: readers ask ten times a second, and a judgement a
+// quarter of a second late is none the worse.
+const (
+	resultFor   = time.Second
+	resultFresh = 250 * time.Millisecond
+)
 
 // New makes a Tracer.
 func New() *Tracer {
@@ -248,7 +252,7 @@ func (t *Tracer) Result(link Link) (Result, bool) {
 	if l == nil {
 		return Result{}, false
 	}
-	if !l.resOK || l.resVer != l.path.ver || t.now-l.resAt >= resultFor || t.now < l.resAt {
+	if !l.resOK || t.now < l.resAt || t.now-l.resAt >= resultFor || (l.resVer != l.path.ver && t.now-l.resAt >= resultFresh) {
 		l.res, l.resAt, l.resVer, l.resOK = l.path.Result(t.now), t.now, l.path.ver, true
 	}
 	r := l.res
