@@ -422,13 +422,15 @@ func excess(k, n int, before lossPool) bool {
 //     it, pooled;
 //   - loss_starts: of the hops neither silent nor rate-limited, the split
 //     into those before and those from a hop on that the counts favour
-//     most (the largest likelihood ratio of two loss rates against one,
-//     the later the higher), when the hops from it on, pooled, lose
-//     significantly more than those before it, pooled — by at least
-//     lossThreshold. Pooling the hops past the start gives the test the
-//     probes of all of them; the split, rather than the first hop that
-//     passes alone, keeps a later hop that lost a few more by chance from
-//     being named before the one the loss begins at.
+//     most (the largest likelihood ratio of two loss rates against one),
+//     when the hops from it on, pooled, lose significantly more than
+//     those before it, pooled — by at least lossThreshold — and than the
+//     hop just before it alone. Pooling the hops past the start gives the
+//     test the probes of all of them; the split, rather than the first hop
+//     that passes alone, keeps a later hop that lost a few more by chance
+//     from being named before the one the loss begins at, and the hop
+//     before it, held alone, keeps a hop that lost a few less by chance
+//     from being passed over.
 func judgeLoss(cs []calc, r *Result) {
 	limited := make([]bool, len(cs))
 	for i, c := range cs {
@@ -447,12 +449,33 @@ func judgeLoss(cs []calc, r *Result) {
 		}
 	}
 	start, before, after := lossSplit(cs, limited)
-	if start >= 0 && excess(after.k, after.n, before) {
+	prev := prevPool(cs, limited, start)
+	if start >= 0 && placeable(before, after, prev) {
 		h := r.Hops[start]
 		r.LossStarts = &LossStart{TTL: h.TTL, Link: h.Link, Loss: h.Loss}
 		return
 	}
-	r.LossPending = lossPending(cs, limited, start, before, after)
+	r.LossPending = lossPending(cs, start, before, after, prev)
+}
+
+// prevPool is the hop that counts just before start (neither silent nor
+// rate-limited), an empty pool when there is none.
+func prevPool(cs []calc, limited []bool, start int) lossPool {
+	for i := start - 1; i >= 0; i-- {
+		if c := cs[i]; !c.silent() && c.n > 0 && !limited[i] {
+			return lossPool{c.k, c.n}
+		}
+	}
+	return lossPool{}
+}
+
+// placeable: the hops from the start on, pooled (after), lose
+// significantly more than those before it, pooled, and than the hop just
+// before it alone (prev; none when empty): a start one hop late, the hop
+// before it losing as much but by chance a little less so far, is not
+// named.
+func placeable(before, after, prev lossPool) bool {
+	return excess(after.k, after.n, before) && (prev.n == 0 || moreLoss(after.k, after.n, prev.k, prev.n) <= significance)
 }
 
 // lossSplit is the hop the counts of the hops that count (neither silent
@@ -500,7 +523,7 @@ func splitLL(a, b lossPool) float64 {
 // were the shares to hold: the least of a series of multiples of what
 // they have that passes, rounded up to tens; 0 when there is no likely
 // start, or the hops before it lose about as much.
-func lossPending(cs []calc, limited []bool, start int, before, after lossPool) *LossPending {
+func lossPending(cs []calc, start int, before, after, prev lossPool) *LossPending {
 	last := -1
 	for i := len(cs) - 1; i >= 0; i-- {
 		if !cs[i].silent() && cs[i].n > 0 {
@@ -519,7 +542,7 @@ func lossPending(cs []calc, limited []bool, start int, before, after lossPool) *
 		return lossPool{int(math.Round(f * float64(p.k))), int(math.Round(f * float64(p.n)))}
 	}
 	for _, f := range [...]float64{1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32} {
-		if a := scale(after, f); excess(a.k, a.n, scale(before, f)) {
+		if placeable(scale(before, f), scale(after, f), scale(prev, f)) {
 			lp.More = int(math.Ceil((f-1)*float64(cs[start].n)/10)) * 10
 			return lp
 		}

@@ -101,9 +101,9 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 60, 4, 30, 0),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, "81.2.69.2", 90, 2, 30, 0), hs(5, peer, 92, 2, 30, 0),
 		}, verdict{delayTTL: 4, delayAt: labelISP, addedMS: 30}},
-		{"fewer than 10 samples: no delay judged; 3 of 9 lost against none of 18 is loss", []hopSamples{
+		{"fewer than 10 samples: nothing judged; 3 of 9 lost against none of the 9 before is not enough", []hopSamples{
 			hs(1, "192.168.1.1", 210, 40, 9, 0), hs(2, "100.64.0.1", 214, 40, 9, 0), hs(3, peer, 218, 40, 6, 3),
-		}, verdict{lossTTL: 3, lossAt: labelPeer}},
+		}, verdict{}},
 		{"an unjudged hop starts no delay; its loss, against none after it, is rate limiting", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 90, 1, 5, 4),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, peer, 7, 1, 30, 0),
@@ -111,10 +111,14 @@ func TestAnalyze(t *testing.T) {
 		{"2 of 40 lost at the peer against none of 80: not enough to say", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 40, 0), hs(2, "100.64.0.1", 4, 1, 40, 0), hs(3, peer, 7, 1, 38, 2),
 		}, verdict{}},
-		{"the farthest answering hop unjudged: no delay verdict yet; 3 of 35 lost from hop 3 on against none of 60 is loss", []hopSamples{
+		{"the farthest answering hop unjudged: no verdict yet", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 150, 1, 30, 0),
 			hs(3, "81.2.69.1", 7, 1, 27, 3), hs(4, peer, 155, 1, 5, 0),
-		}, verdict{lossTTL: 3, lossAt: labelISP}},
+		}, verdict{}},
+		{"12 of 120 lost from hop 3 on against none before: loss", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 120, 0), hs(2, "100.64.0.1", 150, 1, 120, 0),
+			hs(3, "81.2.69.1", 152, 1, 108, 12), hs(4, peer, 153, 1, 20, 0),
+		}, verdict{delayTTL: 2, delayAt: labelUplink, addedMS: 149, lossTTL: 3, lossAt: labelISP}},
 		{"a later hop that lost a few more by chance is not named before the first lossy one", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 100, 0), hs(2, "100.64.0.1", 4, 1, 100, 0),
 			hs(3, "81.2.69.1", 7, 1, 98, 2), hs(4, "81.2.69.2", 9, 1, 97, 3), hs(5, "62.1.1.1", 11, 1, 92, 8),
@@ -124,9 +128,13 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "192.168.1.1", 1, 0.4, 120, 0), hs(2, "100.64.0.1", 4, 1, 120, 0), hs(3, peer, 7, 1, 114, 6),
 		}, verdict{lossTTL: 3, lossAt: labelPeer}},
 		{"rate limiting ahead of real loss", []hopSamples{
-			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 4, 1, 15, 15),
-			hs(3, "81.2.69.1", 7, 1, 30, 0), hs(4, "81.2.69.2", 9, 1, 27, 3), hs(5, peer, 12, 1, 27, 3),
+			hs(1, "192.168.1.1", 1, 0.4, 90, 0), hs(2, "100.64.0.1", 4, 1, 45, 45),
+			hs(3, "81.2.69.1", 7, 1, 90, 0), hs(4, "81.2.69.2", 9, 1, 81, 9), hs(5, peer, 12, 1, 81, 9),
 		}, verdict{lossTTL: 4, lossAt: labelISP, limited: []int{2}}},
+		{"a start one hop late is not named: hop 3 loses as much, by chance a little less so far", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 45, 0), hs(2, "100.64.0.1", 4, 1, 45, 0),
+			hs(3, "81.2.69.1", 7, 1, 44, 1), hs(4, "81.2.69.2", 9, 1, 40, 5), hs(5, peer, 12, 1, 40, 5),
+		}, verdict{}},
 	} {
 		check(t, c.name, analyze(c.hops, true), c.want)
 	}

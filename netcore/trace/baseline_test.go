@@ -189,3 +189,32 @@ func TestBaselineOfAPath(t *testing.T) {
 		t.Fatalf("released after ten minutes: hop 1 %+v, want its baseline at 201 ms", r.Hops[0])
 	}
 }
+
+// Until a hop first answers, its silence may be the path not being there
+// yet (a peer that has not linked this machine answers no probe): those
+// timeouts count for nothing once it answers. A hop that never answers
+// keeps its losses: it is silent.
+func TestLossesBeforeTheFirstAnswerCountForNothing(t *testing.T) {
+	p := &hopPath{peer: peerA}
+	at := time.Duration(0)
+	for i := range 40 {
+		at += time.Second
+		p.Add(outcome{TTL: 1, Sent: at, RTT: msec(1), Addr: r1})
+		p.Add(outcome{TTL: 2, Sent: at, Lost: true})
+		if i < 6 {
+			p.Add(outcome{TTL: 3, Sent: at, Lost: true})
+		} else {
+			p.Add(outcome{TTL: 3, Sent: at, RTT: msec(3), Addr: peerA, Reached: true})
+		}
+	}
+	r := p.Result(at)
+	if h := r.Hops[2]; h.Sent != 34 || h.Loss != 0 {
+		t.Errorf("the peer, silent for its first 6 probes: %d outcomes, loss %v; want 34, none lost", h.Sent, h.Loss)
+	}
+	if h := r.Hops[1]; h.Sent != 40 || h.Loss != 1 || h.Addr != nil {
+		t.Errorf("a silent hop: %+v, want all 40 lost", h)
+	}
+	if r.LossStarts != nil || r.LossPending != nil {
+		t.Errorf("loss starts %+v, pending %+v: want none", r.LossStarts, r.LossPending)
+	}
+}

@@ -29,8 +29,15 @@ const (
 )
 
 // lostMark stands for a timeout in a hop's history (round trips are never
-// negative: the matcher refuses an answer before its probe).
-const lostMark = time.Duration(-1)
+// negative: the matcher refuses an answer before its probe); voidMark for a
+// timeout that counts for nothing: one before the hop's first answer ever.
+// Until a hop answers, its silence may be the path not being there yet — a
+// peer that has not linked this machine yet answers no probe — and a hop
+// that never answers is silent, its losses kept.
+const (
+	lostMark = time.Duration(-1)
+	voidMark = time.Duration(-2)
+)
 
 // sample is one outcome: when its probe left and its round trip
 // (lostMark: lost).
@@ -63,6 +70,9 @@ type pathHop struct {
 	baseOK  bool
 	above   int
 	lostRun int
+	// heard: the hop has answered. Its first answer voids the losses
+	// before it (voidMark).
+	heard bool
 }
 
 // Add takes in one outcome; a void one is in no figure.
@@ -79,6 +89,14 @@ func (p *hopPath) Add(o outcome) {
 	}
 	if h.ring == nil {
 		h.ring = new([histLen]sample)
+	}
+	if !o.Lost && !h.heard {
+		h.heard = true
+		for k := range h.n {
+			if i := (h.next - 1 - k + histLen) % histLen; h.ring[i].rtt == lostMark {
+				h.ring[i].rtt = voidMark
+			}
+		}
 	}
 	h.ring[h.next] = sample{at: o.Sent, rtt: v}
 	h.next = (h.next + 1) % histLen
@@ -141,7 +159,7 @@ func (p *hopPath) refreshBase(now time.Duration, held bool) {
 			if now-s.at > lossSpan {
 				break
 			}
-			if s.rtt == lostMark {
+			if s.rtt < 0 {
 				continue
 			}
 			if recent < recentN && now-s.at <= recentAge {
@@ -176,7 +194,10 @@ func (p *hopPath) Result(now time.Duration) Result {
 			if now-x.at > lossSpan {
 				break
 			}
-			if x.rtt == lostMark {
+			switch x.rtt {
+			case voidMark:
+				continue
+			case lostMark:
 				s.Lost++
 				continue
 			}
@@ -215,10 +236,11 @@ func (p *hopPath) ResultSinceMark() Result {
 		h := &p.hops[i+1]
 		s := hopSamples{TTL: i + 1, Addr: h.addr}
 		for k := range min(h.n, h.total-h.mark) {
-			x := h.at(k)
-			if x.rtt == lostMark {
+			switch x := h.at(k); x.rtt {
+			case voidMark:
+			case lostMark:
 				s.Lost++
-			} else {
+			default:
 				s.RTTs = append(s.RTTs, x.rtt)
 			}
 		}

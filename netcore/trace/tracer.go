@@ -179,7 +179,7 @@ func (h *pathHop) slowest(now time.Duration) (time.Duration, bool) {
 		if now-s.at > recentAge {
 			break
 		}
-		if s.rtt != lostMark {
+		if s.rtt >= 0 {
 			slow = max(slow, s.rtt)
 			found++
 		}
