@@ -53,6 +53,7 @@ func TestConfigCommandMissingFileShowsDefaults(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"name":                "name (unset: your login name) default",
+		"trace":               "trace true default",
 		"alerts.loss_percent": "alerts.loss_percent 5 default",
 		"alerts.bell":         "alerts.bell false default",
 		"alerts.loss_window":  "alerts.loss_window 10s default",

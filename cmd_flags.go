@@ -45,7 +45,8 @@ type liveFlags struct {
 	front    frontMode // how runConfig shows the session
 	theme    string
 	logFile  string
-	trace    string // host, join, watch: the peer traced hop by hop from the start
+	trace    string // host, join, watch: the peer looked at closely from the start
+	noTrace  bool   // host, join, watch: trace nothing, send no probe
 	// Load tests (host, join, watch): the member to test against, no
 	// tests from others, the cap as typed.
 	loadTest    string
@@ -84,7 +85,8 @@ func addLiveFlags(fs *pflag.FlagSet, cmd string) *liveFlags {
 	fs.StringVar(&lf.theme, "theme", "", "TUI colour theme: "+strings.Join(themes.Names(), ", "))
 	fs.StringVar(&lf.logFile, "log", "", "write a debug log to `FILE`")
 	if cmd != "demo" {
-		fs.StringVar(&lf.trace, "trace", "", "trace the hops of the link to `NAME` from the start (the path events)")
+		fs.StringVar(&lf.trace, "trace", "", "look closely at the hops of the link to `NAME` from the start, a round of probes a second (the path events)")
+		fs.BoolVar(&lf.noTrace, "no-trace", false, "trace no link's hops: send no probes at all (the config file's trace = false)")
 		fs.StringVar(&lf.loadTest, "load-test", "", "run a latency-under-load test toward `NAME` once the game has run 15 s (the load event)")
 		fs.BoolVar(&lf.noLoadTests, "no-load-tests", false, "refuse load tests others ask this machine for")
 		fs.StringVar(&lf.loadCap, "load-cap", "50mbit", "the most a load test sends each way, e.g. 20mbit, 500kbit, 1gbit")
@@ -152,6 +154,9 @@ func (lf *liveFlags) check() error {
 		if c, err := names.Validate(lf.trace); err != nil || c != lf.trace {
 			return usagef("--trace %q: not a player name as the session writes it", lf.trace)
 		}
+		if lf.noTrace {
+			return usagef("--trace %q with --no-trace (or trace = false in the config file): tracing is off", lf.trace)
+		}
 	}
 	if err := lf.checkLoad(); err != nil {
 		return err
@@ -190,7 +195,7 @@ func (lf *liveFlags) newMetrics(session string) (live.MetricsExporter, error) {
 func (lf *liveFlags) runConfig(cmd string, stdout io.Writer) live.RunConfig {
 	rc := live.RunConfig{Cmd: cmd, Name: lf.name, Key: lf.keyBytes(), Speed: lf.fps, Duration: lf.duration,
 		Record: lf.record, Report: lf.report, Metrics: lf.metrics, LogFile: lf.logFile, Stdout: stdout,
-		Alerts: lf.alerts, NewMetrics: lf.newMetrics, Trace: lf.trace, Load: lf.load}
+		Alerts: lf.alerts, NewMetrics: lf.newMetrics, Trace: lf.trace, NoTrace: lf.noTrace, Load: lf.load}
 	mode, why := chooseFront(lf.asJSON, stdout, termEnv())
 	lf.front = mode
 	switch mode {

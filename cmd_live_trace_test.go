@@ -8,12 +8,15 @@ import (
 	"time"
 )
 
-// `--trace bob`: the host traces its link to bob from the start, and its
-// NDJSON has `path` events to bob while it runs. On loopback the path is
-// one hop, the peer itself at 127.0.0.1, which answers, so the trace is
-// complete; the events come about once a second (counted with generous
-// bounds: timing is for benchmarks). A --trace that names no player is a
-// usage error.
+// `--trace bob`: the host looks closely at its link to bob from the
+// start, and its NDJSON has `path` events to bob while it runs. On
+// loopback the path is one hop, the peer itself at 127.0.0.1, which
+// answers, so the trace is complete — and places nothing: one hop cannot
+// tell this machine, its LAN and the peer's machine apart, so no event
+// says where delay starts, and each says one_hop. The events come about
+// once a second (counted with generous bounds: timing is for benchmarks).
+// A --trace that names no player is a usage error, and so is one beside
+// --no-trace.
 func TestLiveTraceFlag(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the hop tracer reads the error queue, which only Linux has")
@@ -36,6 +39,9 @@ func TestLiveTraceFlag(t *testing.T) {
 	for _, e := range paths {
 		if e.str("from") != "ada" || e.str("to") != "bob" || e["available"] != true || e["why"] != nil {
 			t.Fatalf("path event %v", e)
+		}
+		if e["delay_starts"] != nil || e["loss_starts"] != nil || (e["complete"] == true && e["one_hop"] != true) {
+			t.Fatalf("a one-hop path places something: %v", e)
 		}
 		if _, ok := e["frame"]; ok {
 			t.Fatalf("path event with a frame: %v", e)
@@ -63,5 +69,9 @@ func TestLiveTraceFlag(t *testing.T) {
 	out, err := exec.Command(bin, "host", "--open", "--trace", "a\x1bb", "--json").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--trace") {
 		t.Fatalf("a --trace that is no name: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "host", "--open", "--trace", "bob", "--no-trace", "--json").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), "--no-trace") {
+		t.Fatalf("--trace beside --no-trace: %v\n%s", err, out)
 	}
 }

@@ -400,19 +400,11 @@ func TestNetnsForgedICMP(t *testing.T) {
 			t.Errorf("%s: p1's last path event %+v, want every hop of the path answering, judged", run, last.Hops)
 		}
 	}
-	logPath(t, &pathTrace{p: &proc{name: "p1"}, to: "ada", ev: flooded.paths[len(flooded.paths)-1]})
+	logPath(t, &pathTrace{p: &runProc{proc: &proc{name: "p1"}}, to: "ada", ev: flooded.paths[len(flooded.paths)-1]})
 }
 
 // pathHop is one hop of a path event.
-type pathHop = struct {
-	TTL         int
-	Addr        *string
-	Link        string
-	Sent        int
-	Loss        float64
-	RTTMS       *float64 `json:"rtt_ms"`
-	RateLimited bool     `json:"rate_limited"`
-}
+type pathHop = pathEventHop
 
 // checkForgedPath: every hop of e at its hop limit's router on p1's path
 // or at none, none past the host, and the path complete only at the host.

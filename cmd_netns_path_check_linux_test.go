@@ -13,13 +13,22 @@ import (
 // The path test's checks of what each traced path shows and what went on
 // the wire (cmd_netns_path_linux_test.go).
 
+// drainJitter is how much closer two probes may leave the interface than
+// they were sent when the queue in front of it drains between them: its
+// depth, 200 ms, and the packets' worth of jitter.
+const drainJitter = 250 * time.Millisecond
+
 // probeCaps: the probes the tracer put on the wire keep to the budget, at
 // most one a second to each hop address and twenty a second in all. The
 // stamps are the kernel's, where the probes leave the tracer's interface:
 // after home 1's queue, whose wait varies by some packets' worth (1200
 // bytes at 2 Mbit/s: 4.8 ms each; 21 ms seen, the flood being paced by a
-// sleeping loop), which jitter allows for.
-func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration) {
+// sleeping loop), which jitter allows for. When that queue drains (drain,
+// zero for none), a probe that waited its whole depth (200 ms) and the next,
+// which waits nothing, leave that much closer on the wire than they were
+// sent: a pair of probes to one address the drain falls between may be up
+// to drainJitter closer.
+func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration, drain time.Time) {
 	t.Helper()
 	byAddr := map[string][]time.Time{}
 	links := map[netip.Addr]int{}
@@ -62,10 +71,14 @@ func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration) {
 		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
 		gap := time.Duration(math.MaxInt64)
 		for i := 1; i < len(ts); i++ {
-			gap = min(gap, ts[i].Sub(ts[i-1]))
-		}
-		if gap < time.Second-jitter {
-			t.Errorf("%v: two probes to %s %v apart, want at most one a second", tr, a, gap)
+			d, allow := ts[i].Sub(ts[i-1]), jitter
+			if !drain.IsZero() && ts[i-1].Before(drain.Add(time.Second)) && ts[i].After(drain.Add(-time.Second)) {
+				allow = drainJitter
+			}
+			if d < time.Second-allow {
+				t.Errorf("%v: two probes to %s %v apart, want at most one a second", tr, a, d)
+			}
+			gap = min(gap, d)
 		}
 		fmt.Fprintf(&b, " %s %d (closest %v);", a, len(ts), gap.Round(time.Millisecond))
 	}
@@ -99,45 +112,72 @@ func gameTTL(t *testing.T, hostTap []wirePacket, h pathHome, routers int) {
 	t.Logf("p%d: %d game datagrams at the host, every one with TTL %d (64 less %d routers)", h.k, n, want, routers)
 }
 
-// checkQueues: delay starts where each queue is, at home 1's first hop
-// (its LAN) and home 2's first ISP hop (its uplink), adding what the bare
-// echo measures the queue to add, within 25 %. A full queue also drops
-// what does not fit, so loss, if it starts at all, starts at the queue.
-//
-// How much it drops of the probes depends on the room the flood leaves: a
-// 61-byte probe is refused when less than that is left under the limit,
-// a few percent of the time (most of the queue is the flood's 1242-byte
-// frames). The queue's own hop may then lose fewer than 2 of its latest
-// 100 probes while a hop past it loses more, and the rules, which read
-// under 0.02 as not losing, start loss past the queue: that case is
-// logged, not failed, as long as no loss starts before the queue.
-func checkQueues(t *testing.T, h1, h2 *pathTrace, q1, q2 float64) {
+// checkSwitch: a queue at hop ttl (link) that switched on at on and drained
+// at off, with a clean first part before it. The trace of tr has a
+// baseline for that hop before the switch and judges no delay there; within
+// 10 s of the switch its path events name delay_starts at ttl (link),
+// adding what the bare echo measures the queue to add (q), within 25 %;
+// within 10 s of the drain the hop is back at its baseline (its recent
+// median within 5 ms of it) and no delay that large starts anywhere.
+func checkSwitch(t *testing.T, tr *pathTrace, ttl int, link string, q float64, on, off time.Time) {
 	t.Helper()
-	for _, c := range []struct {
-		tr   *pathTrace
-		ttl  int
-		link string
-		q    float64
-	}{{h1, 1, "lan", q1}, {h2, 2, "uplink", q2}} {
-		d := c.tr.ev.DelayStarts
-		if d == nil || d.TTL != c.ttl || d.Link != c.link {
-			t.Errorf("%v: delay starts %+v, want at ttl %d (%s)", c.tr, d, c.ttl, c.link)
-			continue
-		}
-		if math.Abs(d.AddedMS-c.q) > 0.25*c.q {
-			t.Errorf("%v: delay starts adding %.1f ms, the bare echo measures the queue at %.1f ms: want within 25 %%", c.tr, d.AddedMS, c.q)
-		}
-		t.Logf("%v: delay starts at ttl %d (%s) adding %.1f ms; the bare echo's queue %.1f ms (%+.1f %%)", c.tr, d.TTL, d.Link, d.AddedMS, c.q, 100*(d.AddedMS-c.q)/c.q)
-		l := c.tr.ev.LossStarts
-		if l == nil || l.TTL == c.ttl || len(c.tr.ev.Hops) < c.ttl {
-			continue
-		}
-		if q := c.tr.ev.Hops[c.ttl-1]; l.TTL < c.ttl || q.Loss >= 0.02 {
-			t.Errorf("%v: loss starts at ttl %d, the queue is at %d (which loses %.4f)", c.tr, l.TTL, c.ttl, q.Loss)
-		} else {
-			t.Logf("%v: the queue's hop lost %.4f of %d probes, under the 0.02 the rules read as losing; loss starts past it, at ttl %d", c.tr, q.Loss, q.Sent, l.TTL)
+	es, at := pathEvents(t, tr.p, tr.to)
+	var judged, back time.Time
+	var added float64
+	based := false
+	for i, e := range es {
+		d := e.DelayStarts
+		switch {
+		case at[i].Before(on):
+			if d != nil && d.AddedMS > q/4 {
+				t.Errorf("%v at %v, before the queue: delay starts %+v", tr, at[i].Sub(on), d)
+			}
+			if len(e.Hops) >= ttl && e.Hops[ttl-1].BaseMS != nil {
+				based = true
+			}
+		case at[i].Before(off):
+			if judged.IsZero() && d != nil && d.TTL == ttl && d.Link == link && math.Abs(d.AddedMS-q) <= 0.25*q {
+				judged, added = at[i], d.AddedMS
+			}
+		default:
+			if !back.IsZero() || len(e.Hops) < ttl {
+				continue
+			}
+			h := e.Hops[ttl-1]
+			if h.RTTMS != nil && h.BaseMS != nil && math.Abs(*h.RTTMS-*h.BaseMS) <= 5 && (d == nil || d.AddedMS < q/4) {
+				back = at[i]
+			}
 		}
 	}
+	if !based {
+		t.Errorf("%v: hop %d had no baseline before the queue switched on", tr, ttl)
+	}
+	if judged.IsZero() || judged.Sub(on) > 10*time.Second {
+		t.Errorf("%v: delay starts at ttl %d (%s) within 25 %% of %.1f ms: at %v after the switch, want within 10 s", tr, ttl, link, q, judged.Sub(on))
+	} else {
+		t.Logf("%v: delay starts at ttl %d (%s) %v after the switch, adding %.1f ms; the bare echo's queue %.1f ms (%+.1f %%)", tr, ttl, link, judged.Sub(on).Round(100*time.Millisecond), added, q, 100*(added-q)/q)
+	}
+	if back.IsZero() || back.Sub(off) > 10*time.Second {
+		t.Errorf("%v: hop %d back at its baseline %v after the drain, want within 10 s", tr, ttl, back.Sub(off))
+	} else {
+		t.Logf("%v: hop %d back at its baseline %v after the drain", tr, ttl, back.Sub(off).Round(100*time.Millisecond))
+	}
+}
+
+// checkIncidentWhere: the host told an incident on player whose where is
+// ttl (link): the trace's judgement, shared by the player.
+func checkIncidentWhere(t *testing.T, host *runProc, player, link string, ttl int) {
+	t.Helper()
+	for _, e := range host.of("incident") {
+		if e.str("player") != player {
+			continue
+		}
+		if w, ok := e["where"].(map[string]any); ok && w["link"] == link && w["ttl"] == float64(ttl) {
+			t.Logf("the host's incident on %s (%s, frame %v): where %v", player, e.str("phase"), e["frame"], w)
+			return
+		}
+	}
+	t.Errorf("no incident on %s at the host with where %s ttl %d: %v", player, link, ttl, host.of("incident"))
 }
 
 // checkSilent: the router that sends no Time Exceeded is a hop with no
@@ -158,58 +198,79 @@ func checkSilent(t *testing.T, tr *pathTrace) {
 	}
 }
 
-// checkLoss: loss starts at the hop after the lossy router, both ways,
-// at 1 − 0.95². The hops before it lose nothing. On the way back that hop
-// is p3's home router, which answers from p3's own public address and so
-// is labelled as the peer.
-//
-// A hop's loss is a count of its latest outcomes, at most 100 (the
-// trace's window) and at one probe a second: 0.0975 has a binomial
-// standard error of 0.030 on 100 probes, so the figure of one run is
-// within ± 0.02 about half the time. Each path's figure is held to ± 0.02
-// widened to three standard errors of its own count; every hop past the
-// lossy router on both paths, pooled, to ± 0.02 widened the same way for
-// the pooled count. Both are logged against the plain ± 0.02.
-func checkLoss(t *testing.T, fwd, back *pathTrace) {
+// pathLossTruth is the loss the lossy router left past it in the run, as
+// its own counters say: a probe and its answer each cross it once.
+func pathLossTruth(t *testing.T, lab *pathLab) float64 {
 	t.Helper()
-	bound := func(n int) float64 {
-		return max(0.02, 3*math.Sqrt(pathLossPast*(1-pathLossPast)/float64(n)))
+	c, err := newNftReader(t, lab.homes[2].isps[0], "lossy").read()
+	if err != nil {
+		t.Fatal(err)
 	}
-	lost, sent := 0.0, 0
-	for _, c := range []struct {
-		tr   *pathTrace
-		ttl  int
-		link string
-	}{{fwd, 3, "isp"}, {back, 4, "peer"}} {
-		e := c.tr.ev
-		l := e.LossStarts
-		if l == nil || l.TTL != c.ttl || l.Link != c.link || len(e.Hops) < c.ttl {
-			t.Errorf("%v: loss starts %+v, want at ttl %d (%s), the hop after the lossy router", c.tr, l, c.ttl, c.link)
-			continue
-		}
-		for _, h := range e.Hops[:c.ttl-1] {
-			if h.Loss >= 0.02 || h.RateLimited {
-				t.Errorf("%v: hop %d before the lossy router loses %.4f", c.tr, h.TTL, h.Loss)
-			}
-		}
-		n := e.Hops[c.ttl-1].Sent
-		if b := bound(n); math.Abs(l.Loss-pathLossPast) > b {
-			t.Errorf("%v: loss starts at %.4f over %d probes, want %.4f ± %.3f", c.tr, l.Loss, n, pathLossPast, b)
-		}
-		t.Logf("%v: loss starts at ttl %d: %.4f over %d probes (want %.4f; ± 0.02: %v)", c.tr, l.TTL, l.Loss, n, pathLossPast, math.Abs(l.Loss-pathLossPast) <= 0.02)
-		for _, h := range e.Hops[c.ttl-1:] {
-			lost += h.Loss * float64(h.Sent)
-			sent += h.Sent
-		}
+	fwd, lost := c["forwarded"].packets, c["dropped"].packets
+	if fwd < 1000 {
+		t.Fatalf("the lossy router forwarded %d datagrams", fwd)
 	}
-	if sent == 0 {
+	q := float64(lost) / float64(fwd)
+	truth := 1 - (1-q)*(1-q)
+	t.Logf("the lossy router dropped %d of %d (%.4f): a probe past it is lost %.4f of the time", lost, fwd, q, truth)
+	return truth
+}
+
+// checkLoss: the trace of tr, bursting from its start, places the loss at
+// ttl (link), the hop after the lossy router, within 4 minutes; until then
+// every path event says loss_starts null, and none ever names another hop.
+// Its loss is within three binomial standard deviations of the truth the
+// router's counters measured, over the probes its hop counts. The hops
+// before the router lose nothing.
+func checkLoss(t *testing.T, tr *pathTrace, ttl int, link string, truth float64) {
+	t.Helper()
+	es, at := pathEvents(t, tr.p, tr.to)
+	if len(es) == 0 {
+		t.Errorf("%v: no path event", tr)
 		return
 	}
-	pooled := lost / float64(sent)
-	if b := bound(sent); math.Abs(pooled-pathLossPast) > b {
-		t.Errorf("every hop past the lossy router together loses %.4f over %d probes, want %.4f ± %.3f", pooled, sent, pathLossPast, b)
+	placed, pending := -1, 0
+	for i, e := range es {
+		if !e.Bursting && i > 0 {
+			t.Errorf("%v at %v: not bursting, with --trace", tr, at[i].Sub(at[0]))
+		}
+		if e.LossPending != nil {
+			pending++
+		}
+		l := e.LossStarts
+		if l == nil {
+			continue
+		}
+		if l.TTL != ttl || l.Link != link {
+			t.Errorf("%v at %v: loss starts %+v, want ttl %d (%s)", tr, at[i].Sub(at[0]), l, ttl, link)
+		}
+		if placed < 0 {
+			placed = i
+		}
 	}
-	t.Logf("past the lossy router, both ways: %.4f over %d probes (want %.4f; ± 0.02: %v)", pooled, sent, pathLossPast, math.Abs(pooled-pathLossPast) <= 0.02)
+	if placed < 0 || at[placed].Sub(at[0]) > 4*time.Minute {
+		t.Errorf("%v: loss placed at event %d, want within 4 minutes of the burst's start", tr, placed)
+		return
+	}
+	t.Logf("%v: loss placed %v after the trace began (%d events before said loss_starts null, %d of them with loss pending)", tr, at[placed].Sub(at[0]).Round(time.Second), placed, pending)
+	e := tr.ev
+	l := e.LossStarts
+	if l == nil || len(e.Hops) < ttl {
+		t.Errorf("%v: the last event's loss starts %+v", tr, l)
+		return
+	}
+	for _, h := range e.Hops[:ttl-1] {
+		if h.Loss >= 0.02 || h.RateLimited {
+			t.Errorf("%v: hop %d before the lossy router loses %.4f", tr, h.TTL, h.Loss)
+		}
+	}
+	n := e.Hops[ttl-1].Sent
+	sd := math.Sqrt(truth * (1 - truth) / float64(n))
+	if math.Abs(l.Loss-truth) > 3*sd {
+		t.Errorf("%v: loss starts at %.4f over %d probes, the truth %.4f ± %.4f (3 sd)", tr, l.Loss, n, truth, 3*sd)
+	}
+	ci := e.Hops[ttl-1].LossCI
+	t.Logf("%v: loss %.4f over %d probes (95 %%: %.4f–%.4f), the truth %.4f (%.1f sd)", tr, l.Loss, n, ci[0], ci[1], truth, (l.Loss-truth)/sd)
 }
 
 // checkRateLimited: the router that answers once per 5 s loses probes
@@ -233,37 +294,130 @@ func checkRateLimited(t *testing.T, tr *pathTrace) {
 	}
 }
 
-// checkWhere: the last diagnosis the host made with every player in, from its own traces
-// and the summaries every player shared, says where each slow home's delay
-// starts — home 1's on its LAN, home 2's on its line out — and the verdict
-// gives each of them its advice, in its name.
-func checkWhere(t *testing.T, host *proc) {
+// checkSilentRounds: the silent router never holds a bursting round back.
+// tr bursts its link to the host from the start: past the first rounds,
+// the host's hop (past the silent router) is probed once a second — not
+// once per silent timeout — and when a round probes the silent router the
+// probes after it to the hops that answer follow within the machine's
+// spacing of the probes between, not after the silent probe's timeout
+// (500 ms at the least).
+func checkSilentRounds(t *testing.T, tr *pathTrace) {
 	t.Helper()
-	d := lastDiagnosis(t, host, 6)
-	verdict, _ := d["verdict"].(string)
-	where := map[string]string{}
-	players, _ := d["players"].([]any)
-	for _, p := range players {
-		pm, _ := p.(map[string]any)
-		name, _ := pm["player"].(string)
-		if w, ok := pm["where"].(map[string]any); ok {
-			where[name] = fmt.Sprintf("%v ttl %v, %v ms", w["link"], w["ttl"], w["added_ms"])
-			t.Logf("where %s: %s", name, where[name])
+	type sent struct {
+		at  time.Time
+		ttl int
+		dst netip.Addr
+	}
+	var all []sent
+	for _, p := range tr.tap.packets() {
+		if ttl, ok := p.probeTTL(); ok && p.out {
+			all = append(all, sent{p.at, ttl, p.dst.Addr()})
 		}
 	}
-	t.Logf("the host's verdict: %s (culprit %v)", verdict, d["culprit"])
-	if !strings.HasPrefix(where["p1"], "lan ttl 1,") {
-		t.Errorf("p1's where %q, want lan at ttl 1", where["p1"])
+	if len(all) < 20 {
+		t.Errorf("%v: %d probes", tr, len(all))
+		return
 	}
-	if !strings.HasPrefix(where["p2"], "uplink ttl 2,") {
-		t.Errorf("p2's where %q, want uplink at ttl 2", where["p2"])
-	}
-	for _, want := range []string{
-		"starts between p1's machine and the home router (Wi-Fi or cable): a cable, or being closer to the router, should help.",
-		"starts on p2's line out of the house, often the router's upload queue: a latency-under-load test will tell.",
-	} {
-		if !strings.Contains(verdict, want) {
-			t.Errorf("the verdict lacks %q", want)
+	from := all[0].at.Add(20 * time.Second)
+	last := len(tr.want) // the host's hop limit
+	peer, held, checked := 0, 0, 0
+	for i, s := range all {
+		if s.at.Before(from) || s.dst != pathHostAddr {
+			continue
+		}
+		if s.ttl >= last {
+			peer++
+		}
+		if s.ttl != 2 {
+			continue
+		}
+		// The silent router's probe: the next probe to an answering hop
+		// of this link within the round, and how many of the machine's
+		// probes went between.
+		for j := i + 1; j < len(all) && all[j].at.Sub(s.at) < time.Second; j++ {
+			if all[j].dst != pathHostAddr || all[j].ttl <= 2 {
+				continue
+			}
+			checked++
+			if gap := all[j].at.Sub(s.at); gap > time.Duration(j-i+2)*50*time.Millisecond {
+				held++
+				t.Errorf("%v: %v after the silent router's probe, the next probe of its round (hop %d, %d of the machine's probes later)", tr, gap, all[j].ttl, j-i)
+			}
+			break
 		}
 	}
+	span := all[len(all)-1].at.Sub(from).Seconds()
+	if rate := float64(peer) / span; rate < 0.85 {
+		t.Errorf("%v: the host's hop probed %.2f times a second while bursting, want once a second: the silent router held rounds back", tr, rate)
+	}
+	if checked == 0 {
+		t.Errorf("%v: no round probed the silent router and a hop past it", tr)
+	}
+	t.Logf("%v: the host's hop probed %d times in %.0f s; %d rounds with the silent router's probe, %d held back", tr, peer, span, checked, held)
+}
+
+// probeCounters counts, at every router, the probes that die there (IP
+// TTL 1 on arrival, 33 bytes of UDP payload), by source as the router sees
+// it: the machines' LAN addresses, the homes' public ones, the host's.
+func probeCounters(t *testing.T, lab *pathLab) *nftSampler {
+	t.Helper()
+	sources := []netip.Addr{pathHostAddr}
+	for _, h := range lab.homes {
+		sources = append(sources, h.lanAddr(2), h.lanAddr(3), h.wan())
+	}
+	routers := []string{lab.n.prefix + "core"}
+	for _, h := range lab.homes {
+		routers = append(routers, h.r)
+		routers = append(routers, h.isps...)
+	}
+	var b strings.Builder
+	b.WriteString("table ip probes {\n")
+	for _, a := range sources {
+		fmt.Fprintf(&b, "\tcounter %s { }\n", counterName(a))
+	}
+	b.WriteString("\tchain pre {\n\t\ttype filter hook prerouting priority -300;\n")
+	for _, a := range sources {
+		fmt.Fprintf(&b, "\t\tip saddr %s ip ttl 1 udp length 41 counter name %s;\n", a, counterName(a))
+	}
+	b.WriteString("\t}\n}\n")
+	var readers []*nftReader
+	for _, r := range routers {
+		lab.n.nft(r, "probes", b.String())
+		readers = append(readers, newNftReader(t, r, "probes"))
+	}
+	return startNftSampler(t, 5*time.Second, 10*time.Minute, readers...)
+}
+
+func counterName(a netip.Addr) string { return "s" + strings.ReplaceAll(a.String(), ".", "_") }
+
+// checkProbeCounters: between two readings, no router counted more probes
+// from one source than the caps allow its machines — one a second each,
+// and one more for the readings' edges; two machines stand behind home
+// 4's public address.
+func checkProbeCounters(t *testing.T, s *nftSampler, lab *pathLab) {
+	t.Helper()
+	samples, _, err := s.taken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	machines := map[string]int{counterName(lab.homes[3].wan()): 2}
+	most, total := 0.0, uint64(0)
+	for i := 1; i < len(samples); i++ {
+		secs := samples[i].at.Sub(samples[i-1].at).Seconds()
+		for ns, counts := range samples[i].counts {
+			for name, c := range counts {
+				d := c.packets - samples[i-1].counts[ns][name].packets
+				total += d
+				k := max(1, machines[name])
+				if limit := float64(k) * (math.Ceil(secs) + 1); float64(d) > limit {
+					t.Errorf("%s counted %d probes from %s in %.1f s, the caps allow %.0f", ns, d, name, secs, limit)
+				}
+				most = max(most, float64(d)/secs/float64(k))
+			}
+		}
+	}
+	if total == 0 {
+		t.Errorf("the routers counted no probe in %d readings", len(samples))
+	}
+	t.Logf("the routers counted %d probes dying there over %d readings; the most from one machine at one router: %.2f a second", total, len(samples), most)
 }

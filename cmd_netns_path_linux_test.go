@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,29 +13,30 @@ import (
 // The hop tracer on real network stacks, as players meet it: every home a
 // player namespace behind a home router (nftables masquerade), then the
 // ISP's routers, then the core with the host on it. lagscope runs
-// unprivileged (nobody, no capabilities) in each, every player tracing its
-// link to the host (--trace ada) and the host its link to the lossy home.
-// Nothing of ours is on the path; the impairments are the kernel's:
+// unprivileged (nobody, no capabilities) in each; every link is traced at
+// the baseline's pace, and some are looked at closely (--trace, as the
+// Path view does). Nothing of ours is on the path; the impairments are the
+// kernel's:
 //
 //	home 1  p1 [tbf] — r1 — i11 ——————————————————— core — h (ada)
 //	home 2  p2, f2 — r2 [tbf wan] — i21 ——————————— core
 //	home 3  p3 — r3 — i31 (drops 5 %) — i32 ———————— core
-//	home 4  p4 — r4 — i41 (icmp_ratelimit 5000) — i42 — core
+//	home 4  p4, p4b — r4 — i41 (default rate limit) — i42 — core
 //	home 5  p5 — r5 — i51 (silent) ————————————————— core
 //
-// Each of the routers that answer only in part, or not at all, is on a
-// path of its own, so that its timeouts (2 s each, one probe in flight
-// per link) slow no other path's count of outcomes.
+// Home 1's queue is on the player's own interface and home 2's on its
+// router's WAN egress, both tbf at 2 Mbit/s holding 50 kB: 200 ms when a
+// flood fills them, which happens only in the middle of a run, after a
+// clean first part. The lossy router drops 5 % of what it forwards, both
+// ways, counted. The rate-limited router keeps Linux's default ICMP rate
+// limit (one a second to each destination, a burst of six), and two
+// tracers in home 4 share it: behind their router's NAT they are one
+// destination. The silent router sends no Time Exceeded at all. Every
+// other router answers every probe (icmp_ratelimit 0). Every router
+// counts the probes that die there, by source (probeCounters).
 //
-// Home 1's queue is on the player's own interface, kept full by a flood
-// from p1; home 2's on its router's WAN egress, filled from f2 on the same
-// LAN. Both are tbf at 2 Mbit/s holding 50 kB: 200 ms when full. The
-// silent router sends no Time Exceeded at all, the lossy one drops 5 % of
-// what it forwards, the rate-limited one answers once per 5 s. Every other
-// router answers every probe (icmp_ratelimit 0).
-//
-// Addresses: home k's LAN is 10.k.0.0/24 (router .1, player .2, filler
-// .3); link j of chain k, counted from the home router, is
+// Addresses: home k's LAN is 10.k.0.0/24 (router .1, player .2, a second
+// machine .3); link j of chain k, counted from the home router, is
 // 172.(16+k).j.0/24 with the router nearer the core at .1 and the other at
 // .2; the core meets the host on 198.51.100.0/24 (core .1, host .10).
 
@@ -169,7 +169,7 @@ func pathTopology(n *netns) (core, host string, homes [5]pathHome) {
 	for i, c := range []struct {
 		isps   int
 		filler bool
-	}{{1, false}, {1, true}, {2, false}, {2, false}, {1, false}} {
+	}{{1, false}, {1, true}, {2, false}, {2, true}, {1, false}} {
 		homes[i] = n.home(core, i+1, c.isps, c.filler)
 	}
 	// Home 1's queue: the player's own interface.
@@ -182,29 +182,29 @@ func pathTopology(n *netns) (core, host string, homes [5]pathHome) {
 	chain out { type filter hook output priority 0; icmp type time-exceeded drop; }
 }
 `)
-	// The lossy router: 5 % of what it forwards, both ways.
+	// The lossy router: 5 % of what it forwards, both ways, counted.
 	n.nft(homes[2].isps[0], "lossy", `table ip lossy {
-	chain forwarded { type filter hook forward priority 0; numgen random mod 100 < 5 drop; }
+	counter forwarded { }
+	counter dropped { }
+	chain forwarded { type filter hook forward priority 0; counter name forwarded; numgen random mod 100 < 5 counter name dropped drop; }
 }
 `)
-	// The rate-limited router: one answer per 5 s (after a burst).
-	n.sysctl(homes[3].isps[0], "net.ipv4.icmp_ratelimit=5000")
+	// The rate-limited router: Linux's default ICMP rate limit.
+	n.sysctl(homes[3].isps[0], "net.ipv4.icmp_ratelimit=1000")
 	return core, host, homes
 }
 
 // pathEvent is a `path` event as the test reads it.
 type pathEvent struct {
-	From, To  string
-	Available bool
-	Hops      []struct {
-		TTL         int
-		Addr        *string
-		Link        string
-		Sent        int
-		Loss        float64
-		RTTMS       *float64 `json:"rtt_ms"`
-		RateLimited bool     `json:"rate_limited"`
-	}
+	From, To    string
+	TMs         float64 `json:"t_ms"`
+	Available   bool
+	Bursting    bool
+	Hops        []pathEventHop
+	LossPending *struct {
+		Loss float64
+		More int
+	} `json:"loss_pending"`
 	DelayStarts *struct {
 		TTL     int
 		Link    string
@@ -216,6 +216,38 @@ type pathEvent struct {
 		Loss float64
 	} `json:"loss_starts"`
 	Complete bool
+}
+
+// pathEvents are p's path events to peer, in order, each with the wall
+// time it stands for.
+func pathEvents(t *testing.T, p *runProc, to string) (es []pathEvent, at []time.Time) {
+	t.Helper()
+	for _, raw := range p.of("path") {
+		if raw.str("to") != to {
+			continue
+		}
+		b, _ := json.Marshal(raw)
+		var e pathEvent
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+		at = append(at, p.start.Add(time.Duration(e.TMs*float64(time.Millisecond))))
+	}
+	return es, at
+}
+
+// pathEventHop is one hop of a path event.
+type pathEventHop struct {
+	TTL         int
+	Addr        *string
+	Link        string
+	Sent        int
+	Loss        float64
+	LossCI      [2]float64 `json:"loss_ci"`
+	RTTMS       *float64   `json:"rtt_ms"`
+	BaseMS      *float64   `json:"base_ms"`
+	RateLimited bool       `json:"rate_limited"`
 }
 
 // lastPath is p's last path event to peer.
@@ -243,7 +275,7 @@ func lastPath(t *testing.T, p *proc, to string) pathEvent {
 // may probe by its destination (the policy may add the diagnosis's
 // culprit to the --trace link).
 type pathTrace struct {
-	p     *proc
+	p     *runProc
 	self  int
 	to    string
 	want  []netip.Addr
@@ -276,11 +308,16 @@ func hopsBetween(homes []pathHome, a, b int) []netip.Addr {
 	return append(out, h.wan())
 }
 
-// tracePaths is every path machine self may probe, by destination.
+// tracePaths is every path machine self may probe, by destination: the
+// host's, every other home's, and in a home with a second machine on its
+// LAN, that machine, one hop away.
 func tracePaths(homes []pathHome, self int) map[netip.Addr][]netip.Addr {
 	out := map[netip.Addr][]netip.Addr{}
 	if self >= 0 {
 		out[pathHostAddr] = hopsBetween(homes, self, -1)
+		h := homes[self]
+		out[h.lanAddr(2)] = []netip.Addr{h.lanAddr(2)}
+		out[h.lanAddr(3)] = []netip.Addr{h.lanAddr(3)}
 	}
 	for b, h := range homes {
 		if b != self {
@@ -350,70 +387,79 @@ func sortedMedian(sorted []float64) float64 {
 }
 
 // The loss the lossy router leaves past it: each probe and its answer
-// cross it once, 1 − 0.95².
+// cross it once, 1 − 0.95² (the run measures the truth: pathLossTruth).
 const pathLossPast = 1 - 0.95*0.95
 
-func TestNetnsPath(t *testing.T) {
-	if os.Getenv(netnsEnv) != "1" {
-		t.Skip("network-namespace path test: set " + netnsEnv + "=1 (needs root, iproute2, nftables and tc)")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("network-namespace path test: needs root to make namespaces")
-	}
-	for _, tool := range []string{"ip", "nft", "tc", "setpriv"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s=1 but %s is missing: %v", netnsEnv, tool, err)
-		}
-	}
-	n := &netns{t: t, prefix: fmt.Sprintf("lp%d", os.Getpid()%100000)}
-	t.Cleanup(func() {
-		for _, ns := range n.made {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	_, hostNS, homes := pathTopology(n)
-	bin, cfg := buildLagscopeShared(t)
+// pathLab is the built topology and the binary, shared by both runs.
+type pathLab struct {
+	n      *netns
+	hostNS string
+	homes  [5]pathHome
+	bin    string
+	cfg    string
+}
 
-	// The reference: a bare UDP echo across each queue, idle now and
-	// loaded later in the run. Home 1's queue is between p1 and its
-	// router, home 2's between its router and the first ISP hop.
+// in starts lagscope in namespace ns as nobody, without capabilities.
+func (l *pathLab) in(t *testing.T, ns, name string, args ...string) *runProc {
+	at := time.Now()
+	return &runProc{proc: startUnpriv(t, ns, l.bin, l.cfg, name, args...), start: at}
+}
+
+// runProc is a lagscope process and when it started: its t_ms count from
+// there.
+type runProc struct {
+	*proc
+	start time.Time
+}
+
+func TestNetnsPath(t *testing.T) {
+	n := newNetns(t, "lp", false, "ip", "nft", "tc", "setpriv")
+	lab := &pathLab{n: n}
+	_, lab.hostNS, lab.homes = pathTopology(n)
+	lab.bin, lab.cfg = buildLagscopeShared(t)
+	t.Run("lan", func(t *testing.T) { pathRunLAN(t, lab) })
+	t.Run("uplink", func(t *testing.T) { pathRunUplink(t, lab) })
+}
+
+// pathRunLAN: home 1's queue switches on at 90 s and drains at 150 s; the
+// lossy, rate-limited and silent routers are there all along; every
+// player traces its link to the host, p3, p4, p4b and p5 with --trace (a
+// burst from the start), p1 and p2 without (the baseline's pace, until
+// something happens), and the host looks closely at its link to p3.
+func pathRunLAN(t *testing.T, lab *pathLab) {
+	homes := lab.homes
+	const (
+		run      = 270 * time.Second
+		switchOn = 90 * time.Second
+		drain    = 150 * time.Second
+	)
 	echo1 := func(count int, gap time.Duration) []float64 {
 		return bareEcho(t, homes[0].r, netip.AddrPortFrom(homes[0].lanAddr(1), 0), homes[0].p, homes[0].lanAddr(2), count, gap)
 	}
-	echo2 := func(count int, gap time.Duration) []float64 {
-		return bareEcho(t, homes[1].isps[0], netip.AddrPortFrom(homes[1].linkAddr(0, 1), 0), homes[1].p, homes[1].lanAddr(2), count, gap)
-	}
-	idle1, idle2 := echo1(20, 20*time.Millisecond), echo2(20, 20*time.Millisecond)
-
+	idle1 := echo1(20, 20*time.Millisecond)
 	taps := make([]*wireTap, len(homes))
 	for i, h := range homes {
 		taps[i] = tapInterface(t, h.p, "eth0", pathHostPort)
 	}
-	hostTap := tapInterface(t, hostNS, "wan", pathHostPort)
+	hostTap := tapInterface(t, lab.hostNS, "wan", pathHostPort)
+	counters := probeCounters(t, lab)
 
-	const run = 140 * time.Second
-	fill := netip.AddrPortFrom(homes[0].lanAddr(1), 9999)
-	sink(t, homes[0].r, fill)
-	stop1 := flood(t, homes[0].p, homes[0].lanAddr(2), fill, run+30*time.Second)
-	fill2 := netip.AddrPortFrom(homes[1].linkAddr(0, 1), 9999)
-	sink(t, homes[1].isps[0], fill2)
-	stop2 := flood(t, n.prefix+"f2", homes[1].lanAddr(3), fill2, run+30*time.Second)
-	time.Sleep(time.Second) // the queues fill
-
-	in := func(ns, name string, args ...string) *proc {
-		return startUnpriv(t, ns, bin, cfg, name, args...)
-	}
 	dur := func(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
 	at := netip.AddrPortFrom(pathHostAddr, pathHostPort).String()
-	host := in(hostNS, "ada", "host", "--open", "--name", "ada", "--listen", at, "--players", "6", "--json",
+	host := lab.in(t, lab.hostNS, "ada", "host", "--open", "--name", "ada", "--listen", at, "--players", "7", "--json",
 		"--duration", dur(run+5*time.Second), "--trace", "p3")
-	hostAddr(t, host)
+	hostAddr(t, host.proc)
+	start := time.Now()
 	var traces []*pathTrace
 	for i, h := range homes {
 		name := fmt.Sprintf("p%d", h.k)
-		p := in(h.p, name, "join", at, "--name", name, "--json", "--duration", dur(run), "--trace", "ada")
-		traces = append(traces, &pathTrace{p: p, self: i, to: "ada", tap: taps[i]})
+		args := []string{"join", at, "--name", name, "--json", "--duration", dur(run)}
+		if i >= 2 {
+			args = append(args, "--trace", "ada")
+		}
+		traces = append(traces, &pathTrace{p: lab.in(t, h.p, name, args...), self: i, to: "ada", tap: taps[i]})
 	}
+	second4 := lab.in(t, lab.n.prefix+"f4", "p4b", "join", at, "--name", "p4b", "--json", "--duration", dur(run), "--trace", "ada")
 	back := &pathTrace{p: host, self: -1, to: "p3", tap: hostTap}
 	traces = append(traces, back)
 	for _, tr := range traces {
@@ -422,33 +468,96 @@ func TestNetnsPath(t *testing.T) {
 	}
 	back.want = back.paths[homes[2].wan()]
 
-	time.Sleep(run / 3)
-	loaded1, loaded2 := echo1(30, 50*time.Millisecond), echo2(30, 50*time.Millisecond)
-	for _, tr := range traces {
-		p := tr.p
+	// The clean first part, then home 1's queue.
+	time.Sleep(time.Until(start.Add(switchOn)))
+	fill := netip.AddrPortFrom(homes[0].lanAddr(1), 9999)
+	sink(t, homes[0].r, fill)
+	stop1 := flood(t, homes[0].p, homes[0].lanAddr(2), fill, drain-switchOn+10*time.Second)
+	onAt := time.Now()
+	time.Sleep(20 * time.Second)
+	loaded1 := echo1(30, 50*time.Millisecond)
+	time.Sleep(time.Until(start.Add(drain)))
+	stop1()
+	offAt := time.Now()
+	for _, p := range []*runProc{host, traces[0].p, traces[1].p, traces[2].p, traces[3].p, traces[4].p, second4} {
 		if code := p.exit(run); code != 0 {
 			t.Fatalf("%s exited %d: %s\n%v", p.name, code, p.stderr.String(), p.of("message"))
 		}
 	}
-	stop1()
-	stop2()
-	q1, q2 := queueDelay(idle1, loaded1), queueDelay(idle2, loaded2)
+	q1 := queueDelay(idle1, loaded1)
 	t.Logf("bare echo across home 1's queue: idle median %.2f ms, loaded %.1f ms (%d echoes): the queue adds %.1f ms", sortedMedian(idle1), sortedMedian(loaded1), len(loaded1), q1)
-	t.Logf("bare echo across home 2's queue: idle median %.2f ms, loaded %.1f ms (%d echoes): the queue adds %.1f ms", sortedMedian(idle2), sortedMedian(loaded2), len(loaded2), q2)
 
 	for _, tr := range traces {
-		tr.ev = lastPath(t, tr.p, tr.to)
+		tr.ev = lastPath(t, tr.p.proc, tr.to)
 		logPath(t, tr)
 		checkHops(t, tr)
-		probeCaps(t, tr, 50*time.Millisecond)
+		drained := time.Time{}
+		if tr == traces[0] {
+			drained = offAt
+		}
+		probeCaps(t, tr, 50*time.Millisecond, drained)
 	}
 	hostPkts := hostTap.packets()
 	for i, h := range homes {
 		gameTTL(t, hostPkts, h, len(traces[i].want)-1)
 	}
-	checkQueues(t, traces[0], traces[1], q1, q2)
+	checkSwitch(t, traces[0], 1, "lan", q1, onAt, offAt)
+	checkIncidentWhere(t, host, "p1", "lan", 1)
 	checkSilent(t, traces[4])
-	checkLoss(t, traces[2], back)
+	checkSilentRounds(t, traces[4])
+	truth := pathLossTruth(t, lab)
+	checkLoss(t, traces[2], 3, "isp", truth)
+	checkLoss(t, back, 4, "peer", truth)
 	checkRateLimited(t, traces[3])
-	checkWhere(t, host)
+	checkRateLimited(t, &pathTrace{p: second4, self: 3, to: "ada", ev: lastPath(t, second4.proc, "ada")})
+	checkProbeCounters(t, counters, lab)
+}
+
+// pathRunUplink: home 2's queue, on its router's WAN, switches on at 60 s
+// and drains at 100 s; p2 traces at the baseline's pace.
+func pathRunUplink(t *testing.T, lab *pathLab) {
+	homes := lab.homes
+	const (
+		run      = 130 * time.Second
+		switchOn = 60 * time.Second
+		drain    = 100 * time.Second
+	)
+	echo2 := func(count int, gap time.Duration) []float64 {
+		return bareEcho(t, homes[1].isps[0], netip.AddrPortFrom(homes[1].linkAddr(0, 1), 0), homes[1].p, homes[1].lanAddr(2), count, gap)
+	}
+	idle2 := echo2(20, 20*time.Millisecond)
+	tap := tapInterface(t, homes[1].p, "eth0", pathHostPort)
+	dur := func(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
+	at := netip.AddrPortFrom(pathHostAddr, pathHostPort).String()
+	host := lab.in(t, lab.hostNS, "ada", "host", "--open", "--name", "ada", "--listen", at, "--players", "2", "--json",
+		"--duration", dur(run+5*time.Second))
+	hostAddr(t, host.proc)
+	start := time.Now()
+	tr := &pathTrace{p: lab.in(t, homes[1].p, "p2", "join", at, "--name", "p2", "--json", "--duration", dur(run)), self: 1, to: "ada", tap: tap}
+	tr.paths = tracePaths(homes[:], 1)
+	tr.want = tr.paths[pathHostAddr]
+
+	time.Sleep(time.Until(start.Add(switchOn)))
+	fill2 := netip.AddrPortFrom(homes[1].linkAddr(0, 1), 9999)
+	sink(t, homes[1].isps[0], fill2)
+	stop2 := flood(t, lab.n.prefix+"f2", homes[1].lanAddr(3), fill2, drain-switchOn+10*time.Second)
+	onAt := time.Now()
+	time.Sleep(15 * time.Second)
+	loaded2 := echo2(30, 50*time.Millisecond)
+	time.Sleep(time.Until(start.Add(drain)))
+	stop2()
+	offAt := time.Now()
+	for _, p := range []*runProc{host, tr.p} {
+		if code := p.exit(run); code != 0 {
+			t.Fatalf("%s exited %d: %s\n%v", p.name, code, p.stderr.String(), p.of("message"))
+		}
+	}
+	q2 := queueDelay(idle2, loaded2)
+	t.Logf("bare echo across home 2's queue: idle median %.2f ms, loaded %.1f ms (%d echoes): the queue adds %.1f ms", sortedMedian(idle2), sortedMedian(loaded2), len(loaded2), q2)
+	tr.ev = lastPath(t, tr.p.proc, tr.to)
+	logPath(t, tr)
+	checkHops(t, tr)
+	probeCaps(t, tr, 50*time.Millisecond, time.Time{})
+	checkSwitch(t, tr, 2, "uplink", q2, onAt, offAt)
+	checkIncidentWhere(t, host, "p2", "uplink", 2)
 }

@@ -36,6 +36,9 @@ func (lf *liveFlags) settle() error {
 	if lf.cmd == "demo" {
 		return nil
 	}
+	if !s.Trace && !lf.fs.Changed("no-trace") {
+		lf.noTrace = true
+	}
 	if c.From["name"] == config.FromFile {
 		if err := session.CheckName(s.Name); err != nil {
 			return usagef("%s:%d: name %q: %v", c.Path, c.Line["name"], s.Name, err)

@@ -48,6 +48,9 @@ const (
 	defaultLossPercent = 5.0
 	defaultLossWindow  = 10 * time.Second
 	defaultBell        = false
+	// defaultTrace: the live commands trace their links' hops, at the
+	// low rate docs/path.md states.
+	defaultTrace = true
 )
 
 // Settings are the values in force. An empty string means "not set": the
@@ -58,7 +61,10 @@ type Settings struct {
 	Theme    string `toml:"theme"`
 	KeyFile  string `toml:"key_file"`
 	LastHost string `toml:"last_host"`
-	Alerts   Alerts `toml:"alerts"`
+	// Trace: the live commands trace the hops of their links (false is
+	// --no-trace: no probe is sent).
+	Trace  bool   `toml:"trace"`
+	Alerts Alerts `toml:"alerts"`
 }
 
 // Alerts are the thresholds of the alert on a link going bad.
@@ -96,7 +102,7 @@ const (
 )
 
 // Keys are the settings' TOML keys in the order `lagscope config` lists them.
-var Keys = []string{"name", "theme", "key_file", "last_host", "alerts.loss_percent", "alerts.bell", "alerts.loss_window"}
+var Keys = []string{"name", "theme", "key_file", "last_host", "trace", "alerts.loss_percent", "alerts.bell", "alerts.loss_window"}
 
 // flagFor is the command-line flag that overrides a key, where one exists.
 // The live commands' --key gives the key itself and so wins over key_file;
@@ -181,7 +187,7 @@ func configDir(goos string, getenv func(string) string) (string, error) {
 func defaults(path string) *Config {
 	c := &Config{
 		Path: path,
-		Settings: Settings{Alerts: Alerts{
+		Settings: Settings{Trace: defaultTrace, Alerts: Alerts{
 			LossPercent: defaultLossPercent,
 			Bell:        defaultBell,
 			LossWindow:  Duration(defaultLossWindow),
@@ -285,6 +291,8 @@ func (c *Config) Value(key string) string {
 		return orUnset(s.KeyFile, "no key")
 	case "last_host":
 		return orUnset(s.LastHost, "none")
+	case "trace":
+		return strconv.FormatBool(s.Trace)
 	case "alerts.loss_percent":
 		return strconv.FormatFloat(s.Alerts.LossPercent, 'f', -1, 64)
 	case "alerts.bell":

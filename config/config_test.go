@@ -46,7 +46,7 @@ func TestConfigMissingFileIsDefaults(t *testing.T) {
 	if c.Found {
 		t.Fatal("Found = true for a missing file")
 	}
-	want := Settings{Alerts: Alerts{LossPercent: 5, Bell: false, LossWindow: Duration(10 * time.Second)}}
+	want := Settings{Trace: true, Alerts: Alerts{LossPercent: 5, Bell: false, LossWindow: Duration(10 * time.Second)}}
 	if c.Settings != want {
 		t.Fatalf("settings %+v, want %+v", c.Settings, want)
 	}
@@ -63,6 +63,7 @@ name = "alice"
 theme = "light"
 key_file = "/tmp/k"
 last_host = "192.0.2.1:7373"
+trace = false
 
 [alerts]
 loss_percent = 2.5
@@ -73,11 +74,11 @@ bell = true
 		t.Fatal(err)
 	}
 	s := c.Settings
-	if s.Name != "alice" || s.Theme != "light" || s.KeyFile != "/tmp/k" || s.LastHost != "192.0.2.1:7373" ||
+	if s.Name != "alice" || s.Theme != "light" || s.KeyFile != "/tmp/k" || s.LastHost != "192.0.2.1:7373" || s.Trace ||
 		s.Alerts.LossPercent != 2.5 || !s.Alerts.Bell || s.Alerts.LossWindow != Duration(10*time.Second) {
 		t.Fatalf("settings %+v", s)
 	}
-	wantLine := map[string]int{"name": 2, "theme": 3, "key_file": 4, "last_host": 5, "alerts.loss_percent": 8, "alerts.bell": 9}
+	wantLine := map[string]int{"name": 2, "theme": 3, "key_file": 4, "last_host": 5, "trace": 6, "alerts.loss_percent": 9, "alerts.bell": 10}
 	for k, line := range wantLine {
 		if c.From[k] != FromFile || c.Line[k] != line {
 			t.Errorf("%s: from %q line %d, want file line %d", k, c.From[k], c.Line[k], line)

@@ -37,8 +37,10 @@ const noHopsWhy = "this transport sends no datagram with a hop limit and reads n
 type tracing struct {
 	t       *trace.Tracer
 	traced  map[PeerID]netip.AddrPort // traced links, at the address AddLink gave the tracer
+	pinned  map[PeerID]bool           // links PinTrace keeps bursting
 	answers []HopAnswer               // HopAnswers's, reused
 	tx      [probeDatagramLen]byte
+	sent    uint64 // probes sent
 }
 
 // replyBucket is one link's budget of probe answers.
@@ -89,19 +91,77 @@ func (e *Endpoint) SetTraced(peer PeerID, on bool) {
 		if !on {
 			return
 		}
-		e.tracing = &tracing{t: trace.New(0), traced: map[PeerID]netip.AddrPort{}}
+		e.tracing = &tracing{t: trace.New(), traced: map[PeerID]netip.AddrPort{}, pinned: map[PeerID]bool{}}
+		e.tracing.t.SetWait(e.traceWait)
 	}
 	tc := e.tracing
 	if !on {
 		tc.t.RemoveLink(trace.Link(peer))
 		delete(tc.traced, peer)
+		delete(tc.pinned, peer)
 		return
 	}
 	if at, ok := tc.traced[peer]; ok && at != l.addr {
 		tc.t.RemoveLink(trace.Link(peer)) // the peer moved: a new path
 	}
 	tc.t.AddLink(trace.Link(peer), l.addr.Addr().Unmap())
+	tc.t.Pin(trace.Link(peer), tc.pinned[peer])
 	tc.traced[peer] = l.addr
+}
+
+// PinTrace makes the trace of the link to peer look closely — a round of
+// probes a second — while on holds (the Path view shows the link, or
+// --trace names it). It does nothing for a link not traced.
+func (e *Endpoint) PinTrace(peer PeerID, on bool) {
+	tc := e.tracing
+	if tc == nil {
+		return
+	}
+	if _, ok := tc.traced[peer]; !ok {
+		return
+	}
+	if on {
+		tc.pinned[peer] = true
+	} else {
+		delete(tc.pinned, peer)
+	}
+	tc.t.Pin(trace.Link(peer), on)
+}
+
+// BurstTrace makes the trace of the link to peer look closely until now
+// + d; with hold its baselines stay as they are meanwhile (an incident on
+// the link is open: a long spike must not become the normal). It does
+// nothing for a link not traced.
+func (e *Endpoint) BurstTrace(now time.Duration, peer PeerID, d time.Duration, hold bool) {
+	tc := e.tracing
+	if tc == nil {
+		return
+	}
+	if _, ok := tc.traced[peer]; ok {
+		tc.t.Burst(trace.Link(peer), now, now+d, hold)
+	}
+}
+
+// TraceBursting reports whether the trace of the link to peer looks
+// closely at now.
+func (e *Endpoint) TraceBursting(now time.Duration, peer PeerID) bool {
+	return e.tracing != nil && e.tracing.t.Bursting(trace.Link(peer), now)
+}
+
+// traceWait is the wait of the link to peer at now, for its probes'
+// timeouts: its retry timeout, or the age of its oldest unacknowledged
+// packet when that is longer (through a spike no clean sample comes and
+// the retry timeout keeps its old value).
+func (e *Endpoint) traceWait(peer trace.Link, now time.Duration) time.Duration {
+	l := e.links[PeerID(peer)]
+	if l == nil {
+		return 0
+	}
+	w := l.est.RTO()
+	if since, ok := l.silentSince(); ok && now > since {
+		w = max(w, now-since)
+	}
+	return w
 }
 
 // Path is the traced path to peer: per hop the address that answered and
@@ -197,9 +257,18 @@ func (e *Endpoint) sendProbe(l *link, p trace.Probe) {
 	}
 	tc := e.tracing
 	d := e.probeDatagram(tc.tx[:], p)
+	tc.sent++
 	if err := e.hops.SendHopLimit(l.addr, d, int(p.TTL)); err != nil {
 		e.sendErrs++
 	}
+}
+
+// Probes is how many probes the endpoint has sent.
+func (e *Endpoint) Probes() uint64 {
+	if e.tracing == nil {
+		return 0
+	}
+	return e.tracing.sent
 }
 
 // probeDatagram puts the datagram carrying p, unsealed, in b.

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lagscope/lagscope/netcore/trace"
 )
 
 // A path of two routers in network namespaces, traced from the game's own
@@ -141,6 +143,7 @@ func TestTraceAcrossRouters(t *testing.T) {
 	linkLive(t, a, b, nsClient, nsServer, peerA, peerB)
 
 	t.Run("hops", func(t *testing.T) { traceHops(t, a, b, ta) })
+	t.Run("answer ttl", func(t *testing.T) { answerTTL(t, c) })
 	t.Run("ttl", func(t *testing.T) { gameKeepsTTL(t, c, ta) })
 	t.Run("queue", func(t *testing.T) { traceQueue(t, c, a) })
 }
@@ -183,6 +186,32 @@ func traceHops(t *testing.T, a, b *liveTracer, ta *UDPTransport) {
 		t.Errorf("read errors %d, error-queue messages %d: want none, and at least %d", st.ReadErrors, ta.errq.read.Load(), sends)
 	}
 	t.Logf("%d error-queue messages drained, %d game messages delivered", ta.errq.read.Load(), b.delivered(ChannelUnreliable))
+}
+
+// answerTTL: an answer on the error queue says the TTL it arrived with
+// (IP_RECVTTL works on error-queue messages): 64 from router1, 63 from
+// router2, each of which starts its ICMP at 64.
+func answerTTL(t *testing.T, c *chainNS) {
+	at := netip.AddrPortFrom(nsClient.Addr(), 7475)
+	tr := inNS(t, c.prefix+"c", func() (*UDPTransport, error) { return ListenUDP(at.String()) })
+	defer tr.Close()
+	for ttl := 1; ttl <= 2; ttl++ {
+		b := make([]byte, HeaderLen, probeDatagramLen)
+		PutHeader(b, Header{Token: token, Sender: peerA, Channel: ChannelControl})
+		b = trace.AppendProbe(b, trace.Probe{Num: uint32(7000 + ttl), TTL: uint8(ttl)})
+		mustNil(t, tr.SendHopLimit(nsServer, b, ttl))
+		var got []HopAnswer
+		for deadline := time.Now().Add(2 * time.Second); len(got) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			got = tr.HopAnswers(got)
+		}
+		if len(got) != 1 {
+			t.Fatalf("hop %d: %d answers, want 1", ttl, len(got))
+		}
+		a := got[0].Answer
+		if want := uint8(65 - ttl); a.TTL != want || a.Quote != trace.QuoteProbe || a.Probe.TTL != uint8(ttl) {
+			t.Errorf("hop %d: answer from %v arrived with TTL %d (quote %v), want %d", ttl, a.Offender, a.TTL, a.Quote, want)
+		}
+	}
 }
 
 // gameKeepsTTL: a datagram sent after a probe leaves with the socket's own

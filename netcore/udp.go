@@ -223,6 +223,13 @@ func (t *UDPTransport) Send(to netip.AddrPort, p []byte) error {
 // with nothing queued is the datagram's own (no route, say); at most
 // maxSendTries reports fail one datagram.
 func (t *UDPTransport) write(p, oob []byte, to netip.AddrPort) error {
+	if t.errq != nil {
+		// Where queued errors fail sends, through sendmmsg: the same
+		// rule, without the net package's allocations (writeRaw).
+		if err, ok := t.writeRaw(p, oob, to); ok {
+			return err
+		}
+	}
 	for try := 1; ; try++ {
 		var err error
 		if len(oob) > 0 {

@@ -203,9 +203,12 @@ type batchWriter struct {
 	drops int // of the failed, dropped for want of queue space (ENOBUFS)
 	// tries counts the sends of hdrs[done] that queued errors failed;
 	// resent all such failures in this write; failed: one did since the
-	// last drain.
+	// last drain. errno is the last failure's, closed says the socket
+	// itself failed.
 	tries, resent int
 	failed        bool
+	errno         syscall.Errno
+	closed        bool
 	// queued drains the error queue (udp_trace.go); nil: none.
 	queued func(fd uintptr) (int, bool)
 	hdrs   [readBatch]mmsghdr
@@ -284,11 +287,12 @@ func (w *batchWriter) put(i int, to netip.AddrPort, p, oob []byte) bool {
 // write sends hdrs[:n]; a datagram the kernel refuses is counted in errs
 // and skipped, as Send's error would be.
 func (w *batchWriter) write() (sent, errs int) {
-	w.done, w.errs, w.drops, w.tries, w.resent, w.failed = 0, 0, 0, 0, 0, false
+	w.done, w.errs, w.drops, w.tries, w.resent, w.failed, w.errno, w.closed = 0, 0, 0, 0, 0, false, 0, false
 	for w.done < w.n {
 		if err := w.rc.Write(w.send); err != nil {
 			// The socket itself failed (closed): the rest are lost.
 			w.errs += w.n - w.done
+			w.closed = true
 			break
 		}
 	}
@@ -318,11 +322,13 @@ func (w *batchWriter) sendmmsg(fd uintptr) bool {
 			w.done++
 			w.errs++
 			w.drops++
+			w.errno = errno
 		default:
 			// The first datagram of the rest failed: skip it.
 			w.done++
 			w.errs++
 			w.tries = 0
+			w.errno = errno
 		}
 	}
 	if w.failed {
@@ -350,6 +356,37 @@ func (w *batchWriter) retry(fd uintptr) bool {
 	}
 	w.resent++
 	return true
+}
+
+// writeRaw writes one datagram with its control messages through the
+// batch writer's sendmmsg, under write's rule for queued ICMP errors (the
+// datagram a queued error failed goes again at once, the queue drained
+// there): a router's answer to a probe fails the socket's next send, and
+// the net package's error values for that failure would allocate. The
+// error it returns is the failure's errno (net.ErrClosed for a closed
+// socket); ok is false when the writer cannot take the datagram, which the
+// caller then sends the ordinary way.
+func (t *UDPTransport) writeRaw(p, oob []byte, to netip.AddrPort) (err error, ok bool) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.w == nil && !t.wNone {
+		t.w = newBatchWriter(t.conn, t.queuedRead())
+		t.wNone = t.w == nil
+	}
+	w := t.w
+	if w == nil || len(oob) > txOOBSize || !w.put(0, to, p, oob) {
+		return nil, false
+	}
+	w.n = 1
+	_, errs := w.write()
+	t.resent.Add(uint64(w.resent))
+	switch {
+	case errs == 0:
+		return nil, true
+	case w.closed:
+		return net.ErrClosed, true
+	}
+	return w.errno, true
 }
 
 // SendBatch writes the datagrams ps[i] to to[i], as many per system call

@@ -60,3 +60,6 @@ func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) 
 }
 
 type batchWriter struct{}
+
+// writeRaw is write's own path elsewhere: none (udp_batch_linux.go).
+func (t *UDPTransport) writeRaw([]byte, []byte, netip.AddrPort) (error, bool) { return nil, false }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lagscope/lagscope/netcore/trace"
 )
 
 // The error queue where the kernel reports it, on real loopback sockets:
@@ -181,4 +183,60 @@ func BenchmarkUDPReadUntilErrQueue(b *testing.B) {
 	b.ReportMetric(float64(st.ErrQueueRead)/float64(b.N), "errq-msgs/op")
 	b.ReportMetric(float64(st.ErrQueueDrains)/float64(b.N), "drains/op")
 	b.ReportMetric(float64(st.Resent)/float64(b.N), "resent/op")
+}
+
+// BenchmarkProbeOnTheSocket is a probe's whole cost on a live socket: a
+// probe record sent with a hop limit of its own (SendHopLimit) draws an
+// ICMP answer (here the port unreachable of a loopback port where nothing
+// listens: loopback has no router to answer), which fails the socket's
+// next send once — that game datagram is sent again at once and the queue
+// drained in the same call — and the drained answer is handed over
+// (HopAnswers). Nothing allocates.
+func BenchmarkProbeOnTheSocket(b *testing.B) {
+	src, sink := listenLoopback(b), listenLoopback(b)
+	closed := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), 9) // discard: nothing listens
+	probe := make([]byte, HeaderLen, probeDatagramLen)
+	PutHeader(probe, Header{Token: token, Sender: peerA, Channel: ChannelControl})
+	game := make([]byte, 64)
+	to := sink.LocalAddr()
+	var answers []HopAnswer
+	num := uint32(0)
+	pending := errPending(b, src)
+	b.ReportAllocs()
+	for b.Loop() {
+		num++
+		probe = trace.AppendProbe(probe[:HeaderLen], trace.Probe{Num: num, TTL: 64})
+		if err := src.SendHopLimit(closed, probe, 64); err != nil {
+			b.Fatal(err)
+		}
+		// The answer arrives within microseconds on loopback; the game's
+		// next send meets it.
+		for !pending() {
+		}
+		if err := src.Send(to, game); err != nil {
+			b.Fatal(err)
+		}
+		answers = src.HopAnswers(answers[:0])
+	}
+	st := src.Stats()
+	b.ReportMetric(float64(st.ErrQueueRead)/float64(b.N), "answers/op")
+	b.ReportMetric(float64(st.Resent)/float64(b.N), "resent/op")
+}
+
+// errPending is pollErr for a benchmark, made once: whether the socket has
+// an error to report. Asking allocates nothing.
+func errPending(b *testing.B, tr *UDPTransport) func() bool {
+	rc, err := tr.conn.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fds := make([]unix.PollFd, 1)
+	poll := func(fd uintptr) {
+		fds[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+		_, _ = unix.Poll(fds, 0)
+	}
+	return func() bool {
+		_ = rc.Control(poll)
+		return fds[0].Revents&unix.POLLERR != 0
+	}
 }

@@ -17,9 +17,11 @@ import (
 // The standard library's syscall package has all this needs.
 
 // oobSize holds one SCM_TIMESTAMPNS message (a 16-byte header and a
-// 16-byte timespec on 64-bit systems) and one IP_PKTINFO or IPV6_PKTINFO
-// message (udp_pktinfo_linux.go: up to 40 bytes), with room to spare.
-const oobSize = 128
+// 16-byte timespec on 64-bit systems), the IP_PKTINFO and IPV6_PKTINFO
+// messages (udp_pktinfo_linux.go: up to 40 bytes each; a dual-stack socket
+// gets both for an IPv4 datagram) and the IP_TTL and IPV6_HOPLIMIT ones
+// the hop tracer asks for (24 bytes each), with room to spare.
+const oobSize = 192
 
 // enableTimestamps asks the kernel to stamp every datagram; false when it
 // refuses, and the reader's own clock is used instead.

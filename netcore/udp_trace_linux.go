@@ -39,6 +39,11 @@ func enableRecvErr(conn *net.UDPConn) *errDrain {
 		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVERR, 1) == nil {
 			ok = true
 		}
+		// The TTL an answer arrived with tells how far back its router
+		// is (trace.Answer.TTL): the matcher tells apart by it answers
+		// that quote no probe. A socket that refuses simply gives none.
+		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVTTL, 1)
+		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVHOPLIMIT, 1)
 	})
 	if !ok {
 		return nil

@@ -218,6 +218,30 @@ func (la *linkAlerts) read(st netcore.LinkStats, limit float64) (in, out float64
 	return in, out, in > limit || out > limit
 }
 
+// leaving reports whether the link's loss over the readings held left its
+// own level (the hop trace then looks at it closely): either way, at least
+// leaveLoss of at least leaveDatagrams, and more than twice its loss over
+// the link's whole life plus leaveLoss/2. st is the link's statistics now.
+func (la *linkAlerts) leaving(st netcore.LinkStats) bool {
+	if la.n < 2 {
+		return false
+	}
+	cur := la.ring[(la.head+len(la.ring)-1)%len(la.ring)]
+	old := la.ring[(la.head+len(la.ring)-la.n)%len(la.ring)]
+	left := func(e, m, allE, allM uint64) bool {
+		if e < leaveDatagrams || allE == 0 {
+			return false
+		}
+		share, life := float64(m)/float64(e), float64(allM)/float64(allE)
+		return share >= leaveLoss && share > 2*life+leaveLoss/2
+	}
+	if left(cur.expected-old.expected, cur.missing-old.missing, st.Loss.Expected, st.Loss.Missing) {
+		return true
+	}
+	return old.peerKnown && cur.peerKnown && st.PeerLoss.Known &&
+		left(cur.peerExpected-old.peerExpected, cur.peerMissing-old.peerMissing, st.PeerLoss.Expected, st.PeerLoss.Missing)
+}
+
 // timing sees every timing event this machine executes (S18): a target in
 // a worse tier than the previous one raises a tier alert unless a tier
 // episode is running.

@@ -17,6 +17,9 @@ type incidents struct {
 	d    incident.Detector
 	next time.Duration
 	lead []string
+	// wheres holds, by player, the largest where the traces judged while
+	// an incident on that player is open (incident_trace.go).
+	wheres map[string]feed.IncidentWhere
 }
 
 // bloatGrade is the added round trip from which a load test grades a line
@@ -35,6 +38,7 @@ func (p *Peer) evaluateIncidents(now time.Duration) {
 	for _, inc := range p.inc.d.Observe(nil, in) {
 		p.emit(&feed.IncidentEvent{Header: feed.Header{Type: vocab.EventIncident, Frame: p.frame}, Incident: inc})
 	}
+	p.burstTraces(now)
 	lead := p.inc.d.Lead()
 	if slices.Equal(lead, p.inc.lead) {
 		return
@@ -99,6 +103,9 @@ func (p *Peer) incidentInput(now time.Duration) incident.Input {
 		return nil
 	}
 	in.Where = func(name string) *feed.IncidentWhere {
+		if w := p.traceWhere(now, name); w != nil {
+			return w
+		}
 		if last == nil {
 			return nil
 		}

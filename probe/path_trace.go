@@ -26,7 +26,11 @@ func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) feed.Pat
 		pv.Hops = make([]feed.PathHop, len(r.Hops))
 	}
 	for i, h := range r.Hops {
-		ph := feed.PathHop{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: h.Loss, RateLimited: h.RateLimited, Judged: h.Judged}
+		ph := feed.PathHop{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: h.Loss, RateLimited: h.RateLimited, Judged: h.Judged,
+			LossLo: h.LossCI[0], LossHi: h.LossCI[1]}
+		if h.BaseMS != nil {
+			ph.Base, ph.HasBase = units.FromMillis(*h.BaseMS), true
+		}
 		if h.Addr != nil {
 			ph.Addr = *h.Addr
 		}
@@ -46,6 +50,9 @@ func TracedPath(ep *netcore.Endpoint, peer netcore.PeerID, name string) feed.Pat
 	if l := r.LossStarts; l != nil {
 		pv.LossStarts = &feed.PathStart{TTL: l.TTL, Link: l.Link, Loss: l.Loss}
 	}
-	pv.Complete = r.Complete
+	pv.Complete, pv.OneHop, pv.Bursting = r.Complete, r.OneHop, r.Bursting
+	if l := r.LossPending; l != nil {
+		pv.LossPending = &feed.PathLossPending{Loss: l.Loss, More: l.More}
+	}
 	return pv
 }

@@ -164,10 +164,12 @@ type sharedPath struct {
 }
 
 // pathShare is this machine's side of the sharing: when its next summary
-// may go, which of its links goes next, and the summaries others sent.
+// may go, which of its links goes next, what the last summary of each
+// said of where its delay starts, and the summaries others sent.
 type pathShare struct {
 	next   time.Duration
 	turn   int
+	said   map[netcore.PeerID]delaySaid
 	in     map[pathKey]sharedPath
 	buf    []byte
 	sent   uint64 // wire bytes of summaries sent, every recipient counted
@@ -175,8 +177,24 @@ type pathShare struct {
 	shared uint64 // summaries taken in
 }
 
+// delaySaid is where a summary said a link's delay starts (ttl 0: none).
+type delaySaid struct {
+	ttl  int
+	link vocab.HopLink
+}
+
+func saidOf(d *diagnosis.TraceStart) delaySaid {
+	if d == nil {
+		return delaySaid{}
+	}
+	return delaySaid{d.TTL, d.Link}
+}
+
 // sharePaths sends the summary of the next traced link, when one is due,
-// to every other machine of the session.
+// to every other machine of the session: a link whose delay start moved
+// since its last summary first (an incident takes its where from it),
+// else the next in turn. A path of one hop tells nothing and is not
+// shared.
 func (p *Peer) sharePaths(now time.Duration) {
 	ps := &p.paths
 	if now < ps.next || p.self.Observer || !p.started {
@@ -184,21 +202,36 @@ func (p *Peer) sharePaths(now time.Duration) {
 	}
 	ps.next = now + pathShareEvery
 	var links []*player
+	var moved *player
 	for _, pl := range p.players {
 		if pl == p.self || pl.removed || pl.Observer {
 			continue
 		}
-		if _, ok := p.ep.Path(pl.ID); ok {
+		if r, ok := p.ep.Path(pl.ID); ok && !r.OneHop && len(r.Hops) > 0 {
 			links = append(links, pl)
+			var d *diagnosis.TraceStart
+			if r.DelayStarts != nil {
+				d = &diagnosis.TraceStart{TTL: r.DelayStarts.TTL, Link: r.DelayStarts.Link}
+			}
+			if said, ok := ps.said[pl.ID]; moved == nil && ok && said != saidOf(d) {
+				moved = pl
+			}
 		}
 	}
 	if len(links) == 0 {
 		return
 	}
-	pl := links[ps.turn%len(links)]
-	ps.turn++
+	pl := moved
+	if pl == nil {
+		pl = links[ps.turn%len(links)]
+		ps.turn++
+	}
 	s := pathSummary{to: pl.ID}
 	s.delay, s.hops, s.complete, _ = traceOf(p.ep, pl.ID)
+	if ps.said == nil {
+		ps.said = map[netcore.PeerID]delaySaid{}
+	}
+	ps.said[pl.ID] = saidOf(s.delay)
 	ps.buf = s.appendTo(ps.buf[:0])
 	recipients := 0
 	for _, to := range p.players {

@@ -264,9 +264,24 @@ func (p *pathPane) summary(pv *feed.PathView) []string {
 		out = append(out, "delay starts "+where(d.TTL, d.Link)+" and lasts to "+p.peer+": +"+fmtMs(d.Added, true)+" ms")
 	}
 	if ls := pv.LossStarts; ls != nil {
-		out = append(out, "loss starts "+where(ls.TTL, ls.Link)+" and lasts to "+p.peer+": "+fmtShare(share{v: ls.Loss, ok: true})+" lost")
+		s := "loss starts " + where(ls.TTL, ls.Link) + " and lasts to " + p.peer + ": " + fmtShare(share{v: ls.Loss, ok: true}) + " lost"
+		for i := range pv.Hops {
+			if h := &pv.Hops[i]; h.TTL == ls.TTL && h.LossHi > 0 {
+				s += " (95 %: " + fmtShare(share{v: h.LossLo, ok: true}) + " to " + fmtShare(share{v: h.LossHi, ok: true}) + ")"
+			}
+		}
+		out = append(out, s)
+	}
+	if lp := pv.LossPending; lp != nil {
+		s := p.peer + " loses " + fmtShare(share{v: lp.Loss, ok: true}) + "; not enough probes yet to say where it starts"
+		if lp.More > 0 {
+			s += " — about " + strconv.Itoa(lp.More) + " more"
+		}
+		out = append(out, s)
 	}
 	switch {
+	case pv.OneHop:
+		out = append(out, "one hop: "+p.peer+" is on this machine's network, or is this machine; a trace places nothing beyond this machine's side, its LAN or "+p.peer+"'s machine")
 	case !pv.Complete:
 		out = append(out, "still tracing: "+p.peer+" has not answered yet, more hops may follow")
 	case pv.DelayStarts == nil && pv.LossStarts == nil && allJudged(pv):

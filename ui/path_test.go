@@ -271,3 +271,39 @@ func TestPathViewEscapesOutsideText(t *testing.T) {
 		t.Fatalf("the escaped trace should show:\n%s", v)
 	}
 }
+
+// What a trace cannot tell yet, or at all, the Path view says in words: a
+// loss no hop is placed for yet, with the probes placing it takes, and a
+// path of one hop, which places nothing.
+func TestPathViewSaysWhatItCannotTell(t *testing.T) {
+	for _, c := range []struct {
+		edit func(p *feed.PathView)
+		want string
+	}{
+		{func(p *feed.PathView) {
+			p.LossStarts, p.LossPending = nil, &feed.PathLossPending{Loss: 0.05, More: 120}
+		}, "bob loses 5.0%; not enough probes yet to say where it starts — about 120 more"},
+		{func(p *feed.PathView) {
+			p.Hops, p.DelayStarts, p.LossStarts, p.OneHop = p.Hops[len(p.Hops)-1:], nil, nil, true
+			p.Hops[0].TTL = 1
+		}, "one hop: bob is on this machine's network, or is this machine; a trace places nothing beyond this machine's side, its LAN or bob's machine"},
+		{func(p *feed.PathView) {
+			p.Hops[4].LossLo, p.Hops[4].LossHi = 0.051, 0.176
+		}, "9.8% lost (95 %: 5.1% to 18%)"},
+	} {
+		us := pathUpdates()
+		for i := range us {
+			for j := range us[i].View.Paths {
+				if us[i].View.Paths[j].Peer == "bob" {
+					c.edit(&us[i].View.Paths[j])
+				}
+			}
+		}
+		m := model(t, newStaticFeed(), 200, 60, us)
+		press(m, typed("p"))
+		flat := strings.Join(strings.Fields(stripANSI(m.View())), " ")
+		if !strings.Contains(flat, c.want) {
+			t.Errorf("missing %q:\n%s", c.want, flat)
+		}
+	}
+}

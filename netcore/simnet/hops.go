@@ -44,6 +44,10 @@ type Hop struct {
 	// ICMPEvery is the least time between two of the router's answers,
 	// a router's ICMP rate limit; 0 answers every datagram.
 	ICMPEvery time.Duration
+	// HeaderOnly: the router quotes only the IP and UDP headers of the
+	// datagram it answers, so the error queue hands back none of its
+	// payload (older routers; RFC 792's minimum).
+	HeaderOnly bool
 }
 
 // ICMPAnswer is one router's answer to a hop-limited datagram, as the
@@ -52,8 +56,14 @@ type ICMPAnswer struct {
 	To    netip.AddrPort // where the datagram that drew it was going
 	From  netip.Addr     // the router that answered (the offender)
 	At    time.Duration  // when it arrived, virtual time
-	Quote []byte         // the start of the datagram, as the router quoted it
+	Quote []byte         // the start of the datagram's payload, as the router quoted it (none: headers only)
+	// TTL is the IP TTL it arrived with: the router starts it at 64, and
+	// each router on its way back takes one.
+	TTL uint8
 }
+
+// icmpTTL is the TTL a router starts its answers at.
+const icmpTTL = 64
 
 // quoteLen is how much of a datagram a router quotes: RFC 1812 routers
 // quote as much as fits, far more than a probe.
@@ -190,7 +200,7 @@ func (n *Network) probeOwnHop(nd *Node, to netip.AddrPort, i int, p []byte) {
 	if lost {
 		return
 	}
-	n.answer(nd, to, r.Addr, reach+r.RTT/2+down-a.down.Profile().Delay, p, i > 0)
+	n.answer(nd, to, r, r.Addr, icmpTTL-i, reach+r.RTT/2+down-a.down.Profile().Delay, p, i > 0)
 }
 
 // probeFarRouter sends p from nd to die at to's home router, which answers
@@ -211,7 +221,11 @@ func (n *Network) probeFarRouter(nd *Node, to netip.AddrPort, p []byte) {
 	if !ok {
 		return
 	}
-	n.answer(nd, to, to.Addr(), reach+edge+back, p, true)
+	own := 0
+	if a, ok := n.access[nd.addr]; ok {
+		own = len(a.hops)
+	}
+	n.answer(nd, to, r, to.Addr(), icmpTTL-own, reach+edge+back, p, true)
 }
 
 // firstCopy is the delay of a datagram of size bytes from → to over pa,
@@ -226,11 +240,14 @@ func (n *Network) firstCopy(pa *path, from, to netip.AddrPort, size int) (time.D
 	return n.delays[0], true
 }
 
-// answer queues the router's answer to p at nd, arriving at at (never
-// before now), if nd is still on the network then; an answer that crosses
-// nd's line (line) goes through its down queue first.
-func (n *Network) answer(nd *Node, to netip.AddrPort, from netip.Addr, at time.Duration, p []byte, line bool) {
-	ans := ICMPAnswer{To: to, From: from, At: max(at, n.sched.now), Quote: append([]byte(nil), p[:min(len(p), quoteLen)]...)}
+// answer queues router r's answer to p at nd, from from, arriving at at
+// (never before now) with TTL ttl, if nd is still on the network then; an
+// answer that crosses nd's line (line) goes through its down queue first.
+func (n *Network) answer(nd *Node, to netip.AddrPort, r *router, from netip.Addr, ttl int, at time.Duration, p []byte, line bool) {
+	ans := ICMPAnswer{To: to, From: from, At: max(at, n.sched.now), TTL: uint8(max(ttl, 1))}
+	if !r.HeaderOnly {
+		ans.Quote = append([]byte(nil), p[:min(len(p), quoteLen)]...)
+	}
 	n.sched.At(ans.At, func() {
 		if line {
 			n.queueAnswer(nd, ans)

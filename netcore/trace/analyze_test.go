@@ -101,24 +101,40 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 60, 4, 30, 0),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, "81.2.69.2", 90, 2, 30, 0), hs(5, peer, 92, 2, 30, 0),
 		}, verdict{delayTTL: 4, delayAt: labelISP, addedMS: 30}},
-		{"fewer than 10 samples: nothing judged", []hopSamples{
+		{"fewer than 10 samples: nothing judged; 3 of 9 lost against none of the 9 before is not enough", []hopSamples{
 			hs(1, "192.168.1.1", 210, 40, 9, 0), hs(2, "100.64.0.1", 214, 40, 9, 0), hs(3, peer, 218, 40, 6, 3),
 		}, verdict{}},
-		{"an unjudged hop neither starts nor is rate-limited", []hopSamples{
+		{"an unjudged hop starts no delay; its loss, against none after it, is rate limiting", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 90, 1, 5, 4),
 			hs(3, "81.2.69.1", 4, 1, 30, 0), hs(4, peer, 7, 1, 30, 0),
+		}, verdict{limited: []int{2}}},
+		{"2 of 40 lost at the peer against none of 80: not enough to say", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 40, 0), hs(2, "100.64.0.1", 4, 1, 40, 0), hs(3, peer, 7, 1, 38, 2),
 		}, verdict{}},
 		{"the farthest answering hop unjudged: no verdict yet", []hopSamples{
 			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 150, 1, 30, 0),
 			hs(3, "81.2.69.1", 7, 1, 27, 3), hs(4, peer, 155, 1, 5, 0),
 		}, verdict{}},
+		{"12 of 120 lost from hop 3 on against none before: loss", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 120, 0), hs(2, "100.64.0.1", 150, 1, 120, 0),
+			hs(3, "81.2.69.1", 152, 1, 108, 12), hs(4, peer, 153, 1, 20, 0),
+		}, verdict{delayTTL: 2, delayAt: labelUplink, addedMS: 149, lossTTL: 3, lossAt: labelISP}},
+		{"a later hop that lost a few more by chance is not named before the first lossy one", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 100, 0), hs(2, "100.64.0.1", 4, 1, 100, 0),
+			hs(3, "81.2.69.1", 7, 1, 98, 2), hs(4, "81.2.69.2", 9, 1, 97, 3), hs(5, "62.1.1.1", 11, 1, 92, 8),
+			hs(6, peer, 14, 1, 96, 4),
+		}, verdict{lossTTL: 3, lossAt: labelISP}},
 		{"loss on the last link only", []hopSamples{
-			hs(1, "192.168.1.1", 1, 0.4, 40, 0), hs(2, "100.64.0.1", 4, 1, 40, 0), hs(3, peer, 7, 1, 38, 2),
+			hs(1, "192.168.1.1", 1, 0.4, 120, 0), hs(2, "100.64.0.1", 4, 1, 120, 0), hs(3, peer, 7, 1, 114, 6),
 		}, verdict{lossTTL: 3, lossAt: labelPeer}},
 		{"rate limiting ahead of real loss", []hopSamples{
-			hs(1, "192.168.1.1", 1, 0.4, 30, 0), hs(2, "100.64.0.1", 4, 1, 15, 15),
-			hs(3, "81.2.69.1", 7, 1, 30, 0), hs(4, "81.2.69.2", 9, 1, 27, 3), hs(5, peer, 12, 1, 27, 3),
+			hs(1, "192.168.1.1", 1, 0.4, 90, 0), hs(2, "100.64.0.1", 4, 1, 45, 45),
+			hs(3, "81.2.69.1", 7, 1, 90, 0), hs(4, "81.2.69.2", 9, 1, 81, 9), hs(5, peer, 12, 1, 81, 9),
 		}, verdict{lossTTL: 4, lossAt: labelISP, limited: []int{2}}},
+		{"a start one hop late is not named: hop 3 loses as much, by chance a little less so far", []hopSamples{
+			hs(1, "192.168.1.1", 1, 0.4, 45, 0), hs(2, "100.64.0.1", 4, 1, 45, 0),
+			hs(3, "81.2.69.1", 7, 1, 44, 1), hs(4, "81.2.69.2", 9, 1, 40, 5), hs(5, peer, 12, 1, 40, 5),
+		}, verdict{}},
 	} {
 		check(t, c.name, analyze(c.hops, true), c.want)
 	}
@@ -172,8 +188,8 @@ func TestLabels(t *testing.T) {
 		t.Errorf("incomplete path's last hop: %s, want beyond (not the peer)", r.Hops[len(hops)-1].Link)
 	}
 	// A peer on the LAN: its one hop is the peer.
-	if r := analyze(hops[:1], true); r.Hops[0].Link != labelPeer {
-		t.Errorf("single-hop path: %s, want peer", r.Hops[0].Link)
+	if r := analyze(hops[:1], true); r.Hops[0].Link != labelPeer || !r.OneHop {
+		t.Errorf("single-hop path: %s, one hop %v; want peer, true", r.Hops[0].Link, r.OneHop)
 	}
 	if r := analyze(hops[:2], true); r.Hops[0].Link != labelLAN || r.Hops[1].Link != labelPeer {
 		t.Errorf("two-hop path: %s %s, want lan peer", r.Hops[0].Link, r.Hops[1].Link)
@@ -222,10 +238,10 @@ func TestResultJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"hops":[` +
-		`{"ttl":1,"addr":"192.168.1.1","link":"lan","sent":11,"loss":0,"best_ms":0.6,"rtt_ms":210.4,"worst_ms":260.1,"rate_limited":false},` +
-		`{"ttl":2,"addr":null,"link":"uplink","sent":11,"loss":1,"best_ms":null,"rtt_ms":null,"worst_ms":null,"rate_limited":false},` +
-		`{"ttl":3,"addr":"203.0.113.7","link":"peer","sent":11,"loss":0,"best_ms":212.1,"rtt_ms":212.1,"worst_ms":212.1,"rate_limited":false}],` +
-		`"delay_starts":{"ttl":1,"link":"lan","added_ms":210.4},"loss_starts":null,"complete":true}`
+		`{"ttl":1,"addr":"192.168.1.1","link":"lan","sent":11,"loss":0,"loss_ci":[0,0.2588],"best_ms":0.6,"rtt_ms":210.4,"worst_ms":260.1,"base_ms":null,"rate_limited":false},` +
+		`{"ttl":2,"addr":null,"link":"uplink","sent":11,"loss":1,"loss_ci":[0.7412,1],"best_ms":null,"rtt_ms":null,"worst_ms":null,"base_ms":null,"rate_limited":false},` +
+		`{"ttl":3,"addr":"203.0.113.7","link":"peer","sent":11,"loss":0,"loss_ci":[0,0.2588],"best_ms":212.1,"rtt_ms":212.1,"worst_ms":212.1,"base_ms":null,"rate_limited":false}],` +
+		`"delay_starts":{"ttl":1,"link":"lan","added_ms":210.4},"loss_starts":null,"complete":true,"one_hop":false,"bursting":false,"loss_pending":null}`
 	if string(b) != want {
 		t.Fatalf("JSON\n got %s\nwant %s", b, want)
 	}

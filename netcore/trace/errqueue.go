@@ -29,6 +29,8 @@ const (
 	solIPv6     = 41 // SOL_IPV6
 	ipRecvErr   = 11 // IP_RECVERR
 	ipv6RecvErr = 25 // IPV6_RECVERR
+	ipTTL       = 2  // IP_TTL: the TTL a message arrived with (IP_RECVTTL)
+	ipv6HopLim  = 52 // IPV6_HOPLIMIT: the hop limit it arrived with (IPV6_RECVHOPLIMIT)
 
 	scmTimestampNS     = 35 // SCM_TIMESTAMPNS: struct timespec (long, long)
 	scmTimestamping    = 37 // SCM_TIMESTAMPING: three struct timespec
@@ -85,6 +87,10 @@ type Answer struct {
 	// Stamp is the kernel's receive time of the ICMP message, zero when no
 	// SO_TIMESTAMPNS or SO_TIMESTAMPING message came with it.
 	Stamp time.Time
+	// TTL is the IP TTL (IPv6: hop limit) the ICMP message arrived with,
+	// 0 when no IP_TTL or IPV6_HOPLIMIT message came with it: 64 less the
+	// routers on its way back from a router that starts it at 64.
+	TTL uint8
 	// Quote says what the quoted payload shows; Probe is the quoted probe
 	// when Quote is QuoteProbe. The reader of the quote fills them in.
 	Quote Quote
@@ -98,6 +104,7 @@ var (
 	errExtErr   = errors.New("trace: sock_extended_err too short")
 	errOffender = errors.New("trace: offender address truncated or of unknown family")
 	errStamp    = errors.New("trace: timestamp control message of the wrong size")
+	errTTL      = errors.New("trace: TTL control message of the wrong size or value")
 )
 
 // ptrSize is the size of a size_t, the alignment of control messages.
@@ -137,7 +144,7 @@ func nextCmsg(oob []byte) (level, typ int32, data, rest []byte, ok bool, err err
 
 // ParseErrQueue parses the control messages of one error-queue message.
 // Control messages it does not know (IP_PKTINFO and the like) are
-// skipped. It returns an error, never panics, on truncated or garbled
+// skipped; IP_TTL and IPV6_HOPLIMIT give the TTL the message arrived with. It returns an error, never panics, on truncated or garbled
 // input, and when no IP_RECVERR or IPV6_RECVERR message is present. The
 // quoted bytes are the caller's to read (Quote and Probe stay zero):
 // they start with netcore's header, which netcore reads.
@@ -166,6 +173,16 @@ func ParseErrQueue(oob []byte) (Answer, error) {
 			if err := parseStamp(typ, data, &a); err != nil {
 				return Answer{}, err
 			}
+		case (level == solIP && typ == ipTTL) || (level == solIPv6 && typ == ipv6HopLim):
+			// An int, in the host's byte order: 1 to 255.
+			if len(data) < 4 {
+				return Answer{}, errTTL
+			}
+			v := int32(ne.Uint32(data))
+			if v < 1 || v > 255 {
+				return Answer{}, errTTL
+			}
+			a.TTL = uint8(v)
 		}
 	}
 	if !found {

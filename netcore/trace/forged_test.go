@@ -91,7 +91,7 @@ func checkForgedPath(t *testing.T, tr *Tracer, path []simHop) Result {
 // measured, and the header-only routers get no outcome while header-only
 // answers are being forged (their probes are void, not lost).
 func TestForgedFloodCountsForNothing(t *testing.T) {
-	tr := newSeeded(0, [32]byte{1})
+	tr := newSeeded([32]byte{1})
 	tr.AddLink(linkA, peerA)
 	path := forgedPath()
 	paths := map[Link][]simHop{linkA: path}
@@ -106,7 +106,7 @@ func TestForgedFloodCountsForNothing(t *testing.T) {
 		t.Fatalf("the forger sent %d answers, want 60 000", f.sent)
 	}
 	for i, h := range after.Hops {
-		grew := after.Hops[i].Sent > before.Hops[i].Sent || h.Sent == window
+		grew := after.Hops[i].Sent > before.Hops[i].Sent || h.Sent >= histLen
 		if quotes := path[i].quote || i == len(path)-1; quotes != grew && path[i].addr.IsValid() {
 			t.Errorf("hop %d: %d outcomes before the flood, %d after; want more only where the router quotes", h.TTL, before.Hops[i].Sent, h.Sent)
 		}
@@ -130,7 +130,7 @@ func TestForgedFloodCountsForNothing(t *testing.T) {
 // forgery at a random moment every 200 ms on average: no forged address or
 // round trip is ever shown, nor a hop past the peer.
 func TestForgedFromTheStart(t *testing.T) {
-	tr := newSeeded(0, [32]byte{2})
+	tr := newSeeded([32]byte{2})
 	tr.AddLink(linkA, peerA)
 	path := forgedPath()
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -28,7 +28,7 @@ func TestResultSinceMark(t *testing.T) {
 		t.Fatalf("right after the mark: %+v, want hops with nothing judged", r)
 	}
 	add(4, loaded...)
-	if r := p.Result(); r.DelayStarts == nil || r.DelayStarts.AddedMS > 20 {
+	if r := p.Result(0); r.DelayStarts == nil || r.DelayStarts.AddedMS > 20 {
 		t.Fatalf("the whole window's delay start %+v: want the idle line's (the 4 loaded answers are a tenth of it)", r.DelayStarts)
 	}
 	r := p.ResultSinceMark()

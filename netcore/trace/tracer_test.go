@@ -124,7 +124,7 @@ func simAnswer(t *testing.T, rng *rand.Rand, path []simHop, link Link, p Probe, 
 // A queue on the uplink, a silent router and routers that quote only 8
 // bytes: the whole machinery, from Next to Result.
 func TestTracerFindsTheUplinkQueue(t *testing.T) {
-	tr := New(0)
+	tr := New()
 	tr.AddLink(linkA, peerA)
 	path := []simHop{
 		{addr: r1, rtt: msec(1), quote: true},
@@ -144,7 +144,7 @@ func TestTracerFindsTheUplinkQueue(t *testing.T) {
 		if (h.Addr == nil) != !want.IsValid() || (h.Addr != nil && *h.Addr != want) {
 			t.Errorf("hop %d addr %v, want %v", h.TTL, h.Addr, want)
 		}
-		if !h.Judged {
+		if !h.Judged && want.IsValid() {
 			t.Errorf("hop %d not judged after a minute (%d outcomes)", h.TTL, h.Sent)
 		}
 	}
@@ -170,7 +170,7 @@ func TestTracerFindsTheUplinkQueue(t *testing.T) {
 // A lossy link between hops 3 and 4 starts loss at hop 4, on both links
 // that cross it; the other link's own hops are judged apart.
 func TestTracerFindsLossOnTwoLinks(t *testing.T) {
-	tr := New(0)
+	tr := New()
 	tr.AddLink(linkA, peerA)
 	tr.AddLink(linkB, peerB)
 	lossy := simHop{addr: pub2, rtt: msec(12), loss: 0.05}
@@ -192,7 +192,7 @@ func TestTracerFindsLossOnTwoLinks(t *testing.T) {
 }
 
 func TestTracerLinks(t *testing.T) {
-	tr := New(time.Second)
+	tr := New()
 	if _, ok := tr.Result(linkA); ok {
 		t.Fatal("a result for a link never traced")
 	}
@@ -201,10 +201,10 @@ func TestTracerLinks(t *testing.T) {
 	if !ok || link != linkA || p.TTL != 1 || p.Answer {
 		t.Fatalf("first probe %v %+v %v", link, p, ok)
 	}
-	if at, ok := tr.NextDeadline(0); !ok || at != time.Second {
-		t.Fatalf("deadline %v %v, want the probe's timeout at 1s", at, ok)
+	if at, ok := tr.NextDeadline(0); !ok || at != minTimeout {
+		t.Fatalf("deadline %v %v, want the probe's timeout at %v", at, ok, minTimeout)
 	}
-	tr.Tick(time.Second)
+	tr.Tick(minTimeout)
 	if r, _ := tr.Result(linkA); len(r.Hops) != 1 || r.Hops[0].Loss != 1 || r.Hops[0].Sent != 1 {
 		t.Fatalf("after a timeout: %+v", r.Hops)
 	}
@@ -214,5 +214,30 @@ func TestTracerLinks(t *testing.T) {
 	}
 	if _, ok := tr.Result(linkA); ok {
 		t.Fatal("a result for a removed link")
+	}
+}
+
+// A router two links cross is probed once a round for both, and its
+// answers serve both: each link's hop there gains an outcome a round,
+// though the router hears one probe a second in all.
+func TestTracerSharesARoutersAnswers(t *testing.T) {
+	tr := New()
+	tr.AddLink(linkA, peerA)
+	tr.AddLink(linkB, peerB)
+	tr.Pin(linkA, true)
+	tr.Pin(linkB, true)
+	common := []simHop{{addr: r1, rtt: msec(1), quote: true}, {addr: r2, rtt: msec(5), quote: true}}
+	paths := map[Link][]simHop{
+		linkA: append(slices.Clone(common), simHop{addr: pub1, rtt: msec(9), quote: true}, simHop{addr: peerA, rtt: msec(12)}),
+		linkB: append(slices.Clone(common), simHop{addr: peerB, rtt: msec(11)}),
+	}
+	runTracer(t, tr, paths, time.Minute)
+	for _, link := range []Link{linkA, linkB} {
+		r, _ := tr.Result(link)
+		for _, h := range r.Hops {
+			if h.Sent < 50 {
+				t.Errorf("link %d hop %d: %d outcomes in a minute of bursting, want about 60", link, h.TTL, h.Sent)
+			}
+		}
 	}
 }

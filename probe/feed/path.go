@@ -8,8 +8,9 @@ import (
 )
 
 // PathView is one traced link's hop trace, as this machine traced it on
-// the link's own socket (docs/path.md): the `path` event's body. A link is
-// traced while the Path view shows it and while the diagnosis blames it.
+// the link's own socket (docs/path.md): the `path` event's body. Every
+// link is traced at a low rate, and looked at closely while the Path view
+// shows it, an incident is open on it or it leaves its own baseline.
 type PathView struct {
 	Peer string
 	// Available is false where this machine cannot trace (no error queue,
@@ -23,6 +24,23 @@ type PathView struct {
 	LossStarts  *PathStart
 	// Complete: the peer answered, so the last hop is the peer.
 	Complete bool
+	// OneHop: the peer is the only hop (the same machine, or one LAN): a
+	// trace cannot tell this machine, its LAN and the peer's machine
+	// apart, so it places nothing.
+	OneHop bool
+	// Bursting: the link is looked at closely, a round of probes a second.
+	Bursting bool
+	// LossPending: the peer loses, and too few probes say yet where the
+	// loss starts; nil otherwise.
+	LossPending *PathLossPending
+}
+
+// PathLossPending is the peer's loss share while no hop is placed yet, and
+// about how many more probes a hop needs before the trace can say where
+// it starts (0: no estimate — the hops before lose about as much).
+type PathLossPending struct {
+	Loss float64
+	More int
 }
 
 // PathHop is one hop. Addr is the zero Addr for a hop that never answered;
@@ -41,8 +59,15 @@ type PathHop struct {
 	Best, Median, Last, Worst time.Duration
 	// RateLimited: the hop loses probes while the hops after it do not.
 	RateLimited bool
-	// Judged: the hop has enough outcomes (10) for the rules to judge it.
+	// Judged: the hop has enough evidence for the rules to judge it.
 	Judged bool
+	// LossLo and LossHi are the 95 % interval of Loss.
+	LossLo, LossHi float64
+	// Base is the hop's baseline round trip (the median of its answers
+	// over the minutes before its recent ones, Median theirs), when
+	// HasBase.
+	Base    time.Duration
+	HasBase bool
 }
 
 // PathStart is the hop where delay or loss starts and how much: Added for

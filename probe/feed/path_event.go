@@ -16,11 +16,13 @@ import (
 // JSON is fixed:
 //
 //	{"type":"path","t_ms":…,"from":…,"to":…,"available":…,"why":…,
-//	 "hops":[{"ttl","addr","link","sent","loss","best_ms","rtt_ms","worst_ms","rate_limited"},…],
-//	 "delay_starts":{"ttl","link","added_ms"}|null,"loss_starts":{"ttl","link","loss"}|null,"complete":…}
+//	 "hops":[{"ttl","addr","link","sent","loss","best_ms","rtt_ms","worst_ms","rate_limited","loss_ci","base_ms"},…],
+//	 "delay_starts":{"ttl","link","added_ms"}|null,"loss_starts":{"ttl","link","loss"}|null,"complete":…,
+//	 "one_hop":…,"bursting":…,"loss_pending":{"loss","more"}|null}
 //
 // It carries no frame: a trace is about the network, not about a frame of
-// the game.
+// the game. A link traced at the baseline's pace prints one at most every
+// 10 s and when its judgement changes; a bursting one every second.
 
 // PathStat is a traced path as the `path` event names it: round trips in
 // ms rounded to 0.1, null for a hop that never answered, loss rounded to
@@ -35,6 +37,19 @@ type PathStat struct {
 	DelayStarts *PathDelayStat `json:"delay_starts"`
 	LossStarts  *PathLossStat  `json:"loss_starts"`
 	Complete    bool           `json:"complete"`
+	// OneHop: the peer is the only hop; the trace places nothing.
+	OneHop bool `json:"one_hop"`
+	// Bursting: the link is looked at closely, a round a second.
+	Bursting bool `json:"bursting"`
+	// LossPending: the peer loses, and no hop is placed yet.
+	LossPending *PathLossPendingStat `json:"loss_pending"`
+}
+
+// PathLossPendingStat is the peer's loss while no hop is placed, and about
+// how many more probes placing it takes (0: no estimate).
+type PathLossPendingStat struct {
+	Loss float64 `json:"loss"`
+	More int     `json:"more"`
 }
 
 // PathHopStat is one hop of a PathStat; RTTMs is the median.
@@ -48,6 +63,11 @@ type PathHopStat struct {
 	RTTMs       *float64      `json:"rtt_ms"`
 	WorstMs     *float64      `json:"worst_ms"`
 	RateLimited bool          `json:"rate_limited"`
+	// LossCI is the 95 % interval of Loss.
+	LossCI [2]float64 `json:"loss_ci"`
+	// BaseMs is the hop's baseline (its median over the minutes before
+	// its recent answers; RTTMs is theirs), null without one.
+	BaseMs *float64 `json:"base_ms"`
 }
 
 // PathDelayStat is where the added delay starts and how much it adds.
@@ -106,7 +126,11 @@ func (pv *PathView) Stat(from string) PathStat {
 		ps.Why = &why
 	}
 	for _, h := range pv.Hops {
-		hs := PathHopStat{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: round4(h.Loss), RateLimited: h.RateLimited}
+		hs := PathHopStat{TTL: h.TTL, Link: h.Link, Sent: h.Sent, Loss: round4(h.Loss), RateLimited: h.RateLimited,
+			LossCI: [2]float64{round4(h.LossLo), round4(h.LossHi)}}
+		if h.HasBase {
+			hs.BaseMs = ms1(h.Base)
+		}
 		if h.Addr.IsValid() {
 			a := h.Addr
 			hs.Addr = &a
@@ -121,6 +145,10 @@ func (pv *PathView) Stat(from string) PathStat {
 	}
 	if l := pv.LossStarts; l != nil {
 		ps.LossStarts = &PathLossStat{TTL: l.TTL, Link: l.Link, Loss: round4(l.Loss)}
+	}
+	ps.OneHop, ps.Bursting = pv.OneHop, pv.Bursting
+	if l := pv.LossPending; l != nil {
+		ps.LossPending = &PathLossPendingStat{Loss: round4(l.Loss), More: l.More}
 	}
 	return ps
 }

@@ -16,12 +16,15 @@ func tracedView() PathView {
 	return PathView{Peer: "bob", Available: true, Complete: true,
 		Hops: []PathHop{
 			{TTL: 1, Addr: netip.MustParseAddr("192.168.1.1"), Link: "lan", Sent: 30, Answered: true,
-				Best: ms(0.6), Median: ms(210.4), Last: ms(230), Worst: ms(260.1), Judged: true},
-			{TTL: 2, Link: "uplink", Sent: 30, Loss: 1, Judged: true},
+				Best: ms(0.6), Median: ms(210.4), Last: ms(230), Worst: ms(260.1), Judged: true,
+				LossHi: 0.1135, Base: ms(0.62), HasBase: true},
+			{TTL: 2, Link: "uplink", Sent: 30, Loss: 1, Judged: true, LossLo: 0.8865, LossHi: 1},
 			{TTL: 3, Addr: netip.MustParseAddr("203.0.113.9"), Link: "peer", Sent: 12, Loss: 0.08333333, Answered: true,
-				Best: ms(211), Median: ms(215.25), Last: ms(215), Worst: ms(290), Judged: true, RateLimited: true},
+				Best: ms(211), Median: ms(215.25), Last: ms(215), Worst: ms(290), Judged: true, RateLimited: true,
+				LossLo: 0.01487, LossHi: 0.35387},
 		},
 		DelayStarts: &PathStart{TTL: 1, Link: "lan", Added: ms(210.4)},
+		Bursting:    true,
 	}
 }
 
@@ -37,10 +40,10 @@ func TestPathEventJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"type":"path","t_ms":61000,"from":"ada","to":"bob","available":true,"why":null,` +
-		`"hops":[{"ttl":1,"addr":"192.168.1.1","link":"lan","sent":30,"loss":0,"best_ms":0.6,"rtt_ms":210.4,"worst_ms":260.1,"rate_limited":false},` +
-		`{"ttl":2,"addr":null,"link":"uplink","sent":30,"loss":1,"best_ms":null,"rtt_ms":null,"worst_ms":null,"rate_limited":false},` +
-		`{"ttl":3,"addr":"203.0.113.9","link":"peer","sent":12,"loss":0.0833,"best_ms":211,"rtt_ms":215.3,"worst_ms":290,"rate_limited":true}],` +
-		`"delay_starts":{"ttl":1,"link":"lan","added_ms":210.4},"loss_starts":null,"complete":true}`
+		`"hops":[{"ttl":1,"addr":"192.168.1.1","link":"lan","sent":30,"loss":0,"best_ms":0.6,"rtt_ms":210.4,"worst_ms":260.1,"rate_limited":false,"loss_ci":[0,0.1135],"base_ms":0.6},` +
+		`{"ttl":2,"addr":null,"link":"uplink","sent":30,"loss":1,"best_ms":null,"rtt_ms":null,"worst_ms":null,"rate_limited":false,"loss_ci":[0.8865,1],"base_ms":null},` +
+		`{"ttl":3,"addr":"203.0.113.9","link":"peer","sent":12,"loss":0.0833,"best_ms":211,"rtt_ms":215.3,"worst_ms":290,"rate_limited":true,"loss_ci":[0.0149,0.3539],"base_ms":null}],` +
+		`"delay_starts":{"ttl":1,"link":"lan","added_ms":210.4},"loss_starts":null,"complete":true,"one_hop":false,"bursting":true,"loss_pending":null}`
 	if string(b) != want {
 		t.Fatalf("got\n%s\nwant\n%s", b, want)
 	}
@@ -59,13 +62,21 @@ func TestPathEventJSON(t *testing.T) {
 func TestPathEventUnavailableAndLoss(t *testing.T) {
 	un := PathView{Peer: "bob", Why: "no error queue"}
 	b, _ := json.Marshal(&PathEvent{Header: Header{Type: vocab.EventPath}, PathStat: un.Stat("ada")})
-	want := `{"type":"path","from":"ada","to":"bob","available":false,"why":"no error queue","hops":[],"delay_starts":null,"loss_starts":null,"complete":false}`
+	want := `{"type":"path","from":"ada","to":"bob","available":false,"why":"no error queue","hops":[],"delay_starts":null,"loss_starts":null,"complete":false,"one_hop":false,"bursting":false,"loss_pending":null}`
 	if string(b) != want {
 		t.Fatalf("got\n%s\nwant\n%s", b, want)
 	}
 	lossy := PathView{Peer: "bob", Available: true, LossStarts: &PathStart{TTL: 3, Link: "isp", Loss: 0.09751}}
 	b, _ = json.Marshal(&PathEvent{Header: Header{Type: vocab.EventPath}, PathStat: lossy.Stat("ada")})
-	want = `{"type":"path","from":"ada","to":"bob","available":true,"why":null,"hops":[],"delay_starts":null,"loss_starts":{"ttl":3,"link":"isp","loss":0.0975},"complete":false}`
+	want = `{"type":"path","from":"ada","to":"bob","available":true,"why":null,"hops":[],"delay_starts":null,"loss_starts":{"ttl":3,"link":"isp","loss":0.0975},"complete":false,"one_hop":false,"bursting":false,"loss_pending":null}`
+	if string(b) != want {
+		t.Fatalf("got\n%s\nwant\n%s", b, want)
+	}
+	// Loss not placed yet: how much the peer loses, and what placing it
+	// takes; a one-hop path says it is one.
+	pending := PathView{Peer: "bob", Available: true, Complete: true, OneHop: false, LossPending: &PathLossPending{Loss: 0.05, More: 120}}
+	b, _ = json.Marshal(&PathEvent{Header: Header{Type: vocab.EventPath}, PathStat: pending.Stat("ada")})
+	want = `{"type":"path","from":"ada","to":"bob","available":true,"why":null,"hops":[],"delay_starts":null,"loss_starts":null,"complete":true,"one_hop":false,"bursting":false,"loss_pending":{"loss":0.05,"more":120}}`
 	if string(b) != want {
 		t.Fatalf("got\n%s\nwant\n%s", b, want)
 	}

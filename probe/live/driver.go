@@ -496,13 +496,14 @@ func (r *Runner) control(c feed.Control) {
 
 // linkLines adds a link line per directed link this machine knows: its
 // own, and every other player's from their telemetry, once a second (the
-// `link` lines of docs/live.md), and a `path` line per link it traces.
+// `link` lines of docs/live.md), and a `path` line per traced link whose
+// line is due (session.DuePaths).
 func (r *Runner) linkLines() {
 	f := r.s.Frame()
 	for _, ls := range r.s.KnownLinks(r.now) {
 		r.collect(r.s.Name(), &feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: f}, LinkStat: ls})
 	}
-	for _, pv := range r.s.Paths() {
+	for _, pv := range r.s.DuePaths(r.now) {
 		r.collect(r.s.Name(), &feed.PathEvent{Header: feed.Header{Type: vocab.EventPath, Frame: f}, PathStat: pv.Stat(r.s.Name())})
 	}
 }

@@ -124,7 +124,7 @@ func (out *outputs) abandon() {
 func (out *outputs) config() session.Config {
 	return session.Config{Name: out.cfg.Name, Key: out.cfg.Key, Speed: out.cfg.Speed, Logger: out.logger,
 		CommandsPerMinute: liveCommandsPerMinute, OnCommand: out.onCommand(), FrameClock: frameClock(),
-		Alerts: out.cfg.Alerts, Trace: out.cfg.Trace, Load: out.cfg.Load}
+		Alerts: out.cfg.Alerts, Trace: out.cfg.Trace, NoTrace: out.cfg.NoTrace, Load: out.cfg.Load}
 }
 
 // frameClock is a live machine's FrameClock: the monotonic wall clock,

@@ -47,9 +47,12 @@ type RunConfig struct {
 	// Alerts are the alert thresholds (the config file's [alerts]); zero
 	// values take the defaults.
 	Alerts probe.AlertConfig
-	// Trace names the machine whose link is traced hop by hop from the
+	// Trace names the machine whose link is looked at closely from the
 	// start (--trace; session.Config.Trace); "" for none.
 	Trace string
+	// NoTrace: no link is traced and no probe sent (--no-trace, or trace =
+	// false in the config file; session.Config.NoTrace).
+	NoTrace bool
 	// Load is what the flags say of load tests (--load-test, --load-cap,
 	// --no-load-tests).
 	Load session.LoadConfig

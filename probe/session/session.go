@@ -178,10 +178,14 @@ type Config struct {
 	// Alerts are the peer's alert thresholds (the config file's
 	// [alerts]); zero values take the defaults.
 	Alerts probe.AlertConfig
-	// Trace names a machine whose link this machine traces hop by hop
-	// for the whole session, from the moment the link exists (--trace):
-	// what a machine without a Path view traces (trace.go).
+	// Trace names a machine whose link this machine looks at closely, a
+	// round of probes a second, for the whole session, from the moment
+	// the link exists (--trace): what a machine without a Path view
+	// shows (trace.go).
 	Trace string
+	// NoTrace: this machine traces nothing and sends no probe
+	// (--no-trace, or trace = false in the config file).
+	NoTrace bool
 	// Load is what this machine's flags say of load tests (load.go).
 	Load LoadConfig
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"slices"
+	"time"
 
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe"
@@ -9,20 +10,28 @@ import (
 	"github.com/lagscope/lagscope/probe/feed"
 )
 
-// Which links this machine traces (docs/path.md): the link the Path view
+// Which links this machine traces (docs/path.md). Every link whose path
+// has more than one hop is traced at a low rate all the time (the
+// baseline: the tracer finds out a path's length by tracing it, and a
+// one-hop path is not probed again). Some are looked at closely, a round
+// of probes a second (netcore.Endpoint.PinTrace): the link the Path view
 // shows (feed.Control.Path, until Control.PathClosed), the link --trace
 // names (Config.Trace, for the whole session) and, while the latest
 // diagnosis blames them, the links to its culprit and, when this machine is
 // one end of its culprit path, the link to the other end. A culprit
-// machine traces its link to the first other player in house order: its
-// own home and line are what it sees first-hand, and the diagnosis needs
-// that trace to say where its delay starts (docs/diagnosis.md). With no
-// culprit named, a machine that traces nothing else traces one link when
-// some player's share of the round trip stands out (cause latency): its
-// own path when it is that player, else the link to the first of them — a
-// hop their paths share may be the reason. The tracer is a guest on
-// routers it does not own, so nothing else is traced, and never more than
-// maxTraced links.
+// machine looks closely at its link to the first other player in house
+// order: its own home and line are what it sees first-hand, and the
+// diagnosis needs that trace to say where its delay starts
+// (docs/diagnosis.md). With no culprit named, a machine that looks at
+// nothing else looks at one link when some player's share of the round
+// trip stands out (cause latency): its own path when it is that player,
+// else the link to the first of them — a hop their paths share may be the
+// reason. Never more than maxTraced links are pinned so; the incident
+// engine bursts the links of an open incident for a while on its own
+// (probe/incidents.go), and the tracer a link that leaves its baseline.
+//
+// With Config.NoTrace nothing is traced and no probe is sent; a link the
+// Path view shows says so.
 //
 // A relayed link is never traced: its datagrams leave toward the host, so
 // a probe would measure the path to the host, not to the peer. Its
@@ -31,16 +40,63 @@ import (
 // relayedWhy is why a relayed link shows no trace.
 const relayedWhy = "this link is relayed through the host: its datagrams have no path of their own to trace"
 
-// maxTraced bounds the names the policy picks: the viewed link, the
+// noTraceWhy is why a machine run with --no-trace shows no trace.
+const noTraceWhy = "tracing is off on this machine (--no-trace, or trace = false in the config file): it sends no probes"
+
+// maxTraced bounds the names the policy pins: the viewed link, the
 // --trace link, the culprit (or, on the culprit's machine, its first
 // other player) and the other end of the culprit path.
 const maxTraced = 4
+
+// pathEvery is how often a link traced at the baseline's pace prints its
+// `path` line when its judgement holds; a bursting link prints one a
+// second.
+const pathEvery = 10 * time.Second
 
 // traceState is what the session keeps of the policy.
 type traceState struct {
 	viewed string                  // the link the Path view shows; "" while it is closed
 	on     map[netcore.PeerID]bool // links Endpoint.SetTraced turned on
+	pinned map[netcore.PeerID]bool // links Endpoint.PinTrace pins
 	names  [maxTraced + 1]string   // tracedNames's scratch, and the load test's peer
+	// printed is, by link, when its last `path` line went out and the
+	// judgement it said.
+	printed map[netcore.PeerID]printedPath
+}
+
+// printedPath is a link's last `path` line: when, and what it judged.
+type printedPath struct {
+	at  time.Duration
+	key pathKey
+}
+
+// pathKey is what a path line judges: where delay and loss start, which
+// hops are rate-limited, whether loss waits for probes, and what the path
+// is.
+type pathKey struct {
+	delay, loss       feed.PathStart
+	hasDelay, hasLoss bool
+	limited           uint64
+	pending           bool
+	complete, oneHop  bool
+	available, burst  bool
+	hops              int
+}
+
+func judgementOf(pv *feed.PathView) pathKey {
+	k := pathKey{pending: pv.LossPending != nil, complete: pv.Complete, oneHop: pv.OneHop, available: pv.Available, burst: pv.Bursting, hops: len(pv.Hops)}
+	if d := pv.DelayStarts; d != nil {
+		k.delay, k.hasDelay = feed.PathStart{TTL: d.TTL, Link: d.Link}, true
+	}
+	if l := pv.LossStarts; l != nil {
+		k.loss, k.hasLoss = feed.PathStart{TTL: l.TTL, Link: l.Link}, true
+	}
+	for _, h := range pv.Hops {
+		if h.RateLimited && h.TTL < 64 {
+			k.limited |= 1 << h.TTL
+		}
+	}
+	return k
 }
 
 // tracedNames appends to dst the peers machine self traces, at most
@@ -122,59 +178,126 @@ func (s *Session) wantedNames() []string {
 	return names
 }
 
+// traceable: m has a link this machine may trace.
+func (s *Session) traceable(m *member) bool {
+	return m.ID != s.self && m.linked && !m.removed && m.Name != "" && !isRelayed(m.Addr) && !s.cfg.NoTrace
+}
+
 // traceWanted: the policy names m and m has a link to trace.
 func (s *Session) traceWanted(m *member, names []string) bool {
 	return m.ID != s.self && m.linked && !m.removed && m.Name != "" && slices.Contains(names, m.Name)
 }
 
-// syncTrace turns tracing on and off where the policy changed its mind:
-// Endpoint.SetTraced is called on changes only. A wanted link that has no
-// endpoint link yet (a peer still joining) is turned on once it has one.
+// syncTrace turns tracing on and off, and pins links, where the policy
+// changed its mind: Endpoint.SetTraced and PinTrace are called on changes
+// only. A link that has no endpoint link yet (a peer still joining) is
+// turned on once it has one.
 func (s *Session) syncTrace() {
 	names := s.wantedNames()
+	can, _ := s.ep.TraceAvailable()
 	for _, m := range s.members {
-		want := s.traceWanted(m, names) && !isRelayed(m.Addr)
-		if want == s.trace.on[m.ID] {
-			continue
-		}
-		if want {
+		want := can && s.traceable(m)
+		if want && !s.trace.on[m.ID] {
 			if _, ok := s.ep.Stats(m.ID); !ok {
 				continue
 			}
-			if s.trace.on == nil {
-				s.trace.on = map[netcore.PeerID]bool{}
-			}
-			s.trace.on[m.ID] = true
-		} else {
-			delete(s.trace.on, m.ID)
 		}
-		s.ep.SetTraced(m.ID, want)
+		if want != s.trace.on[m.ID] {
+			if want {
+				if s.trace.on == nil {
+					s.trace.on = map[netcore.PeerID]bool{}
+				}
+				s.trace.on[m.ID] = true
+			} else {
+				delete(s.trace.on, m.ID)
+			}
+			s.ep.SetTraced(m.ID, want)
+		}
+		pin := want && s.traceWanted(m, names)
+		if pin != s.trace.pinned[m.ID] {
+			if pin {
+				if s.trace.pinned == nil {
+					s.trace.pinned = map[netcore.PeerID]bool{}
+				}
+				s.trace.pinned[m.ID] = true
+			} else {
+				delete(s.trace.pinned, m.ID)
+			}
+			s.ep.PinTrace(m.ID, pin)
+		}
 	}
 	for id := range s.trace.on {
 		if s.byID[id] == nil { // forgotten: its link and its trace went with it
 			delete(s.trace.on, id)
+			delete(s.trace.pinned, id)
+			delete(s.trace.printed, id)
 		}
 	}
 }
 
-// Paths are the hop traces of the links the policy traces, house order
-// (View.Paths, the `path` events): a relayed link's says it cannot be
-// traced.
+// Paths are the hop traces this machine shows, house order (View.Paths):
+// every link the policy pins, every traced link whose path has more than
+// one hop, and every link looked at closely; a relayed link the policy
+// names says it cannot be traced, and so does every link it names on a
+// machine that does not trace.
 func (s *Session) Paths() []feed.PathView {
-	names := s.wantedNames()
-	if len(names) == 0 {
+	var out []feed.PathView
+	if len(s.trace.on) == 0 && len(s.wantedNames()) == 0 {
 		return nil
 	}
-	var out []feed.PathView
+	names := s.wantedNames()
 	for _, m := range s.members {
-		if !s.traceWanted(m, names) {
-			continue
-		}
-		if isRelayed(m.Addr) {
+		named := s.traceWanted(m, names)
+		switch {
+		case named && s.cfg.NoTrace:
+			out = append(out, feed.PathView{Peer: m.Name, Why: noTraceWhy})
+		case named && isRelayed(m.Addr):
 			out = append(out, feed.PathView{Peer: m.Name, Why: relayedWhy})
-			continue
+		case named:
+			out = append(out, probe.TracedPath(s.ep, m.ID, m.Name))
+		case s.trace.on[m.ID]:
+			pv := probe.TracedPath(s.ep, m.ID, m.Name)
+			if pv.Available && !pv.OneHop && (len(pv.Hops) > 1 || pv.Bursting) {
+				out = append(out, pv)
+			}
 		}
-		out = append(out, probe.TracedPath(s.ep, m.ID, m.Name))
 	}
 	return out
+}
+
+// DuePaths are the hop traces whose `path` line is due at now, house
+// order: a bursting link's every call (once a second), a baseline one's
+// at most every pathEvery and whenever its judgement changes (where delay
+// or loss starts, which hops are rate-limited, the path's length and
+// whether the peer answered).
+func (s *Session) DuePaths(now time.Duration) []feed.PathView { return s.due(now, s.Paths()) }
+
+// due keeps of ps the views whose line is due at now (DuePaths).
+func (s *Session) due(now time.Duration, ps []feed.PathView) []feed.PathView {
+	out := ps[:0]
+	for i := range ps {
+		pv := &ps[i]
+		id := s.memberID(pv.Peer)
+		k := judgementOf(pv)
+		last, seen := s.trace.printed[id]
+		if seen && !pv.Bursting && k == last.key && now-last.at < pathEvery {
+			continue
+		}
+		if s.trace.printed == nil {
+			s.trace.printed = map[netcore.PeerID]printedPath{}
+		}
+		s.trace.printed[id] = printedPath{at: now, key: k}
+		out = append(out, *pv)
+	}
+	return out
+}
+
+// memberID is the ID of the member named name, 0 for none.
+func (s *Session) memberID(name string) netcore.PeerID {
+	for _, m := range s.members {
+		if m.Name == name {
+			return m.ID
+		}
+	}
+	return 0
 }

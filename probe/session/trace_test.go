@@ -96,10 +96,10 @@ func pathPeers(ps []feed.PathView) []string {
 	return out
 }
 
-// --trace traces a link from the moment it exists; the Path view adds its
-// link while it is open and takes it away when it closes; each traced
-// link is a PathView in house order, and the link traced on a transport
-// that traces reaches its peer at hop 1.
+// Every link is traced; --trace pins a link from the moment it exists; the
+// Path view pins its link while it is open and shows it, and lets it go
+// when it closes; each shown link is a PathView in house order, and the
+// link traced on a transport that traces reaches its peer at hop 1.
 func TestTracedLinksFollowThePolicy(t *testing.T) {
 	w := newWorld(t, 1, lan30)
 	ada := w.tracingHost("ada", Config{Players: 3, Trace: "cyd"})
@@ -120,17 +120,20 @@ func TestTracedLinksFollowThePolicy(t *testing.T) {
 	if got := pathPeers(ps); !slices.Equal(got, []string{"bob", "cyd"}) {
 		t.Fatalf("with the Path view on bob the paths are %v (house order: bob, cyd)", got)
 	}
+	// Every link is traced; the simulated network reaches the peer at hop
+	// 1, and a one-hop path is probed once and then left alone: it can
+	// place nothing, and says so.
 	for _, p := range ps {
-		if !p.Available || !p.Complete || len(p.Hops) != 1 {
+		if !p.Available || !p.Complete || !p.OneHop || len(p.Hops) != 1 || p.DelayStarts != nil {
 			t.Fatalf("path to %s: %+v", p.Peer, p)
 		}
 		h := p.Hops[0]
-		if h.TTL != 1 || h.Link != "peer" || !h.Answered || h.Sent < 5 || h.Loss != 0 || !h.Addr.IsValid() {
+		if h.TTL != 1 || h.Link != "peer" || !h.Answered || h.Sent != 1 || h.Loss != 0 || !h.Addr.IsValid() {
 			t.Fatalf("hop to %s: %+v", p.Peer, h)
 		}
 	}
-	if len(s.trace.on) != 2 {
-		t.Fatalf("traced links %v", s.trace.on)
+	if len(s.trace.on) != 2 || len(s.trace.pinned) != 2 {
+		t.Fatalf("traced links %v, pinned %v", s.trace.on, s.trace.pinned)
 	}
 	if v := s.View(w.now()); len(v.Paths) != 2 {
 		t.Fatalf("the View holds %d paths", len(v.Paths))
@@ -142,8 +145,8 @@ func TestTracedLinksFollowThePolicy(t *testing.T) {
 	if got := pathPeers(s.Paths()); !slices.Equal(got, []string{"cyd"}) {
 		t.Fatalf("with the Path view closed the paths are %v", got)
 	}
-	if _, ok := s.ep.Path(bob.s.self); ok || len(s.trace.on) != 1 {
-		t.Fatalf("bob's link is still traced: %v", s.trace.on)
+	if _, ok := s.ep.Path(bob.s.self); !ok || s.trace.pinned[bob.s.self] || len(s.trace.pinned) != 1 {
+		t.Fatalf("bob's link: pinned %v; want traced at the baseline's pace, not pinned", s.trace.pinned)
 	}
 }
 
@@ -162,5 +165,66 @@ func TestUntraceablePathSaysWhy(t *testing.T) {
 	}
 	if len(bob.s.Paths()) != 0 {
 		t.Fatal("bob traces without being asked")
+	}
+}
+
+// --no-trace: nothing is traced, no probe leaves, and the Path view's link
+// says why.
+func TestNoTraceSendsNoProbes(t *testing.T) {
+	w := newWorld(t, 3, lan30)
+	ada := w.tracingHost("ada", Config{Players: 2, NoTrace: true})
+	bob := w.join("bob", RolePlayer, ada, Config{})
+	if !w.runUntil(10*time.Second, started(ada, bob)) {
+		t.Fatal("session did not start")
+	}
+	w.runFor(5 * time.Second)
+	s := ada.s
+	if len(s.trace.on) != 0 || s.ep.Probes() != 0 {
+		t.Fatalf("with --no-trace: traced %v, %d probes sent", s.trace.on, s.ep.Probes())
+	}
+	if ps := s.Paths(); len(ps) != 0 {
+		t.Fatalf("paths %+v with nothing viewed", ps)
+	}
+	s.ShowPath("bob")
+	w.runFor(3 * time.Second)
+	ps := s.Paths()
+	if len(ps) != 1 || ps[0].Available || ps[0].Why != noTraceWhy || s.ep.Probes() != 0 {
+		t.Fatalf("the Path view on bob: %+v, %d probes", ps, s.ep.Probes())
+	}
+}
+
+// A traced link's `path` line: every second while it bursts, and at the
+// baseline's pace at most every 10 s unless its judgement changes.
+func TestDuePathsCadence(t *testing.T) {
+	w := newWorld(t, 4, lan30)
+	ada := w.tracingHost("ada", Config{Players: 2, Trace: "bob"})
+	bob := w.join("bob", RolePlayer, ada, Config{})
+	if !w.runUntil(10*time.Second, started(ada, bob)) {
+		t.Fatal("session did not start")
+	}
+	s := ada.s
+	start := w.now()
+	lines := 0
+	for i := range 30 {
+		lines += len(s.DuePaths(start + time.Duration(i)*time.Second))
+	}
+	if lines != 30 {
+		t.Fatalf("a pinned link (bursting) printed %d lines in 30 s, want 30", lines)
+	}
+	// At the baseline's pace (not bursting): every 10 s while the
+	// judgement holds, and at once when it changes.
+	pv := s.Paths()[0]
+	pv.Bursting = false
+	due := 0
+	for i := 1; i <= 30; i++ {
+		v := pv
+		if i == 15 {
+			v.DelayStarts = &feed.PathStart{TTL: 1, Link: "lan"}
+			pv = v
+		}
+		due += len(s.due(start+time.Minute+time.Duration(i)*time.Second, []feed.PathView{v}))
+	}
+	if due != 4 {
+		t.Fatalf("%d lines in 30 s at the baseline's pace with one change, want 4 (at 1, 11, 15 and 25 s)", due)
 	}
 }

@@ -27,7 +27,17 @@ type HopSpec struct {
 	RTTMs       *float64 `json:"rtt_ms"`
 	Loss        *float64 `json:"loss"`
 	ICMPEveryMs *float64 `json:"icmp_every_ms"`
+	// Quote is what the router's answers quote of the probe: "all" (RFC
+	// 1812: as much as fits) or "headers" (only the IP and UDP headers, so
+	// the socket's error queue hands back none of the probe's record).
+	Quote *string `json:"quote"`
 }
+
+// Values of a hop's quote.
+const (
+	quoteAll     = "all"
+	quoteHeaders = "headers"
+)
 
 // maxAccessHops is the most routers an access link lists: the tracer's
 // highest hop limit.
@@ -73,6 +83,9 @@ func checkHops(key string, hops []HopSpec, accessRTT float64) error {
 		if e := h.ICMPEveryMs; e != nil && (*e < 0 || *e > 60000) {
 			return fmt.Errorf("scenario: key %q: %v is outside 0..60000", k+".icmp_every_ms", *e)
 		}
+		if q := h.Quote; q != nil && *q != quoteAll && *q != quoteHeaders {
+			return fmt.Errorf("scenario: key %q: %q is not %q or %q", k+".quote", *q, quoteAll, quoteHeaders)
+		}
 	}
 	return nil
 }
@@ -115,6 +128,7 @@ func routers(hops []HopSpec) []simnet.Hop {
 		if h.ICMPEveryMs != nil {
 			r.ICMPEvery = units.FromMillis(*h.ICMPEveryMs)
 		}
+		r.HeaderOnly = h.Quote != nil && *h.Quote == quoteHeaders
 		out[i] = r
 	}
 	return out
@@ -168,8 +182,8 @@ func ParseTrace(sc *Scenario, specs []string) (map[string]string, error) {
 }
 
 // schedulePaths prints, once a second of virtual time from the game's
-// start, a `path` event per link each running machine traces, as a live
-// machine does. It only reads, and re-arms only while other events are
+// start, a `path` event per traced link whose line is due on each running
+// machine (session.DuePaths), as a live machine does. It only reads, and re-arms only while other events are
 // pending, so it never keeps a stuck run alive.
 func (r *runner) schedulePaths() {
 	if !r.tracing {
@@ -182,7 +196,7 @@ func (r *runner) schedulePaths() {
 			if m.peer == nil || m.host.Stopped() || m.peer.Done() {
 				continue
 			}
-			for _, pv := range m.sess.Paths() {
+			for _, pv := range m.sess.DuePaths(r.sched.Now()) {
 				r.write(m.name, &feed.PathEvent{Header: feed.Header{Type: vocab.EventPath, TMs: &tms}, PathStat: pv.Stat(m.name)})
 			}
 		}

@@ -41,7 +41,7 @@ func (h *hopNode) SendHopLimit(to netip.AddrPort, p []byte, hops int) error {
 func (h *hopNode) HopAnswers(dst []netcore.HopAnswer) []netcore.HopAnswer {
 	h.icmp = h.Node.TakeICMP(h.icmp[:0])
 	for _, m := range h.icmp {
-		h.oob = errQueueMessage(h.oob[:0], m.From)
+		h.oob = errQueueMessage(h.oob[:0], m.From, m.TTL)
 		a, err := trace.ParseErrQueue(h.oob)
 		if err != nil {
 			continue
@@ -62,6 +62,7 @@ func (h *hopNode) TraceUnavailable() string { return "" }
 const (
 	levelIP, typeRecvErr     = 0, 11  // SOL_IP, IP_RECVERR
 	levelIPv6, typeRecvErr6  = 41, 25 // SOL_IPV6, IPV6_RECVERR
+	typeTTL, typeHopLimit    = 2, 52  // IP_TTL, IPV6_HOPLIMIT: the TTL it arrived with
 	originICMP, originICMP6  = 2, 3   // SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6
 	icmpTimeExceeded, icmp6T = 11, 3  // ICMP and ICMPv6 Time Exceeded
 	ehostunreach             = 113    // the errno Linux gives it
@@ -71,11 +72,12 @@ const (
 // ptrWord is a size_t here: control messages are aligned to it.
 const ptrWord = 4 << (^uintptr(0) >> 63)
 
-// errQueueMessage appends to b the control message the kernel queues for
-// an ICMP Time Exceeded from off: IP_RECVERR (IPV6_RECVERR for an IPv6
-// offender) carrying struct sock_extended_err, then the offender's
-// sockaddr, in the host's byte order and alignment.
-func errQueueMessage(b []byte, off netip.Addr) []byte {
+// errQueueMessage appends to b the control messages the kernel queues for
+// an ICMP Time Exceeded from off that arrived with TTL ttl: IP_RECVERR
+// (IPV6_RECVERR for an IPv6 offender) carrying struct sock_extended_err,
+// then the offender's sockaddr, then IP_TTL (IPV6_HOPLIMIT), in the
+// host's byte order and alignment.
+func errQueueMessage(b []byte, off netip.Addr, ttl uint8) []byte {
 	level, typ, origin, icmpType, family, sa := levelIP, typeRecvErr, originICMP, icmpTimeExceeded, afInet, 16
 	if !off.Is4() {
 		level, typ, origin, icmpType, family, sa = levelIPv6, typeRecvErr6, originICMP6, icmp6T, afInet6, 28
@@ -105,6 +107,24 @@ func errQueueMessage(b []byte, off netip.Addr) []byte {
 		a := off.As16()
 		copy(s[8:24], a[:])
 	}
+	if ttl == 0 {
+		return b
+	}
+	typ = typeTTL
+	if !off.Is4() {
+		typ = typeHopLimit
+	}
+	start = len(b)
+	b = append(b, make([]byte, (hdr+4+ptrWord-1)&^(ptrWord-1))...)
+	m = b[start:]
+	if ptrWord == 8 {
+		ne.PutUint64(m, uint64(hdr+4))
+	} else {
+		ne.PutUint32(m, uint32(hdr+4))
+	}
+	ne.PutUint32(m[ptrWord:], uint32(level))
+	ne.PutUint32(m[ptrWord+4:], uint32(typ))
+	ne.PutUint32(m[hdr:], uint32(ttl))
 	return b
 }
 
