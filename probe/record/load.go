@@ -65,6 +65,23 @@ func checkLoad(e *feed.LoadEvent) error {
 	return err
 }
 
+// checkLoadStart: a `load_start` event's pair are two names, and the
+// test's length is a duration a test can have.
+func checkLoadStart(e *feed.LoadStartEvent) error {
+	err := errors.Join(checkName("load_start from", e.From), checkName("load_start to", e.To), checkMs("for_ms", e.ForMs))
+	if e.From == e.To {
+		err = errors.Join(err, fmt.Errorf("load test of %q against itself", e.From))
+	}
+	if e.ForMs > units.Millis(maxLoadFor) {
+		err = errors.Join(err, fmt.Errorf("for_ms %v is above %v", e.ForMs, units.Millis(maxLoadFor)))
+	}
+	return err
+}
+
+// maxLoadFor bounds how long a test is told to take: its phases take 25 s
+// at most; far past that is no tester's.
+const maxLoadFor = time.Hour
+
 // checkAdded: a phase's added round trip, median and 90th percentile, in
 // bounds and in order (the 90th percentile is never below the median).
 func checkAdded(key string, med, p90 *float64) error {
@@ -90,7 +107,14 @@ func checkLoadView(l *feed.LoadView) error {
 	for i := range l.Results {
 		err = errors.Join(err, checkLoad(&l.Results[i]))
 	}
+	if v := l.Seen; v != nil {
+		err = errors.Join(err, checkName("load seen from", v.From), checkName("load seen to", v.To),
+			checkDur("load seen began", v.Began), checkDur("load seen for", v.For))
+	}
 	if run := l.Running; run != nil {
+		if w := run.Where; w != nil {
+			err = errors.Join(err, checkHop(0, w.TTL, w.Link, 0, 0), checkMs("load where added_ms", w.AddedMS))
+		}
 		p := &run.Progress
 		err = errors.Join(err, checkName("load peer", run.Peer), checkLoadPhase(p.Phase), checkDur("load began", p.Began))
 		for _, ph := range p.Phases {

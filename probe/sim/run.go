@@ -264,7 +264,9 @@ func (r *runner) emit(from string, e feed.Event) {
 	if m, ok := e.(*feed.MasterEvent); ok {
 		r.master = m.Player
 	}
-	r.stampLoad(e) // load.go
+	if !r.stampLoad(from, e) { // load.go
+		return
+	}
 	if inc, ok := e.(*feed.IncidentEvent); ok {
 		if r.opt.OnIncident != nil {
 			r.opt.OnIncident(from, inc.Incident)
