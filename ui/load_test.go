@@ -38,13 +38,13 @@ var loadIdle = loadUpdates(func(v *feed.View) { v.Load = &feed.LoadView{Cap: fix
 var loadRunning = loadUpdates(func(v *feed.View) {
 	v.Load = &feed.LoadView{Cap: fixtureCap, Seen: &feed.LoadSeen{From: "alice", To: "bob", Began: secs(86), For: 25 * time.Second},
 		Running: &feed.LoadRun{Peer: "bob", Tester: true, Where: &loadtest.WhereAt{Link: "uplink", TTL: 1, AddedMS: 191.3}, Progress: loadtest.Progress{
-		Tester: true, Phase: "download", Began: secs(86),
-		Phases: []loadtest.PhaseProgress{
-			{Name: "idle", Began: 86100 * time.Millisecond, Samples: 198, Median: msd(31.4)},
-			{Name: "upload", Began: 90200 * time.Millisecond, Samples: 402, Median: msd(243.5)},
-			{Name: "download", Began: 98200 * time.Millisecond, Samples: 120, Median: msd(96.3)},
-		},
-	}}}
+			Tester: true, Phase: "download", Began: secs(86),
+			Phases: []loadtest.PhaseProgress{
+				{Name: "idle", Began: 86100 * time.Millisecond, Samples: 198, Median: msd(31.4)},
+				{Name: "upload", Began: 90200 * time.Millisecond, Samples: 402, Median: msd(243.5)},
+				{Name: "download", Began: 98200 * time.Millisecond, Samples: 120, Median: msd(96.3)},
+			},
+		}}}
 })
 
 // loadAnswering: bob tests the line to this machine, since 88 s.
@@ -398,7 +398,9 @@ func TestLoadOverdriveNoteOnlyWithLoss(t *testing.T) {
 		{"loss", func(r *loadtest.Result) {}, true},
 		{"none", func(r *loadtest.Result) { r.Upload.Loss, r.Download.Loss, r.Both.Loss = ptr(0.0), ptr(0.0), ptr(0.0) }, false},
 		{"unknown", func(r *loadtest.Result) { r.Upload.Loss, r.Download.Loss, r.Both.Loss = nil, ptr(0.0), nil }, false},
-		{"both only", func(r *loadtest.Result) { r.Upload.Loss, r.Download.Loss, r.Both.Loss = ptr(0.0), ptr(0.0), ptr(0.0004) }, true},
+		{"both only", func(r *loadtest.Result) {
+			r.Upload.Loss, r.Download.Loss, r.Both.Loss = ptr(0.0), ptr(0.0), ptr(0.0004)
+		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			us := loadUpdates(func(v *feed.View) {
