@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -147,9 +148,25 @@ type loadReport struct {
 	loadResult
 }
 
-// load keeps a load event.
+// loadCopies is how close together two machines' lines of one test come:
+// every machine prints the tester's result as it reaches it, within
+// seconds, and a tester runs one test a minute at most.
+const loadCopies = 30 * time.Second
+
+// load keeps a load event, once per test: a recording of several
+// machines holds each test's line from each of them, the same result.
 func (s *summary) load(at time.Duration, e *feed.LoadEvent) {
-	s.loads = append(s.loads, loadReport{AtMs: units.Millis(at), From: e.From, To: e.To, loadResult: loadResult(e.Result)})
+	l := loadReport{AtMs: units.Millis(at), From: e.From, To: e.To, loadResult: loadResult(e.Result)}
+	for i := len(s.loads) - 1; i >= 0; i-- {
+		o := &s.loads[i]
+		if units.Millis(at)-o.AtMs > units.Millis(loadCopies) {
+			break
+		}
+		if o.From == l.From && o.To == l.To && reflect.DeepEqual(o.loadResult, l.loadResult) {
+			return
+		}
+	}
+	s.loads = append(s.loads, l)
 }
 
 // finishLoads puts the latest tests in the report, in the order they
