@@ -351,15 +351,41 @@ func holdWhere(ph vocab.LoadPhase, link vocab.HopLink, ttl int, addedMS float64)
 	return &loadtest.WhereAt{Link: link, TTL: ttl, AddedMS: math.Round(addedMS*10) / 10}
 }
 
-// finishWhere is the hold whose reading adds most, nil without one.
+// finishWhere is the hold whose reading adds most, nil without one: a
+// copy, which a View may hold.
 func (r *loadRun) finishWhere() *loadtest.WhereAt {
+	return bestWhere(r.holdWhere)
+}
+
+// bestWhere is the reading that adds most of the holds' (upload, download,
+// both), nil without one. The both hold loads both directions, so the
+// link into a hop is as ambiguous there as the trace's naming: where the
+// upload or the download hold read the same hop on its own, the link is
+// named as the one of them that added more there names it (the upload's
+// uplink at hop 1 is the tester's own way out, not the peer's).
+func bestWhere(holds [len(loadHolds)]*loadtest.WhereAt) *loadtest.WhereAt {
 	var w *loadtest.WhereAt
-	for _, h := range r.holdWhere {
+	for _, h := range holds {
 		if h != nil && (w == nil || h.AddedMS > w.AddedMS) {
 			w = h
 		}
 	}
-	return w
+	if w == nil {
+		return nil
+	}
+	out := *w
+	if w == holds[2] {
+		var alone *loadtest.WhereAt
+		for _, h := range holds[:2] {
+			if h != nil && h.TTL == w.TTL && (alone == nil || h.AddedMS > alone.AddedMS) {
+				alone = h
+			}
+		}
+		if alone != nil {
+			out.Link = alone.Link
+		}
+	}
+	return &out
 }
 
 // loadPeerEvent watches the game's events for a test's cost: this
@@ -445,10 +471,7 @@ func (s *Session) loadView(now time.Duration) *feed.LoadView {
 	if r := s.load.run; r != nil {
 		v.Running = &feed.LoadRun{Peer: r.m.Name, Tester: r.tester, Progress: r.t.Progress()}
 		if r.tester {
-			if w := r.finishWhere(); w != nil {
-				c := *w
-				v.Running.Where = &c
-			}
+			v.Running.Where = r.finishWhere()
 		}
 	}
 	return v

@@ -249,3 +249,29 @@ func TestHoldWhereUploadAtHopOne(t *testing.T) {
 		}
 	}
 }
+
+// The both hold loads both directions: at a hop the upload or the
+// download hold read on its own, its link is named as the one that added
+// more there names it; elsewhere the hold that adds most stands as read.
+func TestBestWhereNamesTheBothHoldsHopByItsDirection(t *testing.T) {
+	at := func(link vocab.HopLink, ttl int, ms float64) *loadtest.WhereAt {
+		return &loadtest.WhereAt{Link: link, TTL: ttl, AddedMS: ms}
+	}
+	for _, c := range []struct {
+		name  string
+		holds [3]*loadtest.WhereAt
+		want  *loadtest.WhereAt
+	}{
+		{"upload at hop 1", [3]*loadtest.WhereAt{at("uplink", 1, 531), at("peer", 1, 12), at("peer", 1, 544)}, at("uplink", 1, 544)},
+		{"download at hop 1", [3]*loadtest.WhereAt{at("uplink", 1, 12), at("peer", 1, 531), at("peer", 1, 544)}, at("peer", 1, 544)},
+		{"upload past a router", [3]*loadtest.WhereAt{at("uplink", 2, 506), nil, at("uplink", 2, 518)}, at("uplink", 2, 518)},
+		{"both alone", [3]*loadtest.WhereAt{nil, nil, at("peer", 1, 40)}, at("peer", 1, 40)},
+		{"upload adds most", [3]*loadtest.WhereAt{at("uplink", 1, 600), nil, at("peer", 1, 544)}, at("uplink", 1, 600)},
+		{"none", [3]*loadtest.WhereAt{}, nil},
+	} {
+		got := bestWhere(c.holds)
+		if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+			t.Errorf("%s: where %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -337,4 +338,83 @@ func FuzzParseScenarioLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// While a test runs, its Link view shows where its own trace puts the
+// delay, read over each loaded hold alone; during the upload hold, the
+// tester's uplink: hop 2 past a router on ada's access link, and hop 1
+// when there is none and the peer is the first hop (the trace calls that
+// link the peer's; in the upload hold only the tester sends, so the queue
+// is its own way out).
+func TestLoadTestRunningWhereNamesTheUplink(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		hops     bool
+		wantTTL  int
+		wantLink string
+	}{
+		{"past a router", true, 2, "uplink"},
+		{"peer at hop 1", false, 1, "uplink"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := shipped(t, "bufferbloat.json")
+			if c.hops {
+				doc = strings.Replace(doc, `"ada": {"rtt_ms": 10, `, `"ada": {"rtt_ms": 10, "hops": [{"addr": "192.168.1.1", "rtt_ms": 1}, {"addr": "100.64.0.1", "rtt_ms": 8}], `, 1)
+			}
+			doc = strings.Replace(doc, `"frames": 1800`, `"frames": 1100`, 1)
+			sc := parse(t, doc)
+			var trace map[string]string
+			if !c.hops {
+				var err error
+				if trace, err = ParseTrace(sc, []string{"ada:hal"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var seen []string
+			upload := 0
+			opt := Options{Trace: trace, onLoadView: func(machine string, at time.Duration, l *feed.LoadView) {
+				if machine != "ada" || l == nil || l.Running == nil || !l.Running.Tester {
+					return
+				}
+				ph := l.Running.Progress.Phase
+				w := "none"
+				if l.Running.Where != nil {
+					w = fmt.Sprintf("%s at hop %d +%.0f ms", l.Running.Where.Link, l.Running.Where.TTL, l.Running.Where.AddedMS)
+				}
+				seen = append(seen, fmt.Sprintf("%v %s: %s", at.Round(time.Second), ph, w))
+				if ph != "upload" && ph != "download ramp" {
+					return
+				}
+				upload++
+				if w := l.Running.Where; w != nil && (string(w.Link) != c.wantLink || w.TTL != c.wantTTL) {
+					t.Errorf("at %v in the %s phase the running test's where is %+v, want %s at hop %d", at, ph, *w, c.wantLink, c.wantTTL)
+				}
+			}}
+			var buf bytes.Buffer
+			if _, err := RunWith(sc, &buf, opt); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ada's running test, once a second: %v", seen)
+			if upload == 0 || !slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, c.wantLink+" at hop "+fmt.Sprint(c.wantTTL)) }) {
+				t.Errorf("the running test never showed its where at ada's uplink: %v", seen)
+			}
+			results := 0
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if !strings.HasPrefix(l, `{"type":"load","t_ms":`) || !strings.Contains(l, `"from":"ada"`) {
+					continue
+				}
+				results++
+				var e feed.LoadEvent
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					t.Fatal(err)
+				}
+				if w := e.Result.Where; w == nil || string(w.Link) != c.wantLink || w.TTL != c.wantTTL {
+					t.Errorf("ada's result's where %+v, want %s at hop %d", w, c.wantLink, c.wantTTL)
+				}
+			}
+			if results != 1 {
+				t.Errorf("the run printed %d load lines of ada's test, want 1", results)
+			}
+		})
+	}
 }
