@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,42 +13,73 @@ import (
 	"github.com/lagscope/lagscope/internal/systool"
 )
 
-// A load test from the TUI, on loopback: L on the host's screen asks
-// before anything is sent, y runs the test toward bob, and the Link view's
-// Load section shows it finished with both directions graded (loopback
-// adds nothing: A+ each way, at the cap).
+// A load test from the TUI, on loopback, with both players' screens in
+// tmux: L on the host's screen asks before anything is sent — for how
+// long, and how much each way at the cap — and y runs the test toward bob.
+// While it runs, bob's screen says who is loading his line and how far the
+// test is, and the host's status line follows it; once it has finished,
+// the Link view's Load section shows both directions graded (loopback
+// adds nothing: A+ each way, at the cap) and the host's status line says
+// nothing more of it.
 func TestLoadKeyInTmux(t *testing.T) {
-	systool.Need(t, "tmux", "the host's TUI is driven in it; .ci/run installs it")
+	systool.Need(t, "tmux", "the players' TUIs are driven in it; .ci/run installs it")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := freeUDP(t)
-	joinChild(t, exe, addr, "bob")
-	s := &tmuxSession{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	t.Cleanup(func() { s.run("kill-server") })
-	env := "LAGSCOPE_TEST_CHILD=" + strings.Join([]string{"host", "--open", "--listen", addr, "--players", "2", "--name", "alice",
-		"--duration", "90s", "--load-cap", "4mbit"}, "\x1f")
-	cmd := fmt.Sprintf("%s; echo EXIT=$?; sleep 60", strconv.Quote(exe))
-	if out, err := s.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "120", "-y", "40", "-e", env, cmd); err != nil {
-		t.Fatalf("tmux new-session: %v: %s", err, out)
+	start := func(name string, args ...string) *tmuxSession {
+		s := &tmuxSession{t: t, socket: filepath.Join(t.TempDir(), name+".sock")}
+		t.Cleanup(func() { s.run("kill-server") })
+		env := "LAGSCOPE_TEST_CHILD=" + strings.Join(args, "\x1f")
+		cmd := fmt.Sprintf("%s; echo EXIT=$?; sleep 60", strconv.Quote(exe))
+		if out, err := s.run("-f", "/dev/null", "new-session", "-d", "-s", "ui", "-x", "120", "-y", "40", "-e", env, cmd); err != nil {
+			t.Fatalf("tmux new-session: %v: %s", err, out)
+		}
+		return s
 	}
+	s := start("alice", "host", "--open", "--listen", addr, "--players", "2", "--name", "alice", "--duration", "90s", "--load-cap", "4mbit")
+	bob := start("bob", "join", addr, "--name", "bob", "--duration", "90s")
 	flat := func(scr string) string { return strings.Join(strings.Fields(scr), " ") }
+	// left is the screen's left column, where the Load section is drawn
+	// beside the ladder at 120 columns, flattened.
+	left := func(scr string) string {
+		var b strings.Builder
+		for _, l := range strings.Split(scr, "\n") {
+			r := []rune(l)
+			b.WriteString(string(r[:min(len(r), 72)]) + " ")
+		}
+		return flat(b.String())
+	}
+	footer := func(scr string) string {
+		lines := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+		return lines[len(lines)-1]
+	}
 	s.waitScreen(15*time.Second, "the game started", func(scr string) bool { return strings.Contains(scr, "The game starts: alice, bob") })
 	s.keys("L")
 	s.waitScreen(5*time.Second, "the confirmation", func(scr string) bool {
-		return strings.Contains(flat(scr), "Load your upload and download to bob for about 25 s, at most 4 Mbit/s?")
+		return strings.Contains(left(scr), "Load your upload and download to bob for about 25 s? It sends and receives up to 6.5 MB each way, at most 4 Mbit/s.")
 	})
 	s.keys("y")
+	bob.waitScreen(10*time.Second, "the running test on bob's screen", func(scr string) bool {
+		return regexp.MustCompile(`alice is load-testing the line to you — \d+ s of 25`).MatchString(footer(scr))
+	})
+	s.waitScreen(10*time.Second, "the running test on the host's status line", func(scr string) bool {
+		return regexp.MustCompile(`load-testing the line to bob — \d+ s of 25`).MatchString(footer(scr))
+	})
 	scr := s.waitScreen(45*time.Second, "the finished test", func(scr string) bool {
 		return strings.Contains(scr, "Load test · bob") && strings.Contains(scr, "finished")
 	})
-	f := flat(scr)
-	for _, want := range []string{"upload", "download", "A+", "capped"} {
+	f := left(scr)
+	for _, want := range []string{"upload", "download", "A+", "capped", "capped: your cap of 4 Mbit/s ended the ramp before the line did"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("the Load section lacks %q:\n%s", want, scr)
 		}
 	}
+	if ft := footer(scr); strings.Contains(ft, "load test") || strings.Contains(ft, "load-testing") {
+		t.Errorf("the host's status line still speaks of the test once it has finished: %q", ft)
+	}
+	bob.waitScreen(10*time.Second, "bob's status line without the test", func(scr string) bool { return !strings.Contains(footer(scr), "load-testing") })
 	s.keys("q")
 	if scr := s.waitScreen(10*time.Second, "EXIT= after q", func(scr string) bool { return strings.Contains(scr, "EXIT=") }); !strings.Contains(scr, "EXIT=0") {
 		t.Fatalf("the host did not exit 0:\n%s", scr)

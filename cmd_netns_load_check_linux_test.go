@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -71,12 +72,17 @@ func (d *loadDir) grade() string {
 	return *d.Grade
 }
 
-// onlyLoad is the one load event p printed, toward to.
+// onlyLoad is the one load event of p's own test, toward to.
 func onlyLoad(t *testing.T, p *proc, to string) loadLine {
 	t.Helper()
-	es := p.of("load")
+	var es []ndjson
+	for _, e := range p.of("load") {
+		if e.str("from") == p.name {
+			es = append(es, e)
+		}
+	}
 	if len(es) != 1 {
-		t.Fatalf("%s printed %d load events, want 1: %v\n%v", p.name, len(es), es, p.of("message"))
+		t.Fatalf("%s printed %d load events of its own test, want 1: %v\n%v", p.name, len(es), es, p.of("message"))
 	}
 	b, _ := json.Marshal(es[0])
 	var l loadLine
@@ -207,6 +213,141 @@ func checkFirstRun(t *testing.T, r *loadRun, q float64) {
 		checkFrames(t, r, w, firstLoad, lastDone)
 	}
 	checkBloatDiagnosis(t, r.p1, ev1.TMs)
+	checkEveryoneTold(t, r, []*proc{r.p1, r.p2})
+	for _, w := range []testWindow{w1, w2} {
+		checkCostWhereItFalls(t, r, w, []*proc{r.host, r.p1, r.p2})
+	}
+	checkMaxLate(t, r)
+}
+
+// checkEveryoneTold: every machine of the run printed each tester's test
+// once as load_start and once as load, the load line the tester's own
+// (its t_ms aside), and load_start before it.
+func checkEveryoneTold(t *testing.T, r *loadRun, testers []*proc) {
+	for _, tester := range testers {
+		var want string
+		order := []*proc{tester}
+		for _, p := range r.procs() {
+			if p != tester {
+				order = append(order, p)
+			}
+		}
+		for _, p := range order {
+			var starts, loads []ndjson
+			for _, e := range p.of("load_start") {
+				if e.str("from") == tester.name {
+					starts = append(starts, e)
+				}
+			}
+			for _, e := range p.of("load") {
+				if e.str("from") == tester.name {
+					loads = append(loads, e)
+				}
+			}
+			if len(starts) != 1 || len(loads) != 1 {
+				t.Errorf("%s printed %d load_start and %d load lines of %s's test, want one each", p.name, len(starts), len(loads), tester.name)
+				continue
+			}
+			if starts[0].str("to") != loads[0].str("to") || starts[0].num("for_ms") != 25000 || starts[0].num("t_ms") > loads[0].num("t_ms") {
+				t.Errorf("%s's load_start %v does not begin its load %v", p.name, starts[0], loads[0])
+			}
+			body := maps.Clone(map[string]any(loads[0]))
+			delete(body, "t_ms")
+			b, _ := json.Marshal(body)
+			if p == tester {
+				want = string(b)
+				t.Logf("%s's test to %s: load_start at t_ms %.0f, load at %.0f", tester.name, loads[0].str("to"), starts[0].num("t_ms"), loads[0].num("t_ms"))
+			} else if string(b) != want {
+				t.Errorf("%s's load line of %s's test %s, want the tester's %s", p.name, tester.name, b, want)
+			} else {
+				t.Logf("%s printed it too: load_start at t_ms %.0f, load at %.0f", p.name, starts[0].num("t_ms"), loads[0].num("t_ms"))
+			}
+		}
+	}
+}
+
+// checkCostWhereItFalls: the test's cost counts every seated machine's
+// waits, as their stall lines show them. Each machine counts from its
+// load_start to when the tester's end reaches it: after the tester's
+// upload last crossed its router (less a counter period) and before its
+// own load line. So frames_late is at least the frames any of them waited
+// on in the narrower window and at most in the wider, and max_wait_ms the
+// longest wait of either within a frame.
+func checkCostWhereItFalls(t *testing.T, r *loadRun, w testWindow, seated []*proc) {
+	cost := w.ev.Cost
+	if cost == nil {
+		t.Errorf("%s's test has no cost", w.p.name)
+		return
+	}
+	ups := bursts(r.smp.series(r.smp.ns[slices.Index([]*proc{r.p1, r.p2}, w.p)], "up"), time.Second)
+	if len(ups) == 0 {
+		t.Errorf("%s's upload never crossed its router", w.p.name)
+		return
+	}
+	end := ups[len(ups)-1].to.Add(-countEvery)
+	narrow, wide := map[int]bool{}, map[int]bool{}
+	longNarrow, longWide := 0.0, 0.0
+	for _, p := range seated {
+		var from, until float64 = -1, -1
+		for _, e := range p.of("load_start") {
+			if e.str("from") == w.p.name {
+				from = e.num("t_ms")
+			}
+		}
+		for _, e := range p.of("load") {
+			if e.str("from") == w.p.name {
+				until = e.num("t_ms")
+			}
+		}
+		if from < 0 || until < 0 {
+			t.Errorf("%s printed no load_start or load of %s's test", p.name, w.p.name)
+			return
+		}
+		mid := r.smp.tmsOf(p, end)
+		n, most := 0, 0.0
+		for _, e := range p.of("stall") {
+			at := e.num("t_ms")
+			if e.str("player") != p.name || at < from || at > until {
+				continue
+			}
+			wide[e.frame()] = true
+			longWide = max(longWide, e.num("wait_ms"))
+			if at <= mid {
+				narrow[e.frame()] = true
+				longNarrow = max(longNarrow, e.num("wait_ms"))
+			}
+			n++
+			most = max(most, e.num("wait_ms"))
+		}
+		t.Logf("%s's test: %s waited on %d frames during it, the longest %.1f ms", w.p.name, p.name, n, most)
+	}
+	const frame = 1000.0 / 30
+	t.Logf("%s's cost: frames_late %d, max_wait_ms %.1f; the stall lines: %d–%d frames, the longest %.1f–%.1f ms",
+		w.p.name, cost.FramesLate, cost.MaxWaitMS, len(narrow), len(wide), longNarrow, longWide)
+	if cost.FramesLate < len(narrow) || cost.FramesLate > len(wide) {
+		t.Errorf("%s's frames_late %d, want the frames any seated machine waited on during the test: %d to %d", w.p.name, cost.FramesLate, len(narrow), len(wide))
+	}
+	if cost.MaxWaitMS < longNarrow-frame || cost.MaxWaitMS > longWide+frame {
+		t.Errorf("%s's max_wait_ms %.1f, want the longest single wait of any seated machine during the test, %.1f to %.1f ms, within a frame",
+			w.p.name, cost.MaxWaitMS, longNarrow, longWide)
+	}
+}
+
+// checkMaxLate: no machine's frame loop was ever a second late.
+func checkMaxLate(t *testing.T, r *loadRun) {
+	for _, p := range r.procs() {
+		sum := p.of("summary")
+		if len(sum) != 1 {
+			t.Errorf("%s printed %d summaries", p.name, len(sum))
+			continue
+		}
+		proc, _ := sum[0]["process"].(map[string]any)
+		late, ok := proc["max_late_ms"].(float64)
+		t.Logf("%s: max_late_ms %v", p.name, proc["max_late_ms"])
+		if !ok || late >= 1000 {
+			t.Errorf("%s's max_late_ms %v, want under 1 s: the frame loop's own lateness", p.name, proc["max_late_ms"])
+		}
+	}
 }
 
 // logTrace logs, one line each, the path events p printed toward to
@@ -426,6 +567,8 @@ func checkSecondRun(t *testing.T, r *loadRun) {
 	}
 	checkDirect(t, r, [][2]*proc{{r.p1, r.host}, {r.p2, r.p3}})
 	checkCap(t, r.smp.series(rp1, "up"))
+	checkEveryoneTold(t, r, []*proc{r.p1, r.p2})
+	checkMaxLate(t, r)
 }
 
 func textOrNull(p *string) string {

@@ -42,8 +42,13 @@ import (
 // A+, both downloads A+; p1's where is its uplink, and p1's diagnoses
 // afterwards name its bufferbloat; the pairs are direct; no frame waits
 // 2 s during a test, and the game's pace after the tests is within 10 %
-// of its pace before them. The second: p1's upload keeps to its cap on
-// the wire, and p3's refusal stops p2's test before any load is sent.
+// of its pace before them. A watcher, mon, follows it from p3's namespace:
+// every machine — the tested host, the other player, the watcher — prints
+// each test's load_start and the tester's load line, and each test's cost
+// is every seated machine's waits as their stall lines show them. The
+// second: p1's upload keeps to its cap on the wire, and p3's refusal stops
+// p2's test before any load is sent. No machine's frame loop is ever a
+// second late (max_late_ms).
 func TestNetnsLoadTest(t *testing.T) {
 	lab := newLoadLab(t)
 	q := lab.bareQueue(t)
@@ -167,12 +172,13 @@ func (lab *loadLab) bareQueue(t *testing.T) float64 {
 // sampler saw, and each process's clock.
 type loadRun struct {
 	host, p1, p2, p3 *proc
+	mon              *proc // a watcher
 	smp              *sampler
 }
 
 func (r *loadRun) procs() []*proc {
 	var out []*proc
-	for _, p := range []*proc{r.host, r.p1, r.p2, r.p3} {
+	for _, p := range []*proc{r.host, r.p1, r.p2, r.p3, r.mon} {
 		if p != nil {
 			out = append(out, p)
 		}
@@ -211,6 +217,7 @@ func (lab *loadLab) firstRun(t *testing.T) *loadRun {
 	hostAddr(t, r.host)
 	r.p1 = lab.start(t, lab.homes[0].p, "p1", "join", loadListen, "--name", "p1", "--json", "--duration", "110s", "--load-test", "ada")
 	r.p2 = lab.start(t, lab.homes[1].p, "p2", "join", loadListen, "--name", "p2", "--json", "--duration", "110s", "--load-test", "ada")
+	r.mon = lab.start(t, lab.p3, "mon", "watch", loadListen, "--name", "mon", "--json", "--duration", "110s")
 	smp.watch(r.procs()...)
 	r.finish(t, 3*time.Minute)
 	return r

@@ -446,6 +446,17 @@ func (p *Peer) Tick(now time.Duration) {
 	p.evaluateIncidents(now)
 }
 
+// FrameDue is when the next frame is due, while the peer runs frames and
+// is not waiting for another machine's commands: how late the frame loop
+// is at a wake-up (a stall is the network's wait, not the loop's). False
+// otherwise (before the start, stalled, a spectator, done).
+func (p *Peer) FrameDue() (time.Duration, bool) {
+	if !p.started || p.done || p.stalled || p.nextDue == never {
+		return 0, false
+	}
+	return p.nextDue, true
+}
+
 // NextDeadline is when the peer next needs a Tick, if ever.
 func (p *Peer) NextDeadline() (time.Duration, bool) {
 	if p.done {

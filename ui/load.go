@@ -18,7 +18,7 @@ import (
 
 // loadSpan is how long a load test lasts at most, as the confirmation
 // says it: its phases take at most 25 s (docs/load-test.md).
-const loadSpan = 25 * time.Second
+const loadSpan = loadtest.Longest
 
 // loadKeys is what the footer offers for load testing.
 type loadKeys uint8
@@ -37,6 +37,11 @@ const (
 type loadPane struct {
 	*ctx
 	confirm string // the peer the open confirmation asks about; "" when closed
+	// flash is the footer note the load key set last, and flashedAt the
+	// load testing it was set against: the note goes once that changes
+	// (the test waits, runs or has ended), and the status says the rest.
+	flash     string
+	flashedAt string
 }
 
 // timedPhases are the phases a test grades, in the order it runs them:
@@ -72,7 +77,7 @@ func (m *tuiModel) loadKeyState() loadKeys {
 // before a test toward it starts, or says in the footer why none can.
 func (m *tuiModel) loadKey() tea.Cmd {
 	if l := m.live.view.Load; l != nil && l.Running != nil && l.Running.Tester {
-		m.flash = "stopping the load test to " + l.Running.Peer + "…"
+		m.loadFlash("stopping the load test to " + l.Running.Peer + "…")
 		return m.control(feed.Control{LoadCancel: true})
 	}
 	peer := m.linkInFocus()
@@ -102,8 +107,87 @@ func (m *tuiModel) confirmKey(msg tea.KeyMsg) tea.Cmd {
 		m.flash = why
 		return nil
 	}
-	m.flash = "load test to " + peer + " starting…"
+	m.loadFlash("load test to " + peer + " starting…")
 	return m.control(feed.Control{LoadTest: peer})
+}
+
+// loadFlash puts a load key's note in the footer until the load testing
+// it was set against changes (loadSettle), or the next key.
+func (m *tuiModel) loadFlash(note string) {
+	m.flash, m.load.flash, m.load.flashedAt = note, note, loadState(m.live.view.Load)
+}
+
+// loadSettle clears the load key's note once the engine's load testing
+// has moved on from where it was when the note was set: a test started
+// with L shows as waiting or running (the status line says so), or has
+// ended (its result is in the Link view), however it ended.
+func (m *tuiModel) loadSettle() {
+	if m.load.flash == "" {
+		return
+	}
+	if m.flash != m.load.flash {
+		m.load.flash = ""
+		return
+	}
+	if loadState(m.live.view.Load) != m.load.flashedAt {
+		m.flash, m.load.flash = "", ""
+		m.dirty = true
+	}
+}
+
+// loadState is what a load key's note waits to see change: the test this
+// machine runs or waits for, the test it knows of, its results.
+func loadState(l *feed.LoadView) string {
+	if l == nil {
+		return ""
+	}
+	var b strings.Builder
+	if r := l.Running; r != nil {
+		b.WriteString("run " + r.Peer + " " + strconv.FormatBool(r.Tester) + " " + strconv.FormatBool(r.Waiting) + "\n")
+	}
+	if v := l.Seen; v != nil {
+		b.WriteString("seen " + v.From + " " + v.To + " " + strconv.FormatInt(int64(v.Began), 10) + "\n")
+	}
+	b.WriteString(strconv.Itoa(len(l.Results)))
+	if n := len(l.Results); n > 0 && l.Results[n-1].TMs != nil {
+		b.WriteString(" " + strconv.FormatFloat(*l.Results[n-1].TMs, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// loadStatus is the footer's word on the load test running in the
+// session, "" when none runs: this machine's own (how far it is of the
+// longest it takes, or that it waits for the session's turn), the one
+// loading the line to this machine, or one between two others.
+func loadStatus(v *feed.View) string {
+	l := v.Load
+	if l == nil {
+		return ""
+	}
+	r, seen := l.Running, l.Seen
+	switch {
+	case r != nil && r.Tester && r.Waiting:
+		return "load test to " + r.Peer + ": waiting for the session's turn"
+	case seen == nil && r != nil && r.Tester:
+		return "load-testing the line to " + r.Peer
+	case seen == nil:
+		return ""
+	}
+	of := " — " + seenProgress(v.At, seen)
+	switch {
+	case seen.From == v.Self:
+		return "load-testing the line to " + seen.To + of
+	case seen.To == v.Self:
+		return seen.From + " is load-testing the line to you" + of
+	}
+	return seen.From + " is load-testing the line to " + seen.To + of
+}
+
+// seenProgress is how far a test is of the longest it takes: "12 s of 25".
+func seenProgress(at time.Duration, seen *feed.LoadSeen) string {
+	total := int64((seen.For + time.Second - 1) / time.Second)
+	n := min(max(int64((at-seen.Began)/time.Second), 0), total)
+	return strconv.FormatInt(n, 10) + " s of " + strconv.FormatInt(total, 10)
 }
 
 // loadRefusal is why no test toward peer can start now, "" when one
@@ -117,9 +201,11 @@ func (m *tuiModel) loadRefusal(peer string) string {
 	case peer == "":
 		return "no link to test yet"
 	case l.Running != nil && !l.Running.Tester:
-		return l.Running.Peer + " is testing the line to this machine: one test at a time"
+		return l.Running.Peer + " is load-testing the line to you: one test at a time"
 	case l.Running != nil:
 		return "a load test to " + l.Running.Peer + " is running"
+	case l.Seen != nil:
+		return l.Seen.From + " is load-testing the line to " + l.Seen.To + ": one test at a time"
 	case l.NextAt > v.At:
 		return "next test possible in " + wholeSeconds(l.NextAt-v.At)
 	case linkRelayed(v, peer):
@@ -169,6 +255,11 @@ func (p *loadPane) section(s *session, peer string, w int) []string {
 	if r := l.Running; r != nil && r.Peer == peer {
 		return p.runLines(s, r, w)
 	}
+	if v := l.Seen; v != nil && l.Running == nil && (v.From == peer || v.To == peer) {
+		out := []string{p.rule(p.st.title.Render("Load test · "+v.From+" → "+v.To)+p.st.muted.Render("  "+seenProgress(s.view.At, v)), w)}
+		out = p.para(out, loadStatus(&s.view), w)
+		return p.para(out, "the game keeps running and may slow meanwhile: its waits are the test's price, not a fault", w)
+	}
 	var out []string
 	for i := range l.Results {
 		if l.Results[i].To == peer {
@@ -181,7 +272,7 @@ func (p *loadPane) section(s *session, peer string, w int) []string {
 		}
 		note := "a load test to " + r.Peer + " is running: L stops it"
 		if !r.Tester {
-			note = r.Peer + " is testing the line to this machine"
+			note = r.Peer + " is load-testing the line to you"
 		}
 		out = p.para(out, note, w)
 	}
@@ -217,8 +308,8 @@ func (p *loadPane) confirmLines(l *feed.LoadView, peer string, w int) []string {
 	if l != nil {
 		capBits = l.Cap
 	}
-	q := "Load your upload and download to " + peer + " for about " + wholeSeconds(loadSpan) +
-		", at most " + fmtMbit(capBits) + " Mbit/s? The game keeps running and will slow while the line is full."
+	q := "Load your upload and download to " + peer + " for about " + wholeSeconds(loadSpan) + "? It sends and receives up to " +
+		fmtMB(loadtest.MaxBytes(capBits)) + " each way, at most " + fmtMbit(capBits) + " Mbit/s. The game keeps running and will slow while the line is full."
 	out := []string{p.rule(st.title.Render("Load test · "+peer), w)}
 	for _, line := range wrap(q, w-2) {
 		out = append(out, "  "+st.accent.Render(line))
@@ -233,7 +324,11 @@ func (p *loadPane) runLines(s *session, r *feed.LoadRun, w int) []string {
 	st := &p.st
 	if !r.Tester {
 		out := []string{p.rule(st.title.Render("Load test · "+r.Peer), w)}
-		out = p.para(out, r.Peer+" is testing the line to this machine", w)
+		note := r.Peer + " is load-testing the line to you"
+		if v := s.view.Load.Seen; v != nil && v.From == r.Peer {
+			note += " — " + seenProgress(s.view.At, v)
+		}
+		out = p.para(out, note, w)
 		return p.para(out, "its load runs for about "+wholeSeconds(loadSpan)+"; the game keeps running and may slow meanwhile", w)
 	}
 	pr := &r.Progress
@@ -266,6 +361,11 @@ func (p *loadPane) runLines(s *session, r *feed.LoadRun, w int) []string {
 		}
 		out = append(out, fit(row, w))
 	}
+	where := "not read yet: the trace reads each loaded hold on its own"
+	if r.Where != nil {
+		where = whereText(r.Where)
+	}
+	out = p.kv(out, "where the delay is", where, w)
 	return p.para(out, "L stops it; the game keeps running and slows while the line is full", w)
 }
 
@@ -305,8 +405,11 @@ func (p *loadPane) resultLines(s *session, e *feed.LoadEvent, w int) []string {
 	}
 	out = p.kv(out, "idle round trip", optMs(r.IdleRTTMS)+" ms", w)
 	out = append(out, p.resultRows(s, r, w)...)
-	if anyLoss(r) {
+	if lossy(r) {
 		out = p.para(out, "loss: mostly the test's own overdrive (it sends 10 % over the line)", w)
+	}
+	if c := cappedText(r, s.view.Load.Cap); c != "" {
+		out = p.para(out, c, w)
 	}
 	out = p.kv(out, "where the delay is", whereText(r.Where), w)
 	return p.kv(out, "cost to the game", costText(r.Cost), w)
@@ -365,14 +468,57 @@ func (p *loadPane) resultRows(s *session, r *loadtest.Result, w int) []string {
 	return out
 }
 
-// anyLoss reports whether the result knows a loss share.
-func anyLoss(r *loadtest.Result) bool {
+// lossy reports whether the result lost any of its load: the overdrive's
+// note is for a loss there was.
+func lossy(r *loadtest.Result) bool {
+	var shares []*float64
 	for _, d := range []*loadtest.DirResult{r.Upload, r.Download} {
-		if d != nil && d.Loss != nil {
+		if d != nil {
+			shares = append(shares, d.Loss)
+		}
+	}
+	if r.Both != nil {
+		shares = append(shares, r.Both.Loss)
+	}
+	for _, x := range shares {
+		if x != nil && *x > 0 {
 			return true
 		}
 	}
-	return r.Both != nil && r.Both.Loss != nil
+	return false
+}
+
+// cappedText says in words what capped means for the directions the cap
+// ended, "" when it ended none: the cap, not the line, ended the ramp —
+// this machine's cap when the test ran at it (own), else the lower one
+// its peer granted.
+func cappedText(r *loadtest.Result, own int64) string {
+	var dirs []string
+	for i, d := range []*loadtest.DirResult{r.Upload, r.Download} {
+		if d != nil && d.Capped {
+			dirs = append(dirs, string(vocab.LoadHolds[i]))
+		}
+	}
+	if len(dirs) == 0 {
+		return ""
+	}
+	whose := "the cap"
+	switch {
+	case r.Cap > 0 && r.Cap == own:
+		whose = "your cap of " + fmtMbit(r.Cap) + " Mbit/s"
+	case r.Cap > 0:
+		whose = "the peer's cap of " + fmtMbit(r.Cap) + " Mbit/s"
+	}
+	return strings.Join(dirs, " and ") + " capped: " + whose + " ended the ramp before the line did"
+}
+
+// fmtMB is a size in bytes as MB: whole from 10 MB, with a tenth below.
+func fmtMB(bytes float64) string {
+	mb := bytes / 1e6
+	if mb >= 10 {
+		return strconv.FormatFloat(math.Round(mb), 'f', 0, 64) + " MB"
+	}
+	return strconv.FormatFloat(mb, 'f', 1, 64) + " MB"
 }
 
 // optMs is an optional figure in ms, unknown when nil.

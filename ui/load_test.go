@@ -33,21 +33,30 @@ const fixtureCap = 50_000_000
 var loadIdle = loadUpdates(func(v *feed.View) { v.Load = &feed.LoadView{Cap: fixtureCap} })
 
 // loadRunning: this machine's test toward bob, 14 s in, in the download
-// hold: idle and upload graded, download under way, both to come.
+// hold: idle and upload graded, download under way, both to come; the
+// upload hold's trace put the delay at this machine's uplink.
 var loadRunning = loadUpdates(func(v *feed.View) {
-	v.Load = &feed.LoadView{Cap: fixtureCap, Running: &feed.LoadRun{Peer: "bob", Tester: true, Progress: loadtest.Progress{
-		Tester: true, Phase: "download", Began: secs(86),
-		Phases: []loadtest.PhaseProgress{
-			{Name: "idle", Began: 86100 * time.Millisecond, Samples: 198, Median: msd(31.4)},
-			{Name: "upload", Began: 90200 * time.Millisecond, Samples: 402, Median: msd(243.5)},
-			{Name: "download", Began: 98200 * time.Millisecond, Samples: 120, Median: msd(96.3)},
-		},
-	}}}
+	v.Load = &feed.LoadView{Cap: fixtureCap, Seen: &feed.LoadSeen{From: "alice", To: "bob", Began: secs(86), For: 25 * time.Second},
+		Running: &feed.LoadRun{Peer: "bob", Tester: true, Where: &loadtest.WhereAt{Link: "uplink", TTL: 1, AddedMS: 191.3}, Progress: loadtest.Progress{
+			Tester: true, Phase: "download", Began: secs(86),
+			Phases: []loadtest.PhaseProgress{
+				{Name: "idle", Began: 86100 * time.Millisecond, Samples: 198, Median: msd(31.4)},
+				{Name: "upload", Began: 90200 * time.Millisecond, Samples: 402, Median: msd(243.5)},
+				{Name: "download", Began: 98200 * time.Millisecond, Samples: 120, Median: msd(96.3)},
+			},
+		}}}
 })
 
-// loadAnswering: bob tests the line to this machine.
+// loadAnswering: bob tests the line to this machine, since 88 s.
 var loadAnswering = loadUpdates(func(v *feed.View) {
-	v.Load = &feed.LoadView{Cap: fixtureCap, Running: &feed.LoadRun{Peer: "bob", Progress: loadtest.Progress{Phase: "answering"}}}
+	v.Load = &feed.LoadView{Cap: fixtureCap, Seen: &feed.LoadSeen{From: "bob", To: "alice", Began: secs(88), For: 25 * time.Second},
+		Running: &feed.LoadRun{Peer: "bob", Progress: loadtest.Progress{Phase: "answering"}}}
+})
+
+// loadOthers: bob tests the line to carol, since 90 s; this machine takes
+// no part.
+var loadOthers = loadUpdates(func(v *feed.View) {
+	v.Load = &feed.LoadView{Cap: fixtureCap, Seen: &feed.LoadSeen{From: "bob", To: "carol", Began: secs(90), For: 25 * time.Second}}
 })
 
 // bobResult is a finished test toward bob at 45 s: a bloated upload
@@ -60,6 +69,7 @@ func bobResult() feed.LoadEvent {
 		Both:      &loadtest.BothResult{AddedMS: ptr(230.0), P90AddedMS: ptr(290.5), Loss: ptr(0.091)},
 		Where:     &loadtest.WhereAt{Link: "uplink", TTL: 2, AddedMS: 205.3},
 		Cost:      &loadtest.GameCost{FramesLate: 12, MaxWaitMS: 180, RungFrom: 3, RungTo: 5, ForMS: 9000},
+		Cap:       fixtureCap,
 	}}
 }
 
@@ -125,7 +135,7 @@ func TestLoadKeyAsksBeforeSending(t *testing.T) {
 	f := newStaticFeed()
 	m := model(t, f, 80, 24, loadIdle()) // the section is the screen's width: its lines join into the question
 	pressRun(m, tab, typed("L"))
-	question := "Load your upload and download to bob for about 25 s, at most 50 Mbit/s? The game keeps running and will slow while the line is full."
+	question := "Load your upload and download to bob for about 25 s? It sends and receives up to 81 MB each way, at most 50 Mbit/s. The game keeps running and will slow while the line is full."
 	if flat := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(flat, question) || !strings.Contains(flat, "y start · n cancel") {
 		t.Fatalf("no confirmation:\n%s", m.View())
 	}
@@ -207,7 +217,8 @@ func TestLoadKeyRefusedSaysWhy(t *testing.T) {
 	}{
 		{"next", loadSoon, "next test possible in 42 s"},
 		{"none", fixtureUpdates, "only a live session runs one"},
-		{"answering", loadAnswering, "bob is testing the line to this machine: one test at a time"},
+		{"answering", loadAnswering, "bob is load-testing the line to you: one test at a time"},
+		{"others", loadOthers, "bob is load-testing the line to carol: one test at a time"},
 		{"relayed", relayed, "goes through the host"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -274,13 +285,192 @@ func TestLoadKeyInFooter(t *testing.T) {
 func TestLoadSectionOtherTests(t *testing.T) {
 	m := model(t, newStaticFeed(), 120, 40, loadAnswering())
 	press(m, tab)
-	if !strings.Contains(m.View(), "bob is testing the line to this machine") {
+	if !strings.Contains(m.View(), "bob is load-testing the line to you — 12 s of 25") {
 		t.Errorf("answering not shown:\n%s", m.View())
 	}
 	m = model(t, newStaticFeed(), 120, 40, loadRunning())
 	press(m, tab, keyDown)
 	if !strings.Contains(m.View(), "a load test to bob is running: L stops it") {
 		t.Errorf("carol's view does not note bob's test:\n%s", m.View())
+	}
+}
+
+// The tested player's screen says, on every view and without a key, who
+// is loading its line and how far the test is; so does a screen of a
+// machine that takes no part, naming both; both the Link view's section
+// on either member says it too.
+func TestLoadStatusOnEveryScreen(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		updates func() []feed.Update
+		want    string
+	}{
+		{"tested", loadAnswering, "bob is load-testing the line to you — 12 s of 25"},
+		{"others", loadOthers, "bob is load-testing the line to carol — 10 s of 25"},
+		{"tester", loadRunning, "load-testing the line to bob — 14 s of 25"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := model(t, newStaticFeed(), 120, 40, c.updates())
+			for range screens {
+				if !strings.Contains(lastLine(m.View()), c.want) {
+					t.Errorf("%s view's footer %q, want %q", screens[m.screen].name, lastLine(m.View()), c.want)
+				}
+				press(m, tab)
+			}
+		})
+	}
+	m := model(t, newStaticFeed(), 120, 40, loadOthers())
+	press(m, tab) // the Link view on bob, the tester
+	if !strings.Contains(m.View(), "Load test · bob → carol") {
+		t.Errorf("bob's Link view does not show his test to carol:\n%s", m.View())
+	}
+}
+
+// A test started with L: the footer says it is starting until the engine
+// shows it waiting or running, the status line follows it, and once it
+// has ended — however it ended — the footer says nothing of it.
+func TestLoadStatusClearsWhenTheTestEnds(t *testing.T) {
+	us := loadIdle()
+	f := newStaticFeed()
+	m := model(t, f, 120, 40, us)
+	pressRun(m, tab, typed("L"), typed("y"))
+	if got := lastLine(m.View()); !strings.Contains(got, "load test to bob starting…") {
+		t.Fatalf("footer %q after y", got)
+	}
+	at := func(sec int, l *feed.LoadView) {
+		u := us[len(us)-1]
+		u.View.At = secs(sec)
+		u.View.Load = l
+		m.Update(updateMsg{u})
+	}
+	at(101, &feed.LoadView{Cap: fixtureCap}) // nothing yet: the note stays
+	if got := lastLine(m.View()); !strings.Contains(got, "starting…") {
+		t.Errorf("footer %q before the engine took the test", got)
+	}
+	at(102, &feed.LoadView{Cap: fixtureCap, Running: &feed.LoadRun{Peer: "bob", Tester: true, Waiting: true}})
+	if got := lastLine(m.View()); strings.Contains(got, "starting…") || !strings.Contains(got, "load test to bob: waiting for the session's turn") {
+		t.Errorf("footer %q while the test waits its turn", got)
+	}
+	seen := &feed.LoadSeen{From: "alice", To: "bob", Began: secs(103), For: 25 * time.Second}
+	at(115, &feed.LoadView{Cap: fixtureCap, Seen: seen, Running: &feed.LoadRun{Peer: "bob", Tester: true, Progress: loadtest.Progress{Tester: true, Phase: "upload"}}})
+	if got := lastLine(m.View()); !strings.Contains(got, "load-testing the line to bob — 12 s of 25") {
+		t.Errorf("footer %q while the test runs", got)
+	}
+	for _, end := range []loadtest.Result{bobResult().Result, {Stopped: new("peer left")}} {
+		e := bobResult()
+		e.Result = end
+		at(130, &feed.LoadView{Cap: fixtureCap, NextAt: secs(190), Results: []feed.LoadEvent{e}})
+		if got := lastLine(m.View()); strings.Contains(got, "load test") || strings.Contains(got, "load-testing") {
+			t.Errorf("footer %q after the test ended (stopped %v)", got, end.Stopped)
+		}
+	}
+	// One that stops at once (busy) never shows as running: its result
+	// clears the note.
+	m = model(t, f, 120, 40, us)
+	pressRun(m, tab, typed("L"), typed("y"))
+	e := bobResult()
+	e.Result = loadtest.Result{Stopped: new("busy")}
+	at(101, &feed.LoadView{Cap: fixtureCap, Results: []feed.LoadEvent{e}})
+	if got := lastLine(m.View()); strings.Contains(got, "starting…") {
+		t.Errorf("footer %q after the test stopped busy", got)
+	}
+}
+
+// The running test's own where: during the upload hold, the hold's trace
+// names this machine's uplink.
+func TestLoadRunningShowsItsWhere(t *testing.T) {
+	m := model(t, newStaticFeed(), 120, 40, loadRunning())
+	press(m, tab)
+	if !regexp.MustCompile(`where the delay is +hop 1 · uplink · \+191 ms`).MatchString(m.View()) {
+		t.Errorf("the running test's where is not shown:\n%s", m.View())
+	}
+}
+
+// The overdrive note is for a loss there was: a result that lost nothing
+// does not blame the overdrive; one that lost some load does.
+func TestLoadOverdriveNoteOnlyWithLoss(t *testing.T) {
+	note := "mostly the test's own overdrive"
+	for _, c := range []struct {
+		name string
+		set  func(r *loadtest.Result)
+		want bool
+	}{
+		{"loss", func(r *loadtest.Result) {}, true},
+		{"none", func(r *loadtest.Result) { r.Upload.Loss, r.Download.Loss, r.Both.Loss = ptr(0.0), ptr(0.0), ptr(0.0) }, false},
+		{"unknown", func(r *loadtest.Result) { r.Upload.Loss, r.Download.Loss, r.Both.Loss = nil, ptr(0.0), nil }, false},
+		{"both only", func(r *loadtest.Result) {
+			r.Upload.Loss, r.Download.Loss, r.Both.Loss = ptr(0.0), ptr(0.0), ptr(0.0004)
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			us := loadUpdates(func(v *feed.View) {
+				e := bobResult()
+				c.set(&e.Result)
+				v.Load = &feed.LoadView{Cap: fixtureCap, Results: []feed.LoadEvent{e}}
+			})()
+			m := model(t, newStaticFeed(), 120, 40, us)
+			press(m, tab)
+			if got := strings.Contains(m.View(), note); got != c.want {
+				t.Errorf("the overdrive note shown %v, want %v:\n%s", got, c.want, m.View())
+			}
+		})
+	}
+}
+
+// capped is said in words: whose cap ended the ramp before the line did,
+// for each direction it ended.
+func TestLoadCappedInWords(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		up, down bool
+		cap      int64
+		want     string
+	}{
+		{"download, own cap", false, true, fixtureCap, "download capped: your cap of 50 Mbit/s ended the ramp before the line did"},
+		{"both ways, own cap", true, true, fixtureCap, "upload and download capped: your cap of 50 Mbit/s ended the ramp before the line did"},
+		{"the peer's lower cap", true, false, 20e6, "upload capped: the peer's cap of 20 Mbit/s ended the ramp before the line did"},
+		{"cap not known", false, true, 0, "download capped: the cap ended the ramp before the line did"},
+		{"none", false, false, fixtureCap, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			us := loadUpdates(func(v *feed.View) {
+				e := bobResult()
+				e.Result.Upload.Capped, e.Result.Download.Capped, e.Result.Cap = c.up, c.down, c.cap
+				v.Load = &feed.LoadView{Cap: fixtureCap, Results: []feed.LoadEvent{e}}
+			})()
+			m := model(t, newStaticFeed(), 200, 60, us)
+			press(m, tab)
+			flat := strings.Join(strings.Fields(m.View()), " ")
+			if c.want == "" {
+				if strings.Contains(flat, "ended the ramp") {
+					t.Errorf("an uncapped result explains a cap:\n%s", m.View())
+				}
+				return
+			}
+			if !strings.Contains(flat, c.want) {
+				t.Errorf("missing %q:\n%s", c.want, m.View())
+			}
+		})
+	}
+}
+
+// The confirmation says what the test sends and receives, each way, at
+// the cap in force, and for how long.
+func TestLoadConfirmSaysWhatItCosts(t *testing.T) {
+	for _, c := range []struct {
+		cap  int64
+		want string
+	}{
+		{50e6, "for about 25 s? It sends and receives up to 81 MB each way, at most 50 Mbit/s."},
+		{4e6, "for about 25 s? It sends and receives up to 6.5 MB each way, at most 4 Mbit/s."},
+		{1e9, "for about 25 s? It sends and receives up to 1625 MB each way, at most 1000 Mbit/s."},
+	} {
+		us := loadUpdates(func(v *feed.View) { v.Load = &feed.LoadView{Cap: c.cap} })()
+		m := model(t, newStaticFeed(), 80, 24, us) // the section is the screen's width: its lines join into the question
+		pressRun(m, tab, typed("L"))
+		if flat := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(flat, c.want) {
+			t.Errorf("cap %d: missing %q:\n%s", c.cap, c.want, m.View())
+		}
 	}
 }
 

@@ -253,6 +253,7 @@ func (m *tuiModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		alerts := m.live.alerts
 		m.live.apply(msg.u)
+		m.loadSettle()
 		if !m.paused {
 			m.dirty = true
 		}
@@ -549,8 +550,9 @@ func (m *tuiModel) render() string {
 	// restores) its own entries, and every view sets hasTable.
 	hs := m.headerStatus()
 	head := m.header.cached(s, hs, w)
-	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name, m.keys.startable, m.keys.load}, func() string {
-		return m.footer(w)
+	status := loadStatus(&m.live.view)
+	foot := m.foot.get(footerKey{m.flash, w, m.dialog != nil, m.st.theme.Name, m.keys.startable, m.keys.load, status}, func() string {
+		return m.footer(w, status)
 	})
 	bh := h - len(head) - 1
 	var body string
@@ -610,13 +612,21 @@ type footerKey struct {
 	theme     string
 	startable bool // the host's lobby: the footer lists s
 	load      loadKeys
+	status    string // the load test running in the session (loadStatus)
 }
 
-func (m *tuiModel) footer(w int) string {
+// footer is the keys, and on the right a note: the last key's, else the
+// load test running in the session (status).
+func (m *tuiModel) footer(w int, status string) string {
 	m.help.Width = w
 	note := ""
-	if m.flash != "" {
+	switch {
+	case m.flash != "":
 		note = m.st.accent.Render(m.flash)
+	case status != "":
+		note = m.st.accent.Render(status)
+	}
+	if note != "" {
 		m.help.Width = max(10, w-lipgloss.Width(note)-2)
 	}
 	var line string

@@ -112,10 +112,13 @@ func loadSafe(l *feed.LoadView) bool {
 	}
 	ok := true
 	if r := l.Running; r != nil {
-		ok = textsafe.Safe(r.Peer) && textsafe.Safe(string(r.Progress.Phase))
+		ok = textsafe.Safe(r.Peer) && textsafe.Safe(string(r.Progress.Phase)) && (r.Where == nil || textsafe.Safe(string(r.Where.Link)))
 		for i := 0; ok && i < len(r.Progress.Phases); i++ {
 			ok = textsafe.Safe(string(r.Progress.Phases[i].Name))
 		}
+	}
+	if v := l.Seen; ok && v != nil {
+		ok = textsafe.Safe(v.From) && textsafe.Safe(v.To)
 	}
 	for i := 0; ok && i < len(l.Results); i++ {
 		e := &l.Results[i]
@@ -148,7 +151,17 @@ func safeLoad(l *feed.LoadView) *feed.LoadView {
 			ph.Name = vocab.LoadPhase(textOf(string(ph.Name)))
 			rc.Progress.Phases[i] = ph
 		}
+		if rc.Where != nil {
+			wc := *rc.Where
+			wc.Link = vocab.HopLink(textOf(string(wc.Link)))
+			rc.Where = &wc
+		}
 		c.Running = &rc
+	}
+	if v := l.Seen; v != nil {
+		vc := *v
+		vc.From, vc.To = textOf(vc.From), textOf(vc.To)
+		c.Seen = &vc
 	}
 	c.Results = make([]feed.LoadEvent, len(l.Results))
 	for i, e := range l.Results {

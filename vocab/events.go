@@ -18,11 +18,12 @@ const (
 	EventAlert        EventType = "alert"         // an episode worth a line of its own
 	EventSummary      EventType = "summary"       // the last line
 	EventPath         EventType = "path"          // a link's hop trace
+	EventLoadStart    EventType = "load_start"    // a load test between two members begins
 	EventLoad         EventType = "load"          // a load test's result
 	EventIncident     EventType = "incident"      // one episode of lag: open, update, close
 )
 
 // EventTypes is every event type, in the order docs/cli.md lists them.
 var EventTypes = [...]EventType{EventSession, EventRoster, EventMaster, EventReport, EventTiming, EventTimingActive,
-	EventMessage, EventRemoved, EventStall, EventLink, EventDiagnosis, EventAlert, EventSummary, EventPath, EventLoad,
-	EventIncident}
+	EventMessage, EventRemoved, EventStall, EventLink, EventDiagnosis, EventAlert, EventSummary, EventPath, EventLoadStart,
+	EventLoad, EventIncident}

@@ -46,6 +46,7 @@ type loadBody struct {
 	Where     *loadtest.WhereAt    `json:"where"`
 	Cost      *loadtest.GameCost   `json:"cost"`
 	Stopped   *string              `json:"stopped"`
+	Cap       int64                `json:"-"`
 }
 
 // MarshalJSON writes the fixed shape: no frame.
@@ -70,8 +71,54 @@ func (e *LoadEvent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Network: each tester publishes its own test.
+// Network: every machine publishes the test's line on its own clock, when
+// the tester's result reaches it; the simulator prints the tester's.
 func (*LoadEvent) Network() bool { return false }
+
+// LoadStartEvent (live, and sim where a scenario runs a test): a load test
+// between two members begins (docs/load-test.md), published by every
+// machine of the session when it learns of it — the tester when the host
+// grants its turn, the others when the host tells them. Its JSON is fixed:
+//
+//	{"type":"load_start","t_ms":…,"frame":…,"from":…,"to":…,"for_ms":…}
+//
+// ForMs is the longest the test takes.
+type LoadStartEvent struct {
+	Header
+	From  string
+	To    string
+	ForMs float64
+}
+
+// loadStartJSON is the event's fixed field order.
+type loadStartJSON struct {
+	Type  vocab.EventType `json:"type"`
+	TMs   *float64        `json:"t_ms,omitempty"`
+	Frame int             `json:"frame"`
+	From  string          `json:"from"`
+	To    string          `json:"to"`
+	ForMs float64         `json:"for_ms"`
+}
+
+// MarshalJSON writes the fixed shape.
+func (e *LoadStartEvent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(loadStartJSON{Type: vocab.EventLoadStart, TMs: e.TMs, Frame: e.Frame, From: e.From, To: e.To, ForMs: e.ForMs})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *LoadStartEvent) UnmarshalJSON(b []byte) error {
+	var j loadStartJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	e.Header = Header{Type: j.Type, Frame: j.Frame, TMs: j.TMs}
+	e.From, e.To, e.ForMs = j.From, j.To, j.ForMs
+	return nil
+}
+
+// Network: every machine publishes it on its own clock; the simulator
+// prints the tester's.
+func (*LoadStartEvent) Network() bool { return false }
 
 // LoadView is this machine's load testing as a front end draws it: the test
 // running now, if any, and the latest result of each test this machine
@@ -89,6 +136,19 @@ type LoadView struct {
 	// NextAt is when this machine may start its next test (60 s after
 	// its last ended); 0 when it may now.
 	NextAt time.Duration
+	// Seen is the test between two members running in the session as
+	// this machine was told of it (whichever machine this is: the
+	// tester, its peer, another player, a watcher), nil when none runs.
+	Seen *LoadSeen `json:",omitempty"`
+}
+
+// LoadSeen is a test between two members of the session, from its start
+// to its end: who tests whom, when it began on this machine's clock, and
+// the longest it takes.
+type LoadSeen struct {
+	From, To string
+	Began    time.Duration
+	For      time.Duration
 }
 
 // LoadRun is a test in progress.
@@ -97,4 +157,8 @@ type LoadRun struct {
 	Tester   bool
 	Waiting  bool // asked the host for the session's turn, not granted yet
 	Progress loadtest.Progress
+	// Where (the tester) is where the test's own trace puts the added
+	// delay so far: the loaded hold that adds most, read over that hold
+	// alone (docs/load-test.md); nil before a hold was read.
+	Where *loadtest.WhereAt `json:",omitempty"`
 }

@@ -27,6 +27,7 @@ var registry = map[vocab.EventType]func() Event{
 	vocab.EventAlert:        func() Event { return &AlertEvent{} },
 	vocab.EventSummary:      func() Event { return &SummaryEvent{} },
 	vocab.EventPath:         func() Event { return &PathEvent{} },
+	vocab.EventLoadStart:    func() Event { return &LoadStartEvent{} },
 	vocab.EventLoad:         func() Event { return &LoadEvent{} },
 	vocab.EventIncident:     func() Event { return &IncidentEvent{} },
 }

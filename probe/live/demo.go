@@ -322,8 +322,8 @@ func (d *demo) Wait() error {
 	return err
 }
 
-// maxLate is the latest any machine's driver has woken for a deadline so
-// far: the longest wait the process caused itself.
+// maxLate is the latest any machine's frame loop has run a frame after it
+// was due so far: the longest wait the process caused itself.
 func (d *demo) maxLate() time.Duration {
 	var m time.Duration
 	for _, r := range d.runners {

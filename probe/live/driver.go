@@ -92,7 +92,7 @@ type note struct {
 type driverStats struct {
 	Wakeups  uint64        // timer wake-ups
 	Received uint64        // datagrams handed to the session
-	MaxLate  time.Duration // the latest a timer wake-up came after its deadline
+	MaxLate  time.Duration // the latest the frame loop ran a frame after it was due (frameLate)
 }
 
 // Runner is one running session: it implements feed.Feed.
@@ -273,7 +273,7 @@ func (r *Runner) loop() {
 		case <-timer.C:
 			r.now = r.clock()
 			armed = false
-			r.tick(deadline)
+			r.tick()
 		case c := <-r.controls:
 			r.now = r.clock()
 			r.control(c)
@@ -320,15 +320,28 @@ func (r *Runner) nextWake(nextPublish, nextLinks time.Duration) time.Duration {
 	return next
 }
 
-// tick is a wake-up for deadline, at r.now: it counts it, keeps the latest
-// it came after its deadline, and runs the session's due work.
-func (r *Runner) tick(deadline time.Duration) {
+// tick is a wake-up for a deadline, at r.now: it counts it, keeps how late
+// the frame loop is, and runs the session's due work.
+func (r *Runner) tick() {
 	r.stats.Wakeups++
-	if late := r.now - deadline; late > r.stats.MaxLate {
+	r.frameLate()
+	r.s.Tick(r.now)
+}
+
+// frameLate keeps the latest the frame loop has woken for a frame that was
+// due and held everything it needed: the wait the process causes itself.
+// Only the frame's own time counts: other deadlines say "at once" as the
+// start of the world (a trace's probe that is due is due from 0), and a
+// stalled frame waits for the network, not for this process.
+func (r *Runner) frameLate() {
+	due, ok := r.s.FrameDue()
+	if !ok || r.now < due {
+		return
+	}
+	if late := r.now - due; late > r.stats.MaxLate {
 		r.stats.MaxLate = late
 		r.maxLate.Store(int64(late))
 	}
-	r.s.Tick(r.now)
 }
 
 // finish is what the driver does once the session is over: the error it
@@ -428,7 +441,7 @@ func (r *Runner) waitDirect(sock directSocket, deadline time.Duration, stop, abo
 	}
 	if now := r.clock(); now >= deadline && !s.Done() {
 		r.now = max(r.now, now)
-		r.tick(deadline)
+		r.tick()
 	}
 	return true
 }

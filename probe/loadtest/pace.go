@@ -72,6 +72,15 @@ const testBound = askFor + idleFor + 2*rampMax + 2*holdFor + bothFor
 // the end enforces whatever the other asks.
 const loadedFor = rampMax + holdFor + bothFor
 
+// Longest is the longest a test takes by its phases, 25 s: what a
+// machine tells of a test's length before it runs.
+const Longest = testBound
+
+// MaxBytes is the most load one end of a test sends at capBits (bit/s),
+// in bytes on the path: 13 s at the cap, 81.25 MB at 50 Mbit/s. Each end
+// receives at most as much from the other.
+func MaxBytes(capBits int64) float64 { return budgetBits(float64(capBits)) / 8 }
+
 // budgetBits is the most load, in bits on the path, one end sends at
 // capRate.
 func budgetBits(capRate float64) float64 { return capRate * loadedFor.Seconds() }

@@ -25,6 +25,11 @@ type Result struct {
 	// Stopped is nil for a complete test, else why it stopped early:
 	// "peer refused", "busy", "relayed", "cancelled" or "peer left".
 	Stopped *string `json:"stopped"`
+	// Cap is the cap the test ran at, bit/s per direction (the lower of
+	// both ends'), for saying what a capped direction means; 0 when not
+	// known (the peer never answered, or the result was read from JSON,
+	// which does not carry it).
+	Cap int64 `json:"-"`
 }
 
 // DirResult is one direction's hold: the round trip the load added over

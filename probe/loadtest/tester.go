@@ -347,6 +347,9 @@ func (t *tester) deadline() (time.Duration, bool) {
 // is complete.
 func (t *tester) result(why stopReason) Result {
 	r := Result{Stopped: stoppedBy(why)}
+	if t.ph > phaseNone {
+		r.Cap = int64(t.capRate)
+	}
 	if t.ph <= phaseIdle || len(t.rtts[phaseIdle]) == 0 {
 		return r
 	}

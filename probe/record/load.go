@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,6 +66,23 @@ func checkLoad(e *feed.LoadEvent) error {
 	return err
 }
 
+// checkLoadStart: a `load_start` event's pair are two names, and the
+// test's length is a duration a test can have.
+func checkLoadStart(e *feed.LoadStartEvent) error {
+	err := errors.Join(checkName("load_start from", e.From), checkName("load_start to", e.To), checkMs("for_ms", e.ForMs))
+	if e.From == e.To {
+		err = errors.Join(err, fmt.Errorf("load test of %q against itself", e.From))
+	}
+	if e.ForMs > units.Millis(maxLoadFor) {
+		err = errors.Join(err, fmt.Errorf("for_ms %v is above %v", e.ForMs, units.Millis(maxLoadFor)))
+	}
+	return err
+}
+
+// maxLoadFor bounds how long a test is told to take: its phases take 25 s
+// at most; far past that is no tester's.
+const maxLoadFor = time.Hour
+
 // checkAdded: a phase's added round trip, median and 90th percentile, in
 // bounds and in order (the 90th percentile is never below the median).
 func checkAdded(key string, med, p90 *float64) error {
@@ -90,7 +108,14 @@ func checkLoadView(l *feed.LoadView) error {
 	for i := range l.Results {
 		err = errors.Join(err, checkLoad(&l.Results[i]))
 	}
+	if v := l.Seen; v != nil {
+		err = errors.Join(err, checkName("load seen from", v.From), checkName("load seen to", v.To),
+			checkDur("load seen began", v.Began), checkDur("load seen for", v.For))
+	}
 	if run := l.Running; run != nil {
+		if w := run.Where; w != nil {
+			err = errors.Join(err, checkHop(0, w.TTL, w.Link, 0, 0), checkMs("load where added_ms", w.AddedMS))
+		}
 		p := &run.Progress
 		err = errors.Join(err, checkName("load peer", run.Peer), checkLoadPhase(p.Phase), checkDur("load began", p.Began))
 		for _, ph := range p.Phases {
@@ -123,9 +148,25 @@ type loadReport struct {
 	loadResult
 }
 
-// load keeps a load event.
+// loadCopies is how close together two machines' lines of one test come:
+// every machine prints the tester's result as it reaches it, within
+// seconds, and a tester runs one test a minute at most.
+const loadCopies = 30 * time.Second
+
+// load keeps a load event, once per test: a recording of several
+// machines holds each test's line from each of them, the same result.
 func (s *summary) load(at time.Duration, e *feed.LoadEvent) {
-	s.loads = append(s.loads, loadReport{AtMs: units.Millis(at), From: e.From, To: e.To, loadResult: loadResult(e.Result)})
+	l := loadReport{AtMs: units.Millis(at), From: e.From, To: e.To, loadResult: loadResult(e.Result)}
+	for i := len(s.loads) - 1; i >= 0; i-- {
+		o := &s.loads[i]
+		if units.Millis(at)-o.AtMs > units.Millis(loadCopies) {
+			break
+		}
+		if o.From == l.From && o.To == l.To && reflect.DeepEqual(o.loadResult, l.loadResult) {
+			return
+		}
+	}
+	s.loads = append(s.loads, l)
 }
 
 // finishLoads puts the latest tests in the report, in the order they

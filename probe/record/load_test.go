@@ -215,6 +215,25 @@ func TestReportLoadTableTrims(t *testing.T) {
 	}
 }
 
+// Every machine prints a test's load line, so a recording of several
+// machines holds it from each: the report lists the test once. The same
+// result a minute later is another test.
+func TestReportLoadOncePerTest(t *testing.T) {
+	s := &summary{r: &report{}}
+	e := loadEventOf(t, completeLoad)
+	for _, at := range []time.Duration{90 * time.Second, 90*time.Second + 150*time.Millisecond, 91 * time.Second} {
+		s.load(at, e) // the tester's, the peer's, a watcher's
+	}
+	other := loadEventOf(t, completeLoad)
+	other.To = "cyd"
+	s.load(92*time.Second, other)
+	s.load(150*time.Second, e)
+	s.finishLoads()
+	if len(s.r.Loads) != 3 || s.r.Loads[0].AtMs != 90000 || s.r.Loads[1].To != "cyd" || s.r.Loads[2].AtMs != 150000 {
+		t.Fatalf("load tests %+v, want ada's to bob at 90 s, to cyd, and to bob again at 150 s", s.r.Loads)
+	}
+}
+
 // Names in a load test reach the text table escaped for a terminal and the
 // markdown table escaped for a cell.
 func TestReportLoadEscapesNames(t *testing.T) {

@@ -202,6 +202,8 @@ func checkEvent(e feed.Event) error {
 		err = checkPathStat(&e.PathStat)
 	case *feed.LoadEvent:
 		err = checkLoad(e)
+	case *feed.LoadStartEvent:
+		err = checkLoadStart(e)
 	case *feed.SessionEvent:
 		err = errors.Join(checkName("name", e.Name), checkText("session", e.Session), checkText("role", e.Role),
 			checkText("addr", e.Addr), checkText("host", e.Host), checkCount("need", e.Need))

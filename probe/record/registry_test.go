@@ -49,6 +49,8 @@ func examples() map[vocab.EventType]feed.Event {
 			Players: []feed.PlayerSummary{{Player: "ada", TotalWaitMs: 10, MaxWaitMs: 5, Frames: 3000}}, Diagnosis: d},
 		vocab.EventPath: &feed.PathEvent{Header: h(vocab.EventPath, 400), PathStat: feed.PathStat{From: "ada", To: "bob", Available: true,
 			Hops: []feed.PathHopStat{{TTL: 1, Addr: &hop, Link: vocab.HopLAN, Sent: 30, Loss: 0, BestMs: f64(0.5), RTTMs: f64(1.2), WorstMs: f64(3)}}}},
+		vocab.EventLoadStart: &feed.LoadStartEvent{Header: feed.Header{Type: vocab.EventLoadStart, Frame: 2300, TMs: f64(76000)},
+			From: "ada", To: "bob", ForMs: 25000},
 		vocab.EventLoad: &feed.LoadEvent{Header: h(vocab.EventLoad, 2700), From: "ada", To: "bob",
 			Result: loadtest.Result{IdleRTTMS: f64(12.1), Upload: &loadtest.DirResult{AddedMS: f64(368), P90AddedMS: f64(420.5),
 				Mbps: f64(9.6), Loss: f64(0.002), Grade: &grade}}},

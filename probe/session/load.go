@@ -75,6 +75,11 @@ type loadState struct {
 	shown   map[loadShown]time.Duration      // refusals shown, and when the latest of each came
 	claims  claimsNow                        // (host) the members whose claim it took at this instant
 	buf     []byte
+	// everyone told (loadseen.go)
+	seen    *loadSeen                     // the test between two members running now, as this machine knows of it
+	over    []loadOverRec                 // the latest tests that have ended here
+	early   map[netcore.PeerID]*loadEarly // a tester's end or result that came before the host's beginning
+	closing *loadClosing                  // (the tester) its test's result, waiting for the others' waits
 }
 
 // loadWant is a test asked for and not started yet.
@@ -92,13 +97,12 @@ type loadRun struct {
 	id     uint32
 	t      *loadtest.Test
 	tester bool
-	// cost: what the game paid while the test ran.
+	// cost: the timing the test raised (the waits are counted where
+	// they fall: loadseen.go).
 	rungFrom, rungTo int
 	raisedAt         time.Duration
 	raisedFor        time.Duration
 	raised           bool
-	framesLate       int
-	maxWait          time.Duration
 	// the trace's reading of each loaded hold, and the hold marked last
 	// (watchWhere)
 	holdWhere [len(loadHolds)]*loadtest.WhereAt
@@ -183,7 +187,11 @@ func stopText(s string) *string { return &s }
 // tickLoad moves the load testing on: the --load-test test once its time
 // has come, a waiting test's claim, the running test.
 func (s *Session) tickLoad(now time.Duration) {
-	if s.quitting || s.done {
+	if s.done {
+		return
+	}
+	s.tickSeen(now)
+	if s.quitting {
 		return
 	}
 	if c := s.cfg.Load; c.Test != "" && !s.load.flagged && s.started && now >= s.startedAt+s.loadAfter() {
@@ -213,14 +221,7 @@ func (s *Session) loadAfter() time.Duration {
 
 func (s *Session) startRun(now time.Duration, r *loadRun) {
 	s.load.run = r
-	if s.peer != nil {
-		// The pair in the order of the test: the tester first.
-		if r.tester {
-			s.peer.QuietPair(s.cfg.Name, r.m.Name)
-		} else {
-			s.peer.QuietPair(r.m.Name, s.cfg.Name)
-		}
-	}
+	s.syncQuiet()
 	s.syncTrace()
 	r.t.Tick(now)
 }
@@ -231,8 +232,7 @@ func (s *Session) loadSender(m *member) func([]byte) {
 }
 
 // testerDone ends this machine's test: the result gets its where and
-// cost, is published, and its figures go to the diagnosis here and to
-// every member.
+// cost, and goes out once the other players' waits are in (closeTest).
 func (s *Session) testerDone(id uint32, res loadtest.Result) {
 	now := s.wb.now
 	r := s.load.run
@@ -246,25 +246,12 @@ func (s *Session) testerDone(id uint32, res loadtest.Result) {
 		res.Where = r.finishWhere()
 		res.Cost = r.cost(now)
 	}
-	s.loadOver(now, r.m, res)
+	s.closeTest(now, r.m, id, res)
 	s.afterRun()
-	f := loadFigures{Up: addedOf(res.Upload), Down: addedOf(res.Download)}
-	if f.Up < 0 && f.Down < 0 {
-		return
-	}
-	s.noteLoad(s.cfg.Name, f)
-	s.load.buf = appendLoadResult(s.load.buf[:0], f)
-	for _, o := range s.members {
-		if o.ID != s.self && o.linked && !o.removed {
-			_ = s.ep.SendUnnumbered(now, o.ID, s.load.buf, false)
-		}
-	}
 }
 
 func (s *Session) afterRun() {
-	if s.peer != nil {
-		s.peer.QuietPair("", "")
-	}
+	s.syncQuiet()
 	s.syncTrace()
 }
 
@@ -288,8 +275,9 @@ func (s *Session) noteLoad(player string, f loadFigures) {
 	s.peer.NoteLoad(diagnosis.Load{Player: player, UploadMs: ms(f.Up), DownloadMs: ms(f.Down)})
 }
 
-// loadOver publishes the end of this machine's own test (a peer's end
-// publishes nothing) and keeps it as the latest toward m.
+// loadOver publishes the end of this machine's own test, here (the other
+// machines publish its result when it reaches them: loadseen.go), and
+// keeps it as the latest toward m.
 func (s *Session) loadOver(now time.Duration, m *member, res loadtest.Result) {
 	// A test is about the line, not a frame: its time is what places it,
 	// here as on the wire (the live driver stamps the same clock).
@@ -345,34 +333,74 @@ func (s *Session) watchWhere(r *loadRun) {
 	r.nextRead = now + whereEvery
 	res, ok := s.ep.PathSinceMark(r.m.ID)
 	if d := res.DelayStarts; ok && d != nil {
-		r.holdWhere[i] = &loadtest.WhereAt{Link: d.Link, TTL: d.TTL, AddedMS: d.AddedMS}
+		r.holdWhere[i] = holdWhere(ph, d.Link, d.TTL, d.AddedMS)
 	}
 }
 
-// finishWhere is the hold whose reading adds most, nil without one.
+// holdWhere is where a loaded hold's trace puts the added delay. The
+// trace names the link into the hop where the delay starts, and calls the
+// last link `peer` whatever its hop: the other end's side. In the upload
+// hold only this machine sends load, so a delay that starts at hop 1 when
+// the peer is hop 1 (no router between) is this machine's own way out —
+// its uplink's queue — not the peer's. The added round trip is rounded to
+// 0.1 ms, as the result's figures are.
+func holdWhere(ph vocab.LoadPhase, link vocab.HopLink, ttl int, addedMS float64) *loadtest.WhereAt {
+	if ph == vocab.LoadUpload && ttl == 1 && link == vocab.HopPeer {
+		link = vocab.HopUplink
+	}
+	return &loadtest.WhereAt{Link: link, TTL: ttl, AddedMS: math.Round(addedMS*10) / 10}
+}
+
+// finishWhere is the hold whose reading adds most, nil without one: a
+// copy, which a View may hold.
 func (r *loadRun) finishWhere() *loadtest.WhereAt {
+	return bestWhere(r.holdWhere)
+}
+
+// bestWhere is the reading that adds most of the holds' (upload, download,
+// both), nil without one. The both hold loads both directions, so the
+// link into a hop is as ambiguous there as the trace's naming: where the
+// upload or the download hold read the same hop on its own, the link is
+// named as the one of them that added more there names it (the upload's
+// uplink at hop 1 is the tester's own way out, not the peer's).
+func bestWhere(holds [len(loadHolds)]*loadtest.WhereAt) *loadtest.WhereAt {
 	var w *loadtest.WhereAt
-	for _, h := range r.holdWhere {
+	for _, h := range holds {
 		if h != nil && (w == nil || h.AddedMS > w.AddedMS) {
 			w = h
 		}
 	}
-	return w
+	if w == nil {
+		return nil
+	}
+	out := *w
+	if w == holds[2] {
+		var alone *loadtest.WhereAt
+		for _, h := range holds[:2] {
+			if h != nil && h.TTL == w.TTL && (alone == nil || h.AddedMS > alone.AddedMS) {
+				alone = h
+			}
+		}
+		if alone != nil {
+			out.Link = alone.Link
+		}
+	}
+	return &out
 }
 
-// loadPeerEvent watches the game's events for the running test's cost.
+// loadPeerEvent watches the game's events for a test's cost: this
+// machine's waits during any test it knows of, and the timing during its
+// own.
 func (s *Session) loadPeerEvent(e feed.Event) {
+	if st, ok := e.(*feed.StallEvent); ok {
+		s.countWait(st)
+	}
 	r := s.load.run
 	if r == nil {
 		return
 	}
 	now := s.wb.now
 	switch e := e.(type) {
-	case *feed.StallEvent:
-		if e.Player == s.cfg.Name {
-			r.framesLate++
-			r.maxWait = max(r.maxWait, time.Duration(e.WaitMs*float64(time.Millisecond)))
-		}
 	case *feed.TimingActiveEvent:
 		switch {
 		case e.Rung > r.rungFrom && !r.raised:
@@ -384,24 +412,27 @@ func (s *Session) loadPeerEvent(e feed.Event) {
 	}
 }
 
-// cost is the game's cost of the test at its end: the frames that waited,
-// the longest wait, and the timing the test raised and for how long (up
-// to the end of the test).
+// cost is the game's cost of the test at its end as this machine sees it
+// alone: the timing the test raised and for how long (up to the end of
+// the test). The frames late and the longest wait are every seated
+// machine's (finishClosing).
 func (r *loadRun) cost(now time.Duration) *loadtest.GameCost {
 	held := r.raisedFor
 	if r.raised {
 		held += now - r.raisedAt
 	}
-	return &loadtest.GameCost{FramesLate: r.framesLate, MaxWaitMS: math.Round(float64(r.maxWait)/float64(time.Millisecond)*10) / 10,
-		RungFrom: r.rungFrom, RungTo: r.rungTo, ForMS: math.Round(float64(held) / float64(time.Millisecond))}
+	return &loadtest.GameCost{RungFrom: r.rungFrom, RungTo: r.rungTo, ForMS: math.Round(float64(held) / float64(time.Millisecond))}
 }
 
 // loadDeadline is when the load testing next needs a Tick.
 func (s *Session) loadDeadline() (time.Duration, bool) {
-	if s.quitting || s.done {
+	if s.done {
 		return 0, false
 	}
-	d, ok := time.Duration(0), false
+	d, ok := s.seenDeadline()
+	if s.quitting {
+		return d, ok
+	}
 	take := func(t time.Duration) {
 		if !ok || t < d {
 			d, ok = t, true
@@ -426,7 +457,8 @@ func (s *Session) loadDeadline() (time.Duration, bool) {
 
 // LoadView is this machine's load testing for the View.
 func (s *Session) loadView(now time.Duration) *feed.LoadView {
-	v := &feed.LoadView{Refuses: s.cfg.Load.Refuse, Cap: s.cfg.Load.Cap, Results: append([]feed.LoadEvent(nil), s.load.results...)}
+	v := &feed.LoadView{Refuses: s.cfg.Load.Refuse, Cap: s.cfg.Load.Cap, Results: append([]feed.LoadEvent(nil), s.load.results...),
+		Seen: s.seenView()}
 	if v.Cap <= 0 {
 		v.Cap = loadtest.DefaultCap
 	}
@@ -438,6 +470,9 @@ func (s *Session) loadView(now time.Duration) *feed.LoadView {
 	}
 	if r := s.load.run; r != nil {
 		v.Running = &feed.LoadRun{Peer: r.m.Name, Tester: r.tester, Progress: r.t.Progress()}
+		if r.tester {
+			v.Running.Where = r.finishWhere()
+		}
 	}
 	return v
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/hex"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/probe/loadtest"
 )
 
 // loadCap keeps the virtual world's load small: the simulated links have
@@ -33,7 +35,19 @@ func loadWorld(t *testing.T, ada, bob, cyd LoadConfig) (w *world, a, b, c *machi
 	return w, a, b, c
 }
 
-func loads(m *machine) []*feed.LoadEvent { return of[*feed.LoadEvent](m) }
+// loads are the load events of the tests m ran; every machine publishes
+// every test's (allLoads).
+func loads(m *machine) []*feed.LoadEvent {
+	var out []*feed.LoadEvent
+	for _, e := range allLoads(m) {
+		if e.From == m.name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func allLoads(m *machine) []*feed.LoadEvent { return of[*feed.LoadEvent](m) }
 
 func stopped(e *feed.LoadEvent) string {
 	if e.Result.Stopped == nil {
@@ -154,7 +168,7 @@ func TestLoadTestCancelledAndPeerLeft(t *testing.T) {
 	}
 	w.at(w.now(), func() { a.s.StartLoadTest(w.now(), "cyd", false); w.after(a) })
 	w.at(w.now()+8*time.Second, func() { c.vanish() })
-	w.runFor(10 * time.Second)
+	w.runFor(15 * time.Second) // the result waits loadReportsWithin for the vanished cyd's waits
 	if got := loads(a); len(got) != 1 || stopped(got[0]) != "peer left" {
 		t.Fatalf("ada's test to a vanished cyd: %v, want one stopped \"peer left\"", got)
 	}
@@ -255,6 +269,73 @@ func TestLoadTurnBytes(t *testing.T) {
 	}
 }
 
+// fullResult is a complete test's result, every field known.
+func fullResult() loadtest.Result {
+	f := func(v float64) *float64 { return &v }
+	return loadtest.Result{IdleRTTMS: f(12.1),
+		Upload:   &loadtest.DirResult{AddedMS: f(368), P90AddedMS: f(420.5), Mbps: f(9.6), Loss: f(0.0972), Grade: new("D")},
+		Download: &loadtest.DirResult{AddedMS: f(0), P90AddedMS: f(0.3), Mbps: f(49.2), Loss: f(0), Grade: new("A+"), Capped: true},
+		Both:     &loadtest.BothResult{AddedMS: f(371), P90AddedMS: f(430), Loss: f(0.003)},
+		Where:    &loadtest.WhereAt{Link: "uplink", TTL: 2, AddedMS: 360.5},
+		Cost:     &loadtest.GameCost{FramesLate: 38, MaxWaitMS: 1803.4, RungFrom: 1, RungTo: 4, ForMS: 9000},
+		Cap:      50e6}
+}
+
+// The notes, the waits and the result, byte by byte as docs/load-test.md
+// shows them, and back; out-of-shape ones are refused.
+func TestLoadTellBytes(t *testing.T) {
+	for _, tc := range []struct {
+		msg  []byte
+		want string
+	}{
+		{appendLoadTurn(nil, kindLoadNote, loadTurnMsg{ID: 0x04030201, Tester: 2, Peer: 1, Flag: noteBegins}), "2d01020304020001 0000"},
+		{appendLoadTurn(nil, kindLoadNote, loadTurnMsg{ID: 0x04030201, Tester: 2, Peer: 1, Flag: noteEnds}), "2d01020304020001 0001"},
+		// ada waited 820 ms at most, on frames 300, 301, 317 and 340.
+		{appendLoadWaits(nil, waitsOf(0x04030201, []int{300, 301, 317, 340}, 820*time.Millisecond)), "2e01020304 20830c00 2c010000 2900 030002000001"},
+		{appendLoadWaits(nil, waitsOf(0x04030201, nil, 0)), "2e01020304 00000000 00000000 0000"},
+	} {
+		if got := hex.EncodeToString(tc.msg); got != strings.ReplaceAll(tc.want, " ", "") {
+			t.Errorf("encodes to %s, want %s", got, tc.want)
+		}
+	}
+	w, err := decodeLoadWaits(appendLoadWaits(nil, waitsOf(7, []int{300, 301, 317, 340}, 820*time.Millisecond)))
+	if err != nil || !slices.Equal(w.frames(), []int{300, 301, 317, 340}) || w.Longest != 820*time.Millisecond {
+		t.Errorf("waits decode to %+v (frames %v), %v", w, w.frames(), err)
+	}
+	r := loadResultMsg{ID: 7, Tester: 2, Peer: 1, Result: fullResult()}
+	b := appendLoadResult(nil, r)
+	if len(b) != loadResultLen {
+		t.Fatalf("a result is %d bytes, want %d", len(b), loadResultLen)
+	}
+	if got, err := decodeLoadResult(b); err != nil || !reflect.DeepEqual(got, r) {
+		t.Errorf("result decodes to %+v, %v", got, err)
+	}
+	for name, bad := range map[string][]byte{
+		"note flag":       appendLoadTurn(nil, kindLoadNote, loadTurnMsg{ID: 7, Tester: 2, Peer: 1, Flag: 2}),
+		"waits short":     appendLoadWaits(nil, waitsOf(7, []int{300, 340}, time.Second))[:loadWaitsHead+5],
+		"waits long":      append(appendLoadWaits(nil, waitsOf(7, []int{300, 340}, time.Second)), 0),
+		"waits first bit": {kindLoadWaits, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 2},
+		"waits last bit":  {kindLoadWaits, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 1},
+		"waits past span": {kindLoadWaits, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 7},
+		"waits no frames": {kindLoadWaits, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+		"result rung":     func() []byte { b := bytes.Clone(b); b[9+59+8] = 11; return b }(),
+		"result short":    b[:len(b)-1],
+	} {
+		var err error
+		switch bad[0] {
+		case kindLoadNote:
+			_, err = decodeLoadTurn(bad, kindLoadNote)
+		case kindLoadWaits:
+			_, err = decodeLoadWaits(bad)
+		default:
+			_, err = decodeLoadResult(bad)
+		}
+		if err == nil {
+			t.Errorf("%s: % x decodes", name, bad)
+		}
+	}
+}
+
 // FuzzLoadWire: the session's load messages decode or fail without
 // panicking, and what decodes encodes to the same bytes.
 func FuzzLoadWire(f *testing.F) {
@@ -263,12 +344,25 @@ func FuzzLoadWire(f *testing.F) {
 	f.Add(appendLoadTurn(nil, kindLoadGrant, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: grantNotice}))
 	f.Add(appendLoadTurn(nil, kindLoadGrant, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: 3}))
 	f.Add([]byte{kindLoadGrant, 9, 0, 0, 0, 1}) // the old 6-byte grant
-	f.Add(appendLoadResult(nil, loadFigures{Up: 380 * time.Millisecond, Down: -1}))
-	f.Add([]byte{kindLoadResult, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(appendLoadTurn(nil, kindLoadNote, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: noteBegins}))
+	f.Add(appendLoadTurn(nil, kindLoadNote, loadTurnMsg{ID: 9, Tester: 2, Peer: 3, Flag: noteEnds}))
+	f.Add(appendLoadWaits(nil, waitsOf(9, []int{300, 301, 317, 340}, 820*time.Millisecond)))
+	f.Add(appendLoadWaits(nil, waitsOf(9, nil, 0)))
+	f.Add(appendLoadResult(nil, loadResultMsg{ID: 9, Tester: 2, Peer: 1, Result: fullResult()}))
+	f.Add(appendLoadResult(nil, loadResultMsg{ID: 9, Tester: 2, Peer: 1, Result: loadtest.Result{Stopped: new("peer refused")}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, kind := range []byte{kindLoadClaim, kindLoadGrant} {
+		for _, kind := range []byte{kindLoadClaim, kindLoadGrant, kindLoadNote} {
 			if c, err := decodeLoadTurn(b, kind); err == nil && !bytes.Equal(appendLoadTurn(nil, kind, c), b) {
 				t.Fatalf("turn message %x re-encodes differently", b)
+			}
+		}
+		if w, err := decodeLoadWaits(b); err == nil {
+			if !bytes.Equal(appendLoadWaits(nil, w), b) {
+				t.Fatalf("waits %x re-encode differently", b)
+			}
+			fr := w.frames()
+			if again := waitsOf(w.ID, fr, w.Longest); !bytes.Equal(appendLoadWaits(nil, again), b) {
+				t.Fatalf("waits %x: frames %v make other waits", b, fr)
 			}
 		}
 		if r, err := decodeLoadResult(b); err == nil && !bytes.Equal(appendLoadResult(nil, r), b) {

@@ -180,6 +180,7 @@ func (s *Session) hostClaim(now time.Duration, from netcore.PeerID, c loadTurnMs
 	case turnReady:
 		if ours && from == t.peer && !t.ready {
 			t.ready, t.at = true, now
+			s.announceTest(now, *t)
 			s.toMember(now, t.holder, loadTurnMsg{ID: t.id, Tester: t.holder, Peer: t.peer, Flag: grantOK})
 		}
 	}
@@ -325,6 +326,9 @@ func (s *Session) onLoadGrant(now time.Duration, g loadTurnMsg) {
 	}
 	s.load.want = nil
 	m, id := w.m, w.id
+	if self := s.byID[s.self]; self != nil {
+		s.seeTest(now, id, self, m)
+	}
 	r := &loadRun{m: m, id: id, tester: true}
 	r.rungFrom = s.peer.InForce().Rung()
 	r.rungTo = r.rungFrom
@@ -401,6 +405,9 @@ func (s *Session) loadRequest(now time.Duration, m *member, id uint32, msg []byt
 		}
 		return
 	}
+	if self := s.byID[s.self]; self != nil {
+		s.seeTest(now, id, m, self)
+	}
 	s.startRun(now, &loadRun{m: m, id: id, t: t})
 }
 
@@ -440,13 +447,29 @@ func (s *Session) onLoadLobby(now time.Duration, m *member, msg []byte) {
 			return
 		}
 		s.onGrant(now, g)
-	case kindLoadResult:
-		f, err := decodeLoadResult(msg)
-		if err != nil || m.Observer {
+	case kindLoadNote:
+		n, err := decodeLoadTurn(msg, kindLoadNote)
+		if err != nil {
 			s.badLoad(m, err)
 			return
 		}
-		s.noteLoad(m.Name, f)
+		s.onLoadNote(now, m, n)
+	case kindLoadWaits:
+		w, err := decodeLoadWaits(msg)
+		if err != nil {
+			s.badLoad(m, err)
+			return
+		}
+		s.onLoadWaits(now, m, w)
+	case kindLoadResult:
+		r, err := decodeLoadResult(msg)
+		if err != nil {
+			s.badLoad(m, err)
+			return
+		}
+		s.onLoadResult(now, m, r)
+	default: // the retired figures
+		s.badLoad(m, errLoadWire)
 	}
 }
 

@@ -113,7 +113,7 @@ func (s *Session) lobbyMessage(now time.Duration, m *member, ch netcore.Channel,
 			return
 		}
 		s.nat.relayedPairs = pairs
-	case kindLoadClaim, kindLoadGrant, kindLoadResult:
+	case kindLoadClaim, kindLoadGrant, kindLoadRetired, kindLoadNote, kindLoadWaits, kindLoadResult:
 		s.onLoadLobby(now, m, msg)
 	case kindWatch:
 		w, err := decodeWatch(msg)

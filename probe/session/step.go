@@ -88,6 +88,15 @@ func (s *Session) Tick(now time.Duration) {
 	s.after(now)
 }
 
+// FrameDue is when the game's next frame is due, while it runs frames and
+// waits for no other machine (probe.Peer.FrameDue).
+func (s *Session) FrameDue() (time.Duration, bool) {
+	if s.peer == nil || s.done {
+		return 0, false
+	}
+	return s.peer.FrameDue()
+}
+
 // NextDeadline is when the session next needs a Tick.
 func (s *Session) NextDeadline() (time.Duration, bool) {
 	if s.done {

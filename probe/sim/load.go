@@ -14,9 +14,9 @@ import (
 // its time, a `load_tests` entry has the tester's session ask for a test
 // toward the peer, waiting its turn as `--load-test` does, and the test
 // runs on the simulated links, through their queues (queue.go), as it
-// runs live. Each tester's session publishes one `load` event when its
-// test ends, among the game's events; the run prints it then, stamped
-// with the run's clock (stampLoad).
+// runs live. Every machine publishes a test's `load_start` and `load`
+// among the game's events; the run prints the tester's, stamped with the
+// run's clock (stampLoad).
 
 // loadTestSpec is one `load_tests` entry: From tests its line against To,
 // AtMs after the game started.
@@ -121,11 +121,20 @@ func (r *runner) startLoadTest(t loadTestSpec) {
 	r.check(m)
 }
 
-// stampLoad puts the run's clock on a load event: it has no frame, and a
-// test is about the line, so its time is what places it.
-func (r *runner) stampLoad(e feed.Event) {
-	if le, ok := e.(*feed.LoadEvent); ok {
+// stampLoad puts the run's clock on a load test's events (a test is
+// about the line, so its time is what places it), and reports whether the
+// run prints e: every machine publishes a test's load_start and load, and
+// the run prints the session once, so it prints the tester's.
+func (r *runner) stampLoad(from string, e feed.Event) bool {
+	switch le := e.(type) {
+	case *feed.LoadEvent:
 		tms := units.Millis(r.now())
 		le.TMs = &tms
+		return le.From == from
+	case *feed.LoadStartEvent:
+		tms := units.Millis(r.now())
+		le.TMs = &tms
+		return le.From == from
 	}
+	return true
 }

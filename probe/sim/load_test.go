@@ -7,12 +7,14 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lagscope/lagscope/netcore/simnet"
 	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/units"
 )
 
 // stallAt is a stall line and the run's clock when it was printed.
@@ -33,12 +35,12 @@ func loadRunOf(t *testing.T, sc *Scenario, also func(from string, line []byte)) 
 			also(from, line)
 		}
 		switch {
-		case bytes.HasPrefix(line, []byte(`{"type":"load"`)):
+		case bytes.HasPrefix(line, []byte(`{"type":"load",`)):
 			var e feed.LoadEvent
 			if err := json.Unmarshal(line, &e); err != nil {
 				t.Fatalf("%s: %v", line, err)
 			}
-			if e.From != from || e.TMs == nil || time.Duration(*e.TMs*float64(time.Millisecond)) != at {
+			if e.From != from || e.TMs == nil || units.FromMillis(*e.TMs) != at {
 				t.Fatalf("load line %s printed by %q at %v: want the tester's, stamped with the run's clock", line, from, at)
 			}
 			loads = append(loads, e)
@@ -139,7 +141,9 @@ func TestLoadTestGradesTheLinesQueues(t *testing.T) {
 
 // A peer that takes no tests refuses at once: the tester prints one load
 // line, stopped "peer refused" with every figure null, and the game runs
-// as it runs with no test asked for — no load was sent.
+// its course as it runs with no test asked for — no load was sent. (The
+// session's notes of the test's beginning and result travel on the
+// reliable channel: round trips and link counts gain their samples.)
 func TestLoadTestRefusedInTheSim(t *testing.T) {
 	sc := parse(t, shipped(t, "load_refused.json"))
 	withTest, loads, _, res := loadRunOf(t, sc, nil)
@@ -161,14 +165,19 @@ func TestLoadTestRefusedInTheSim(t *testing.T) {
 	if _, err := Run(sc, &without); err != nil {
 		t.Fatal(err)
 	}
-	var game []string
-	for _, l := range strings.SplitAfter(string(withTest), "\n") {
-		if !strings.HasPrefix(l, `{"type":"load"`) {
-			game = append(game, l)
+	course := func(out string) string {
+		var game []string
+		for _, l := range strings.SplitAfter(out, "\n") {
+			for _, k := range []string{"stall", "timing", "timing_active", "master", "removed", "message"} {
+				if strings.HasPrefix(l, `{"type":"`+k+`"`) {
+					game = append(game, l)
+				}
+			}
 		}
+		return strings.Join(game, "")
 	}
-	if strings.Join(game, "") != without.String() {
-		t.Errorf("the refused test changed the game's output")
+	if course(string(withTest)) != course(without.String()) {
+		t.Errorf("the refused test changed the game's course")
 	}
 }
 
@@ -329,4 +338,83 @@ func FuzzParseScenarioLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// While a test runs, its Link view shows where its own trace puts the
+// delay, read over each loaded hold alone; during the upload hold, the
+// tester's uplink: hop 2 past a router on ada's access link, and hop 1
+// when there is none and the peer is the first hop (the trace calls that
+// link the peer's; in the upload hold only the tester sends, so the queue
+// is its own way out).
+func TestLoadTestRunningWhereNamesTheUplink(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		hops     bool
+		wantTTL  int
+		wantLink string
+	}{
+		{"past a router", true, 2, "uplink"},
+		{"peer at hop 1", false, 1, "uplink"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := shipped(t, "bufferbloat.json")
+			if c.hops {
+				doc = strings.Replace(doc, `"ada": {"rtt_ms": 10, `, `"ada": {"rtt_ms": 10, "hops": [{"addr": "192.168.1.1", "rtt_ms": 1}, {"addr": "100.64.0.1", "rtt_ms": 8}], `, 1)
+			}
+			doc = strings.Replace(doc, `"frames": 1800`, `"frames": 1100`, 1)
+			sc := parse(t, doc)
+			var trace map[string]string
+			if !c.hops {
+				var err error
+				if trace, err = ParseTrace(sc, []string{"ada:hal"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var seen []string
+			upload := 0
+			opt := Options{Trace: trace, onLoadView: func(machine string, at time.Duration, l *feed.LoadView) {
+				if machine != "ada" || l == nil || l.Running == nil || !l.Running.Tester {
+					return
+				}
+				ph := l.Running.Progress.Phase
+				w := "none"
+				if l.Running.Where != nil {
+					w = fmt.Sprintf("%s at hop %d +%.0f ms", l.Running.Where.Link, l.Running.Where.TTL, l.Running.Where.AddedMS)
+				}
+				seen = append(seen, fmt.Sprintf("%v %s: %s", at.Round(time.Second), ph, w))
+				if ph != "upload" && ph != "download ramp" {
+					return
+				}
+				upload++
+				if w := l.Running.Where; w != nil && (string(w.Link) != c.wantLink || w.TTL != c.wantTTL) {
+					t.Errorf("at %v in the %s phase the running test's where is %+v, want %s at hop %d", at, ph, *w, c.wantLink, c.wantTTL)
+				}
+			}}
+			var buf bytes.Buffer
+			if _, err := RunWith(sc, &buf, opt); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ada's running test, once a second: %v", seen)
+			if upload == 0 || !slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, c.wantLink+" at hop "+fmt.Sprint(c.wantTTL)) }) {
+				t.Errorf("the running test never showed its where at ada's uplink: %v", seen)
+			}
+			results := 0
+			for _, l := range strings.Split(buf.String(), "\n") {
+				if !strings.HasPrefix(l, `{"type":"load","t_ms":`) || !strings.Contains(l, `"from":"ada"`) {
+					continue
+				}
+				results++
+				var e feed.LoadEvent
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					t.Fatal(err)
+				}
+				if w := e.Result.Where; w == nil || string(w.Link) != c.wantLink || w.TTL != c.wantTTL {
+					t.Errorf("ada's result's where %+v, want %s at hop %d", w, c.wantLink, c.wantTTL)
+				}
+			}
+			if results != 1 {
+				t.Errorf("the run printed %d load lines of ada's test, want 1", results)
+			}
+		})
+	}
 }

@@ -106,6 +106,10 @@ type Options struct {
 	// OnIncident is called with every incident line of every machine
 	// (the run prints the teller's alone: incidents.go).
 	OnIncident func(machine string, inc feed.Incident)
+	// onLoadView is called once per second of virtual time with every
+	// running machine's load testing as its session's View holds it
+	// (tests read a test while it runs).
+	onLoadView func(machine string, at time.Duration, l *feed.LoadView)
 }
 
 // RunWith is Run with hooks.
@@ -264,7 +268,9 @@ func (r *runner) emit(from string, e feed.Event) {
 	if m, ok := e.(*feed.MasterEvent); ok {
 		r.master = m.Player
 	}
-	r.stampLoad(e) // load.go
+	if !r.stampLoad(from, e) { // load.go
+		return
+	}
 	if inc, ok := e.(*feed.IncidentEvent); ok {
 		if r.opt.OnIncident != nil {
 			r.opt.OnIncident(from, inc.Incident)
@@ -306,17 +312,23 @@ func (r *runner) write(from string, e any) {
 // stuck run alive, and it only reads, so the printed events are the same
 // with or without it.
 func (r *runner) scheduleViews() {
-	if r.opt.OnView == nil {
+	if r.opt.OnView == nil && r.opt.onLoadView == nil {
 		return
 	}
 	var tick func()
 	tick = func() {
 		now := r.sched.Now()
 		for _, m := range r.machines {
-			if m.peer != nil && !m.host.Stopped() && !m.peer.Done() {
+			if m.peer == nil || m.host.Stopped() || m.peer.Done() {
+				continue
+			}
+			if r.opt.OnView != nil {
 				v := m.peer.View(now)
 				v.At -= r.startAt // the run's clock
 				r.opt.OnView(v)
+			}
+			if r.opt.onLoadView != nil {
+				r.opt.onLoadView(m.name, now-r.startAt, m.sess.View(now).Load)
 			}
 		}
 		if r.sched.Pending() > 0 {
