@@ -230,7 +230,7 @@ func playerEvidence(d *diagnosis.Diagnosis, pd *diagnosis.PlayerDiagnosis, c voc
 		return "its round trips vary by " + fmtMsNaN(pd.JitterMs) + " ms; the others' median is " +
 			fmtMsNaN(othersMedian(d, pd.Player, func(q *diagnosis.PlayerDiagnosis) float64 { return q.JitterMs })) + " ms"
 	case diagnosis.CauseLoss:
-		return "loses " + fmtPctNaN(pd.AccessLoss) + " of the datagrams on its side, out and in together"
+		return "loses " + fmtPctNaN(pd.AccessLoss) + " of the packets on its side, out and in together"
 	case diagnosis.CauseProcessing:
 		s := "its machine needs " + fmtMsNaN(pd.ProcessMs) + " ms per frame"
 		if pd.FPSWithout > 0 {
@@ -276,7 +276,7 @@ func linkEvidence(l *diagnosis.LinkDiagnosis, c vocab.Cause) string {
 		return "measured " + fmtMsNaN(l.RTTMs) + " ms where its two players' shares add up to " + fmtMsNaN(l.ExpectedRTTMs) +
 			" ms: the path between them adds " + fmtMsNaN(l.ExcessRTTMs) + " ms"
 	case diagnosis.CauseLoss:
-		return "loses " + fmtPctNaN(l.Loss) + " of its datagrams, both ways together, more than its players' sides explain"
+		return "loses " + fmtPctNaN(l.Loss) + " of its packets, both ways together, more than its players' sides explain"
 	}
 	return string(c)
 }

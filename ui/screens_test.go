@@ -250,7 +250,7 @@ func TestDiagnosisView(t *testing.T) {
 	}
 	for _, want := range []string{
 		"bob: adds 250 ms to every round trip it is on; the others' median share is 25 ms",
-		"bob: loses 4.0% of the datagrams",
+		"bob: loses 4.0% of the packets",
 		"dave: its machine needs 45 ms per frame; without it the game could run at 20 fps",
 		"erin: not measured",
 		"bob – carol: measured 600 ms where its two players' shares add up to 275 ms",
@@ -311,7 +311,7 @@ func TestAlertsAreMessagesAndRingTheBell(t *testing.T) {
 	v := m.View()
 	for _, want := range []string{
 		"00:31 ALERT the link alice → bob has gone bad",
-		"00:40 ALERT the link alice → carol is losing datagrams",
+		"00:40 ALERT the link alice → carol is losing packets",
 		"01:35 ALERT the connection quality target got worse",
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {

@@ -408,7 +408,7 @@ func alertText(e *feed.AlertEvent) string {
 	case feed.AlertBad:
 		return link + " has gone bad"
 	case feed.AlertLoss:
-		return link + " is losing datagrams"
+		return link + " is losing packets"
 	case feed.AlertTier:
 		return "the connection quality target got worse"
 	}
