@@ -45,10 +45,10 @@ func (k MessageKind) Alarm() bool {
 }
 
 const (
-	linkPrefix   = "Connection to "
-	badSuffix    = " has gone bad"
-	okSuffix     = " recovered"
-	lossInfix    = " is losing packets: "
+	linkPrefix = "Connection to "
+	badSuffix  = " has gone bad"
+	okSuffix   = " recovered"
+	lossInfix  = " is losing packets: "
 	// oldLossInfix is the loss line's wording in recordings made before
 	// it said packets: read back as the same kind.
 	oldLossInfix = " is losing datagrams: "
