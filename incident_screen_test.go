@@ -28,10 +28,10 @@ func TestDemoScreenNamesAdaWhileItsIncidentIsOpen(t *testing.T) {
 			switch inc.Phase {
 			case vocab.IncidentOpen:
 				if open < 0 {
-					open = u.View.At
+					open = u.View.Game
 				}
 			case vocab.IncidentClose:
-				closed = u.View.At
+				closed = u.View.Game
 			}
 		}
 	}

@@ -87,7 +87,7 @@ func screens(t *testing.T, updates []feed.Update, w, h int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &frames{m: m, until: clockOf(updates[len(updates)-1].View.At)}
+	c := &frames{m: m, until: clockOf(updates[len(updates)-1].View.Game)}
 	p := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
 	go p.Send(tea.WindowSizeMsg{Width: w, Height: h})
 	done := make(chan error, 1)
