@@ -179,13 +179,13 @@ func (h *linkHist) retried(i int) bool {
 type msgKind uint8
 
 const (
-	msgInfo   msgKind = iota
-	msgTier           // S18: Connection quality target: <tier>
-	msgAlarm          // a bad connection, a desync
-	msgMember         // the master changed, a player left
-	msgAlert          // an alert (feed.AlertEvent) with no line of its own: rings the bell when it is on
-	msgIncident       // an incident opened (msglines.go)
-	msgIncidentClosed // an incident closed
+	msgInfo           msgKind = iota
+	msgTier                   // S18: Connection quality target: <tier>
+	msgAlarm                  // a bad connection, a desync
+	msgMember                 // the master changed, a player left
+	msgAlert                  // an alert (feed.AlertEvent) with no line of its own: rings the bell when it is on
+	msgIncident               // an incident opened (msglines.go)
+	msgIncidentClosed         // an incident closed
 )
 
 // alertMark starts an alert's line in the message list, so it reads as one
@@ -228,7 +228,7 @@ type session struct {
 	// gameStamped: the feed's lines carry their session time (game_ms).
 	gameStamped bool
 	done        bool
-	err     error
+	err         error
 	// worded is the diagnosis the verdict is worded from and the timings
 	// the view showed when it arrived (sessionVerdict).
 	worded verdictBase
