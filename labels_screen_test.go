@@ -39,10 +39,13 @@ import (
 type viewShots struct {
 	m     tea.Model
 	ready func(string) bool
-	steps []shotStep
-	sized bool
-	shots map[string]string
-	done  bool
+	// updates: the picture must have taken in this many of the feed's
+	// updates first (the UI's own message type for one); 0 for any.
+	updates, seen int
+	steps         []shotStep
+	sized         bool
+	shots         map[string]string
+	done          bool
 }
 
 type shotStep struct {
@@ -56,9 +59,12 @@ func (c *viewShots) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.WindowSizeMsg); ok {
 		c.sized = true
 	}
+	if fmt.Sprintf("%T", msg) == "ui.updateMsg" {
+		c.seen++
+	}
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
-	if c.done || !c.sized || !c.ready(c.m.View()) {
+	if c.done || !c.sized || c.seen < c.updates || !c.ready(c.m.View()) {
 		return c, cmd
 	}
 	c.done = true

@@ -19,8 +19,10 @@ import (
 //     makes the line; the alert marks it ALERT, the message gives it its
 //     words. An alert with no such line (a feed that sends none) is a line
 //     of its own.
-//   - An incident has a line when it opens and one when it closes; its
-//     updates change neither. A loss alert about the incident's player or
+//   - An incident has a line when it opens and one when it closes; an
+//     update adds none: it gives the open line its newest sentence (the
+//     opening one may not know why yet), keeping the time it opened. A
+//     loss alert about the incident's player or
 //     path while it is open marks the incident's open line instead of
 //     adding the loss line: it is the same episode.
 
@@ -266,7 +268,7 @@ func (s *session) lineNumbered(n uint64) *message {
 }
 
 // incidentLine takes an incident's line: one when it opens, one when it
-// closes; an update changes nothing in the list.
+// closes; an update rewords the open line.
 func (s *session) incidentLine(m message, e *feed.IncidentEvent) {
 	switch e.Phase {
 	case vocab.IncidentOpen:
@@ -280,6 +282,13 @@ func (s *session) incidentLine(m message, e *feed.IncidentEvent) {
 		s.add(m)
 		o.line = s.msgs[len(s.msgs)-1].n
 		s.open = append(s.open, o)
+	case vocab.IncidentUpdate:
+		for _, o := range s.open {
+			if l := s.lineNumbered(o.line); o.id == e.ID && l != nil && l.text != textOf(e.Text) {
+				l.text = textOf(e.Text)
+				s.msgN++
+			}
+		}
 	case vocab.IncidentClose:
 		for i := range s.open {
 			if s.open[i].id == e.ID {

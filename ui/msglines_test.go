@@ -30,7 +30,8 @@ func lineTexts(s *session) []string {
 // the engine writes a tier alert before the tier line, a bad link's line
 // before its alert, a loss alert before its loss line. An incident has a
 // line when it opens and one when it closes, none for its updates; a loss
-// alert about its player while it is open marks its open line, and the
+// alert about its player while it is open marks its open line (which
+// takes the newest sentence of its updates), and the
 // loss line that comes with that alert is not a line of its own. A loss
 // alert about someone else is its loss line, marked.
 func TestOneLinePerEvent(t *testing.T) {
@@ -85,7 +86,7 @@ func TestOneLinePerEvent(t *testing.T) {
 	want := []string{
 		"00:10 ALERT Connection quality target: Normal",
 		"00:12 ALERT Connection to bob has gone bad",
-		"00:20 ALERT Waiting for ada since 00:19: ada's round trips are 240 ms above normal.",
+		"00:20 ALERT Waiting for ada since 00:19: ada's round trips are 250 ms above normal.",
 		"00:23 ALERT " + lossBob,
 		"00:40 ada's side held the match back from 00:19 to 00:40; it cost the match 8.0 s of waiting.",
 	}
