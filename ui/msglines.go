@@ -107,6 +107,18 @@ func (s *session) eventTime(v *feed.View, h *feed.Header) (time.Duration, bool) 
 	return max(now+by, 0), true
 }
 
+// frameTime is the session time of frame f, from an event h about it that
+// came with the View v: the event's own session time moved by the frames
+// between, at the rate in force; false where the event has none.
+func (s *session) frameTime(v *feed.View, h *feed.Header, f int) (time.Duration, bool) {
+	at, ok := s.eventTime(v, h)
+	if !ok {
+		return 0, false
+	}
+	by := time.Duration(f-h.Frame) * time.Second / time.Duration(max(v.FPS, 1))
+	return max(at+by, 0), true
+}
+
 // messageKey is the key of a message line an alert may pair with; lineNone for
 // every other line.
 func messageKey(e *feed.MessageEvent) lineKey {

@@ -274,7 +274,7 @@ func (s *session) apply(u feed.Update) {
 	u.View = safeView(u.View)
 	for _, e := range u.Events {
 		s.event(&u.View, e)
-		s.incidentEvent(u.View.At, e)
+		s.incidentEvent(&u.View, e)
 	}
 	if u.Done {
 		s.done = true
