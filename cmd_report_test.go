@@ -310,7 +310,8 @@ var adaLine = regexp.MustCompile(`(?m)^(?:  |- )(\d\d):(\d\d)–(\d\d):(\d\d)( \
 // what happens next nor "Culprit: nobody" heads a session with ada's
 // spike; `--format json` has the incident. Cut in the middle of ada's
 // incident (at 27 s, inside a record), the same recording reports it
-// open at the cut with what it had cost by its latest line.
+// open at the cut with what it had cost by its latest line. The text and
+// markdown say when on the session's clock.
 func TestReportTellsTheDemosIncident(t *testing.T) {
 	file, published := demoRecording(t, 60*time.Second)
 	var closeLine *feed.IncidentEvent
@@ -345,10 +346,16 @@ func TestReportTellsTheDemosIncident(t *testing.T) {
 		}
 	}
 
-	opened, closed := int(closeLine.OpenedMs/1000), int(*closeLine.ClosedMs/1000)
-	if opened < 10 || opened > 12 || closed < 30 {
-		t.Fatalf("ada's incident ran from %d s to %d s; the spike is from 10 s to 30 s", opened, closed)
+	if o, c := int(closeLine.OpenedMs/1000), int(*closeLine.ClosedMs/1000); o < 10 || o > 12 || c < 30 {
+		t.Fatalf("ada's incident ran from %d s to %d s; the spike is from 10 s to 30 s", o, c)
 	}
+	// The report says when on the session's clock, as the incident's own
+	// sentences and the screens do: the session time of its frames (the
+	// close line's own, moved by the frames between at 30 fps).
+	sessionOf := func(f int) int {
+		return int((*closeLine.GameMs - float64(closeLine.Frame-f)*1000/30) / 1000)
+	}
+	opened, closed := sessionOf(closeLine.OpenedFrame), sessionOf(*closeLine.ClosedFrame)
 	for _, f := range []string{"text", "markdown"} {
 		out := string(runOK(t, "report", "--format", f, file))
 		// The title, then the session: after a blank line in text, on the
@@ -405,9 +412,12 @@ func TestReportTellsTheDemosIncident(t *testing.T) {
 	if code := run([]string{"report", cutFile}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "cut short") {
 		t.Fatalf("report of the cut recording: exit %d, stderr %q", code, errb.String())
 	}
+	// Open at the cut: the session time there, which the title gives as
+	// the recording's length.
 	m := adaLine.FindStringSubmatch(out.String())
-	if m == nil || m[5] == "" || m[6] == "" || m[3]+":"+m[4] != "00:27" || atoi(m[1])*60+atoi(m[2]) != opened {
-		t.Fatalf("the cut recording's report does not give ada's incident open at the cut (00:27):\n%s", out.String())
+	title := regexp.MustCompile(` — (\d\d:\d\d), `).FindStringSubmatch(out.String())
+	if m == nil || title == nil || m[5] == "" || m[6] == "" || m[3]+":"+m[4] != title[1] || atoi(m[1])*60+atoi(m[2]) != opened {
+		t.Fatalf("the cut recording's report does not give ada's incident open at the cut (%v):\n%s", title, out.String())
 	}
 	t.Logf("cut at 27 s: %s", m[0])
 	doc.Incidents = nil

@@ -28,10 +28,10 @@ func TestDemoScreenNamesAdaWhileItsIncidentIsOpen(t *testing.T) {
 			switch inc.Phase {
 			case vocab.IncidentOpen:
 				if open < 0 {
-					open = u.View.At
+					open = u.View.Game
 				}
 			case vocab.IncidentClose:
-				closed = u.View.At
+				closed = u.View.Game
 			}
 		}
 	}
@@ -84,7 +84,7 @@ var countdownRe = regexp.MustCompile(`steps back down .*? in (a few seconds|abou
 // The step-down countdown, as the verdict words it every second at the
 // frame shown (the UI's way), never rises from one second to the next
 // unless an evaluation changed the plan in that second — and then the
-// verdict says why ("That is later than the last evaluation said …").
+// verdict says why ("That is later than the match's last timing check said …").
 func TestDemoCountdownNeverRisesUnexplained(t *testing.T) {
 	updates := playDemo(t, 3*time.Minute, time.Second)
 	prev, seen := -1.0, 0
@@ -118,7 +118,7 @@ func TestDemoCountdownNeverRisesUnexplained(t *testing.T) {
 			secs *= 60
 		}
 		seen++
-		if prev >= 0 && secs > prev && !(evaluated && strings.Contains(text, "That is later than the last evaluation said")) {
+		if prev >= 0 && secs > prev && !(evaluated && strings.Contains(text, "That is later than the match's last timing check said")) {
 			t.Errorf("at %v the countdown rose from %.0f s to %.0f s (an evaluation in this second: %v): %q", v.At, prev, secs, evaluated, text)
 		}
 		prev = secs

@@ -108,7 +108,7 @@ func TestVerdictNamesALossyPlayer(t *testing.T) {
 		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
 	}
 	v := sum.Diagnosis.Verdict
-	if !regexp.MustCompile(`cat loses [45](\.\d)? % of its datagrams; so far it costs the match \d+(\.\d)? s of waiting in 10 min\.`).MatchString(v) {
+	if !regexp.MustCompile(`cat loses [45](\.\d)? % of its packets; so far it costs the match \d+(\.\d)? s of waiting in 10 min\.`).MatchString(v) {
 		t.Errorf("the verdict does not name cat and its loss: %q", v)
 	}
 	for _, other := range []string{"ada", "bob", "dan"} {

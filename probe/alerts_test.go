@@ -195,7 +195,7 @@ func TestAlertLossThresholdConfigurable_L2(t *testing.T) {
 // A loss line reads back with its kind and peer (a recording, a replay).
 func TestLossMessageKindReadsBack(t *testing.T) {
 	text := feed.LossText("bob", 0.0504, -1, 10*time.Second)
-	if text != "Connection to bob is losing datagrams: 5.1% from bob in the last 10s" {
+	if text != "Connection to bob is losing packets: 5.1% from bob in the last 10s" {
 		t.Fatalf("text %q", text)
 	}
 	for _, c := range []struct {
@@ -213,7 +213,7 @@ func TestLossMessageKindReadsBack(t *testing.T) {
 		}
 	}
 	both := feed.LossText("ada", 0.1, 0.25, 30*time.Second)
-	if both != "Connection to ada is losing datagrams: 10.0% from ada, 25.0% to ada in the last 30s" {
+	if both != "Connection to ada is losing packets: 10.0% from ada, 25.0% to ada in the last 30s" {
 		t.Fatalf("text %q", both)
 	}
 }

@@ -126,6 +126,9 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 	if p.sched.InForce() != before || p.sched.FPS() != beforeFPS {
 		p.emitNet(p.activeEvent())
 	}
+	if fps := p.sched.FPS(); fps != beforeFPS {
+		p.game.rate(f, fps) // the next frame comes one frame time of the new rate on
+	}
 	p.recordChecksum(f)
 	p.lastExec = f
 	if p.cfg.OnFrame != nil {

@@ -65,6 +65,10 @@ func (p *Peer) releadDiagnosis() {
 func (p *Peer) incidentInput(now time.Duration) incident.Input {
 	m := p.knownMatrix(now)
 	in := incident.Input{At: now, Frame: p.frame, FPS: p.sched.FPS(), Rung: p.sched.Target().Rung(), Matrix: &m}
+	in.Game = func(f int) time.Duration {
+		g, _ := p.GameAt(f)
+		return g
+	}
 	if p.cfg.GameClock {
 		in.At -= p.startAt
 	} else {

@@ -164,7 +164,8 @@ type Peer struct {
 	done       bool
 	quitting   bool
 	startAt    time.Duration
-	frame      int // next frame to execute
+	frame      int       // next frame to execute
+	game       gameClock // the session's time of each frame (gameclock.go)
 	nextDue    time.Duration
 	stallFrom  time.Duration
 	dropAt     time.Duration // checkDrops has nothing to do before this
@@ -391,6 +392,7 @@ func (p *Peer) Start(now time.Duration) {
 	}
 	p.record = rungs.NewRecord(0, seated)
 	p.sched = rungs.NewSchedule(p.cfg.Timing, p.cfg.Speed)
+	p.game.mark(p.frame, 0, p.sched.FPS())
 	p.master = rungs.NewMaster(0, p.cfg.Timing, p.cfg.Speed)
 	p.shadow = *p.master
 	p.masterP = p.firstSeated(nil)

@@ -25,12 +25,17 @@ import (
 // WatchState is a running game as the host's peer holds it at one frame:
 // what a spectator shows between the events it is handed.
 type WatchState struct {
-	Frame   int // the next frame the host executes
-	Speed   int // game speed (S17)
-	FPS     int // frame rate in force (S15)
-	InForce rungs.Timing
-	Target  rungs.Timing // differs from InForce while a decrease is staged (S12)
-	Master  netcore.PeerID
+	Frame int // the next frame the host executes
+	// Game is the session time at Frame (gameclock.go); GameKnown is false
+	// for a state from a host that sent none, whose times are then
+	// estimated from frames.
+	Game      time.Duration
+	GameKnown bool
+	Speed     int // game speed (S17)
+	FPS       int // frame rate in force (S15)
+	InForce   rungs.Timing
+	Target    rungs.Timing // differs from InForce while a decrease is staged (S12)
+	Master    netcore.PeerID
 	// Players is the peer's roster in house order, removed players
 	// included, so that house indices (the report record's) agree.
 	Players []WatchPlayer
@@ -78,6 +83,10 @@ type WatchEvent struct {
 	Reason  rungs.Reason
 	Report  rungs.Report // WatchReportK; Report.Player unused
 	Text    string
+	// Game is the session time of Frame, as the host's clock gives it;
+	// GameKnown as in WatchState.
+	Game      time.Duration
+	GameKnown bool
 }
 
 // WatchState is this peer's picture of its game for a spectator; ok is
@@ -87,6 +96,7 @@ func (p *Peer) WatchState() (WatchState, bool) {
 		return WatchState{}, false
 	}
 	st := WatchState{Frame: p.frame, Speed: p.speed, FPS: p.sched.FPS(), InForce: p.sched.InForce(), Target: p.sched.Target()}
+	st.Game, st.GameKnown = p.GameAt(p.frame)
 	if p.masterP != nil {
 		st.Master = p.masterP.ID
 	}
@@ -109,6 +119,7 @@ func (p *Peer) WatchEventOf(e feed.Event) (WatchEvent, bool) {
 		return WatchEvent{}, false
 	}
 	w := WatchEvent{Frame: feed.Head(e).Frame}
+	w.Game, w.GameKnown = p.GameAt(w.Frame)
 	id := func(name string) bool {
 		for _, pl := range p.players {
 			if pl.Name == name {
@@ -272,11 +283,18 @@ func (p *Peer) Follow(now time.Duration, evs []WatchEvent, st WatchState) {
 }
 
 func (p *Peer) followEvent(w WatchEvent) {
+	p.followGame(w)
 	name := ""
 	if pl := p.byID[w.Player]; pl != nil {
 		name = pl.Name
 	}
-	h := feed.Header{Frame: w.Frame}
+	// The host's session time of the event, as the host's own line has
+	// it; none for a line from before the game started.
+	h := feed.Header{Frame: w.Frame, Pregame: !w.GameKnown && w.Frame == 0}
+	if w.GameKnown {
+		ms := units.Millis(w.Game.Round(time.Microsecond))
+		h.GameMs = &ms
+	}
 	switch w.Kind {
 	case WatchTiming:
 		h.Type = vocab.EventTiming
@@ -333,6 +351,11 @@ func (p *Peer) follow(now time.Duration, st WatchState) {
 	p.lastExec = p.frame - 1
 	p.speed = max(st.Speed, 1)
 	fps := max(st.FPS, 1)
+	game := st.Game
+	if !st.GameKnown {
+		game = p.estimateGame(p.frame, fps)
+	}
+	p.game.mark(p.frame, game, fps)
 	// A fresh schedule with the timing in force and, when the target
 	// differs, a change to it: Staged and Target then read as the host's.
 	p.sched = rungs.NewSchedule(st.InForce, fps)
@@ -403,3 +426,35 @@ func (p *Peer) AddObserver(now time.Duration, m Member) error {
 // this machine's picture on: what a test counts to say how soon a late
 // watcher's Matrix was complete, in updates rather than wall time.
 func (p *Peer) TelemetryUpdates() uint64 { return p.tm.fresh }
+
+// followGame takes the session time of a handed event into the spectator's
+// clock: the frame it executed on is at the host's time for it, and a
+// change of the timing in force brings the frame rate from then on.
+func (p *Peer) followGame(w WatchEvent) {
+	if !w.GameKnown && w.Frame == 0 {
+		return // from the lobby: no session time
+	}
+	fps := 0
+	if i := p.game.last(w.Frame); i >= 0 {
+		fps = p.game.anchors[i].fps
+	} else if p.sched != nil {
+		fps = p.sched.FPS()
+	}
+	if w.Kind == WatchActive {
+		fps = w.FPS
+	}
+	at := w.Game
+	if !w.GameKnown {
+		at = p.estimateGame(w.Frame, fps)
+	}
+	p.game.mark(w.Frame, at, fps)
+}
+
+// estimateGame is the session time of frame f where the host sent none:
+// from the clock so far, or frames at fps from the start.
+func (p *Peer) estimateGame(f, fps int) time.Duration {
+	if at, ok := p.game.at(f); ok {
+		return at
+	}
+	return time.Duration(f) * time.Second / time.Duration(max(fps, 1))
+}

@@ -11,6 +11,7 @@ import (
 func (p *Peer) View(now time.Duration) feed.View {
 	v := feed.View{At: now, Self: p.self.Name, Frame: p.frame, Started: p.started, Speed: p.speed, Stalled: p.stalled}
 	if p.started {
+		v.Game, _ = p.GameAt(p.frame)
 		v.FPS = p.sched.FPS()
 		v.InForce = p.sched.InForce()
 		v.Target = p.sched.Target()

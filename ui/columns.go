@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
@@ -44,6 +45,13 @@ var tableCols = []column{
 	{sortOut, "LOST OUT", "OUT", 9, 5, true, false, outValue, outCell},
 	{sortWait, "WAITED", "WAIT", 7, 6, true, false, waitValue, waitCell},
 }
+
+// needs is the timing a round trip alone needs by the master's rule: the
+// round trip with its headroom (S9), at the frame rate (S3) — what
+// `lagscope rung --rtt` prints as "with headroom". Every tier and rung the
+// views give a round trip is this one, so a link's tier agrees with the
+// rung the header shows once that link is the worst.
+func needs(rtt time.Duration, fps int) rungs.Timing { return rungs.Need(rungs.WithHeadroom(rtt), fps) }
 
 // columnOf is the column sorted by k; nil for the house order.
 func columnOf(k sortKey) *column {
@@ -197,12 +205,13 @@ func stateCell(r *rowWriter, h *linkHist, w int) {
 
 func srttValue(h *linkHist) (float64, bool) { return msOf(h.last.SRTT, h.last.RTTKnown) }
 
-// srttCell is the round trip in the ink of the rung it needs.
+// srttCell is the round trip in the ink of the tier it needs by the
+// master's rule (needs).
 func srttCell(r *rowWriter, h *linkHist, w int) {
 	lv := &h.last
 	style := r.st.text
 	if lv.RTTKnown && r.fps > 0 {
-		style = r.st.tierStyle(rungs.Need(lv.SRTT, r.fps).Tier())
+		style = r.st.tierStyle(needs(lv.SRTT, r.fps).Tier())
 	}
 	if !lv.RTTKnown {
 		r.cell(w, unknown, style, true)

@@ -52,7 +52,7 @@ func (p *diagnosisPane) view(s *session, w, h int, incidents []string) string {
 	d := s.view.Diagnosis
 	out := []string{p.rule(st.title.Render("Diagnosis")+st.muted.Render("  who and what holds the match back"), w)}
 	if d == nil {
-		out = append(out, st.muted.Render("  no diagnosis yet: it comes with the first evaluation after the game starts"))
+		out = append(out, st.muted.Render("  no diagnosis yet: it comes with the match's first timing check after the game starts"))
 		if len(s.incidents.rows) > 0 {
 			out = append(append(out, ""), incidents...)
 		}
@@ -87,18 +87,29 @@ func (p *diagnosisPane) scrolled(out []string, w, h int) string {
 // the evidence behind every cause it names.
 func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw int) []string {
 	st := &p.st
-	heads := []string{"SHARE", "LOSS", "JITTER", "PROCESS", "CAUSED", "WITHOUT"}
+	// A player's own part of the round trips, of the loss and of the
+	// variation: OWN, apart from a link's RTT, loss and JITTER.
+	heads := []string{"OWN RTT", "OWN LOSS", "OWN JIT", "PROCESS", "CAUSED", "WITHOUT"}
 	if w >= wideLayout {
-		heads = []string{"SHARE ms", "LOSS", "JITTER ms", "PROCESS ms", "CAUSED", "WITHOUT"}
+		heads = []string{"OWN RTT ms", "OWN LOSS", "OWN JIT ms", "PROCESS ms", "CAUSED", "WITHOUT"}
+	}
+	// Each heading keeps a space before it: the longest a cell or two
+	// wider, the rung and the wait (at most "rung 10", "9.9s") a cell
+	// narrower.
+	cw := []int{nw, nw + 1, nw, nw, nw - 1, nw - 1}
+	if w >= wideLayout {
+		cw = []int{nw, nw, nw + 2, nw + 2, nw - 1, nw - 1}
 	}
 	var hb strings.Builder
 	hb.WriteString("  " + fit("PLAYER", dgNameW))
-	for _, x := range heads {
-		hb.WriteString(padLeft(x, nw))
+	all := 0
+	for i, x := range heads {
+		hb.WriteString(padLeft(x, cw[i]))
+		all += cw[i]
 	}
 	hb.WriteString("  CAUSES")
 	out = append(out, st.muted.Render(fit(hb.String(), w)))
-	restW := w - 2 - dgNameW - len(heads)*nw - 2
+	restW := w - 2 - dgNameW - all - 2
 	for i := range d.Players {
 		pd := &d.Players[i]
 		mark := "  "
@@ -115,8 +126,8 @@ func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw 
 			causes = "none"
 		}
 		line := name.Render(mark+fitName(textOf(pd.Player), dgNameW)) + st.text.Render(
-			padLeft(fmtMsNaN(pd.AccessRTTMs), nw)+padLeft(fmtPctNaN(pd.AccessLoss), nw)+padLeft(fmtMsNaN(pd.JitterMs), nw)+
-				padLeft(fmtMsNaN(pd.ProcessMs), nw)+padLeft(fmtWaitNaN(pd.CausedWaitMs), nw)+padLeft(rung, nw)) +
+			padLeft(fmtMsNaN(pd.AccessRTTMs), cw[0])+padLeft(fmtPctNaN(pd.AccessLoss), cw[1])+padLeft(fmtMsNaN(pd.JitterMs), cw[2])+
+				padLeft(fmtMsNaN(pd.ProcessMs), cw[3])+padLeft(fmtWaitNaN(pd.CausedWaitMs), cw[4])+padLeft(rung, cw[5])) +
 			"  " + st.warn.Render(fitWords(causes, restW))
 		out = append(out, fit(line, w))
 	}
@@ -175,7 +186,7 @@ func (p *diagnosisPane) whereLines(out []string, d *diagnosis.Diagnosis, w int) 
 func (p *diagnosisPane) linkLines(out []string, d *diagnosis.Diagnosis, w, nw int) []string {
 	st := &p.st
 	out = append(out, "", p.rule(st.title.Render("Links")+st.muted.Render("  round trip against what its two players explain"), w))
-	out = append(out, st.muted.Render(fit("  "+fit("BETWEEN", 2*dgNameW+3)+padLeft("RTT ms", nw)+padLeft("EXPECTED", nw)+padLeft("EXCESS", nw)+padLeft("LOSS", nw)+"  CAUSES", w)))
+	out = append(out, st.muted.Render(fit("  "+fit("BETWEEN", 2*dgNameW+3)+padLeft("MEAN RTT", nw)+padLeft("EXPECTED", nw)+padLeft("EXCESS", nw)+padLeft("LOSS", nw)+"  CAUSES", w)))
 	shown := 0
 	var lev []string
 	for i := range d.Links {
@@ -230,7 +241,7 @@ func playerEvidence(d *diagnosis.Diagnosis, pd *diagnosis.PlayerDiagnosis, c voc
 		return "its round trips vary by " + fmtMsNaN(pd.JitterMs) + " ms; the others' median is " +
 			fmtMsNaN(othersMedian(d, pd.Player, func(q *diagnosis.PlayerDiagnosis) float64 { return q.JitterMs })) + " ms"
 	case diagnosis.CauseLoss:
-		return "loses " + fmtPctNaN(pd.AccessLoss) + " of the datagrams on its side, out and in together"
+		return "loses " + fmtPctNaN(pd.AccessLoss) + " of the packets on its side, out and in together"
 	case diagnosis.CauseProcessing:
 		s := "its machine needs " + fmtMsNaN(pd.ProcessMs) + " ms per frame"
 		if pd.FPSWithout > 0 {
@@ -276,7 +287,7 @@ func linkEvidence(l *diagnosis.LinkDiagnosis, c vocab.Cause) string {
 		return "measured " + fmtMsNaN(l.RTTMs) + " ms where its two players' shares add up to " + fmtMsNaN(l.ExpectedRTTMs) +
 			" ms: the path between them adds " + fmtMsNaN(l.ExcessRTTMs) + " ms"
 	case diagnosis.CauseLoss:
-		return "loses " + fmtPctNaN(l.Loss) + " of its datagrams, both ways together, more than its players' sides explain"
+		return "loses " + fmtPctNaN(l.Loss) + " of its packets, both ways together, more than its players' sides explain"
 	}
 	return string(c)
 }

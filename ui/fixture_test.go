@@ -166,7 +166,7 @@ func manyLinks(n int) []feed.Update {
 func fixtureDiagnosis() *diagnosis.Diagnosis {
 	nan := math.NaN()
 	return &diagnosis.Diagnosis{
-		Verdict:     "bob's connection adds 250 ms to every round trip with bob and loses 4.0% of its datagrams; it holds the match at Normal (rung 5) — without it: Fast (rung 2).",
+		Verdict:     "bob's connection adds 250 ms to every round trip with bob and loses 4.0% of its packets; it holds the match at Normal (rung 5) — without it: Fast (rung 2).",
 		Culprit:     "bob",
 		CulpritLink: &[2]string{"bob", "carol"},
 		Measured:    4,

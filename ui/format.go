@@ -426,7 +426,7 @@ func relayOf(s *session, a, b string) *feed.RelayStat {
 
 // relayText is a relayed pair's counters in one line.
 func relayText(r *feed.RelayStat) string {
-	t := fmtCount(r.Datagrams, true) + " datagrams, " + fmtBytes(r.Bytes)
+	t := fmtCount(r.Datagrams, true) + " packets, " + fmtBytes(r.Bytes)
 	if r.RefusedDatagrams > 0 {
 		t += "; refused " + fmtCount(r.RefusedDatagrams, true) + ", " + fmtBytes(r.RefusedBytes)
 	}

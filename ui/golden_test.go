@@ -28,7 +28,7 @@ func drive(t *testing.T, w, h int, updates []feed.Update, keys []tea.Msg, want s
 		fd.Close()
 		close(m.stop)
 	})
-	last := "t " + fmtClock(updates[len(updates)-1].View.At)
+	last := sessionClock(&updates[len(updates)-1].View)
 	if w < minWidth || h < minHeight {
 		last = "lagscope needs"
 	}

@@ -70,7 +70,8 @@ func (p *headerPane) cached(s *session, hs headerStatus, w int) []string {
 type headerStatus struct {
 	screen           int
 	quitting, paused bool
-	clock            string
+	clock            string // the session time, or a replay's position
+	session          string // a replay's session time, "" elsewhere
 	wall             string // the wall clock, "" without one
 	noVerdict        bool   // the view open shows the whole verdict itself
 	bell             bool   // the bell rings on alerts
@@ -84,9 +85,9 @@ func (p *headerPane) view(s *session, hs headerStatus, w int) []string {
 }
 
 // tabsLine is line 1: program, tabs, clock and status on the right. When
-// they do not all fit, the wall clock goes first, then the program's name:
-// the tabs and the session's clock stay whole. It also places the tabs in
-// the hit map.
+// they do not all fit, the wall clock goes first, then a replay's session
+// time, then the program's name: the tabs and the clock (the session time;
+// a replay's position) stay whole. It also places the tabs in the hit map.
 func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
 	st := &p.st
 	var tabs strings.Builder
@@ -95,9 +96,14 @@ func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
 	}
 	right := p.statusWords(s, hs, false)
 	name := st.title.Render("lagscope") + " "
-	clock := hs.clock
-	if hs.wall != "" {
-		clock += "  " + hs.wall
+	join := func(parts ...string) string {
+		out := parts[0]
+		for _, s := range parts[1:] {
+			if s != "" {
+				out += "  " + s
+			}
+		}
+		return out
 	}
 	fits := func(name, clock string) bool {
 		r := append(right[:len(right):len(right)], clock)
@@ -108,11 +114,13 @@ func (p *headerPane) tabsLine(s *session, hs headerStatus, w int) string {
 		// on the screen below it (the lobby panel, the messages).
 		right = p.statusWords(s, hs, true)
 	}
-	switch {
-	case fits(name, clock):
-	case fits(name, hs.clock):
-		clock = hs.clock
-	default:
+	var clock string
+	for _, c := range []string{join(hs.clock, hs.session, hs.wall), join(hs.clock, hs.session), hs.clock} {
+		if clock == "" && fits(name, c) {
+			clock = c
+		}
+	}
+	if clock == "" {
 		clock, name = hs.clock, ""
 	}
 	right = append(right, st.text.Render(clock))

@@ -33,6 +33,10 @@ const incidentCap = 500
 type incidentRow struct {
 	feed.Incident
 	toldAt time.Duration
+	// openedS and closedS are when it opened and closed in session time,
+	// as its sentences and every screen say it (sessionS: known).
+	openedS, closedS time.Duration
+	sessionS         bool
 }
 
 // open reports whether no close line has come for it.
@@ -47,6 +51,24 @@ func (r *incidentRow) closed() (time.Duration, bool) {
 		return 0, false
 	}
 	return msDur(*r.ClosedMs), true
+}
+
+// openedShown is when it opened as the screens say it: the session time
+// of its first frame, this machine's time without one.
+func (r *incidentRow) openedShown() time.Duration {
+	if r.sessionS {
+		return r.openedS
+	}
+	return r.opened()
+}
+
+// closedShown is when it closed as the screens say it.
+func (r *incidentRow) closedShown() (time.Duration, bool) {
+	cl, ok := r.closed()
+	if ok && r.sessionS && r.ClosedFrame != nil {
+		return r.closedS, true
+	}
+	return cl, ok
 }
 
 // msDur is a time in milliseconds from an event as a duration, bounded so
@@ -68,28 +90,36 @@ type incidentLog struct {
 	n    uint64 // lines taken: what the drawn strip and list depend on
 }
 
-// incidentEvent takes e into the log when it is an incident line; at is
-// the update's time, for a line without a time of its own.
-func (s *session) incidentEvent(at time.Duration, e feed.Event) {
+// incidentEvent takes e into the log when it is an incident line; the
+// update's time stands in for a line without a time of its own.
+func (s *session) incidentEvent(v *feed.View, e feed.Event) {
 	ie, ok := e.(*feed.IncidentEvent)
 	if !ok {
 		return
 	}
-	if h := feed.Head(e); h.TMs != nil {
+	at := v.At
+	h := feed.Head(e)
+	if h.TMs != nil {
 		at = msDur(*h.TMs)
 	}
-	s.incidents.take(at, safeIncident(ie.Incident))
+	row := incidentRow{Incident: safeIncident(ie.Incident), toldAt: at}
+	row.openedS, row.sessionS = s.frameTime(v, h, ie.OpenedFrame)
+	if f := ie.ClosedFrame; f != nil {
+		row.closedS, _ = s.frameTime(v, h, *f)
+	}
+	s.incidents.take(row)
 }
 
-func (l *incidentLog) take(at time.Duration, inc feed.Incident) {
+func (l *incidentLog) take(row incidentRow) {
 	l.n++
 	for i := len(l.rows) - 1; i >= 0; i-- {
-		if l.rows[i].ID == inc.ID {
-			l.rows[i].Incident = inc
+		if l.rows[i].ID == row.ID {
+			row.toldAt = l.rows[i].toldAt
+			l.rows[i] = row
 			return
 		}
 	}
-	l.rows = append(l.rows, incidentRow{Incident: inc, toldAt: at})
+	l.rows = append(l.rows, row)
 	if len(l.rows) > incidentCap {
 		// The oldest closed incident goes; when every one is open (no
 		// engine keeps that many), the oldest.
@@ -317,14 +347,14 @@ func (p *incidentsPane) row(r *incidentRow, focused bool, c incidentCols, w int)
 	if r.open() {
 		state = "open"
 	}
-	if cl, ok := r.closed(); ok && w >= wideLayout {
+	if cl, ok := r.closedShown(); ok && w >= wideLayout {
 		state += " " + fmtClock(cl)
 	}
 	lead := "  "
 	if focused {
 		lead = "▶ "
 	}
-	head := lead + fit(fmtClock(r.opened()), c.when) + fitName(r.who(), c.who)
+	head := lead + fit(fmtClock(r.openedShown()), c.when) + fitName(r.who(), c.who)
 	cause := fit(string(r.Cause), c.cause)
 	rest := padLeft(peakOf(r.AddedMs), c.peak) + padLeft(lossOf(r.Loss), c.loss) + "  " + fit(whereShort(r.Where, c.where >= 20), c.where) +
 		padLeft(fmtWait(msDur(r.WaitMs)), c.waited) + padLeft(rungsOf(r), c.rungs) + "  "
@@ -342,9 +372,9 @@ func (p *incidentsPane) row(r *incidentRow, focused bool, c incidentCols, w int)
 // its text, wrapped.
 func (p *incidentsPane) detail(r *incidentRow, w int) []string {
 	st := &p.st
-	span := "open since " + fmtClock(r.opened())
-	if cl, ok := r.closed(); ok {
-		span = fmtClock(r.opened()) + " to " + fmtClock(cl)
+	span := "open since " + fmtClock(r.openedShown())
+	if cl, ok := r.closedShown(); ok {
+		span = fmtClock(r.openedShown()) + " to " + fmtClock(cl)
 	}
 	parts := []string{r.who(), string(r.Cause) + " (" + r.Cause.Words() + ")", span,
 		"waited " + fmtWait(msDur(r.WaitMs)) + " over " + strconv.Itoa(r.FramesWaited) + " frames", "rungs " + rungsOf(r)}
@@ -409,7 +439,7 @@ func incidentNote(r *incidentRow) string {
 	if r.open() {
 		state = "open"
 	}
-	return "incident " + fmtClock(r.opened()) + " " + r.who() + ": " + string(r.Cause) + ", " + state + " (Diagnosis view lists it)"
+	return "incident " + fmtClock(r.openedShown()) + " " + r.who() + ": " + string(r.Cause) + ", " + state + " (Diagnosis view lists it)"
 }
 
 // incidentKey handles `[` and `]`; it reports whether it used the key.

@@ -393,7 +393,9 @@ func (p *loadPane) resultLines(s *session, e *feed.LoadEvent, w int) []string {
 	st := &p.st
 	r := &e.Result
 	when := ""
-	if e.TMs != nil {
+	if g := e.GameMs; g != nil {
+		when = "  finished " + fmtClock(units.FromMillis(*g)) // the session time
+	} else if e.TMs != nil {
 		when = "  finished " + fmtClock(units.FromMillis(*e.TMs))
 	}
 	out := []string{p.rule(st.title.Render("Load test · "+e.To)+st.muted.Render(when), w)}

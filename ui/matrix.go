@@ -15,8 +15,8 @@ import (
 
 // The admin's matrix: every player to every player, each cell
 // one direction of one link as the row's player measures it, coloured by
-// the tier that link alone would need (rungs.Need(SRTT, fps).Tier(), S3,
-// S17) and marked when it is not measured (L3), provisional (T4) or bad
+// the tier that link alone would need by the master's rule, headroom
+// included (needs, S3, S9, S17) and marked when it is not measured (L3), provisional (T4) or bad
 // (T11); under it each player's waits and whom it waited for, and the
 // ranking of the players who make the others wait most. Rows other than
 // this machine's come from the players' telemetry (probe/telemetry.go).
@@ -64,9 +64,9 @@ func (p *matrixPane) view(s *session, w, h int) string {
 func (p *matrixPane) matrixLines(s *session, mv *feed.MatrixView, w, h int) []string {
 	st := &p.st
 	fps := s.view.FPS
-	about := st.muted.Render("  row → column: round trip (ms)")
+	about := st.muted.Render("  row → column: round trip ms")
 	if fps > 0 {
-		about += st.muted.Render(", tier it alone needs at " + strconv.Itoa(fps) + " fps")
+		about += st.muted.Render(", tier it needs with headroom at " + strconv.Itoa(fps) + " fps")
 	}
 	if len(mv.Players) == 0 {
 		// The matrix is built from the players' reports about their
@@ -272,7 +272,7 @@ func (p *matrixPane) matrixCell(mv *feed.MatrixView, row *feed.MatrixPlayer, to 
 	num := fmtMs(l.SRTT, true)
 	tier := rungs.Tier(0)
 	if fps > 0 {
-		tier = rungs.Need(l.SRTT, fps).Tier()
+		tier = needs(l.SRTT, fps).Tier()
 	}
 	word := ""
 	if tier != 0 {
@@ -342,7 +342,7 @@ func (p *matrixPane) matrixDetail(s *session, mv *feed.MatrixView, fps int, from
 		kv("timeout", fmtSec(l.ConnTimeout)),
 	}
 	if l.RTTKnown && fps > 0 {
-		parts = append(parts, kv("needs", rungs.Need(l.SRTT, fps).Label()))
+		parts = append(parts, kv("needs", needs(l.SRTT, fps).Label()+" with headroom"))
 	}
 	if l.Relayed {
 		parts = append(parts, st.warn.Render(markRelayed+" relayed")+st.muted.Render(": the round trip is the path through the host"))
@@ -377,7 +377,7 @@ func (p *matrixPane) matrixWaits(mv *feed.MatrixView, w, h int) []string {
 		return nil
 	}
 	out := []string{p.rule(st.title.Render("Waits")+st.muted.Render("  each player's own, and whom it waited for"), w)}
-	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("WAITED", 8) + padLeft("LONGEST", 8) + padLeft("PROCESS", 8) + "  MOSTLY FOR"
+	head := "  " + fit("PLAYER", mxNameW) + padLeft("FRAME", 7) + padLeft("TOTAL", 8) + padLeft("LONGEST", 8) + padLeft("PROCESS", 8) + "  MOSTLY FOR"
 	out = append(out, st.muted.Render(fit(head, w)))
 	for i := range mv.Players {
 		if len(out) >= h {

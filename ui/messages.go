@@ -39,14 +39,18 @@ func (p *messagesPane) scroll(s *session, d int) {
 
 // lines draws messages newest first, skipping the newest `from`, each with
 // the session time it happened at (a time reads better than a frame
-// number; the header shows the frame); a message longer than the width
-// wraps between words under its own text.
+// number; the header shows the frame), `lobby` for a line from before the
+// game started; a message longer than the width wraps between words under
+// its own text.
 func (p *messagesPane) lines(s *session, w, n, from int) []string {
 	st := &p.st
 	var out []string
 	for i := len(s.msgs) - 1 - from; i >= 0 && len(out) < n; i-- {
 		msg := &s.msgs[i]
 		plainStamp := fmtClock(msg.at) + "  "
+		if msg.pregame {
+			plainStamp = "lobby  "
+		}
 		stamp := st.muted.Render(plainStamp)
 		sw := lipgloss.Width(plainStamp)
 		style := st.text
@@ -57,10 +61,15 @@ func (p *messagesPane) lines(s *session, w, n, from int) []string {
 			style = st.accent
 		case msgAlert:
 			style = st.err
+		case msgIncident:
+			style = st.warn
 		}
 		text := msg.text
-		if msg.kind == msgAlert {
+		if msg.alert {
 			text = alertMark + text
+			if msg.kind != msgTier {
+				style = st.err
+			}
 		}
 		for j, line := range wrap(text, w-sw) {
 			if len(out) >= n {

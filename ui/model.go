@@ -580,17 +580,17 @@ func bellCmd(out io.Writer) func() tea.Cmd {
 
 // headerStatus is what the header shows besides the session.
 func (m *tuiModel) headerStatus() headerStatus {
-	clock := "t " + fmtClock(m.display().view.At)
+	clock, session := sessionClock(&m.display().view), ""
 	if m.playback != nil {
-		// The replay's position is on the session's clock: it takes t's
-		// place.
-		clock = m.playbackStatus()
+		// The replay's position (on the recording's clock) comes first;
+		// the session time beside it where there is room.
+		clock, session = m.playbackStatus(), clock
 	}
 	wall := ""
 	if m.opts.Clock != nil {
 		wall = m.opts.Clock().Format("15:04:05")
 	}
-	return headerStatus{screen: m.screen, wall: wall, quitting: m.quitting, paused: m.paused, clock: clock, bell: m.bellOn,
+	return headerStatus{screen: m.screen, wall: wall, session: session, quitting: m.quitting, paused: m.paused, clock: clock, bell: m.bellOn,
 		noVerdict: screens[m.screen].name == "Diagnosis" && !m.showHelp && m.dialog == nil}
 }
 

@@ -38,13 +38,13 @@ var keySpace = tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
 
 // In a replay space pauses and plays, ←/→ seek 10 s (on the Matrix view
 // too, whose columns move with h/l there), -/+ halve and double the speed,
-// and the header shows where the replay is instead of the session clock;
-// the footer and the help name the keys.
+// and the header shows where the replay is, with the session time beside
+// it; the footer and the help name the keys.
 func TestReplayKeysDrivePlayback(t *testing.T) {
 	f := &fakeReplay{staticFeed: newStaticFeed(), at: 30 * time.Second, end: 100 * time.Second, playing: true, speed: 1}
 	m := model(t, f, 120, 40, fixtureUpdates()[:31])
 	v := m.View()
-	if !strings.Contains(v, "▶ 00:30 / 01:40 ×1") || strings.Contains(v, "t 00:30") || !strings.Contains(v, "space play/pause") {
+	if !strings.Contains(v, "▶ 00:30 / 01:40 ×1  t 00:30") || !strings.Contains(v, "space play/pause") {
 		t.Fatalf("replay header or footer:\n%s", v)
 	}
 	press(m, keySpace, keyLeft, keyRight, keyRight, typed("+"), typed("+"), typed("-"))

@@ -26,8 +26,12 @@ func (p *playersPane) view(s *session, w, h int) string {
 // machine.
 func (p *playersPane) playerLines(s *session, w int) []string {
 	st := &p.st
-	out := []string{p.rule(st.title.Render("Players")+st.muted.Render("  latest reports: round trip, longest wait, processing time"), w)}
-	head := fit("  "+fit("PLAYER", 14)+fit("ROLE", 18)+padLeft("FRAME", 8)+padLeft("RTT ms", 9)+padLeft("LONGEST", 9)+padLeft("PROCESS", 9)+"  REPORT", w)
+	out := []string{p.rule(st.title.Render("Players")+st.muted.Render("  latest reports: worst round trip, worst wait, processing time"), w)}
+	// A report's round trip is the player's worst link's (S6), its wait
+	// the longest of the interval: labelled so, apart from the link
+	// table's RTT (one link's smoothed round trip) and the Matrix's
+	// LONGEST (the telemetry's wait now).
+	head := fit("  "+fit("PLAYER", 12)+fit("ROLE", 16)+padLeft("REPORT", 8)+padLeft("WORST RTT", 11)+padLeft("WORST WAIT", 12)+padLeft("PROCESS", 9)+"  STATUS", w)
 	out = append(out, st.muted.Render(head))
 	for i := range s.view.Players {
 		pv := &s.view.Players[i]
@@ -45,8 +49,8 @@ func (p *playersPane) playerLines(s *session, w int) []string {
 				fresh = "fresh"
 			}
 		}
-		line := "  " + st.text.Render(fitName(pv.Name, 14)) + st.muted.Render(fit(roleOf(pv), 18)) +
-			st.text.Render(padLeft(rep, 8)+padLeft(rtt, 9)+padLeft(wait, 9)+padLeft(proc, 9)) + "  " + st.text.Render(fresh)
+		line := "  " + st.text.Render(fitName(pv.Name, 12)) + st.muted.Render(fit(roleOf(pv), 16)) +
+			st.text.Render(padLeft(rep, 8)+padLeft(rtt, 11)+padLeft(wait, 12)+padLeft(proc, 9)) + "  " + st.text.Render(fresh)
 		out = append(out, fit(line, w))
 	}
 	if len(s.view.Players) == 0 {

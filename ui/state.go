@@ -179,11 +179,13 @@ func (h *linkHist) retried(i int) bool {
 type msgKind uint8
 
 const (
-	msgInfo   msgKind = iota
-	msgTier           // S18: Connection quality target: <tier>
-	msgAlarm          // a bad connection, a desync
-	msgMember         // the master changed, a player left
-	msgAlert          // an alert (feed.AlertEvent): rings the bell when it is on
+	msgInfo           msgKind = iota
+	msgTier                   // S18: Connection quality target: <tier>
+	msgAlarm                  // a bad connection, a desync
+	msgMember                 // the master changed, a player left
+	msgAlert                  // an alert (feed.AlertEvent) with no line of its own: rings the bell when it is on
+	msgIncident               // an incident opened (msglines.go)
+	msgIncidentClosed         // an incident closed
 )
 
 // alertMark starts an alert's line in the message list, so it reads as one
@@ -191,11 +193,18 @@ const (
 const alertMark = "ALERT "
 
 type message struct {
-	at    time.Duration
-	frame int
-	text  string
-	kind  msgKind
-	tier  string // for msgTier
+	at      time.Duration // session time (msglines.go)
+	pregame bool          // before the game started: no session time
+	frame   int
+	text    string
+	kind    msgKind
+	tier    string // for msgTier
+	n       uint64 // the line's number, in order
+	// key pairs an alert with its message's line; alert: an alert marks
+	// the line; fromMsg: the line has its message (not only an alert).
+	key     lineKey
+	alert   bool
+	fromMsg bool
 }
 
 // session is everything the UI has learnt from the feed.
@@ -210,9 +219,16 @@ type session struct {
 	masters int    // master events seen, to tell the first from a handoff
 	alerts  int    // alert events seen: the bell rings when this grows
 	gen     uint64 // updates taken: what the cached parts of the picture are drawn from
-	msgN    uint64 // messages taken, for the cached message list
-	done    bool
-	err     error
+	msgN    uint64 // changes to the message list, for the cached message list
+	lineN   uint64 // lines numbered so far
+	// open are the incidents whose open line is in the list; absorb the
+	// loss lines whose alert marked an incident's line instead.
+	open   []openIncident
+	absorb []absorbing
+	// gameStamped: the feed's lines carry their session time (game_ms).
+	gameStamped bool
+	done        bool
+	err         error
 	// worded is the diagnosis the verdict is worded from and the timings
 	// the view showed when it arrived (sessionVerdict).
 	worded verdictBase
@@ -257,8 +273,8 @@ func (s *session) apply(u feed.Update) {
 	s.gen++
 	u.View = safeView(u.View)
 	for _, e := range u.Events {
-		s.event(u.View.At, u.View.Self, e)
-		s.incidentEvent(u.View.At, e)
+		s.event(&u.View, e)
+		s.incidentEvent(&u.View, e)
 	}
 	if u.Done {
 		s.done = true
@@ -294,14 +310,13 @@ func (s *session) take(v feed.View) {
 	s.mx.observe(v.At, matrixOf(&v))
 }
 
-// event turns an event into a message. Sentences about this machine's
-// player are in the second person ("you are the master").
-func (s *session) event(at time.Duration, self string, e feed.Event) {
+// event turns an event into a message line (msglines.go). Sentences about
+// this machine's player are in the second person ("you are the master").
+func (s *session) event(v *feed.View, e feed.Event) {
+	self := v.Self
 	h := feed.Head(e)
-	if h.TMs != nil {
-		at = units.FromMillis(*h.TMs)
-	}
-	m := message{at: at, frame: h.Frame}
+	at, ok := s.eventTime(v, h)
+	m := message{at: at, pregame: !ok, frame: h.Frame}
 	switch e := e.(type) {
 	case *feed.MessageEvent:
 		m.text = textOf(e.Text)
@@ -310,6 +325,9 @@ func (s *session) event(at time.Duration, self string, e feed.Event) {
 			m.kind, m.tier = msgTier, textOf(e.Subject)
 		case e.Kind.Alarm():
 			m.kind = msgAlarm
+		}
+		if s.keyedMessage(m, e) {
+			return
 		}
 	case *feed.RemovedEvent:
 		player := textOf(e.Player)
@@ -335,14 +353,15 @@ func (s *session) event(at time.Duration, self string, e feed.Event) {
 	case *feed.AlertEvent:
 		m.text, m.kind = alertText(e), msgAlert
 		s.alerts++
+		s.alertLine(m, e)
+		return
+	case *feed.IncidentEvent:
+		s.incidentLine(m, e)
+		return
 	default:
 		return
 	}
-	s.msgs = append(s.msgs, m)
-	s.msgN++
-	if len(s.msgs) > 2*maxMessages {
-		s.msgs = append(s.msgs[:0], s.msgs[len(s.msgs)-maxMessages:]...)
-	}
+	s.add(m)
 }
 
 // calmEvery is the least time between two changes of the header's state:
@@ -408,7 +427,7 @@ func alertText(e *feed.AlertEvent) string {
 	case feed.AlertBad:
 		return link + " has gone bad"
 	case feed.AlertLoss:
-		return link + " is losing datagrams"
+		return link + " is losing packets"
 	case feed.AlertTier:
 		return "the connection quality target got worse"
 	}
@@ -429,6 +448,8 @@ func (s *session) clone() *session {
 	c.mx = s.mx.clone()
 	c.msgs = append([]message(nil), s.msgs...)
 	c.incidents = s.incidents.clone()
+	c.open = append([]openIncident(nil), s.open...)
+	c.absorb = append([]absorbing(nil), s.absorb...)
 	c.view.Links = append([]feed.LinkView(nil), s.view.Links...)
 	c.view.Players = append([]feed.PlayerView(nil), s.view.Players...)
 	c.view.Paths = append([]feed.PathView(nil), s.view.Paths...)

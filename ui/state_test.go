@@ -227,14 +227,16 @@ func TestRoundTripScaleFollowsDataBackDown(t *testing.T) {
 	}
 }
 
-// Events become messages with their frame and the time they happened;
-// tier messages keep their tier for colouring (S18).
+// Events become messages with their frame and the session time they
+// happened at: the one a live line carries (game_ms), else their frame's,
+// counted back from the picture at the rate in force; tier messages keep
+// their tier for colouring (S18).
 func TestEventsBecomeMessages_S18(t *testing.T) {
 	s := newSession()
-	tms := 1500.0
+	game := 1500.0
 	s.apply(feed.Update{View: fixtureView(2), Events: []feed.Event{
 		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster, Frame: 0}, Player: "alice"},
-		&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 64, TMs: &tms}, Text: "Connection quality target: Poor", Kind: feed.MessageTier, Subject: "Poor"},
+		&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: 64, GameMs: &game}, Text: "Connection quality target: Poor", Kind: feed.MessageTier, Subject: "Poor"},
 		&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: 70}, Player: "alice", WaitMs: 40},
 		&feed.RemovedEvent{Header: feed.Header{Type: vocab.EventRemoved, Frame: 80}, Player: "bob"},
 		&feed.MasterEvent{Header: feed.Header{Type: vocab.EventMaster, Frame: 80}, Player: "carol"},
@@ -246,8 +248,9 @@ func TestEventsBecomeMessages_S18(t *testing.T) {
 	if tier.kind != msgTier || tier.tier != "Poor" || tier.frame != 64 || tier.at != 1500*time.Millisecond {
 		t.Errorf("tier message %+v", tier)
 	}
-	if s.msgs[0].at != 2*time.Second {
-		t.Errorf("an event without t_ms takes the picture's time, got %v", s.msgs[0].at)
+	if s.msgs[0].at != 0 || s.msgs[2].at != 80*time.Second/30 || s.msgs[0].pregame {
+		t.Errorf("events without game_ms at %v and %v (pregame %v), want their frames' times 0s and 2.67s",
+			s.msgs[0].at, s.msgs[2].at, s.msgs[0].pregame)
 	}
 	if s.msgs[2].text != "bob left the session" || s.msgs[3].text != "carol took over as master" {
 		t.Errorf("membership messages %q, %q", s.msgs[2].text, s.msgs[3].text)

@@ -151,7 +151,7 @@ func (p *stripPane) words(s *session, w int) string {
 	switch {
 	case len(open) > 0:
 		r := open[len(open)-1]
-		parts := []string{r.who() + ": " + string(r.Cause) + " since " + fmtClock(r.opened())}
+		parts := []string{r.who() + ": " + string(r.Cause) + " since " + fmtClock(r.openedShown())}
 		if len(open) > 1 {
 			parts = append(parts, itoa(len(open))+" open")
 		}
@@ -159,8 +159,8 @@ func (p *stripPane) words(s *session, w int) string {
 		return st.warn.Render(fitParts(parts, w))
 	case len(rows) > 0:
 		r := rows[0]
-		cl, _ := r.closed()
-		parts := []string{"last: " + r.who() + ", " + string(r.Cause), fmtClock(r.opened()) + " to " + fmtClock(cl), "waited " + fmtWait(msDur(r.WaitMs))}
+		cl, _ := r.closedShown()
+		parts := []string{"last: " + r.who() + ", " + string(r.Cause), fmtClock(r.openedShown()) + " to " + fmtClock(cl), "waited " + fmtWait(msDur(r.WaitMs))}
 		return st.muted.Render(fitParts(parts, w))
 	}
 	return st.muted.Render(fitWords("none so far", w))

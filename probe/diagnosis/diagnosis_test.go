@@ -286,7 +286,7 @@ func TestThreePlayersTwoSlowCannotBeTold(t *testing.T) {
 			t.Errorf("link %v excess %v, want unknown", l.Between, l.ExcessRTTMs)
 		}
 	}
-	want := "With three players, alice and carol being slow cannot be told from bob being slow together with the path between alice and carol; a fourth player would tell them apart."
+	want := "With three players lagscope cannot tell whether alice and carol are both slow or bob is slow together with the path between alice and carol; a fourth player would tell them apart."
 	if !strings.Contains(d.Verdict, want) {
 		t.Errorf("verdict %q\nwant it to say %q", d.Verdict, want)
 	}
@@ -470,13 +470,13 @@ func TestLaterDescentSaysWhy(t *testing.T) {
 	if v := eval(1024, 2030, 2, 0); strings.Contains(v, "later than") {
 		t.Errorf("a second later is no news: %q", v)
 	}
-	if v, want := eval(1280, 2600, 2, 600*time.Millisecond), "That is later than the last evaluation said: the waits for bob rose again."; !strings.Contains(v, want) {
+	if v, want := eval(1280, 2600, 2, 600*time.Millisecond), "That is later than the match's last timing check said: the waits for bob rose again."; !strings.Contains(v, want) {
 		t.Errorf("verdict %q, want %q", v, want)
 	}
-	if v, want := eval(1536, 3200, 1, 0), "That is later than the last evaluation said because the match now steps further down, to Fast (rung 1)."; !strings.Contains(v, want) {
+	if v, want := eval(1536, 3200, 1, 0), "That is later than the match's last timing check said because the match now steps further down, to Fast (rung 1)."; !strings.Contains(v, want) {
 		t.Errorf("verdict %q, want %q", v, want)
 	}
-	if v, want := eval(1792, 3800, 1, 0), "That is later than the last evaluation said: the round trips rose again."; !strings.Contains(v, want) {
+	if v, want := eval(1792, 3800, 1, 0), "That is later than the match's last timing check said: the round trips rose again."; !strings.Contains(v, want) {
 		t.Errorf("verdict %q, want %q", v, want)
 	}
 }

@@ -59,5 +59,5 @@ func Example() {
 	// bob–carol      55      55.3    -0.3
 	// bob–dave      160      61.0    99.0
 	// bob–ada       175     175.7    -0.7
-	// ada's connection adds 150 ms to every round trip with ada and loses 3 % of its datagrams; it holds the match at Normal (rung 3) — without it: Fast (rung 1). The path between bob and dave is slow (99 ms more than their connections explain).
+	// ada's connection adds 150 ms to every round trip with ada and loses 3 % of its packets; it holds the match at Normal (rung 3) — without it: Fast (rung 1). The path between bob and dave is slow (99 ms more than their connections explain).
 }

@@ -585,13 +585,13 @@ func TestVerdict(t *testing.T) {
 		{"too few measured", Diagnosis{Measured: 2}, in, 3, 30, 100,
 			"Fewer than three players are measured, so a slow round trip cannot be split between the two players on it."},
 		{"a culprit by rung with loss and a slow machine, at the target", Diagnosis{Measured: 5, Culprit: "ada", Reason: "rung", Players: []PlayerDiagnosis{bob, ada}}, in, 4, 20, 200,
-			"ada's connection adds 150 ms to every round trip with ada and loses 3.1 % of its datagrams; it holds the match at " +
+			"ada's connection adds 150 ms to every round trip with ada and loses 3.1 % of its packets; it holds the match at " +
 				rungs.RungTiming(3).Label() + " — without it: " + rungs.RungTiming(1).Label() +
 				". Its machine also needs 50 ms per frame, which holds the game at 20 fps — without it: 30 fps."},
 		{"a culprit by rung, the rung standing in for the target", Diagnosis{Measured: 5, Culprit: "bob", Reason: "rung", Players: []PlayerDiagnosis{bob, ada}}, noTarget, 4, 30, 200,
 			"bob's connection adds 20 ms to every round trip with bob; it holds the match at " +
 				rungs.RungTiming(4).Label() + " — without it: " + rungs.RungTiming(2).Label() + "." +
-				" ada loses 3.1 % of its datagrams and its machine needs 50 ms of every 33 ms frame; so far it costs the match no waiting."},
+				" ada loses 3.1 % of its packets and its machine needs 50 ms of every 33 ms frame; so far it costs the match no waiting."},
 		{"a culprit by rung among three", Diagnosis{Measured: 3, Culprit: "bob", Reason: "rung", Players: []PlayerDiagnosis{bob}}, in, 3, 30, 200,
 			"bob's connection adds 20 ms to every round trip with bob; it holds the match at " +
 				rungs.RungTiming(3).Label() + " — without it: " + rungs.RungTiming(2).Label() +
@@ -601,7 +601,7 @@ func TestVerdict(t *testing.T) {
 		{"a culprit by fps among three", Diagnosis{Measured: 3, Culprit: "ada", Reason: "fps", Players: []PlayerDiagnosis{bob, ada}}, in, 3, 20, 200,
 			"ada's machine needs 50 ms per frame; it holds the match at 20 fps — without it: 30 fps."},
 		{"a culprit by waits", Diagnosis{Measured: 5, Culprit: "ada", Reason: "waits", Players: []PlayerDiagnosis{bob, ada}}, in, 3, 30, 200,
-			"Others waited for ada 300 ms in the last two evaluations."},
+			"Others waited for ada 300 ms over the match's last two timing checks."},
 		{"a slow path alone", Diagnosis{Measured: 5, CulpritLink: &slowLink.Between, Links: []LinkDiagnosis{{}, slowLink}}, in, 3, 30, 200,
 			"The path between bob and dave is slow (99 ms more than their connections explain); neither player's own link is at fault."},
 		{"a culprit and a slow path", Diagnosis{Measured: 5, Culprit: "ada", Reason: "fps", Players: []PlayerDiagnosis{ada},
@@ -612,7 +612,7 @@ func TestVerdict(t *testing.T) {
 			"No one's connection or machine holds the match back; it runs at " + rungs.RungTiming(3).Label() + "."},
 		{"two slow of three", Diagnosis{Measured: 3, Players: []PlayerDiagnosis{
 			{Player: "ada", AccessRTTMs: 150}, {Player: "bob", AccessRTTMs: 20}, {Player: "cyd", AccessRTTMs: 140}}}, in, 3, 30, 200,
-			"With three players, ada and cyd being slow cannot be told from bob being slow together with the path between ada and cyd; a fourth player would tell them apart."},
+			"With three players lagscope cannot tell whether ada and cyd are both slow or bob is slow together with the path between ada and cyd; a fourth player would tell them apart."},
 		{"nobody, with a target", Diagnosis{Measured: 4}, in, 0, 30, 200,
 			"No one's connection or machine holds the match back; it runs at " + rungs.RungTiming(3).Label() + "."},
 		{"nobody, with neither target nor rung", Diagnosis{Measured: 4}, noTarget, 0, 30, 200,

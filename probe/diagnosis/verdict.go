@@ -158,16 +158,17 @@ func cannotTell3(d *Diagnosis) string {
 		return ""
 	}
 	a, b, third := slow[0], slow[1], d.Players[lo].Player
-	return "With three players, " + a + " and " + b + " being slow cannot be told from " + third +
-		" being slow together with the path between " + a + " and " + b + "; a fourth player would tell them apart."
+	return "With three players lagscope cannot tell whether " + a + " and " + b + " are both slow or " + third +
+		" is slow together with the path between " + a + " and " + b + "; a fourth player would tell them apart."
 }
 
-// laterWhy says why the step down comes later than the previous
-// evaluation said: it now goes further down; or the player that made the
-// others wait most in the last two evaluations; or else the round trips.
+// laterWhy says why the step down comes later than the master's previous
+// evaluation (the match's last timing check, in a player's words) said: it
+// now goes further down; or the player that made the others wait most in
+// the last two evaluations; or else the round trips.
 func laterWhy(f *verdictFacts) string {
 	if f.further {
-		return "That is later than the last evaluation said because the match now steps further down, to " + f.outlook.To.Label() + "."
+		return "That is later than the match's last timing check said because the match now steps further down, to " + f.outlook.To.Label() + "."
 	}
 	who, most := "", 0.0
 	for name, ms := range f.recent {
@@ -176,9 +177,9 @@ func laterWhy(f *verdictFacts) string {
 		}
 	}
 	if who != "" && most >= 100 {
-		return "That is later than the last evaluation said: the waits for " + who + " rose again."
+		return "That is later than the match's last timing check said: the waits for " + who + " rose again."
 	}
-	return "That is later than the last evaluation said: the round trips rose again."
+	return "That is later than the match's last timing check said: the round trips rose again."
 }
 
 // timingClause is what follows "; " in a calm sentence, as a sentence of
@@ -202,7 +203,7 @@ func holdsBack(d *Diagnosis, f *verdictFacts, t Timings) string {
 		case "rung":
 			b.WriteString(p.Player + "'s connection adds " + msText(p.AccessRTTMs) + " to every round trip with " + p.Player)
 			if has(p.Causes, CauseLoss) {
-				b.WriteString(" and loses " + pctText(p.AccessLoss) + " of its datagrams")
+				b.WriteString(" and loses " + pctText(p.AccessLoss) + " of its packets")
 			}
 			without := rungs.RungTiming(p.RungWithout)
 			if p.RungWithout > 0 && p.RungWithout < t.Target.Rung() {
@@ -220,7 +221,7 @@ func holdsBack(d *Diagnosis, f *verdictFacts, t Timings) string {
 			b.WriteString(p.Player + "'s machine needs " + msText(p.ProcessMs) + " per frame; it holds the match at " +
 				strconv.Itoa(f.fpsAll) + " fps — without it: " + strconv.Itoa(p.FPSWithout) + " fps.")
 		default:
-			b.WriteString("Others waited for " + p.Player + " " + msText(f.recent[p.Player]) + " in the last two evaluations.")
+			b.WriteString("Others waited for " + p.Player + " " + msText(f.recent[p.Player]) + " over the match's last two timing checks.")
 		}
 	}
 	if d.CulpritLink != nil {
@@ -264,7 +265,7 @@ func twoPlayers(d *Diagnosis, t Timings) string {
 	}
 	s := "The round trip between " + l.Between[0] + " and " + l.Between[1] + " is " + msText(l.RTTMs)
 	if lossy {
-		s += " and loses " + pctText(l.Loss) + " of the datagrams"
+		s += " and loses " + pctText(l.Loss) + " of the packets"
 	}
 	if t.Target.Valid() {
 		s += "; the match runs at " + t.Target.Label()
@@ -351,7 +352,7 @@ func notables(d *Diagnosis, f *verdictFacts, t Timings) []string {
 			return later
 		}
 		if finite(p.AccessLoss) && p.AccessLoss >= notableLoss {
-			what = append(what, subject(p.Player+" loses ", "it loses ")+pctText(p.AccessLoss)+" of its datagrams")
+			what = append(what, subject(p.Player+" loses ", "it loses ")+pctText(p.AccessLoss)+" of its packets")
 		}
 		if finite(p.JitterMs) && p.JitterMs >= notableJitterMs {
 			what = append(what, subject(p.Player+"'s round trips vary", "its round trips vary")+" by "+msText(p.JitterMs))

@@ -28,7 +28,7 @@ func TestVerdictOrderAndReword(t *testing.T) {
 	got := d.Sentences(now)
 	want := []string{
 		"ada's connection is back to normal; the match steps back down from Normal (rung 4) to Fast (rung 1) in about 35 s.",
-		"cat loses 5 % of its datagrams, its round trips vary by 25 ms and its machine needs 20 ms of every 33 ms frame; " +
+		"cat loses 5 % of its packets, its round trips vary by 25 ms and its machine needs 20 ms of every 33 ms frame; " +
 			"so far it costs the match 3 s of waiting in 10 min.",
 	}
 	if len(got) != len(want) {

@@ -17,11 +17,19 @@ type Event interface {
 	Network() bool
 }
 
-// Header is common to every event. TMs is set by live drivers only.
+// Header is common to every event. TMs and GameMs are set by live drivers
+// only: TMs is this process's clock; GameMs is the session time of Frame
+// (the game's time since it started, the same on every machine), once the
+// game has started.
 type Header struct {
-	Type  vocab.EventType `json:"type"`
-	Frame int             `json:"frame"`
-	TMs   *float64        `json:"t_ms,omitempty"`
+	Type   vocab.EventType `json:"type"`
+	Frame  int             `json:"frame"`
+	TMs    *float64        `json:"t_ms,omitempty"`
+	GameMs *float64        `json:"game_ms,omitempty"`
+	// Pregame marks an event from before the game started that reaches a
+	// machine after its start (a late watcher's snapshot brings the
+	// lobby's lines): it has no session time. Not written.
+	Pregame bool `json:"-"`
 }
 
 func (h *Header) head() *Header { return h }

@@ -45,10 +45,13 @@ func (k MessageKind) Alarm() bool {
 }
 
 const (
-	linkPrefix   = "Connection to "
-	badSuffix    = " has gone bad"
-	okSuffix     = " recovered"
-	lossInfix    = " is losing datagrams: "
+	linkPrefix = "Connection to "
+	badSuffix  = " has gone bad"
+	okSuffix   = " recovered"
+	lossInfix  = " is losing packets: "
+	// oldLossInfix is the loss line's wording in recordings made before
+	// it said packets: read back as the same kind.
+	oldLossInfix = " is losing datagrams: "
 	desyncPrefix = "Desync with "
 	desyncInfix  = " at frame "
 	tierPrefix   = "Connection quality target: "
@@ -142,8 +145,10 @@ func kindOf(text string, own bool) (MessageKind, string) {
 		if peer, ok := strings.CutSuffix(rest, okSuffix); ok && peer != "" {
 			return MessageLinkRecovered, peer
 		}
-		if peer, _, ok := strings.Cut(rest, lossInfix); ok && peer != "" {
-			return MessageLinkLoss, peer
+		for _, infix := range [...]string{lossInfix, oldLossInfix} {
+			if peer, _, ok := strings.Cut(rest, infix); ok && peer != "" {
+				return MessageLinkLoss, peer
+			}
 		}
 	}
 	if rest, ok := strings.CutPrefix(text, desyncPrefix); ok {

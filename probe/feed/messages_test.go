@@ -95,3 +95,24 @@ func FuzzMessageEvent(f *testing.F) {
 		}
 	})
 }
+
+// A loss line reads back as one in its wording now and in the wording of
+// recordings made when it said datagrams.
+func TestLossLineReadsBackInBothWordings(t *testing.T) {
+	now := LossMessage(3, "alice", "bob", LossText("bob", 0.071, -1, 10e9))
+	for _, line := range []string{
+		`{"type":"message","frame":3,"text":"` + now.Text + `","player":"alice"}`,
+		`{"type":"message","frame":3,"text":"Connection to bob is losing datagrams: 7.1% from bob in the last 10s","player":"alice"}`,
+	} {
+		var back MessageEvent
+		if err := json.Unmarshal([]byte(line), &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Kind != MessageLinkLoss || back.Subject != "bob" {
+			t.Errorf("%s read back as kind %d subject %q, want a loss line about bob", line, back.Kind, back.Subject)
+		}
+	}
+	if want := "Connection to bob is losing packets: 7.1% from bob in the last 10s"; now.Text != want {
+		t.Errorf("loss line %q, want %q", now.Text, want)
+	}
+}

@@ -18,6 +18,10 @@ type View struct {
 	Master  string
 	Frame   int  // next frame to execute
 	Started bool // the game has started (false: lobby)
+	// Game is the session time: the game's time since it started, at
+	// Frame, from frames and the frame rates in force — the same on every
+	// machine and watcher for the same frame (0 in the lobby).
+	Game time.Duration `json:",omitempty"`
 
 	FPS     int          // frame rate in force (S15)
 	Speed   int          // game speed: the frame-rate cap (S17)

@@ -117,9 +117,13 @@ const (
 
 // Input is what the engine knows at one evaluation.
 type Input struct {
-	// At is this machine's clock (t_ms; texts say "since mm:ss" on it, as
-	// its screen does); Start is when the game started on it.
+	// At is this machine's clock (t_ms); Start is when the game started
+	// on it.
 	At, Start time.Duration
+	// Game is the session time of a frame: the game's time since it
+	// started, the same on every machine, which the texts say "since
+	// mm:ss" on, as every screen shows it. Nil: the texts use At.
+	Game func(frame int) time.Duration
 	// Frame is this machine's next frame; FPS the frame rate in force.
 	Frame, FPS int
 	// Rung is the target rung in force.

@@ -34,10 +34,21 @@ func percent(x float64) string {
 	return fmt.Sprintf("%.1f %%", v)
 }
 
-// since is when the incident opened on this machine's clock, as its
-// screen shows the session's time.
-func since(t *tracked) string {
-	return clock(time.Duration(t.OpenedMs * float64(time.Millisecond)))
+// since is when the incident opened, on the session's clock as every
+// screen shows it: the session time of its opening frame (Input.Game),
+// the same on every machine; this machine's own clock where the engine
+// gives none.
+func since(in Input, t *tracked) string {
+	return clock(sessionTime(in, t.OpenedFrame, t.OpenedMs))
+}
+
+// sessionTime is the session time of frame f, or ms of this machine's
+// clock without Input.Game.
+func sessionTime(in Input, f int, ms float64) time.Duration {
+	if in.Game != nil {
+		return in.Game(f)
+	}
+	return time.Duration(ms * float64(time.Millisecond))
 }
 
 // text is the incident's sentence now, in a player's words: who, since
@@ -46,7 +57,7 @@ func text(in Input, t *tracked, e *evidence) string {
 	k := t.key
 	var s string
 	if k.path() {
-		s = "The path between " + k.a + " and " + k.b + " holds the match back since " + since(t)
+		s = "The path between " + k.a + " and " + k.b + " holds the match back since " + since(in, t)
 		switch t.Cause {
 		case vocab.CauseLatency:
 			switch {
@@ -64,7 +75,7 @@ func text(in Input, t *tracked, e *evidence) string {
 		}
 	} else {
 		a := k.a
-		s = "Waiting for " + a + " since " + since(t)
+		s = "Waiting for " + a + " since " + since(in, t)
 		switch t.Cause {
 		case vocab.CauseBufferbloat:
 			switch {
@@ -108,8 +119,8 @@ func closedText(in Input, t *tracked) string {
 	} else {
 		who = t.key.a + "'s " + map[bool]string{true: "line", false: "side"}[t.Cause == vocab.CauseBufferbloat]
 	}
-	end := clock(time.Duration(*t.ClosedMs * float64(time.Millisecond)))
-	s := who + " held the match back from " + since(t) + " to " + end
+	end := clock(sessionTime(in, *t.ClosedFrame, *t.ClosedMs))
+	s := who + " held the match back from " + since(in, t) + " to " + end
 	switch t.Cause {
 	case vocab.CauseLatency, vocab.CauseBufferbloat:
 		if t.AddedMs != nil {

@@ -48,21 +48,28 @@ func playDemo(cfg DemoConfig, length, every time.Duration, others func(i int) fe
 	sched := simnet.NewScheduler()
 	nw := simnet.NewNetwork(sched, cfg.Seed)
 	fd := &virtualFeed{sched: sched}
+	var m *virtualMachines
+	sessionOf := func(i int) *session.Session {
+		if m == nil {
+			return nil // still starting: no game yet
+		}
+		return m.sessions[i]
+	}
 	sinks := func(i int) feed.Sink {
 		if i == 0 {
+			fd.you = func() *session.Session { return sessionOf(0) }
 			return feed.SinkFunc(fd.collect)
 		}
 		if others != nil {
 			to := others(i)
 			return feed.SinkFunc(func(from string, e feed.Event) {
-				t := float64(sched.Now()) / float64(time.Millisecond)
-				feed.Head(e).TMs = &t
+				stamp(feed.Head(e), sched.Now(), sessionOf(i))
 				to.Emit(from, e)
 			})
 		}
 		return feed.SinkFunc(func(string, feed.Event) {})
 	}
-	m, err := startVirtualMachines(cfg, plan, simnet.NewDriver(nw), sinks)
+	m, err = startVirtualMachines(cfg, plan, simnet.NewDriver(nw), sinks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,14 +166,18 @@ func (m *virtualMachines) schedulePlan(sched *simnet.Scheduler, nw *simnet.Netwo
 // each update, as a Runner does on the wall clock.
 type virtualFeed struct {
 	sched   *simnet.Scheduler
+	you     func() *session.Session // nil while it starts
 	pending []feed.Event
 	updates []feed.Update
 }
 
 // collect is your session's sink.
 func (f *virtualFeed) collect(_ string, e feed.Event) {
-	t := float64(f.sched.Now()) / float64(time.Millisecond)
-	feed.Head(e).TMs = &t
+	var you *session.Session
+	if f.you != nil {
+		you = f.you()
+	}
+	stamp(feed.Head(e), f.sched.Now(), you)
 	f.pending = append(f.pending, e)
 }
 

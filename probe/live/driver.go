@@ -11,6 +11,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
+	"github.com/lagscope/lagscope/units"
 )
 
 // The wall-clock driver. One goroutine owns a Session (and so its Peer and
@@ -210,13 +211,13 @@ func (r *Runner) maxLateness() time.Duration { return time.Duration(r.maxLate.Lo
 func (r *Runner) clock() time.Duration { return time.Since(r.start) }
 
 // collect is the session's sink: it stamps each event with the time since
-// the world's start (t_ms) and keeps it for the next update.
+// the world's start (t_ms) and the session time of its frame (game_ms),
+// and keeps it for the next update.
 func (r *Runner) collect(from string, e feed.Event) {
 	if !r.opt.Publish {
 		return
 	}
-	t := float64(r.now) / float64(time.Millisecond)
-	feed.Head(e).TMs = &t
+	stamp(feed.Head(e), r.now, r.s)
 	r.pending = append(r.pending, e)
 }
 
@@ -536,5 +537,23 @@ func (r *Runner) publish(last bool) {
 	case r.updates <- u:
 		r.pending = nil
 	default:
+	}
+}
+
+// stamp sets an event's t_ms to now and, once s's game has started, its
+// game_ms to the session time of its frame; an event that carries a
+// session time already keeps it (a late watcher's from the host), and one
+// from before the game started gets none.
+func stamp(h *feed.Header, now time.Duration, s *session.Session) {
+	t := units.Millis(now)
+	h.TMs = &t
+	if s == nil || h.GameMs != nil || h.Pregame {
+		return
+	}
+	if g, ok := s.GameAt(h.Frame); ok {
+		// To the microsecond: a watcher times frames from the host's
+		// time of a later one, a nanosecond of rounding apart.
+		ms := units.Millis(g.Round(time.Microsecond))
+		h.GameMs = &ms
 	}
 }

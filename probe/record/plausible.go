@@ -174,6 +174,9 @@ func checkEvent(e feed.Event) error {
 	if err := checkOptMs("t_ms", h.TMs); err != nil {
 		return err
 	}
+	if err := checkOptMs("game_ms", h.GameMs); err != nil {
+		return err
+	}
 	var err error
 	switch e := e.(type) {
 	case *feed.MasterEvent:
@@ -356,6 +359,9 @@ func optCount(n *uint64) string {
 func checkView(v *feed.View) error {
 	err := errors.Join(checkText("session", v.Session), checkOptName("self", v.Self), checkOptName("master", v.Master),
 		checkOptName("waited on", v.WaitedOn), checkFrame("frame", v.Frame))
+	if v.Game < 0 || v.Game > maxAt {
+		err = errors.Join(err, fmt.Errorf("session time %d ns is outside 0..%v", int64(v.Game), maxAt))
+	}
 	if v.Started { // a lobby's view holds the configured timing, not one in force
 		err = errors.Join(err, checkFPS(v.FPS), checkValid("timing in force", v.InForce, true), checkValid("target", v.Target, false))
 		if v.Needed != (rungs.Timing{}) {

@@ -38,9 +38,9 @@ func (r *report) write(w io.Writer, format string) error {
 		_, err = w.Write(append(textsafe.JSON(b), '\n'))
 		return err
 	case FormatMarkdown:
-		return r.markdown(w)
+		return r.onSessionClock().markdown(w)
 	case FormatText:
-		return r.text(w)
+		return r.onSessionClock().text(w)
 	}
 	return fmt.Errorf("unknown format %q (text, markdown or json)", format)
 }

@@ -28,6 +28,10 @@ type report struct {
 	// endFrame is the summary's frame, nil without one: an incident
 	// closed on it was still going when the run ended.
 	endFrame *int
+	// clock is the session's clock as the recording holds it, and fps
+	// the frame rate the recording's last View had (sessiontime.go).
+	clock sessionClock
+	fps   int
 	// Diagnosis is the last diagnosis in the recording, null when it holds
 	// none; the text and markdown reports print it after the incidents, as
 	// the state at the end.

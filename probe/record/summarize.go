@@ -74,7 +74,8 @@ type cmdKey struct {
 
 // summary is the state of one pass over a recording's records.
 type summary struct {
-	r *report
+	r   *report
+	fps int // the frame rate of the latest View in the game
 	// hasViews: link numbers come from the Views (with waits and the bad
 	// flag); a recording without any falls back to its link lines.
 	hasViews bool
@@ -134,6 +135,7 @@ func summarize(rec *Recording) *report {
 	}
 	s.finish()
 	s.finishIncidents(rec.Header.Protocol)
+	r.clock, r.fps = sessionClockOf(rec), s.fps // sessiontime.go
 	return r
 }
 
@@ -177,6 +179,9 @@ func (s *summary) command(c *Command) {
 // view samples a machine's links and retires those gone from its picture.
 func (s *summary) view(at time.Duration, v *feed.View) {
 	s.seenPlayer(v.Self)
+	if v.FPS > 0 && v.Started {
+		s.fps = v.FPS
+	}
 	if s.r.Session == "" {
 		// A live recording's header is written before the session
 		// has a name (a joiner learns it from the Welcome).

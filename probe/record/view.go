@@ -15,12 +15,15 @@ import (
 // same bytes. A field added to the View reaches recordings only when it is
 // added here (and the format says so).
 type viewRecord struct {
-	At       time.Duration
-	Session  string
-	Self     string
-	Master   string
-	Frame    int
-	Started  bool
+	At      time.Duration
+	Session string
+	Self    string
+	Master  string
+	Frame   int
+	Started bool
+	// Game is the session time at Frame; recordings made before it was
+	// kept have none (0), and a reader estimates it from the frames.
+	Game     time.Duration `json:",omitempty"`
 	FPS      int
 	Speed    int
 	InForce  rungs.Timing
@@ -55,7 +58,7 @@ type linkRecord struct {
 // recordOf is what the writer stores for v (its Matrix is left out, see
 // feed.View).
 func recordOf(v *feed.View) *viewRecord {
-	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started,
+	r := &viewRecord{At: v.At, Session: v.Session, Self: v.Self, Master: v.Master, Frame: v.Frame, Started: v.Started, Game: v.Game,
 		FPS: v.FPS, Speed: v.Speed, InForce: v.InForce, Target: v.Target, Staged: v.Staged, Needed: v.Needed, Stalled: v.Stalled,
 		WaitedOn: v.WaitedOn, Lobby: v.Lobby, Players: v.Players, Totals: v.Totals, Relay: v.Relay, Paths: v.Paths, Load: v.Load}
 	if v.Links != nil {
@@ -69,7 +72,7 @@ func recordOf(v *feed.View) *viewRecord {
 
 // view reads the record back; a link object no peer writes is an error.
 func (r *viewRecord) view() (*feed.View, error) {
-	v := &feed.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started,
+	v := &feed.View{At: r.At, Session: r.Session, Self: r.Self, Master: r.Master, Frame: r.Frame, Started: r.Started, Game: r.Game,
 		FPS: r.FPS, Speed: r.Speed, InForce: r.InForce, Target: r.Target, Staged: r.Staged, Needed: r.Needed, Stalled: r.Stalled,
 		WaitedOn: r.WaitedOn, Lobby: r.Lobby, Players: r.Players, Totals: r.Totals, Relay: r.Relay, Paths: r.Paths, Load: r.Load}
 	if r.Links != nil {

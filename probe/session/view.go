@@ -55,6 +55,16 @@ func (s *Session) Frame() int {
 	return 0
 }
 
+// GameAt is the session time of frame f (probe.Peer.GameAt): the game's
+// time since it started, the same on every machine and watcher; false
+// before this machine's game started.
+func (s *Session) GameAt(f int) (time.Duration, bool) {
+	if s.peer != nil {
+		return s.peer.GameAt(f)
+	}
+	return 0, false
+}
+
 // SetSpeed asks for a new game speed (S17) once the game runs.
 func (s *Session) SetSpeed(fps int) {
 	if s.peer != nil {
@@ -215,7 +225,9 @@ func (s *Session) lobbyView(now time.Duration) *feed.LobbyView {
 }
 
 func (s *Session) message(text string) {
-	s.noteWatch(probe.WatchEvent{Kind: probe.WatchMessage, Frame: s.Frame(), Text: text})
+	w := probe.WatchEvent{Kind: probe.WatchMessage, Frame: s.Frame(), Text: text}
+	w.Game, w.GameKnown = s.GameAt(w.Frame)
+	s.noteWatch(w)
 	s.emit(&feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: s.Frame()}, Text: text, Player: s.cfg.Name})
 }
 

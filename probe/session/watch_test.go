@@ -264,7 +264,7 @@ func TestWatchRoundTrip(t *testing.T) {
 
 func sampleWatch() watchMsg {
 	return watchMsg{Snapshot: true, Version: 7, State: probe.WatchState{
-		Frame: 600, Speed: 30, FPS: 30, InForce: rungs.Timing{SendPeriod: 3, LookAhead: 9}, Target: rungs.Timing{SendPeriod: 2, LookAhead: 6},
+		Frame: 600, Game: 20 * time.Second, GameKnown: true, Speed: 30, FPS: 30, InForce: rungs.Timing{SendPeriod: 3, LookAhead: 9}, Target: rungs.Timing{SendPeriod: 2, LookAhead: 6},
 		Master:  1,
 		Players: []probe.WatchPlayer{{ID: 1, Name: "alice"}, {ID: 2, Name: "bob", Removed: true}, {ID: 3, Name: "eve", Observer: true}},
 		Reports: []probe.WatchReport{{Player: 1, Reported: true, Report: rungs.Report{Frame: 512, RTT: 31 * time.Millisecond, HasRTT: true, Wait: time.Millisecond}}, {Player: 2}},
@@ -274,8 +274,46 @@ func sampleWatch() watchMsg {
 		{Kind: probe.WatchMaster, Frame: 540, Player: 1},
 		{Kind: probe.WatchRemoved, Frame: 540, Player: 2},
 		{Kind: probe.WatchReportK, Frame: 512, Player: 1, Report: rungs.Report{Frame: 512, Wait: 2 * time.Millisecond}},
-		{Kind: probe.WatchMessage, Frame: 0, Text: "The game starts"},
+		{Kind: probe.WatchMessage, Frame: 0, Text: "The game starts", GameKnown: true},
 	}}
+}
+
+// A message carries the session time of its state and of each event; one
+// from a host that sends none (no watchGame flag) still decodes, its times
+// marked unknown.
+func TestWatchCarriesSessionTimes(t *testing.T) {
+	w := sampleWatch()
+	w.Events = []probe.WatchEvent{{Kind: probe.WatchMessage, Frame: 450, Game: 15 * time.Second, GameKnown: true, Text: "hi"},
+		{Kind: probe.WatchMessage, Frame: 0, Text: "bob joined"}}
+	b := appendWatch(nil, w)
+	got, err := decodeWatch(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.State.GameKnown || got.State.Game != 20*time.Second || !got.Events[0].GameKnown || got.Events[0].Game != 15*time.Second ||
+		got.Events[1].GameKnown {
+		t.Fatalf("decoded state %v (%v), events %+v", got.State.Game, got.State.GameKnown, got.Events)
+	}
+	w.Events = w.Events[:1]
+	b = appendWatch(nil, w)
+	// The same message as a host without session times sends it: the
+	// flag cleared, the state's 8 bytes after its frame and the event's
+	// after its frame taken out.
+	ev := 1 + 4 + 8 + 2 + len("hi")
+	old := slices.Concat(b[:10], b[18:len(b)-ev+5], b[len(b)-ev+13:])
+	old[1] &^= watchGame
+	got, err = decodeWatch(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State.GameKnown || got.Events[0].GameKnown || got.State.Frame != 600 || got.Events[0].Text != "hi" {
+		t.Fatalf("a message without session times decoded as %+v", got)
+	}
+	// A session time past a year is refused.
+	w.State.Game = maxWatchGame + 1
+	if _, err := decodeWatch(appendWatch(nil, w)); err == nil {
+		t.Error("a session time past a year decoded")
+	}
 }
 
 // Bad fields are refused, never taken.
@@ -297,6 +335,7 @@ func TestWatchRejectsBadFields(t *testing.T) {
 		{"bad reason", func(w *watchMsg) { w.Events[0].Reason = 99 }},
 		{"bad kind", func(w *watchMsg) { w.Events[0].Kind = 77 }},
 		{"bad text", func(w *watchMsg) { w.Events[5].Text = "\xff" }},
+		{"event time past a year", func(w *watchMsg) { w.Events[1].Game, w.Events[1].GameKnown = maxWatchGame+time.Second, true }},
 	} {
 		w := sampleWatch()
 		tc.mod(&w)

@@ -21,6 +21,14 @@ const (
 	maxWatchEvents = 4096
 	maxWatchText   = 4096
 	watchSnapshot  = 0x01 // flags: the first, to start from
+	// watchGame (flags): the state and every event carry their session
+	// time, u64 nanoseconds after their frame, noGame for none (a line from
+	// before the game started). A message without it (an older host) is
+	// read, its times estimated from frames.
+	watchGame = 0x02
+	noGame    = ^uint64(0)
+	// maxWatchGame bounds a session time: a year of game.
+	maxWatchGame = 366 * 24 * time.Hour
 )
 
 var errWatchEvent = errors.New("live: watch event of an unknown kind")
@@ -35,13 +43,20 @@ type watchMsg struct {
 
 func appendDur(b []byte, d time.Duration) []byte { return le.AppendUint64(b, uint64(max(d, 0))) }
 
+func appendGame(b []byte, d time.Duration, known bool) []byte {
+	if !known {
+		return le.AppendUint64(b, noGame)
+	}
+	return appendDur(b, d)
+}
+
 func appendTiming(b []byte, t rungs.Timing) []byte {
 	return le.AppendUint16(le.AppendUint16(b, uint16(t.SendPeriod)), uint16(t.LookAhead))
 }
 
 func appendWatch(b []byte, w watchMsg) []byte {
 	b = append(b, kindWatch)
-	var f byte
+	f := byte(watchGame)
 	if w.Snapshot {
 		f |= watchSnapshot
 	}
@@ -49,6 +64,7 @@ func appendWatch(b []byte, w watchMsg) []byte {
 	b = le.AppendUint32(b, w.Version)
 	st := &w.State
 	b = le.AppendUint32(b, uint32(st.Frame))
+	b = appendGame(b, st.Game, st.GameKnown)
 	b = le.AppendUint16(b, uint16(st.Speed))
 	b = le.AppendUint16(b, uint16(st.FPS))
 	b = appendTiming(b, st.InForce)
@@ -76,6 +92,7 @@ func appendWatch(b []byte, w watchMsg) []byte {
 	for _, e := range w.Events {
 		b = append(b, byte(e.Kind))
 		b = le.AppendUint32(b, uint32(e.Frame))
+		b = appendGame(b, e.Game, e.GameKnown)
 		switch e.Kind {
 		case probe.WatchTiming:
 			b = le.AppendUint32(b, uint32(e.Decided))
@@ -122,10 +139,33 @@ func appendReport(b []byte, reported bool, r rungs.Report) []byte {
 	return appendDur(b, r.Process)
 }
 
-// watchReader reads a watch message; the first error sticks.
+// watchReader reads a watch message; the first error sticks. timed: the
+// message carries session times (watchGame).
 type watchReader struct {
-	p   []byte
-	err error
+	p     []byte
+	err   error
+	timed bool
+}
+
+// game is a session time where the message carries them: at most
+// maxWatchGame; false where it carries none.
+func (r *watchReader) game() (time.Duration, bool) {
+	if !r.timed {
+		return 0, false
+	}
+	b := r.take(8)
+	if b == nil {
+		return 0, false
+	}
+	v := le.Uint64(b)
+	if v == noGame {
+		return 0, false
+	}
+	if v > uint64(maxWatchGame) {
+		r.fail(errLobbyField)
+		return 0, false
+	}
+	return time.Duration(v), true
 }
 
 func (r *watchReader) take(n int) []byte {
@@ -305,6 +345,7 @@ func (r *watchReader) events(seen map[netcore.PeerID]bool) ([]probe.WatchEvent, 
 // event reads one network event: its kind decides its fields.
 func (r *watchReader) event() probe.WatchEvent {
 	e := probe.WatchEvent{Kind: probe.WatchEventKind(r.u8()), Frame: r.frame()}
+	e.Game, e.GameKnown = r.game()
 	switch e.Kind {
 	case probe.WatchTiming:
 		e.Decided = r.frame()
@@ -351,16 +392,18 @@ func decodeWatch(p []byte) (watchMsg, error) {
 	}
 	r := &watchReader{p: p[1:]}
 	f := r.u8()
-	if f&^watchSnapshot != 0 {
+	if f&^(watchSnapshot|watchGame) != 0 {
 		return w, errLobbyField
 	}
 	w.Snapshot = f&watchSnapshot != 0
+	r.timed = f&watchGame != 0
 	w.Version = r.u32()
 	if w.Version == 0 {
 		return w, errLobbyField
 	}
 	st := &w.State
 	st.Frame = r.frame()
+	st.Game, st.GameKnown = r.game()
 	st.Speed = r.fps()
 	st.FPS = r.fps()
 	st.InForce = r.inForce()

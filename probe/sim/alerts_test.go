@@ -157,7 +157,7 @@ func TestLossAlert_L2(t *testing.T) {
 		}
 		a := loss[me][0]
 		if a.int("frame") <= 600 || a.str("from") != me || a.str("to") != peer ||
-			!strings.HasPrefix(a.str("text"), "Connection to "+peer+" is losing datagrams: ") {
+			!strings.HasPrefix(a.str("text"), "Connection to "+peer+" is losing packets: ") {
 			t.Fatalf("%s: alert %v", me, a)
 		}
 		found := false
