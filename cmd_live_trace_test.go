@@ -15,6 +15,7 @@ import (
 // bounds: timing is for benchmarks). A --trace that names no player is a
 // usage error.
 func TestLiveTraceFlag(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the hop tracer reads the error queue, which only Linux has")
 	}

@@ -17,6 +17,7 @@ import (
 // Load section shows it finished with both directions graded (loopback
 // adds nothing: A+ each way, at the cap).
 func TestLoadKeyInTmux(t *testing.T) {
+	t.Parallel()
 	systool.Need(t, "tmux", "the host's TUI is driven in it; .ci/run installs it")
 	exe, err := os.Executable()
 	if err != nil {

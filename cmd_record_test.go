@@ -22,6 +22,7 @@ import (
 // NDJSON events: replay --json still prints exactly what the sim printed,
 // and the report counts them per player.
 func TestRecordedSimStoresMovedCommands_S13(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("testdata", "scenarios", "recovery.json")
 	var plain, replayed, errb bytes.Buffer
 	if code := run([]string{"sim", path}, &plain, &errb); code != 0 {
@@ -112,6 +113,7 @@ func TestRecordedSimStoresMovedCommands_S13(t *testing.T) {
 // commands it executed with their send frames and original frames (S13)
 // beside its events and views, and replay --json prints what it printed.
 func TestDemoRecordsCommands_S13(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "demo.lsrec")
 	var out, errb, replayed bytes.Buffer
 	if code := run([]string{"demo", "--json", "--duration", "4s", "--players", "3", "--profile", "lan", "--record", file}, &out, &errb); code != 0 {

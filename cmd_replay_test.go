@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +21,7 @@ import (
 // Recording a sim run and replaying it with --json gives the very bytes the
 // sim printed, and recording does not change what the sim prints.
 func TestReplayJSONMatchesSim_S19(t *testing.T) {
+	t.Parallel()
 	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_link.json"} {
 		t.Run(sc, func(t *testing.T) {
 			path := filepath.Join("testdata", "scenarios", sc)
@@ -117,6 +121,7 @@ func TestReplayCutOffRecording(t *testing.T) {
 // The recording is cut by SIGKILL while the sim is writing it: every
 // complete record reads back, and the reader names where it stopped.
 func TestRecordingSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "long.json")
 	os.WriteFile(scen, []byte(`{"fps":30,"frames":2000000,"seed":3,"players":["a","b","c","d"],"commands_per_minute":600,
@@ -178,7 +183,28 @@ func TestMain(m *testing.M) {
 		os.Exit(serveEcho(addr)) // echo_child_test.go
 	}
 	cleanup := isolateUserConfig() // cmd_settings_test.go
+	sideBySide()
 	code := m.Run()
 	cleanup()
+	if built.dir != "" {
+		os.RemoveAll(built.dir) // buildLagscope's
+	}
 	os.Exit(code)
 }
+
+// sideBySide lets up to sideBySideTests of the tests that call t.Parallel
+// run at once, unless -test.parallel says how many: they are live
+// sessions of real processes that wait on the wall clock far more than
+// they compute, each with its own ports, config directory and temporary
+// files, so they share nothing but the machine, and go test's default
+// (GOMAXPROCS of them) would leave a 2-core machine waiting.
+func sideBySide() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(sideBySideTests, runtime.GOMAXPROCS(0))))
+	}
+}
+
+const sideBySideTests = 8

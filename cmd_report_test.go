@@ -134,6 +134,7 @@ func TestReportHandoff_S17(t *testing.T) {
 // lossy.json loses 5% of datagrams each way: the inbound and outbound
 // shares read about 5%, and the resend share reads higher (L8).
 func TestReportLossShares_L8(t *testing.T) {
+	t.Parallel()
 	r := reportJSON(t, recordScenario(t, "lossy.json"))
 	l := link(r, "alice", "bob")
 	if l.InboundLoss == nil || l.OutboundLoss == nil || l.ResendShare == nil {
@@ -183,6 +184,7 @@ var requirementNumber = regexp.MustCompile(`\b[TSLQ][0-9]{1,2}[a-d]?\b`)
 // golden recording or of recordings of scenarios that exercise every
 // section (moved commands, removals, bad links, loss, slow processing).
 func TestReportNoRequirementNumbers(t *testing.T) {
+	t.Parallel()
 	files := []string{filepath.Join("testdata", "golden", "handoff.lsrec")}
 	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_cpu.json", "worsening.json"} {
 		files = append(files, recordScenario(t, sc))

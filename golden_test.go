@@ -52,6 +52,7 @@ func runOK(t *testing.T, args ...string) []byte {
 }
 
 func TestGoldenSimEveryScenario_S19(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)

@@ -57,6 +57,7 @@ func checkVerdictRungs(t *testing.T, name string, events []evalEvent) int {
 }
 
 func TestDiagnosisNamesTheTargetChosen_S9_S11(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
@@ -95,6 +96,7 @@ func TestDiagnosisNamesTheTargetChosen_S9_S11(t *testing.T) {
 // the match little at rung 1, but the verdict names it and its loss: both
 // directions together, "its datagrams".
 func TestVerdictNamesALossyPlayer(t *testing.T) {
+	t.Parallel()
 	out := strings.TrimSpace(string(runOK(t, "sim", filepath.Join("testdata", "scenarios", "uplink_loss.json"))))
 	lines := strings.Split(out, "\n")
 	var sum struct {
