@@ -22,15 +22,12 @@ import (
 // NDJSON events: replay --json still prints exactly what the sim printed,
 // and the report counts them per player.
 func TestRecordedSimStoresMovedCommands_S13(t *testing.T) {
-	t.Parallel()
 	path := filepath.Join("testdata", "scenarios", "recovery.json")
-	var plain, replayed, errb bytes.Buffer
-	if code := run([]string{"sim", path}, &plain, &errb); code != 0 {
-		t.Fatalf("sim: %s", errb.String())
-	}
+	var replayed, errb bytes.Buffer
+	plain := simOutput(t, path)
 	file := recordScenario(t, "recovery.json")
-	if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 || !bytes.Equal(plain.Bytes(), replayed.Bytes()) {
-		t.Fatalf("replay --json differs from the sim's output: exit %d, %d vs %d bytes", code, replayed.Len(), plain.Len())
+	if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 || !bytes.Equal(plain, replayed.Bytes()) {
+		t.Fatalf("replay --json differs from the sim's output: exit %d, %d vs %d bytes", code, replayed.Len(), len(plain))
 	}
 
 	// What every machine executed, straight from the engine.
@@ -113,7 +110,6 @@ func TestRecordedSimStoresMovedCommands_S13(t *testing.T) {
 // commands it executed with their send frames and original frames (S13)
 // beside its events and views, and replay --json prints what it printed.
 func TestDemoRecordsCommands_S13(t *testing.T) {
-	t.Parallel()
 	file := filepath.Join(t.TempDir(), "demo.lsrec")
 	var out, errb, replayed bytes.Buffer
 	if code := run([]string{"demo", "--json", "--duration", "4s", "--players", "3", "--profile", "lan", "--record", file}, &out, &errb); code != 0 {

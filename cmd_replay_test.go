@@ -21,26 +21,20 @@ import (
 // Recording a sim run and replaying it with --json gives the very bytes the
 // sim printed, and recording does not change what the sim prints.
 func TestReplayJSONMatchesSim_S19(t *testing.T) {
-	t.Parallel()
 	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_link.json"} {
 		t.Run(sc, func(t *testing.T) {
 			path := filepath.Join("testdata", "scenarios", sc)
-			var plain, recorded, replayed, errb bytes.Buffer
-			if code := run([]string{"sim", path}, &plain, &errb); code != 0 {
-				t.Fatalf("sim: exit %d %s", code, errb.String())
-			}
-			file := filepath.Join(t.TempDir(), "run.lsrec")
-			if code := run([]string{"sim", "--record", file, path}, &recorded, &errb); code != 0 {
-				t.Fatalf("sim --record: exit %d %s", code, errb.String())
-			}
-			if !bytes.Equal(plain.Bytes(), recorded.Bytes()) {
+			var replayed, errb bytes.Buffer
+			plain := simOutput(t, path)
+			file, recorded := recordedScenario(t, sc)
+			if !bytes.Equal(plain, recorded) {
 				t.Fatal("sim prints something else when it records")
 			}
 			if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 {
 				t.Fatalf("replay: exit %d %s", code, errb.String())
 			}
-			if !bytes.Equal(plain.Bytes(), replayed.Bytes()) {
-				t.Fatalf("replay --json differs from the sim's output (%d vs %d bytes)", replayed.Len(), plain.Len())
+			if !bytes.Equal(plain, replayed.Bytes()) {
+				t.Fatalf("replay --json differs from the sim's output (%d vs %d bytes)", replayed.Len(), len(plain))
 			}
 			if errb.Len() != 0 {
 				t.Fatalf("stderr: %s", errb.String())
@@ -121,7 +115,6 @@ func TestReplayCutOffRecording(t *testing.T) {
 // The recording is cut by SIGKILL while the sim is writing it: every
 // complete record reads back, and the reader names where it stopped.
 func TestRecordingSurvivesSIGKILL(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	scen := filepath.Join(dir, "long.json")
 	os.WriteFile(scen, []byte(`{"fps":30,"frames":2000000,"seed":3,"players":["a","b","c","d"],"commands_per_minute":600,
@@ -189,6 +182,10 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir) // buildLagscope's
 	}
+	recordingDirs.Range(func(dir, _ any) bool { // recordScenario's
+		os.RemoveAll(dir.(string))
+		return true
+	})
 	os.Exit(code)
 }
 

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +19,50 @@ import (
 
 func recordScenario(t *testing.T, name string) string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "run.lsrec")
-	var out, errb bytes.Buffer
-	if code := run([]string{"sim", "--record", file, filepath.Join("testdata", "scenarios", name)}, &out, &errb); code != 0 {
-		t.Fatalf("sim: %s", errb.String())
-	}
+	file, _ := recordedScenario(t, name)
 	return file
+}
+
+// recordedScenario is recordScenario's file and what the sim printed
+// while it recorded.
+func recordedScenario(t *testing.T, name string) (file string, printed []byte) {
+	t.Helper()
+	// The sim is deterministic: a scenario is recorded once per test
+	// binary, and the tests that read the recording share the file,
+	// which none of them changes.
+	c, _ := recordings.LoadOrStore(name, &recording{})
+	r := c.(*recording)
+	r.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lagscope-rec-")
+		if err != nil {
+			r.err = err
+			return
+		}
+		recordingDirs.Store(dir, true)
+		file := filepath.Join(dir, "run.lsrec")
+		var out, errb bytes.Buffer
+		if code := run([]string{"sim", "--record", file, filepath.Join("testdata", "scenarios", name)}, &out, &errb); code != 0 {
+			r.err = fmt.Errorf("sim: %s", errb.String())
+			return
+		}
+		r.file, r.printed = file, out.Bytes()
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.file, r.printed
+}
+
+var (
+	recordings    sync.Map // scenario name → *recording
+	recordingDirs sync.Map // their directories, removed by TestMain
+)
+
+type recording struct {
+	once    sync.Once
+	file    string
+	printed []byte
+	err     error
 }
 
 // reportDoc is the part of `lagscope report --format json` the tests
@@ -134,7 +175,6 @@ func TestReportHandoff_S17(t *testing.T) {
 // lossy.json loses 5% of datagrams each way: the inbound and outbound
 // shares read about 5%, and the resend share reads higher (L8).
 func TestReportLossShares_L8(t *testing.T) {
-	t.Parallel()
 	r := reportJSON(t, recordScenario(t, "lossy.json"))
 	l := link(r, "alice", "bob")
 	if l.InboundLoss == nil || l.OutboundLoss == nil || l.ResendShare == nil {
@@ -184,7 +224,6 @@ var requirementNumber = regexp.MustCompile(`\b[TSLQ][0-9]{1,2}[a-d]?\b`)
 // golden recording or of recordings of scenarios that exercise every
 // section (moved commands, removals, bad links, loss, slow processing).
 func TestReportNoRequirementNumbers(t *testing.T) {
-	t.Parallel()
 	files := []string{filepath.Join("testdata", "golden", "handoff.lsrec")}
 	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_cpu.json", "worsening.json"} {
 		files = append(files, recordScenario(t, sc))

@@ -152,7 +152,6 @@ func readScreen(s string) (f screenFacts, ok bool) {
 }
 
 func TestVerdictAgreesWithTheScreen_S9_S11(t *testing.T) {
-	t.Parallel()
 	updates := demoUpdates(t, verdictDemoLength)
 	shots := screens(t, updates, 80, 24)
 	if len(shots) < 170 {
