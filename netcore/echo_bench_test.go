@@ -4,16 +4,18 @@ package netcore_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -39,17 +41,18 @@ import (
 //     client's next message from its own, so each message costs each end
 //     one wake-up, as the bare echo's does.
 //
-// BenchmarkEcho runs them side by side: rounds of b.N messages each
-// (after a warm-up of its own), every contender's round in a child process
-// of its own (this test binary, LAGSCOPE_ECHO_CHILD), contenders
-// interleaved and their order swapped every round, so that what the
-// machine does meanwhile falls on both alike. For every round it logs each
-// contender's
+// BenchmarkEcho runs them side by side, each in a child process of its own
+// (this test binary, LAGSCOPE_ECHO_CHILD) that warms up once and then
+// echoes what it is told to: rounds of b.N messages per contender, each
+// round in blocks of echoBlock messages that alternate between the two
+// (ABBAABBA…), so that what the machine does meanwhile — a neighbour's
+// build, a timer storm — falls on both alike, to within a block's few
+// milliseconds. For every round it logs each contender's
 //
 //   - median and p99 round trip as the client sees it, from just before its
 //     send to just after the echo is in its hands;
 //   - CPU per echoed message: user+system CPU of the whole child (both
-//     ends, the runtime), from getrusage;
+//     ends, the runtime) over its blocks, from getrusage;
 //   - datagrams either socket sent, and heap allocations, per message;
 //
 // and lagscope's against bare: median minus bare's, p99 and CPU as ratios.
@@ -70,11 +73,10 @@ import (
 
 const echoSize = 32
 
-// The child's environment: which contender, how many messages measured,
-// how many before them to warm up, and where to put a CPU profile.
+// The child's environment: which contender, how many messages to warm up
+// with, and where to put a CPU profile; and the rounds BenchmarkEcho runs.
 const (
 	echoChildEnv   = "LAGSCOPE_ECHO_CHILD"
-	echoNEnv       = "LAGSCOPE_ECHO_N"
 	echoWarmEnv    = "LAGSCOPE_ECHO_WARM"
 	echoProfileEnv = "LAGSCOPE_ECHO_CPUPROFILE"
 	echoRoundsEnv  = "LAGSCOPE_ECHO_ROUNDS"
@@ -84,11 +86,15 @@ const (
 // SRTT to settle and the runtime's pools to fill.
 const echoWarm = 2000
 
+// echoBlock is how many messages a contender echoes before the other's
+// turn.
+const echoBlock = 1000
+
 // TestMain makes the test binary one contender of the echo harness when
 // LAGSCOPE_ECHO_CHILD names one; otherwise it runs the tests.
 func TestMain(m *testing.M) {
 	if c := os.Getenv(echoChildEnv); c != "" {
-		os.Exit(echoChild(c))
+		os.Exit(echoChild(c, os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }
@@ -102,17 +108,22 @@ type echoResult struct {
 	CPUUS     float64 `json:"cpu_us_per_msg"`
 	Dgrams    float64 `json:"dgrams_per_msg"`
 	Allocs    float64 `json:"allocs_per_msg"`
-	// SRTT of the client's and the server's link when it ended (lagscope).
+	// SRTT of the client's and the server's link at the round's end
+	// (lagscope).
 	SRTTCliUS float64 `json:"srtt_cli_us,omitempty"`
 	SRTTSrvUS float64 `json:"srtt_srv_us,omitempty"`
 }
 
-// echoMeter measures the child's measured stretch: CPU, allocations, an
-// optional CPU profile.
-type echoMeter struct {
-	cpu0    time.Duration
-	allocs0 uint64
-	prof    *os.File
+// echoer is one contender as its child runs it.
+type echoer interface {
+	// echo echoes k messages, appending each round trip to rtts unless
+	// it is nil (a warm-up).
+	echo(k int, rtts []time.Duration) ([]time.Duration, error)
+	// sent is how many datagrams either end has sent so far.
+	sent() uint64
+	// srtt is the client's and the server's SRTT (zero without links).
+	srtt() (cli, srv time.Duration)
+	close()
 }
 
 var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
@@ -120,34 +131,6 @@ var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
 func heapAllocs() uint64 {
 	metrics.Read(allocSample)
 	return allocSample[0].Value.Uint64()
-}
-
-func (m *echoMeter) start(contender string) error {
-	if dir := os.Getenv(echoProfileEnv); dir != "" {
-		f, err := os.CreateTemp(dir, "echo-"+contender+"-*.pprof")
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return err
-		}
-		m.prof = f
-	}
-	m.allocs0 = heapAllocs()
-	m.cpu0 = processCPU()
-	return nil
-}
-
-// stop returns the CPU and allocations since start.
-func (m *echoMeter) stop() (time.Duration, uint64) {
-	cpu := processCPU() - m.cpu0
-	allocs := heapAllocs() - m.allocs0
-	if m.prof != nil {
-		pprof.StopCPUProfile()
-		m.prof.Close()
-	}
-	return cpu, allocs
 }
 
 // processCPU is the process's user+system CPU so far.
@@ -159,23 +142,24 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// echoChild runs one contender's round and prints its echoResult.
-func echoChild(contender string) int {
-	n, err := strconv.Atoi(os.Getenv(echoNEnv))
-	if err != nil || n < 1 {
-		fmt.Fprintf(os.Stderr, "%s=%q: want a count of messages\n", echoNEnv, os.Getenv(echoNEnv))
-		return 2
+// echoChild is a contender's child: it warms up, says "ready", and then
+// follows the commands on in, one a line — "block K" echoes K messages and
+// says "done", "round" prints the round's echoResult since the last one,
+// "quit" ends.
+func echoChild(contender string, in io.Reader, out io.Writer) int {
+	warm := echoWarm
+	if v, err := strconv.Atoi(os.Getenv(echoWarmEnv)); err == nil && v >= 0 {
+		warm = v
 	}
-	warm, err := strconv.Atoi(os.Getenv(echoWarmEnv))
-	if err != nil || warm < 0 {
-		warm = echoWarm
-	}
-	var res echoResult
+	var (
+		e   echoer
+		err error
+	)
 	switch contender {
 	case "bare":
-		res, err = echoBareRound(n, warm)
+		e, err = newBareEcho()
 	case "lagscope":
-		res, err = echoLagscopeRound(n, warm)
+		e, err = newLagscopeEcho()
 	default:
 		err = fmt.Errorf("no contender %q", contender)
 	}
@@ -183,9 +167,65 @@ func echoChild(contender string) int {
 		fmt.Fprintln(os.Stderr, "echo child:", err)
 		return 1
 	}
-	res.Contender, res.N = contender, n
-	out, _ := json.Marshal(res)
-	fmt.Println(string(out))
+	defer e.close()
+	if _, err := e.echo(warm, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "echo child: warm-up:", err)
+		return 1
+	}
+	if dir := os.Getenv(echoProfileEnv); dir != "" {
+		f, err := os.CreateTemp(dir, "echo-"+contender+"-*.pprof")
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	var (
+		rtts        = make([]time.Duration, 0, 1<<16) // not nil: measured
+		cpu         time.Duration
+		allocs      uint64
+		roundSent0  = e.sent()
+		sc          = bufio.NewScanner(in)
+		settleAfter = 20 * time.Millisecond
+	)
+	fmt.Fprintln(out, "ready")
+	for sc.Scan() {
+		cmd, arg, _ := strings.Cut(sc.Text(), " ")
+		switch cmd {
+		case "block":
+			k, err := strconv.Atoi(arg)
+			if err != nil || k < 1 {
+				fmt.Fprintf(os.Stderr, "echo child: block %q\n", arg)
+				return 2
+			}
+			a0, c0 := heapAllocs(), processCPU()
+			if rtts, err = e.echo(k, rtts); err != nil {
+				fmt.Fprintln(os.Stderr, "echo child:", err)
+				return 1
+			}
+			cpu += processCPU() - c0
+			allocs += heapAllocs() - a0
+			fmt.Fprintln(out, "done")
+		case "round":
+			// The last message's ack (and any LinkReports) may still be
+			// on their way: count what was sent for the round once it
+			// settled.
+			time.Sleep(settleAfter)
+			sent := e.sent()
+			res := echoResult{Contender: contender, N: len(rtts)}
+			slices.Sort(rtts)
+			n := float64(len(rtts))
+			res.MedUS, res.P99US = quantileUS(rtts, 0.5), quantileUS(rtts, 0.99)
+			res.CPUUS = float64(cpu) / float64(time.Microsecond) / n
+			res.Allocs = float64(allocs) / n
+			res.Dgrams = float64(sent-roundSent0) / n
+			cli, srv := e.srtt()
+			res.SRTTCliUS, res.SRTTSrvUS = float64(cli)/float64(time.Microsecond), float64(srv)/float64(time.Microsecond)
+			b, _ := json.Marshal(res)
+			fmt.Fprintln(out, string(b))
+			rtts, cpu, allocs, roundSent0 = rtts[:0], 0, 0, sent
+		case "quit":
+			return 0
+		}
+	}
 	return 0
 }
 
@@ -197,33 +237,30 @@ func quantileUS(sorted []time.Duration, q float64) float64 {
 	return float64(sorted[int(q*float64(len(sorted)-1))]) / float64(time.Microsecond)
 }
 
-// fillTimes sorts the round trips into res with the stretch's CPU and
-// allocations.
-func fillTimes(res *echoResult, rtts []time.Duration, cpu time.Duration, allocs uint64) {
-	slices.Sort(rtts)
-	n := float64(len(rtts))
-	res.MedUS, res.P99US = quantileUS(rtts, 0.5), quantileUS(rtts, 0.99)
-	res.CPUUS = float64(cpu) / float64(time.Microsecond) / n
-	res.Allocs = float64(allocs) / n
+// bareEcho is the bare contender.
+type bareEcho struct {
+	srv, cli *net.UDPConn
+	srvAddr  netip.AddrPort
+	done     chan struct{}
+	n        atomic.Uint64 // datagrams either socket sent
+	msg      []byte
+	buf      [2048]byte
 }
 
-// echoBareRound is the bare contender: warm echoes, then n measured.
-func echoBareRound(n, warm int) (echoResult, error) {
-	var res echoResult
+func newBareEcho() (*bareEcho, error) {
 	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	cli, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
-		return res, err
+		srv.Close()
+		return nil, err
 	}
-	defer cli.Close()
-	srvAddr := srv.LocalAddr().(*net.UDPAddr).AddrPort()
-	done := make(chan struct{})
-	var sent atomic.Uint64 // datagrams either socket sent
+	e := &bareEcho{srv: srv, cli: cli, srvAddr: srv.LocalAddr().(*net.UDPAddr).AddrPort(),
+		done: make(chan struct{}), msg: make([]byte, echoSize)}
 	go func() {
-		defer close(done)
+		defer close(e.done)
 		var buf [2048]byte
 		for {
 			k, from, err := srv.ReadFromUDPAddrPort(buf[:])
@@ -231,187 +268,235 @@ func echoBareRound(n, warm int) (echoResult, error) {
 				return
 			}
 			if _, err := srv.WriteToUDPAddrPort(buf[:k], from); err == nil {
-				sent.Add(1)
+				e.n.Add(1)
 			}
 		}
 	}()
-	msg := make([]byte, echoSize)
-	var buf [2048]byte
-	// echo sends msg until its echo comes back (a lost one is sent again,
-	// as the reliable channel would) and returns the round trip.
-	echo := func() (time.Duration, error) {
-		for range 10 {
-			t0 := time.Now()
-			if _, err := cli.WriteToUDPAddrPort(msg, srvAddr); err != nil {
-				return 0, err
-			}
-			sent.Add(1)
-			cli.SetReadDeadline(time.Now().Add(time.Second))
-			if _, _, err := cli.ReadFromUDPAddrPort(buf[:]); err == nil {
-				return time.Since(t0), nil
-			}
-		}
-		return 0, fmt.Errorf("no echo in 10 tries")
-	}
-	for range warm {
-		if _, err := echo(); err != nil {
-			return res, err
-		}
-	}
-	rtts := make([]time.Duration, 0, n)
-	var m echoMeter
-	if err := m.start("bare"); err != nil {
-		return res, err
-	}
-	sent0 := sent.Load()
-	for range n {
-		rtt, err := echo()
-		if err != nil {
-			return res, err
-		}
-		rtts = append(rtts, rtt)
-	}
-	cpu, allocs := m.stop()
-	srv.Close()
-	<-done
-	fillTimes(&res, rtts, cpu, allocs)
-	res.Dgrams = float64(sent.Load()-sent0) / float64(n)
-	return res, nil
+	return e, nil
 }
 
-// echoLagscopeRound is the lagscope contender: warm echoes, then n
-// measured.
-func echoLagscopeRound(n, warm int) (echoResult, error) {
-	const cliID, srvID netcore.PeerID = 1, 2
-	var (
-		res      echoResult
-		srv, cli *liveEndpoint
-		rtts     = make([]time.Duration, 0, n)
-		msg      = make([]byte, echoSize)
-		sentAt   time.Time
-		count    int // echoes back in the current stretch
-		target   int // echoes the current stretch wants
-		measure  bool
-		finished = make(chan struct{}, 1)
-		fail     = make(chan error, 1)
-	)
-	report := func(err error) {
-		select {
-		case fail <- err:
-		default:
+func (e *bareEcho) echo(k int, rtts []time.Duration) ([]time.Duration, error) {
+	for range k {
+		rtt, err := e.once()
+		if err != nil {
+			return rtts, err
+		}
+		if rtts != nil {
+			rtts = append(rtts, rtt)
 		}
 	}
+	return rtts, nil
+}
+
+// once sends the message until its echo comes back (a lost one is sent
+// again, as the reliable channel would) and returns the round trip.
+func (e *bareEcho) once() (time.Duration, error) {
+	for range 10 {
+		t0 := time.Now()
+		if _, err := e.cli.WriteToUDPAddrPort(e.msg, e.srvAddr); err != nil {
+			return 0, err
+		}
+		e.n.Add(1)
+		e.cli.SetReadDeadline(time.Now().Add(time.Second))
+		if _, _, err := e.cli.ReadFromUDPAddrPort(e.buf[:]); err == nil {
+			return time.Since(t0), nil
+		}
+	}
+	return 0, fmt.Errorf("no echo in 10 tries")
+}
+
+func (e *bareEcho) sent() uint64 { return e.n.Load() }
+
+func (e *bareEcho) srtt() (time.Duration, time.Duration) { return 0, 0 }
+
+func (e *bareEcho) close() {
+	e.cli.Close()
+	e.srv.Close()
+	<-e.done
+}
+
+// lagscopeEcho is the lagscope contender: the client's delivery callback
+// takes the round trip and sends the next message.
+type lagscopeEcho struct {
+	srv, cli *liveEndpoint
+	msg      []byte
+	sentAt   time.Time
+	count    int // echoes back in the current stretch
+	target   int // echoes the current stretch wants
+	rtts     []time.Duration
+	measure  bool
+	finished chan struct{}
+	fail     chan error
+	// start is the block's first send, made once: starting a block
+	// allocates nothing, so the allocations counted are the datagrams'.
+	start   func(now time.Duration)
+	started chan struct{}
+	limit   *time.Timer
+}
+
+const echoCli, echoSrv netcore.PeerID = 1, 2
+
+func newLagscopeEcho() (*lagscopeEcho, error) {
+	e := &lagscopeEcho{msg: make([]byte, echoSize), finished: make(chan struct{}, 1), fail: make(chan error, 1)}
 	var err error
-	srv, err = newLive(netcore.Config{Self: srvID, Seal: true}, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, m []byte) {
+	e.srv, err = newLive(netcore.Config{Self: echoSrv, Seal: true}, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, m []byte) {
 		if ch != netcore.ChannelReliable {
 			return
 		}
-		if err := srv.ep.Send(now, from, netcore.ChannelReliable, m); err != nil {
-			report(err)
+		if err := e.srv.ep.Send(now, from, netcore.ChannelReliable, m); err != nil {
+			e.report(err)
 		}
 	})
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer srv.close()
-	cli, err = newLive(netcore.Config{Self: cliID, Seal: true}, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, m []byte) {
+	e.cli, err = newLive(netcore.Config{Self: echoCli, Seal: true}, func(now time.Duration, from netcore.PeerID, ch netcore.Channel, m []byte) {
 		if ch != netcore.ChannelReliable {
 			return
 		}
-		if measure {
-			rtts = append(rtts, time.Since(sentAt))
+		if e.measure {
+			e.rtts = append(e.rtts, time.Since(e.sentAt))
 		}
-		if count++; count == target {
-			finished <- struct{}{}
+		if e.count++; e.count == e.target {
+			e.finished <- struct{}{}
 			return
 		}
 		// The next message leaves in the same wake-up as the echo came
 		// in, as the bare client's does.
-		sentAt = time.Now()
-		if err := cli.ep.Send(cli.now(), from, netcore.ChannelReliable, msg); err != nil {
-			report(err)
+		e.sentAt = time.Now()
+		if err := e.cli.ep.Send(e.cli.now(), from, netcore.ChannelReliable, e.msg); err != nil {
+			e.report(err)
 		}
 	})
 	if err != nil {
-		return res, err
+		e.srv.close()
+		return nil, err
 	}
-	defer cli.close()
-	cli.do(func(now time.Duration) {
-		err = cli.ep.AddLink(now, srvID, srv.tr.LocalAddr(), srv.ep.PublicKey())
+	e.cli.do(func(now time.Duration) {
+		err = e.cli.ep.AddLink(now, echoSrv, e.srv.tr.LocalAddr(), e.srv.ep.PublicKey())
 	})
-	if err != nil {
-		return res, err
-	}
-	srv.do(func(now time.Duration) {
-		err = srv.ep.AddLink(now, cliID, cli.tr.LocalAddr(), cli.ep.PublicKey())
-	})
-	if err != nil {
-		return res, err
-	}
-	// stretch echoes k messages; the client's callback counts them.
-	stretch := func(k int, measured bool) error {
-		if k == 0 {
-			return nil
-		}
-		cli.do(func(now time.Duration) {
-			count, target, measure = 0, k, measured
-			sentAt = time.Now()
-			if err := cli.ep.Send(now, srvID, netcore.ChannelReliable, msg); err != nil {
-				report(err)
-			}
+	if err == nil {
+		e.srv.do(func(now time.Duration) {
+			err = e.srv.ep.AddLink(now, echoCli, e.cli.tr.LocalAddr(), e.cli.ep.PublicKey())
 		})
-		select {
-		case <-finished:
-			return nil
-		case err := <-fail:
-			return err
-		case <-time.After(time.Duration(k)*time.Millisecond + 10*time.Second):
-			return fmt.Errorf("echoes stalled after %d of %d", count, k)
+	}
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	e.started = make(chan struct{}, 1)
+	e.start = func(now time.Duration) {
+		e.sentAt = time.Now()
+		if err := e.cli.ep.Send(now, echoSrv, netcore.ChannelReliable, e.msg); err != nil {
+			e.report(err)
 		}
+		e.started <- struct{}{}
 	}
-	if err := stretch(warm, false); err != nil {
-		return res, err
-	}
-	// The last warm echo's ack settles before the count starts.
-	time.Sleep(20 * time.Millisecond)
-	sent0 := cli.tr.Stats().Sent + srv.tr.Stats().Sent
-	var m echoMeter
-	if err := m.start("lagscope"); err != nil {
-		return res, err
-	}
-	if err := stretch(n, true); err != nil {
-		return res, err
-	}
-	cpu, allocs := m.stop()
-	// The last message's ack (and any LinkReports) may still be on their
-	// way: count what was sent for the n messages once it settled.
-	time.Sleep(20 * time.Millisecond)
-	sent := cli.tr.Stats().Sent + srv.tr.Stats().Sent - sent0
-	fillTimes(&res, rtts, cpu, allocs)
-	res.Dgrams = float64(sent) / float64(n)
-	res.SRTTCliUS = float64(cli.stats(srvID).SRTT) / float64(time.Microsecond)
-	res.SRTTSrvUS = float64(srv.stats(cliID).SRTT) / float64(time.Microsecond)
-	return res, nil
+	e.limit = time.NewTimer(time.Hour)
+	e.limit.Stop()
+	return e, nil
 }
 
-// runEchoChild runs one contender's round of n messages in a child.
-func runEchoChild(b *testing.B, contender string, n int) echoResult {
+func (e *lagscopeEcho) report(err error) {
+	select {
+	case e.fail <- err:
+	default:
+	}
+}
+
+func (e *lagscopeEcho) echo(k int, rtts []time.Duration) ([]time.Duration, error) {
+	if k == 0 {
+		return rtts, nil
+	}
+	// The client's goroutine is idle in its socket: what it reads next is
+	// set before the first send, which it makes (liveEndpoint.run runs the
+	// calls it is handed, then reads).
+	e.count, e.target, e.measure, e.rtts = 0, k, rtts != nil, rtts
+	e.cli.calls <- e.start
+	e.cli.tr.Wake()
+	<-e.started
+	e.limit.Reset(time.Duration(k)*time.Millisecond + 10*time.Second)
+	defer e.limit.Stop()
+	select {
+	case <-e.finished:
+	case err := <-e.fail:
+		return rtts, err
+	case <-e.limit.C:
+		return rtts, fmt.Errorf("echoes stalled in a block of %d", k)
+	}
+	// The callback has finished with e.rtts (it sent on finished last).
+	rtts, e.rtts = e.rtts, nil
+	return rtts, nil
+}
+
+func (e *lagscopeEcho) sent() uint64 { return e.cli.tr.Stats().Sent + e.srv.tr.Stats().Sent }
+
+func (e *lagscopeEcho) srtt() (time.Duration, time.Duration) {
+	return e.cli.stats(echoSrv).SRTT, e.srv.stats(echoCli).SRTT
+}
+
+func (e *lagscopeEcho) close() {
+	e.cli.close()
+	e.srv.close()
+}
+
+// echoProc is a contender's child as the benchmark drives it.
+type echoProc struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+}
+
+func startEchoChild(b *testing.B, contender string) *echoProc {
 	b.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), echoChildEnv+"="+contender, echoNEnv+"="+strconv.Itoa(n))
+	cmd.Env = append(os.Environ(), echoChildEnv+"="+contender)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	in, err := cmd.StdinPipe()
 	if err != nil {
-		b.Fatalf("echo child %s: %v", contender, err)
+		b.Fatal(err)
 	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	p := &echoProc{name: contender, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	b.Cleanup(func() {
+		p.in.Close()
+		p.cmd.Wait()
+	})
+	p.expect(b, "ready")
+	return p
+}
+
+// say sends one command line.
+func (p *echoProc) say(b *testing.B, line string) {
+	b.Helper()
+	if _, err := fmt.Fprintln(p.in, line); err != nil {
+		b.Fatalf("echo child %s: %v", p.name, err)
+	}
+}
+
+// expect reads the child's next line, which must be want.
+func (p *echoProc) expect(b *testing.B, want string) {
+	b.Helper()
+	if !p.out.Scan() || p.out.Text() != want {
+		b.Fatalf("echo child %s said %q, want %q (%v)", p.name, p.out.Text(), want, p.out.Err())
+	}
+}
+
+// round reads the child's result of the round.
+func (p *echoProc) round(b *testing.B) echoResult {
+	b.Helper()
+	p.say(b, "round")
 	var res echoResult
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if json.Unmarshal(sc.Bytes(), &res) == nil && res.Contender == contender {
-			return res
-		}
+	if !p.out.Scan() || json.Unmarshal(p.out.Bytes(), &res) != nil {
+		b.Fatalf("echo child %s printed %q, want its round", p.name, p.out.Text())
 	}
-	b.Fatalf("echo child %s printed no result: %s", contender, out)
 	return res
 }
 
@@ -424,24 +509,32 @@ func BenchmarkEcho(b *testing.B) {
 		}
 		rounds = r
 	}
-	var bare, lag []echoResult
+	bare, lag := startEchoChild(b, "bare"), startEchoChild(b, "lagscope")
+	var bs, ls []echoResult
 	for r := range rounds {
-		order := []string{"bare", "lagscope"}
+		pair := [2]*echoProc{bare, lag}
 		if r%2 == 1 {
-			order = []string{"lagscope", "bare"}
+			pair = [2]*echoProc{lag, bare}
 		}
-		for _, c := range order {
-			res := runEchoChild(b, c, b.N)
-			if c == "bare" {
-				bare = append(bare, res)
-			} else {
-				lag = append(lag, res)
+		for i, left := 0, b.N; left > 0; i++ {
+			k := min(echoBlock, left)
+			left -= k
+			order := pair
+			if i%2 == 1 {
+				order = [2]*echoProc{pair[1], pair[0]}
+			}
+			for _, p := range order {
+				p.say(b, "block "+strconv.Itoa(k))
+				p.expect(b, "done")
 			}
 		}
+		bs, ls = append(bs, bare.round(b)), append(ls, lag.round(b))
 	}
+	bare.say(b, "quit")
+	lag.say(b, "quit")
 	var medDiff, p99Ratio, cpuRatio, dgrams, allocs, bareMed, lagMed, bareCPU, lagCPU []float64
 	for r := range rounds {
-		bb, l := bare[r], lag[r]
+		bb, l := bs[r], ls[r]
 		medDiff = append(medDiff, l.MedUS-bb.MedUS)
 		p99Ratio = append(p99Ratio, l.P99US/bb.P99US)
 		cpuRatio = append(cpuRatio, l.CPUUS/bb.CPUUS)
@@ -452,8 +545,8 @@ func BenchmarkEcho(b *testing.B) {
 		if b.N == 1 {
 			continue // the benchmark framework's first call, before the real one
 		}
-		b.Logf("round %d (%s first): bare median %.1f µs, p99 %.1f µs, CPU %.2f µs/msg, %.2f dgrams/msg, %.3f allocs/msg | "+
-			"lagscope median %.1f µs (bare %+.1f µs), p99 %.1f µs (%.2f× bare), CPU %.2f µs/msg (%.2f× bare), %.2f dgrams/msg, %.3f allocs/msg, SRTT client %.1f µs, server %.1f µs",
+		b.Logf("round %d (%s first): bare median %.1f µs, p99 %.1f µs, CPU %.2f µs/msg, %.3f dgrams/msg, %.3f allocs/msg | "+
+			"lagscope median %.1f µs (bare %+.1f µs), p99 %.1f µs (%.2f× bare), CPU %.2f µs/msg (%.2f× bare), %.3f dgrams/msg, %.3f allocs/msg, SRTT client %.1f µs, server %.1f µs",
 			r+1, map[bool]string{true: "bare", false: "lagscope"}[r%2 == 0],
 			bb.MedUS, bb.P99US, bb.CPUUS, bb.Dgrams, bb.Allocs,
 			l.MedUS, l.MedUS-bb.MedUS, l.P99US, l.P99US/bb.P99US, l.CPUUS, l.CPUUS/bb.CPUUS, l.Dgrams, l.Allocs, l.SRTTCliUS, l.SRTTSrvUS)
