@@ -1,7 +1,7 @@
 package main
 
 // End-to-end tests of the live commands: the real binary, built
-// once per test, run as separate processes talking UDP on 127.0.0.1, with
+// once per test binary, run as separate processes talking UDP on 127.0.0.1, with
 // --json --duration so every run is bounded in time. Assertions are about
 // what the processes print, never about how long things took.
 
@@ -25,20 +25,62 @@ import (
 	"time"
 )
 
-// buildLagscope builds the command into a fresh directory: a plain build,
-// without the race detector, so the processes run at their real speed.
+// buildLagscope builds the command, once per test binary, into a
+// directory of its own: a plain build, without the race detector, so the
+// processes run at their real speed. Every test that runs it shares the
+// one binary; nothing writes beside it.
 func buildLagscope(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lagscope")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		gobin = "go"
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lagscope-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		bin := filepath.Join(dir, "lagscope")
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(gobin); err != nil {
+			gobin = "go"
+		}
+		if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return built.bin
+}
+
+// built is buildLagscope's binary; TestMain removes its directory.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// procConfig is each test's own config directory for the processes it
+// starts (startProc): every successful join writes the last host there,
+// so tests that run side by side (t.Parallel) must not share one.
+var procConfig sync.Map // *testing.T → string
+
+// procEnv is the environment of a process a test starts: this one's, with
+// XDG_CONFIG_HOME the test's own directory — unless the test set one of
+// its own (t.Setenv), which its processes then share.
+func procEnv(t *testing.T) []string {
+	env := os.Environ()
+	if os.Getenv("XDG_CONFIG_HOME") != testConfigDir {
+		return env
 	}
-	return bin
+	dir, ok := procConfig.Load(t)
+	if !ok {
+		dir, _ = procConfig.LoadOrStore(t, t.TempDir())
+		t.Cleanup(func() { procConfig.Delete(t) })
+	}
+	return append(env, "XDG_CONFIG_HOME="+dir.(string))
 }
 
 // ndjson is one printed line.
@@ -101,6 +143,7 @@ func joinCode(t *testing.T, host *proc) string {
 func startProc(t *testing.T, bin, name string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, name: name, cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Env = procEnv(t)
 	p.cmd.Stderr = &p.stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -230,6 +273,7 @@ func measuredLinks(p *proc, from string) map[string]bool {
 // all four print the same timing events on the same frames, and the
 // watcher is in no report.
 func TestLiveSessionEndToEnd_T1(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "24s")
@@ -305,6 +349,7 @@ func TestLiveSessionEndToEnd_T1(t *testing.T) {
 // after the drop timeout and keep playing; SIGKILL of the host, the master:
 // the next player in house order takes over (S16) and plays on.
 func TestLiveKilledJoinerAndHost_T11_S16(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "alice.log")
@@ -394,6 +439,7 @@ func lastLines(b []byte, n int) string {
 // change to the session (the joiner sees the same timing, nobody is removed,
 // no desync), and the host's rejected counter counts every one.
 func TestLiveFloodOfBadDatagrams(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
 		"--json", "--duration", "16s")
@@ -507,6 +553,7 @@ func TestLiveFlagErrors(t *testing.T) {
 // A joiner whose host does not exist gives up with a one-line error and
 // exit 1 (not a flag error: the address was fine).
 func TestJoinNoHost(t *testing.T) {
+	t.Parallel()
 	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -525,6 +572,7 @@ func TestJoinNoHost(t *testing.T) {
 // the master's first timing arrives and the demo says what it does to the
 // network; a bare `lagscope` runs the same demo.
 func TestDemoEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	demo := startProc(t, bin, "demo", "demo", "--json", "--duration", "15s", "--seed", "3")
 	if code := demo.exit(60 * time.Second); code != 0 {
@@ -583,6 +631,7 @@ func TestDemoFlagErrors(t *testing.T) {
 // that says what to type and exits 1; one with the code is seated; --open
 // and --key together are bad input.
 func TestLiveHostKeyedByDefault(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "15s")

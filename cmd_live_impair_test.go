@@ -20,6 +20,7 @@ const longEnv = "LAGSCOPE_LONG"
 // and inbound loss that tracks the 2 % asked for (L2): within ±1 point
 // over three minutes.
 func TestLiveThroughImpairRelay_T3_L2(t *testing.T) {
+	t.Parallel()
 	length := 30 * time.Second
 	long := os.Getenv(longEnv) == "1"
 	if long {

@@ -16,6 +16,7 @@ import (
 // within 3 s of game time of each other, and no machine's incident names
 // cyd or dan, who only waited for it.
 func TestLiveIncidentThroughImpair(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	const length = 45 * time.Second
 	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})

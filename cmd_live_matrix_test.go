@@ -24,6 +24,7 @@ func measuredPairs(p *proc) map[string]bool {
 // its endpoint, the others from the players' telemetry (Q1–Q4) —
 // and so does a player for the pairs it is not part of.
 func TestLiveWatchPrintsEveryPair_T1_Q4(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	names := []string{"alice", "bob", "carol", "dave"}
 	host := startProc(t, bin, "alice", "host", "--open", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "4",

@@ -19,6 +19,7 @@ import (
 // learned from its local addresses), the game starts, and every link of
 // every player is measured, on a direct path.
 func TestLiveNewcomerBehindImpair_T1(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "22s")
@@ -106,6 +107,7 @@ func TestLiveNewcomerBehindImpair_T1(t *testing.T) {
 // listening on both families with one player joining over IPv6 and one
 // over IPv4. Every player's links are measured and the game starts.
 func TestLiveIPv6AndDualStack_T1(t *testing.T) {
+	t.Parallel()
 	if c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
 		t.Skipf("no IPv6 loopback here: %v", err)
 	} else {
@@ -120,6 +122,7 @@ func TestLiveIPv6AndDualStack_T1(t *testing.T) {
 		{"dual-stack", ":0", [2]string{"[::1]:%d", "127.0.0.1:%d"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", c.listen, "--players", "3", "--json", "--duration", "14s")
 			ap, err := netip.ParseAddrPort(hostAddr(t, host))
 			if err != nil {
@@ -151,6 +154,7 @@ func TestLiveIPv6AndDualStack_T1(t *testing.T) {
 // system would pick, and joins. Linux only (the loopback has every
 // 127/8 address there).
 func TestLiveHostAnswersFromArrivalAddress(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("127.0.0.2 on the loopback and IP_PKTINFO: Linux")
 	}

@@ -325,14 +325,22 @@ type forgery struct {
 // own key: a stranger's, and a member's tagged with the code, are refused
 // alike.
 func TestForgedNominationOnLoopback(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("127.0.0.99 on the loopback: Linux")
 	}
-	// A config dir of its own: the joiners save last_host there.
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	// Each case's processes save last_host in a config dir of the case's
+	// own (startProc), and each has a victim address of its own: they run
+	// side by side.
 	bin := buildLagscope(t)
-	t.Run("unkeyed", func(t *testing.T) { runPathAttack(t, bin, nil, "127.0.0.99") })
-	t.Run("keyed", func(t *testing.T) { runPathAttack(t, bin, []byte("correct horse battery staple"), "127.0.0.98") })
+	t.Run("unkeyed", func(t *testing.T) {
+		t.Parallel()
+		runPathAttack(t, bin, nil, "127.0.0.99")
+	})
+	t.Run("keyed", func(t *testing.T) {
+		t.Parallel()
+		runPathAttack(t, bin, []byte("correct horse battery staple"), "127.0.0.98")
+	})
 }
 
 func runPathAttack(t *testing.T, bin string, key []byte, victimIP string) {

@@ -18,6 +18,7 @@ import (
 // A --trace that names no player is a usage error, and so is one beside
 // --no-trace.
 func TestLiveTraceFlag(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the hop tracer reads the error queue, which only Linux has")
 	}

@@ -22,6 +22,7 @@ import (
 // ends (player measures, peer is the other end), and its per-link families
 // keep only its own links (L5).
 func TestLiveWatcherMetricsEveryPair_L5(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

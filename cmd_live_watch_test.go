@@ -38,6 +38,7 @@ func timingFrom(p *proc, f int) []string {
 // the timing in force the players had at that frame, and from then on the
 // same timing lines on the same frames as the players.
 func TestLiveLateWatcher_T1_S12(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "ada", "host", "--open", "--name", "ada", "--listen", "127.0.0.1:0", "--players", "3",
 		"--json", "--duration", "24s")

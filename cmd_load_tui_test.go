@@ -22,6 +22,7 @@ import (
 // adds nothing: A+ each way, at the cap) and the host's status line says
 // nothing more of it.
 func TestLoadKeyInTmux(t *testing.T) {
+	t.Parallel()
 	systool.Need(t, "tmux", "the players' TUIs are driven in it; .ci/run installs it")
 	exe, err := os.Executable()
 	if err != nil {

@@ -92,6 +92,7 @@ func TestJoinGuideFromInterfaces(t *testing.T) {
 // with one joiner seated shows the lobby's guide and seats; `s` starts
 // the game at once with the two seated.
 func TestHostStartKeyInTmux(t *testing.T) {
+	t.Parallel()
 	systool.Need(t, "tmux", "the host's lobby is driven in it; .ci/run installs it")
 	exe, err := os.Executable()
 	if err != nil {
@@ -130,6 +131,7 @@ func TestHostStartKeyInTmux(t *testing.T) {
 // A player who comes after the start is told, with the address it tried,
 // the command that shows the game instead — with the --key it gave.
 func TestJoinRefusedStartedSaysWatch(t *testing.T) {
+	t.Parallel()
 	bin := buildLagscope(t)
 	host := startProc(t, bin, "alice", "host", "--name", "alice", "--listen", "127.0.0.1:0", "--players", "2",
 		"--json", "--duration", "20s")

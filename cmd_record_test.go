@@ -23,13 +23,11 @@ import (
 // and the report counts them per player.
 func TestRecordedSimStoresMovedCommands_S13(t *testing.T) {
 	path := filepath.Join("testdata", "scenarios", "recovery.json")
-	var plain, replayed, errb bytes.Buffer
-	if code := run([]string{"sim", path}, &plain, &errb); code != 0 {
-		t.Fatalf("sim: %s", errb.String())
-	}
+	var replayed, errb bytes.Buffer
+	plain := simOutput(t, path)
 	file := recordScenario(t, "recovery.json")
-	if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 || !bytes.Equal(plain.Bytes(), replayed.Bytes()) {
-		t.Fatalf("replay --json differs from the sim's output: exit %d, %d vs %d bytes", code, replayed.Len(), plain.Len())
+	if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 || !bytes.Equal(plain, replayed.Bytes()) {
+		t.Fatalf("replay --json differs from the sim's output: exit %d, %d vs %d bytes", code, replayed.Len(), len(plain))
 	}
 
 	// What every machine executed, straight from the engine.

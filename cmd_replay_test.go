@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,22 +24,17 @@ func TestReplayJSONMatchesSim_S19(t *testing.T) {
 	for _, sc := range []string{"handoff.json", "vanish.json", "lossy.json", "slow_link.json"} {
 		t.Run(sc, func(t *testing.T) {
 			path := filepath.Join("testdata", "scenarios", sc)
-			var plain, recorded, replayed, errb bytes.Buffer
-			if code := run([]string{"sim", path}, &plain, &errb); code != 0 {
-				t.Fatalf("sim: exit %d %s", code, errb.String())
-			}
-			file := filepath.Join(t.TempDir(), "run.lsrec")
-			if code := run([]string{"sim", "--record", file, path}, &recorded, &errb); code != 0 {
-				t.Fatalf("sim --record: exit %d %s", code, errb.String())
-			}
-			if !bytes.Equal(plain.Bytes(), recorded.Bytes()) {
+			var replayed, errb bytes.Buffer
+			plain := simOutput(t, path)
+			file, recorded := recordedScenario(t, sc)
+			if !bytes.Equal(plain, recorded) {
 				t.Fatal("sim prints something else when it records")
 			}
 			if code := run([]string{"replay", "--json", file}, &replayed, &errb); code != 0 {
 				t.Fatalf("replay: exit %d %s", code, errb.String())
 			}
-			if !bytes.Equal(plain.Bytes(), replayed.Bytes()) {
-				t.Fatalf("replay --json differs from the sim's output (%d vs %d bytes)", replayed.Len(), plain.Len())
+			if !bytes.Equal(plain, replayed.Bytes()) {
+				t.Fatalf("replay --json differs from the sim's output (%d vs %d bytes)", replayed.Len(), len(plain))
 			}
 			if errb.Len() != 0 {
 				t.Fatalf("stderr: %s", errb.String())
@@ -178,7 +176,32 @@ func TestMain(m *testing.M) {
 		os.Exit(serveEcho(addr)) // echo_child_test.go
 	}
 	cleanup := isolateUserConfig() // cmd_settings_test.go
+	sideBySide()
 	code := m.Run()
 	cleanup()
+	if built.dir != "" {
+		os.RemoveAll(built.dir) // buildLagscope's
+	}
+	recordingDirs.Range(func(dir, _ any) bool { // recordScenario's
+		os.RemoveAll(dir.(string))
+		return true
+	})
 	os.Exit(code)
 }
+
+// sideBySide lets up to sideBySideTests of the tests that call t.Parallel
+// run at once, unless -test.parallel says how many: they are live
+// sessions of real processes that wait on the wall clock far more than
+// they compute, each with its own ports, config directory and temporary
+// files, so they share nothing but the machine, and go test's default
+// (GOMAXPROCS of them) would leave a 2-core machine waiting.
+func sideBySide() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(max(sideBySideTests, runtime.GOMAXPROCS(0))))
+	}
+}
+
+const sideBySideTests = 8

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,12 +22,50 @@ import (
 
 func recordScenario(t *testing.T, name string) string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "run.lsrec")
-	var out, errb bytes.Buffer
-	if code := run([]string{"sim", "--record", file, filepath.Join("testdata", "scenarios", name)}, &out, &errb); code != 0 {
-		t.Fatalf("sim: %s", errb.String())
-	}
+	file, _ := recordedScenario(t, name)
 	return file
+}
+
+// recordedScenario is recordScenario's file and what the sim printed
+// while it recorded.
+func recordedScenario(t *testing.T, name string) (file string, printed []byte) {
+	t.Helper()
+	// The sim is deterministic: a scenario is recorded once per test
+	// binary, and the tests that read the recording share the file,
+	// which none of them changes.
+	c, _ := recordings.LoadOrStore(name, &recording{})
+	r := c.(*recording)
+	r.once.Do(func() {
+		dir, err := os.MkdirTemp("", "lagscope-rec-")
+		if err != nil {
+			r.err = err
+			return
+		}
+		recordingDirs.Store(dir, true)
+		file := filepath.Join(dir, "run.lsrec")
+		var out, errb bytes.Buffer
+		if code := run([]string{"sim", "--record", file, filepath.Join("testdata", "scenarios", name)}, &out, &errb); code != 0 {
+			r.err = fmt.Errorf("sim: %s", errb.String())
+			return
+		}
+		r.file, r.printed = file, out.Bytes()
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.file, r.printed
+}
+
+var (
+	recordings    sync.Map // scenario name → *recording
+	recordingDirs sync.Map // their directories, removed by TestMain
+)
+
+type recording struct {
+	once    sync.Once
+	file    string
+	printed []byte
+	err     error
 }
 
 // reportDoc is the part of `lagscope report --format json` the tests

@@ -97,6 +97,7 @@ var measuredRow = regexp.MustCompile(`(?m)^[ >!]{2}\S+\s+measured\s+\d+(\.\d)?\s
 // its "(rung N)" label (S17); `q` exits 0 and leaves the terminal as it was
 // (main screen back, cursor shown, mouse reporting off).
 func TestUIEndToEndInTmux(t *testing.T) {
+	t.Parallel()
 	systool.Need(t, "tmux", "the UI end-to-end test drives the UI in it; .ci/run installs it")
 	exe, err := os.Executable()
 	if err != nil {

@@ -64,7 +64,7 @@ func TestDiagnosisNamesTheTargetChosen_S9_S11(t *testing.T) {
 	checked := 0
 	for _, f := range files {
 		var events []evalEvent
-		for _, line := range strings.Split(strings.TrimSpace(string(runOK(t, "sim", f))), "\n") {
+		for _, line := range strings.Split(strings.TrimSpace(string(simOutput(t, f))), "\n") {
 			var e evalEvent
 			if err := json.Unmarshal([]byte(line), &e); err != nil {
 				t.Fatalf("%s: %v", f, err)
@@ -95,7 +95,7 @@ func TestDiagnosisNamesTheTargetChosen_S9_S11(t *testing.T) {
 // the match little at rung 1, but the verdict names it and its loss: both
 // directions together, "its datagrams".
 func TestVerdictNamesALossyPlayer(t *testing.T) {
-	out := strings.TrimSpace(string(runOK(t, "sim", filepath.Join("testdata", "scenarios", "uplink_loss.json"))))
+	out := strings.TrimSpace(string(simOutput(t, filepath.Join("testdata", "scenarios", "uplink_loss.json"))))
 	lines := strings.Split(out, "\n")
 	var sum struct {
 		Type      string `json:"type"`

@@ -25,20 +25,32 @@ type liveEndpoint struct {
 
 func startLive(t testing.TB, self netcore.PeerID, deliver netcore.DeliverFunc) *liveEndpoint {
 	t.Helper()
-	tr, err := netcore.ListenUDP("127.0.0.1:0")
+	l, err := newLive(netcore.Config{Self: self}, deliver)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := netcore.NewEndpoint(netcore.Config{Self: self, Session: 0x6c6f6f7062616b21}, tr, deliver)
+	t.Cleanup(l.close)
+	return l
+}
+
+// newLive starts a liveEndpoint with cfg (the session token is the tests'
+// own) on a fresh loopback socket; the caller closes it.
+func newLive(cfg netcore.Config, deliver netcore.DeliverFunc) (*liveEndpoint, error) {
+	tr, err := netcore.ListenUDP("127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
+	}
+	cfg.Session = 0x6c6f6f7062616b21
+	ep, err := netcore.NewEndpoint(cfg, tr, deliver)
+	if err != nil {
+		tr.Close()
+		return nil, err
 	}
 	l := &liveEndpoint{ep: ep, tr: tr, start: time.Now(),
 		calls: make(chan func(time.Duration), 1), stop: make(chan struct{}), done: make(chan struct{})}
 	tr.SetEpoch(l.start)
 	go l.run()
-	t.Cleanup(l.close)
-	return l
+	return l, nil
 }
 
 func (l *liveEndpoint) now() time.Duration { return time.Since(l.start) }

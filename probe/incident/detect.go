@@ -158,6 +158,19 @@ type Detector struct {
 	// knockOn is, as of the latest evaluation, each player whose waits
 	// are another's passed on, with the root of its chain.
 	knockOn map[string]string
+
+	// The links by position, so that an evaluation looks each up once,
+	// not once per question (links are never forgotten, so a pointer
+	// once found stays right): rows[i] holds row i's links in the order
+	// of its matrix row, checked by name; idx[i*n+j] is the link
+	// names[i] → names[j] (nil when there is none), built again when the
+	// players or the set of links change.
+	rows     []rowLinks
+	idxNames []string
+	idx      []*link
+	idxStale bool
+	names    []string
+	sc       scratch
 }
 
 // KnockOn is the root of player's chain of knock-on waits as of the
@@ -178,6 +191,40 @@ func (d *Detector) KnockOn(player string) (root string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// rowLinks is one matrix row's links as read last: the row's name and,
+// for each of its entries, the name it goes to and its link.
+type rowLinks struct {
+	name string
+	to   []string
+	l    []*link
+}
+
+// scratch is an evaluation's working memory, kept between evaluations
+// so that one allocates little.
+type scratch struct {
+	w, wn, fst []time.Duration
+	f          []int
+	used       []bool
+	out, und   []time.Duration
+	root       []int
+	pairs      []pairRise
+	own, own2  []bool
+	jit        []bool
+	lossE      []uint64
+	lossM      []uint64
+	med        []time.Duration
+}
+
+// grow returns s resized to n, zeroed.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 type frameAt struct {
@@ -318,7 +365,10 @@ func (wb *waitBase) add(w time.Duration) {
 // read takes every seated player's row into the links' evidence and
 // returns the players in house order.
 func (d *Detector) read(in Input, dt time.Duration, first bool) []string {
-	var names []string
+	names := d.names[:0]
+	if len(d.rows) < len(in.Matrix.Players) {
+		d.rows = append(d.rows, make([]rowLinks, len(in.Matrix.Players)-len(d.rows))...)
+	}
 	for i := range in.Matrix.Players {
 		row := &in.Matrix.Players[i]
 		names = append(names, row.Name)
@@ -328,16 +378,24 @@ func (d *Detector) read(in Input, dt time.Duration, first bool) []string {
 		if !row.Known {
 			continue
 		}
+		rc := &d.rows[i]
+		if rc.name != row.Name {
+			rc.name, rc.to, rc.l = row.Name, rc.to[:0], rc.l[:0]
+		}
 		for k := range row.Links {
 			ml := &row.Links[k]
 			if ml.Observer {
 				continue
 			}
-			key := [2]string{row.Name, ml.To}
-			l := d.links[key]
-			if l == nil {
-				l = &link{}
-				d.links[key] = l
+			var l *link
+			if k < len(rc.to) && rc.to[k] == ml.To {
+				l = rc.l[k]
+			} else {
+				l = d.linkOf(row.Name, ml.To)
+				for len(rc.to) <= k {
+					rc.to, rc.l = append(rc.to, ""), append(rc.l, nil)
+				}
+				rc.to[k], rc.l[k] = ml.To, l
 			}
 			if first {
 				dt = 0
@@ -345,7 +403,37 @@ func (d *Detector) read(in Input, dt time.Duration, first bool) []string {
 			l.observe(in.At, dt, ml)
 		}
 	}
+	d.names = names
+	d.index(names)
 	return names
+}
+
+// linkOf is the link a → b, made when there is none yet.
+func (d *Detector) linkOf(a, b string) *link {
+	key := [2]string{a, b}
+	l := d.links[key]
+	if l == nil {
+		l = &link{}
+		d.links[key] = l
+		d.idxStale = true
+	}
+	return l
+}
+
+// index makes idx the links between names, unless it already is.
+func (d *Detector) index(names []string) {
+	if !d.idxStale && slices.Equal(d.idxNames, names) {
+		return
+	}
+	n := len(names)
+	d.idx = grow(d.idx, n*n)
+	for i, a := range names {
+		for j, b := range names {
+			d.idx[i*n+j] = d.links[[2]string{a, b}]
+		}
+	}
+	d.idxNames = append(d.idxNames[:0], names...)
+	d.idxStale = false
 }
 
 // covered reports whether an open incident already tells subject k: the
@@ -424,7 +512,7 @@ func (d *Detector) keepBaselines(ev map[subject]*evidence, warm bool) {
 		if d.touches(k) {
 			continue
 		}
-		l.calm()
+		l.calm(&d.sc.med)
 	}
 	if warm {
 		return // the game's first seconds are its start, not its normal

@@ -1,6 +1,7 @@
 package incident
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -343,5 +344,35 @@ func BenchmarkObserve64(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		step()
+	}
+}
+
+// nth finds what a sort would put at k, for every k, on inputs with
+// repeats, runs and order of every kind: the baselines' medians stay the
+// ones a sort gives.
+func TestNthIsTheSortedElement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		n := 1 + rng.IntN(130)
+		s := make([]time.Duration, n)
+		for i := range s {
+			switch trial % 4 {
+			case 0:
+				s[i] = time.Duration(rng.IntN(1_000_000))
+			case 1:
+				s[i] = time.Duration(rng.IntN(4)) // many repeats
+			case 2:
+				s[i] = time.Duration(i) // sorted
+			default:
+				s[i] = time.Duration(n - i) // reversed
+			}
+		}
+		sorted := slices.Sorted(slices.Values(s))
+		for _, k := range []int{0, n / 2, n - 1, rng.IntN(n)} {
+			work := slices.Clone(s)
+			if got := nth(work, k); got != sorted[k] {
+				t.Fatalf("trial %d: nth(%v, %d) = %v, want %v", trial, s, k, got, sorted[k])
+			}
+		}
 	}
 }

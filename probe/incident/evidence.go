@@ -1,7 +1,6 @@
 package incident
 
 import (
-	"slices"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/feed"
@@ -43,13 +42,15 @@ type link struct {
 	fresh       bool // rtt is what recent acks show, not SRTT alone
 	// base holds the round trips of calm evaluations (their variation in
 	// baseV), the baseline their median, worked out again every rebase
-	// additions; risen counts evaluations in a row above it.
+	// additions; risen counts evaluations in a row above it. Once they
+	// hold baselineSpan, each addition takes the place of the oldest, at
+	// head.
 	base, baseV      []time.Duration
+	head             int
 	baseRTT, baseVar time.Duration
 	added            int
 	risen, srttRisen int
 	freshRisen       int
-	scratch          []time.Duration
 }
 
 func (l *link) push(s step) {
@@ -161,8 +162,8 @@ func (l *link) srttRise() (time.Duration, bool) {
 
 // calm adds this evaluation's round trip to the baseline; called only
 // while no incident touches the link, so a long spike never becomes the
-// normal.
-func (l *link) calm() {
+// normal. scratch is working memory the detector's links share.
+func (l *link) calm(scratch *[]time.Duration) {
 	if !l.known {
 		return
 	}
@@ -170,20 +171,56 @@ func (l *link) calm() {
 		return
 	}
 	if len(l.base) == baselineSpan {
-		copy(l.base, l.base[1:])
-		copy(l.baseV, l.baseV[1:])
-		l.base, l.baseV = l.base[:baselineSpan-1], l.baseV[:baselineSpan-1]
+		l.base[l.head], l.baseV[l.head] = l.rtt, l.rttvar
+		l.head = (l.head + 1) % baselineSpan
+	} else {
+		l.base, l.baseV = append(l.base, l.rtt), append(l.baseV, l.rttvar)
 	}
-	l.base, l.baseV = append(l.base, l.rtt), append(l.baseV, l.rttvar)
 	if l.added++; len(l.base) <= baselineMin || l.added%rebase == 0 {
-		l.baseRTT, l.baseVar = median(l.base, &l.scratch), median(l.baseV, &l.scratch)
+		l.baseRTT, l.baseVar = median(l.base, scratch), median(l.baseV, scratch)
 	}
 }
 
-// median is the median of ds, sorted in scratch.
+// median is the median of ds — the element at len(ds)/2 were they
+// sorted — found in a copy in scratch, ds left as it is.
 func median(ds []time.Duration, scratch *[]time.Duration) time.Duration {
 	s := append((*scratch)[:0], ds...)
-	slices.Sort(s)
 	*scratch = s
-	return s[len(s)/2]
+	return nth(s, len(s)/2)
+}
+
+// nth is the element at k of s were it sorted (quickselect: s is
+// reordered). The pivot is the median of the first, middle and last
+// elements, so sorted and constant inputs take linear time.
+func nth(s []time.Duration, k int) time.Duration {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		a, b, c := s[lo], s[mid], s[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		// Three ways: below p, equal to p, above p.
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case s[i] < p:
+				s[lt], s[i] = s[i], s[lt]
+				lt++
+				i++
+			case s[i] > p:
+				s[i], s[gt] = s[gt], s[i]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return p
+		}
+	}
+	return s[k]
 }

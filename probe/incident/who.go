@@ -132,20 +132,20 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		return e
 	}
 	since := in.At - waitWindow + time.Millisecond
-	W := make([]time.Duration, n*n)
-	Wn := make([]time.Duration, n*n)
-	F := make([]int, n*n)
-	Fst := make([]time.Duration, n*n)
-	for i, a := range names {
-		for j, b := range names {
-			if l := d.links[[2]string{a, b}]; l != nil && i != j {
+	sc := &d.sc
+	sc.w, sc.wn, sc.f, sc.fst = grow(sc.w, n*n), grow(sc.wn, n*n), grow(sc.f, n*n), grow(sc.fst, n*n)
+	W, Wn, F, Fst := sc.w, sc.wn, sc.f, sc.fst
+	for i := range n {
+		for j := range n {
+			if l := d.idx[i*n+j]; l != nil && i != j {
 				W[i*n+j], F[i*n+j], _, _ = l.window(since)
 				Fst[i*n+j] = l.firstWait(since)
 				Wn[i*n+j] = l.last().wait
 			}
 		}
 	}
-	out := make([]time.Duration, n)
+	sc.out = grow(sc.out, n)
+	out := sc.out
 	for i := range n {
 		for j := range n {
 			out[i] += W[i*n+j]
@@ -156,7 +156,8 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 	// stalled on its slow path sends its own commands late to everyone).
 	// A player whose own side is slow waits for everyone alike, so no
 	// pair with it passes. With two players the one path is all there is.
-	used := make([]bool, n*n)
+	sc.used = grow(sc.used, n*n)
+	used := sc.used
 	third := func(x int, skip int) time.Duration {
 		var w time.Duration
 		for m := range n {
@@ -202,7 +203,8 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 	// is at fault is the one the rest of the session waits for: each
 	// player's undisputed waits (others') counts the waits of machines it
 	// does not wait for as long itself.
-	undisputed := make([]time.Duration, n)
+	sc.und = grow(sc.und, n)
+	undisputed := sc.und
 	for y := range n {
 		for m := range n {
 			if m != y && !used[m*n+y] && float64(W[y*n+m]) < chainWait*float64(W[m*n+y]) {
@@ -224,7 +226,8 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		}
 		return w
 	}
-	rootOf := make([]int, n)
+	sc.root = grow(sc.root, n)
+	rootOf := sc.root
 	for y := range n {
 		rootOf[y] = y
 		best := -1
@@ -297,23 +300,27 @@ func (d *Detector) links2(in Input, names []string, pairs []pairRise, get func(s
 		}
 		return &pairs[i*n+j]
 	}
-	jittery := func(a, b string) bool {
-		for _, k := range [][2]string{{a, b}, {b, a}} {
-			if l := d.links[k]; l != nil {
-				if _, v, ok := l.baseline(); ok && l.rttvar >= jitterMin && float64(l.rttvar) >= jitterRatio*float64(v) {
-					return true
-				}
+	// jit[i*n+j]: the link names[i] → names[j] varies beyond its
+	// baseline; a pair is jittery when either direction is.
+	sc := &d.sc
+	sc.jit = grow(sc.jit, n*n)
+	for x, l := range d.idx[:n*n] {
+		if l != nil {
+			if _, v, ok := l.baseline(); ok && l.rttvar >= jitterMin && float64(l.rttvar) >= jitterRatio*float64(v) {
+				sc.jit[x] = true
 			}
 		}
-		return false
 	}
+	jittery := func(i, j int) bool { return sc.jit[i*n+j] || sc.jit[j*n+i] }
+	d.lossWindows(in.At, n)
 	others := n - 1
-	own := make([]bool, n)
+	sc.own2 = grow(sc.own2, n)
+	own := sc.own2
 	for i, a := range names {
 		e := get(subject{a: a})
 		var risen, long, up, jit int
 		var sum pairRise
-		for j, b := range names {
+		for j := range names {
 			if j == i {
 				continue
 			}
@@ -330,7 +337,7 @@ func (d *Detector) links2(in Input, names []string, pairs []pairRise, get func(s
 			if p.long {
 				long++
 			}
-			if jittery(a, b) {
+			if jittery(i, j) {
 				jit++
 			}
 		}
@@ -340,7 +347,7 @@ func (d *Detector) links2(in Input, names []string, pairs []pairRise, get func(s
 			e.rise, e.added, e.unacked = sum.rise, sum.added, sum.unacked
 		}
 		e.risen, e.riseLong = most(risen, others), most(long, others)
-		e.loss, e.lossOK, e.lossSeen = d.lossOf(in.At, a, names)
+		e.loss, e.lossOK, e.lossSeen = d.lossOf(i, names)
 		if p, ok := d.process[a]; ok {
 			e.process = p
 			if in.FPS > 0 && p >= time.Second/time.Duration(in.FPS) {
@@ -370,21 +377,21 @@ func (d *Detector) links2(in Input, names []string, pairs []pairRise, get func(s
 // their own side's delay, which no knock-on explains.
 func (d *Detector) rises(names []string) ([]pairRise, []bool) {
 	n := len(names)
-	pairs := make([]pairRise, n*n)
-	for i, a := range names {
-		for j, b := range names {
-			if i >= j {
-				continue
-			}
+	d.sc.pairs = grow(d.sc.pairs, n*n)
+	pairs := d.sc.pairs
+	for i := range n {
+		for j := i + 1; j < n; j++ {
 			p := &pairs[i*n+j]
-			for _, k := range [][2]string{{a, b}, {b, a}} {
-				if l := d.links[k]; l != nil {
-					p.take(l)
-				}
+			if l := d.idx[i*n+j]; l != nil {
+				p.take(l)
+			}
+			if l := d.idx[j*n+i]; l != nil {
+				p.take(l)
 			}
 		}
 	}
-	own := make([]bool, n)
+	d.sc.own = grow(d.sc.own, n)
+	own := d.sc.own
 	for i := range n {
 		up := 0
 		for j := range n {
@@ -442,24 +449,37 @@ func next(count int, up bool) int {
 	return 0
 }
 
-// lossOf is the share of the datagrams to and from a lost in the last
-// lossWindow, over every other player, and whether it has left the
-// baseline: lossOpen at least, lossOpen above the loss a's links had
-// before, over lossMinDatagrams.
-func (d *Detector) lossOf(at time.Duration, a string, names []string) (share float64, ok, seen bool) {
+// lossWindows works out, for every link between the n players of idx,
+// the datagrams judged and missed in the last lossWindow before at.
+func (d *Detector) lossWindows(at time.Duration, n int) {
 	since := at - lossWindow + time.Millisecond
+	sc := &d.sc
+	sc.lossE, sc.lossM = grow(sc.lossE, n*n), grow(sc.lossM, n*n)
+	for x, l := range d.idx[:n*n] {
+		if l != nil {
+			_, _, sc.lossE[x], sc.lossM[x] = l.window(since)
+		}
+	}
+}
+
+// lossOf is the share of the datagrams to and from names[i] lost in the
+// last lossWindow (lossWindows), over every other player, and whether it
+// has left the baseline: lossOpen at least, lossOpen above the loss its
+// links had before, over lossMinDatagrams.
+func (d *Detector) lossOf(i int, names []string) (share float64, ok, seen bool) {
+	n := len(names)
+	sc := &d.sc
 	var exp, miss, allExp, allMiss uint64
-	for _, b := range names {
-		if b == a {
+	for j, b := range names {
+		if b == names[i] {
 			continue
 		}
-		for _, k := range [][2]string{{a, b}, {b, a}} {
-			l := d.links[k]
+		for _, x := range [2]int{i*n + j, j*n + i} {
+			l := d.idx[x]
 			if l == nil {
 				continue
 			}
-			_, _, e, m := l.window(since)
-			exp, miss = exp+e, miss+m
+			exp, miss = exp+sc.lossE[x], miss+sc.lossM[x]
 			allExp, allMiss = allExp+l.expected, allMiss+l.miss
 		}
 	}

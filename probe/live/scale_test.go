@@ -28,6 +28,7 @@ import (
 //
 //	LAGSCOPE_SCALE=1 go test ./probe/live/ -run TestScaleDemo -v -cpuprofile cpu.out
 //	LAGSCOPE_SCALE=1 LAGSCOPE_PLAYERS=8 LAGSCOPE_SECONDS=20 go test ./probe/live/ -run TestScaleDemo -v
+//	LAGSCOPE_SCALE=1 LAGSCOPE_DEMO_PROFILE=lan LAGSCOPE_SECONDS=30 go test ./probe/live/ -run TestScaleDemo -v
 //	LAGSCOPE_SCALE=1 go test ./probe/live/ -run TestScaleSockets -v
 
 func longScale(t *testing.T) (players int, length time.Duration) {
@@ -64,6 +65,12 @@ func procStatus(field string) int64 {
 // rate once the game runs, its largest wait, CPU in cores and peak RSS.
 func TestScaleDemo(t *testing.T) {
 	players, length := longScale(t)
+	// LAGSCOPE_DEMO_PROFILE: the access links (demo --profile), mix by
+	// default.
+	profile := "mix"
+	if p := os.Getenv("LAGSCOPE_DEMO_PROFILE"); p != "" {
+		profile = p
+	}
 	// The NDJSON is read as it comes (a 64-player run writes ~100 MB of
 	// link lines), so that the peak RSS is the demo's own.
 	pr, pw := io.Pipe()
@@ -92,7 +99,7 @@ func TestScaleDemo(t *testing.T) {
 		cpu0, _ := processCPU()
 		start := time.Now()
 		err := RunDemo(RunConfig{Cmd: "demo", Name: "you", Duration: length, Stdout: pw},
-			DemoConfig{Players: players, Profile: "mix", Seed: 1, Spike: true})
+			DemoConfig{Players: players, Profile: profile, Seed: 1, Spike: true})
 		wall := time.Since(start)
 		cpu1, _ := processCPU()
 		pw.Close()
@@ -106,6 +113,7 @@ func TestScaleDemo(t *testing.T) {
 		points             []point
 		maxWait, calmWait  float64
 		maxLate            float64
+		sent               int
 		stalls, links, evs int
 	)
 	sc := bufio.NewScanner(pr)
@@ -118,6 +126,7 @@ func TestScaleDemo(t *testing.T) {
 			WaitMs  float64  `json:"wait_ms"`
 			Process *struct {
 				MaxLateMs float64 `json:"max_late_ms"`
+				Sent      int     `json:"datagrams_sent"`
 			} `json:"process"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
@@ -137,7 +146,7 @@ func TestScaleDemo(t *testing.T) {
 			links++
 		case "summary":
 			if e.Process != nil {
-				maxLate = e.Process.MaxLateMs
+				maxLate, sent = e.Process.MaxLateMs, e.Process.Sent
 			}
 		}
 		if e.TMs != nil && e.Frame > 0 && e.Type != "summary" {
@@ -180,9 +189,9 @@ func TestScaleDemo(t *testing.T) {
 	if frames > 0 {
 		perFrame = res.cpu / time.Duration(frames*players)
 	}
-	t.Logf("demo --players %d for %v: %.1f fps over the game, %.1f fps after %v; %d stalls, largest wait %.0f ms (%.0f ms outside %v…%v), driver late by up to %.0f ms; %.2f cores, %v CPU per machine-frame (%d frames); peak RSS %d MiB, heap in use %d MiB at %v; %d events (%d link lines)",
-		players, length, fps(0, end), fps(calm, end), calmAt+5*time.Second, stalls, maxWait, calmWait, spikeStart, calmAt+5*time.Second, maxLate,
-		float64(res.cpu)/float64(res.wall), perFrame.Round(time.Microsecond), frames, procStatus("VmHWM")/1024, midHeap.Load()>>20, length*2/3, evs, links)
+	t.Logf("demo --players %d --profile %s for %v: %.1f fps over the game, %.1f fps after %v; %d stalls, largest wait %.0f ms (%.0f ms outside %v…%v), driver late by up to %.0f ms; %.2f cores, %v CPU per machine-frame (%d frames); peak RSS %d MiB, heap in use %d MiB at %v; %d events (%d link lines); %d datagrams sent",
+		players, profile, length, fps(0, end), fps(calm, end), calmAt+5*time.Second, stalls, maxWait, calmWait, spikeStart, calmAt+5*time.Second, maxLate,
+		float64(res.cpu)/float64(res.wall), perFrame.Round(time.Microsecond), frames, procStatus("VmHWM")/1024, midHeap.Load()>>20, length*2/3, evs, links, sent)
 }
 
 // TestScaleSockets runs 64 machines (LAGSCOPE_PLAYERS), each a live session
