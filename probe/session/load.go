@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/lagscope/lagscope/units"
 	"math"
 	"slices"
 	"time"
@@ -332,9 +333,41 @@ func (s *Session) watchWhere(r *loadRun) {
 	}
 	r.nextRead = now + whereEvery
 	res, ok := s.ep.PathSinceMark(r.m.ID)
-	if d := res.DelayStarts; ok && d != nil {
+	switch d := res.DelayStarts; {
+	case !ok:
+	case d != nil:
 		r.holdWhere[i] = holdWhere(ph, d.Link, d.TTL, d.AddedMS)
+	case res.OneHop && len(res.Hops) == 1:
+		// A one-hop path places nothing by itself and is not probed (the
+		// peer is the only hop, and the test's own probes time that same
+		// round trip), but a loaded hold knows who sends: the rise of the
+		// test's round trip in this hold over its idle phase is the hold's.
+		if added, ok := holdRise(r.t.Progress(), ph); ok && added >= minWhereMS {
+			r.holdWhere[i] = holdWhere(ph, vocab.HopPeer, res.Hops[0].TTL, added)
+		}
 	}
+}
+
+// minWhereMS is the least rise of a one-hop path's round trip during a
+// loaded hold that names a where: the trace's own least added delay.
+const minWhereMS = 5.0
+
+// holdRise is, in ms, how much the median round trip of the test's probes
+// in hold ph rose over its idle phase's, once both have samples.
+func holdRise(p loadtest.Progress, ph vocab.LoadPhase) (float64, bool) {
+	var idle, hold *loadtest.PhaseProgress
+	for i := range p.Phases {
+		switch p.Phases[i].Name {
+		case vocab.LoadIdle:
+			idle = &p.Phases[i]
+		case ph:
+			hold = &p.Phases[i]
+		}
+	}
+	if idle == nil || hold == nil || idle.Samples == 0 || hold.Samples == 0 {
+		return 0, false
+	}
+	return units.Millis(hold.Median - idle.Median), true
 }
 
 // holdWhere is where a loaded hold's trace puts the added delay. The

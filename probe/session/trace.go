@@ -178,8 +178,15 @@ func (s *Session) wantedNames() []string {
 	return names
 }
 
-// traceable: m has a link this machine may trace.
-func (s *Session) traceable(m *member) bool {
+// traceable: m has a link this machine may trace. A watcher's link is
+// traced only when the policy names it (the Path view shows it): watchers
+// play no part in the game's timing, up to 64 of them would share the
+// probe caps with the players' links, and every byte sent toward them is
+// the watchers' budget's.
+func (s *Session) traceable(m *member, names []string) bool {
+	if m.Observer && !slices.Contains(names, m.Name) {
+		return false
+	}
 	return m.ID != s.self && m.linked && !m.removed && m.Name != "" && !isRelayed(m.Addr) && !s.cfg.NoTrace
 }
 
@@ -196,7 +203,7 @@ func (s *Session) syncTrace() {
 	names := s.wantedNames()
 	can, _ := s.ep.TraceAvailable()
 	for _, m := range s.members {
-		want := can && s.traceable(m)
+		want := can && s.traceable(m, names)
 		if want && !s.trace.on[m.ID] {
 			if _, ok := s.ep.Stats(m.ID); !ok {
 				continue
