@@ -448,7 +448,17 @@ func judgeLoss(cs []calc, r *Result) {
 			r.Hops[i].RateLimited = true
 		}
 	}
-	start, before, after := lossSplit(cs, limited)
+	// A hop answering from the address of the hop before it is, as far as
+	// probes tell, the same machine reached at two hop limits (a peer
+	// behind its NAT router, which answers with the address the peer is
+	// reached at): both are past whatever the first is past, their counts
+	// differ by chance, and the loss is not split between them.
+	again := make([]bool, len(cs))
+	for i := 1; i < len(r.Hops); i++ {
+		a, b := r.Hops[i-1].Addr, r.Hops[i].Addr
+		again[i] = a != nil && b != nil && *a == *b
+	}
+	start, before, after := lossSplit(cs, limited, again)
 	prev := prevPool(cs, limited, start)
 	if start >= 0 && placeable(before, after, prev) {
 		h := r.Hops[start]
@@ -480,8 +490,9 @@ func placeable(before, after, prev lossPool) bool {
 
 // lossSplit is the hop the counts of the hops that count (neither silent
 // nor rate-limited) most favour as the start of a loss, with the pools
-// before and from it; -1 when no split has the later hops losing more.
-func lossSplit(cs []calc, limited []bool) (int, lossPool, lossPool) {
+// before and from it; -1 when no split has the later hops losing more. A
+// hop that answers again from the address before it (again) starts none.
+func lossSplit(cs []calc, limited, again []bool) (int, lossPool, lossPool) {
 	var all lossPool
 	for i, c := range cs {
 		if !c.silent() && c.n > 0 && !limited[i] {
@@ -495,7 +506,7 @@ func lossSplit(cs []calc, limited []bool) (int, lossPool, lossPool) {
 			continue
 		}
 		after := lossPool{all.k - before.k, all.n - before.n}
-		if after.share() > before.share() || (before.n == 0 && after.k > 0) {
+		if !again[i] && after.share() > before.share() || (before.n == 0 && after.k > 0) {
 			if ll := splitLL(before, after) - splitLL(lossPool{}, all); best < 0 || ll > bestLL {
 				best, bestLL, bestB, bestA = i, ll, before, after
 			}

@@ -135,6 +135,14 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "192.168.1.1", 1, 0.4, 45, 0), hs(2, "100.64.0.1", 4, 1, 45, 0),
 			hs(3, "81.2.69.1", 7, 1, 44, 1), hs(4, "81.2.69.2", 9, 1, 40, 5), hs(5, peer, 12, 1, 40, 5),
 		}, verdict{}},
+		{"the peer behind its NAT router answers at hops 4 and 5 from one address, both past a lossy router: hop 4 lost fewer by chance, and the loss starts there all the same", []hopSamples{
+			hs(1, "198.51.100.1", 1, 0.4, 70, 0), hs(2, "172.19.2.2", 1, 0.4, 70, 0), hs(3, "172.19.1.2", 1, 0.4, 70, 0),
+			hs(4, peer, 1, 0.4, 68, 2), hs(5, peer, 1, 0.4, 58, 12),
+		}, verdict{lossTTL: 4, lossAt: labelPeer}},
+		{"the same, later: the loss starts at hop 4, the first hop past the router", []hopSamples{
+			hs(1, "198.51.100.1", 1, 0.4, 200, 0), hs(2, "172.19.2.2", 1, 0.4, 200, 0), hs(3, "172.19.1.2", 1, 0.4, 200, 0),
+			hs(4, peer, 1, 0.4, 126, 9), hs(5, peer, 1, 0.4, 122, 13),
+		}, verdict{lossTTL: 4, lossAt: labelPeer}},
 	} {
 		check(t, c.name, analyze(c.hops, true), c.want)
 	}
