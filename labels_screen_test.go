@@ -9,7 +9,7 @@ package main
 // The Matrix's "needs" and each cell's tier are `lagscope rung --rtt`'s
 // answer with headroom for that link's round trip. No heading appears in
 // two views for two different figures, and the `?` glossary explains
-// every heading.
+// every heading, the Incidents list's too.
 
 import (
 	"bytes"
@@ -158,7 +158,7 @@ func replayShots(t *testing.T, path string, w, h int) map[string]string {
 		{"Path", []tea.Msg{keyTab}},
 		{"Help", keys("?")},
 	}}
-	for i := range 8 {
+	for i := range 16 {
 		c.steps = append(c.steps, shotStep{fmt.Sprintf("Help%d", i+2), []tea.Msg{keyPgDn}})
 	}
 	prog := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
@@ -199,6 +199,7 @@ var tableHeadings = []string{
 	"TOTAL", "MOSTLY FOR", "FROM╲TO",
 	"SHARE ms", "SHARE", "JITTER ms", "OWN RTT ms", "OWN RTT", "OWN LOSS", "OWN JIT ms", "OWN JIT", "LOSS", "CAUSED", "WITHOUT", "CAUSES",
 	"BETWEEN", "MEAN RTT", "EXPECTED", "EXCESS",
+	"WHEN", "WHO", "CAUSE", "PEAK ms", "PEAK", "WHERE", "COST", "RUNGS",
 }
 
 // scanHeadings reads a heading line: the longest known heading at each
@@ -422,6 +423,12 @@ func TestEveryLabelMeansOneThingOnEveryView(t *testing.T) {
 		diag := readTable(t, diagScr, "PLAYER", nil)
 		note("Diagnosis", diag.heads)
 		note("Diagnosis", readTable(t, diagScr, "BETWEEN", nil).heads)
+		// The Incidents list: ada's incident is open at this moment.
+		incidents := readTable(t, diagScr, "WHEN", nil)
+		note("Diagnosis", incidents.heads)
+		if len(incidents.heads) < 9 || len(incidents.rows) == 0 {
+			t.Errorf("%s: no Incidents list (%q, %d rows):\n%s", where("Diagnosis"), incidents.heads, len(incidents.rows), diagScr)
+		}
 		compared := 0
 		for name, pr := range players.rows {
 			a, ok := msOfCell(pr["PROCESS"])
@@ -457,7 +464,7 @@ func TestEveryLabelMeansOneThingOnEveryView(t *testing.T) {
 			}
 		}
 		for x := range headingsSeen {
-			if slices.Contains([]string{"PLAYER", "ROLE", "STATE", "FRAME", "CAUSES", "MOSTLY FOR", "BETWEEN", "STATUS", "history", "round trip history"}, x) {
+			if slices.Contains([]string{"PLAYER", "ROLE", "STATE", "FRAME", "CAUSES", "MOSTLY FOR", "BETWEEN", "STATUS", "WHO", "CAUSE", "history", "round trip history"}, x) {
 				continue // words, not figures, and the sparkline
 			}
 			if !terms[x] {
@@ -466,9 +473,10 @@ func TestEveryLabelMeansOneThingOnEveryView(t *testing.T) {
 		}
 	}
 	// A heading in two views is one figure: only PROCESS (compared above)
-	// and the words of the first columns are shared.
+	// and columns of words (a player's name, a link's or an incident's
+	// state, causes) are shared.
 	for x, views := range headingsSeen {
-		if len(views) > 1 && !slices.Contains([]string{"PLAYER", "PROCESS", "CAUSES"}, x) {
+		if len(views) > 1 && !slices.Contains([]string{"PLAYER", "PROCESS", "CAUSES", "STATE"}, x) {
 			t.Errorf("the heading %q is in %v: two figures under one label", x, views)
 		}
 	}

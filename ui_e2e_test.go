@@ -24,7 +24,7 @@ import (
 
 // uiReplayEnv makes the test binary show a recording in the TUI through the
 // same ui.Run a live session calls, fed by the recording's record.Player;
-// docs/ui.md's screen captures are made with it.
+// docs/ui.md's screen captures can be made with it, for any player's view.
 const uiReplayEnv = "LAGSCOPE_UI_E2E_REPLAY"
 
 func init() {

@@ -61,7 +61,7 @@ var glossary = [][2]string{
 	{"!", "diagnosis: the player or the path that holds the match back"},
 	{"HOP", "path (p): a router on the way to the player, 1 the nearest; the last is the player's machine"},
 	{"lan … peer", "path: the link into a hop: lan your machine to your router, uplink your router to your internet provider, isp inside the provider, beyond past it, peer the last link, into the player's machine"},
-	{"LOSS", "path: share of the probes to a hop that got no answer"},
+	{"LOSS", "a share lost, of the row's own traffic: diagnosis links, the pair's packets; incidents, the most it lost over 5 s; path, the probes to a hop that got no answer; load test, the load that did not arrive"},
 	{"BEST, WORST", "path: a hop's fastest and slowest answer, MEDIAN the middle one, in ms"},
 	{"rate-limited", "path: a router that answers only some probes while the hops after it lose nothing: not loss"},
 	{"ADDED, P90", "load test (L): the round trip the load added, its median and 90th percentile, in ms"},

@@ -243,8 +243,10 @@ func causeLetter(c vocab.Cause) string {
 var incidentGlossary = [][2]string{
 	{"incidents", "strip (Session view): the last minutes, newest at the right; a letter where an incident opened, ━ while it lasted, ▶ still open (drawn reversed)"},
 	{"L X J P B ?", "incident causes: long round trips (latency), lost packets, round trips that vary (jitter), a slow machine, a router queue that fills under load (bufferbloat), not told yet"},
-	{"PEAK", "incidents: the most its round trips rose above normal, in ms; LOSS the most it lost over 5 s"},
-	{"WAITED, RUNGS", "incidents: what the match waited in it, every machine summed; the rung when it opened → the highest during it"},
+	{"WHEN, WHERE", "incidents: when it opened, in session time; where its delay starts once a hop trace has judged it (uplink h2: the link into hop 2)"},
+	{"PEAK", "incidents: the most its round trips rose above normal, in ms"},
+	{"COST", "incidents: the waiting it cost the match, every seated machine's waits in it summed (not this machine's WAITED); the strip's cost too"},
+	{"RUNGS", "incidents: the rung when it opened → the highest during it"},
 }
 
 // incidentsPane is the Diagnosis view's Incidents list and its focus,
@@ -288,14 +290,14 @@ func (p *incidentsPane) move(s *session, d int) *incidentRow {
 
 // Columns of the Incidents list.
 type incidentCols struct {
-	when, who, cause, peak, loss, where, waited, rungs, state int
+	when, who, cause, peak, loss, where, cost, rungs, state int
 }
 
 func incidentColumns(w int) incidentCols {
 	if w >= wideLayout {
-		return incidentCols{when: 7, who: 18, cause: 13, peak: 9, loss: 8, where: 20, waited: 9, rungs: 9, state: 14}
+		return incidentCols{when: 7, who: 18, cause: 13, peak: 9, loss: 8, where: 20, cost: 9, rungs: 9, state: 14}
 	}
-	return incidentCols{when: 6, who: 11, cause: 12, peak: 6, loss: 6, where: 11, waited: 7, rungs: 7, state: 7}
+	return incidentCols{when: 6, who: 11, cause: 12, peak: 6, loss: 6, where: 11, cost: 7, rungs: 7, state: 7}
 }
 
 // incidentRowsShown is how many incidents the list shows at a time; the
@@ -317,12 +319,12 @@ func (p *incidentsPane) lines(s *session, w int) []string {
 		return append(out, st.muted.Render(fitWords("  none so far: one opens when the match waits for someone, or a link leaves its own normal", w)))
 	}
 	c := incidentColumns(w)
-	peakHead, waitHead := "PEAK", "WAITED"
+	peakHead, costHead := "PEAK", "COST"
 	if w >= wideLayout {
 		peakHead = "PEAK ms"
 	}
 	head := "  " + fit("WHEN", c.when) + fit("WHO", c.who) + fit("CAUSE", c.cause) + padLeft(peakHead, c.peak) + padLeft("LOSS", c.loss) +
-		"  " + fit("WHERE", c.where) + padLeft(waitHead, c.waited) + padLeft("RUNGS", c.rungs) + "  " + "STATE"
+		"  " + fit("WHERE", c.where) + padLeft(costHead, c.cost) + padLeft("RUNGS", c.rungs) + "  " + "STATE"
 	out = append(out, st.muted.Render(fit(head, w)))
 	f := p.focused(rows)
 	from := 0
@@ -357,7 +359,7 @@ func (p *incidentsPane) row(r *incidentRow, focused bool, c incidentCols, w int)
 	head := lead + fit(fmtClock(r.openedShown()), c.when) + fitName(r.who(), c.who)
 	cause := fit(string(r.Cause), c.cause)
 	rest := padLeft(peakOf(r.AddedMs), c.peak) + padLeft(lossOf(r.Loss), c.loss) + "  " + fit(whereShort(r.Where, c.where >= 20), c.where) +
-		padLeft(fmtWait(msDur(r.WaitMs)), c.waited) + padLeft(rungsOf(r), c.rungs) + "  "
+		padLeft(fmtWait(msDur(r.WaitMs)), c.cost) + padLeft(rungsOf(r), c.rungs) + "  "
 	if focused {
 		return st.selected.Render(fit(head+cause+rest+state, w))
 	}
@@ -377,7 +379,7 @@ func (p *incidentsPane) detail(r *incidentRow, w int) []string {
 		span = fmtClock(r.openedShown()) + " to " + fmtClock(cl)
 	}
 	parts := []string{r.who(), string(r.Cause) + " (" + r.Cause.Words() + ")", span,
-		"waited " + fmtWait(msDur(r.WaitMs)) + " over " + strconv.Itoa(r.FramesWaited) + " frames", "rungs " + rungsOf(r)}
+		"cost " + fmtWait(msDur(r.WaitMs)) + " of waiting over " + strconv.Itoa(r.FramesWaited) + " frames", "rungs " + rungsOf(r)}
 	if r.Where != nil {
 		parts = append(parts, "starts "+r.Where.Link.Words()+", hop "+strconv.Itoa(r.Where.TTL))
 	}

@@ -155,12 +155,12 @@ func (p *stripPane) words(s *session, w int) string {
 		if len(open) > 1 {
 			parts = append(parts, itoa(len(open))+" open")
 		}
-		parts = append(parts, "waited "+fmtWait(msDur(r.WaitMs)))
+		parts = append(parts, "cost "+fmtWait(msDur(r.WaitMs)))
 		return st.warn.Render(fitParts(parts, w))
 	case len(rows) > 0:
 		r := rows[0]
 		cl, _ := r.closedShown()
-		parts := []string{"last: " + r.who() + ", " + string(r.Cause), fmtClock(r.openedShown()) + " to " + fmtClock(cl), "waited " + fmtWait(msDur(r.WaitMs))}
+		parts := []string{"last: " + r.who() + ", " + string(r.Cause), fmtClock(r.openedShown()) + " to " + fmtClock(cl), "cost " + fmtWait(msDur(r.WaitMs))}
 		return st.muted.Render(fitParts(parts, w))
 	}
 	return st.muted.Render(fitWords("none so far", w))
