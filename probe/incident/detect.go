@@ -155,9 +155,11 @@ type Detector struct {
 	frames   []frameAt     // this machine's frame at recent evaluations
 	process  map[string]time.Duration
 	baseProc map[string]time.Duration
-	// knockOn is, as of the latest evaluation, each player whose waits
-	// are another's passed on, with the root of its chain.
-	knockOn map[string]string
+	// passed is, by player, the waits the machines recorded for it that
+	// the chains of knock-on waits passed on, summed over every evaluation
+	// since the first: taken from each knock-on (negative), given to the
+	// root of its chain (positive).
+	passed map[string]time.Duration
 
 	// The links by position, so that an evaluation looks each up once,
 	// not once per question (links are never forgotten, so a pointer
@@ -173,25 +175,16 @@ type Detector struct {
 	sc       scratch
 }
 
-// KnockOn is the root of player's chain of knock-on waits as of the
-// latest evaluation — the player it waited for, whose delay it passed on
-// to the machines that waited for it — and ok false when player's waits
-// are its own.
-//
-// Only a root that an open incident names counts: outside an episode the
-// waits stay where the machines recorded them.
-func (d *Detector) KnockOn(player string) (root string, ok bool) {
-	root, ok = d.knockOn[player]
-	if !ok {
-		return "", false
-	}
-	for _, t := range d.open {
-		if t.key.a == root || t.key.b == root {
-			return root, true
-		}
-	}
-	return "", false
-}
+// PassedOn is what the chains of knock-on waits moved to player since
+// the detector's first evaluation: the waits machines recorded for the
+// players whose delay was player's passed on (positive, player a root),
+// less the waits recorded for player that were another's passed on
+// (negative, player a knock-on). Each step's waits move as the evaluation
+// that reads them judges the chains, whether or not an incident is open:
+// caused waits (the figure every row's Caused adds up) plus PassedOn are
+// the waits each player's own delay made, and their difference over any
+// stretch of time is that stretch's.
+func (d *Detector) PassedOn(player string) time.Duration { return d.passed[player] }
 
 // rowLinks is one matrix row's links as read last: the row's name and,
 // for each of its entries, the name it goes to and its link.

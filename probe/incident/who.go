@@ -257,15 +257,6 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		}
 		return y
 	}
-	clear(d.knockOn)
-	for y := range n {
-		if r := follow(y); r != y {
-			if d.knockOn == nil {
-				d.knockOn = map[string]string{}
-			}
-			d.knockOn[names[y]] = names[r]
-		}
-	}
 	for i := range n {
 		for j := range n {
 			w := W[i*n+j]
@@ -278,6 +269,14 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 			}
 			e := get(subject{a: names[r]})
 			e.add(i, w, Wn[i*n+j], F[i*n+j], Fst[i*n+j])
+			// This step's waits, recorded for j, were r's delay (PassedOn).
+			if r != j && Wn[i*n+j] > 0 {
+				if d.passed == nil {
+					d.passed = map[string]time.Duration{}
+				}
+				d.passed[names[j]] -= Wn[i*n+j]
+				d.passed[names[r]] += Wn[i*n+j]
+			}
 		}
 	}
 	for i, a := range names {
