@@ -177,13 +177,13 @@ type Detector struct {
 
 // PassedOn is what the chains of knock-on waits moved to player since
 // the detector's first evaluation: the waits machines recorded for the
-// players whose delay was player's passed on (positive, player a root),
-// less the waits recorded for player that were another's passed on
-// (negative, player a knock-on). Each step's waits move as the evaluation
-// that reads them judges the chains, whether or not an incident is open:
-// caused waits (the figure every row's Caused adds up) plus PassedOn are
-// the waits each player's own delay made, and their difference over any
-// stretch of time is that stretch's.
+// knock-ons whose chains end at player (positive, player a root), less
+// the waits recorded for player while it was a knock-on itself
+// (negative). Each evaluation moves the waits of its own step, as it
+// judges the chains then, whether or not an incident is open: the waits
+// recorded for a player (what every row's Caused adds up) plus PassedOn
+// are the waits its own delay made, and their difference between two
+// moments is the stretch's between them.
 func (d *Detector) PassedOn(player string) time.Duration { return d.passed[player] }
 
 // rowLinks is one matrix row's links as read last: the row's name and,

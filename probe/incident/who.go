@@ -264,13 +264,18 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 				continue
 			}
 			r := follow(j)
+			knock := r != j
 			if float64(W[j*n+i]) >= chainWait*float64(w) && undisputed[i] > undisputed[r] {
 				r = follow(i) // the waiting machine's own delay, come round
+				knock = false
 			}
 			e := get(subject{a: names[r]})
 			e.add(i, w, Wn[i*n+j], F[i*n+j], Fst[i*n+j])
-			// This step's waits, recorded for j, were r's delay (PassedOn).
-			if r != j && Wn[i*n+j] > 0 {
+			// This step's waits, recorded for j, were passed on from the
+			// root of j's chain (PassedOn). A pair that waits for each
+			// other is judged here only as the incidents' evidence; its
+			// waits stay where the machines recorded them.
+			if knock && Wn[i*n+j] > 0 {
 				if d.passed == nil {
 					d.passed = map[string]time.Duration{}
 				}
