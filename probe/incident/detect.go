@@ -155,10 +155,7 @@ type Detector struct {
 	frames   []frameAt     // this machine's frame at recent evaluations
 	process  map[string]time.Duration
 	baseProc map[string]time.Duration
-	// passed is, by player, the waits the machines recorded for it that
-	// the chains of knock-on waits passed on, summed over every evaluation
-	// since the first: taken from each knock-on (negative), given to the
-	// root of its chain (positive).
+	// passed is, by player, the waits moved to it (PassedOn).
 	passed map[string]time.Duration
 
 	// The links by position, so that an evaluation looks each up once,
@@ -175,15 +172,16 @@ type Detector struct {
 	sc       scratch
 }
 
-// PassedOn is what the chains of knock-on waits moved to player since
-// the detector's first evaluation: the waits machines recorded for the
-// knock-ons whose chains end at player (positive, player a root), less
-// the waits recorded for player while it was a knock-on itself
-// (negative). Each evaluation moves the waits of its own step, as it
-// judges the chains then, whether or not an incident is open: the waits
-// recorded for a player (what every row's Caused adds up) plus PassedOn
-// are the waits its own delay made, and their difference between two
-// moments is the stretch's between them.
+// PassedOn is the net of what the detector moved to player since its
+// first evaluation, from the waits the machines recorded against others (in
+// each step, as that evaluation judged whose side they were): positive for
+// a root, which gets the waits recorded for the knock-ons of its chains and
+// for the machines stalled on it that it waited for in turn (its own delay,
+// come round); negative for the player they were recorded against. It
+// moves them whether or not an incident is open. The waits recorded for a
+// player (what every row's Caused adds up) plus PassedOn are the waits its
+// own delay made, and their difference between two moments is the
+// stretch's between them.
 func (d *Detector) PassedOn(player string) time.Duration { return d.passed[player] }
 
 // rowLinks is one matrix row's links as read last: the row's name and,

@@ -239,12 +239,14 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		if best < 0 {
 			continue
 		}
-		// y's own links rising to most others is y's own delay; a root
+		// y's own links rising to most others is y's own delay. A root
 		// that waits for y in turn is a pair held up both ways, which the
-		// undisputed waits below settle.
+		// undisputed waits below settle — unless the root's own links
+		// rose: its side is slow, and y, stalled on it, sends it late in
+		// turn, as it does everyone.
 		w := W[y*n+best]
 		if w >= waitOpen/2 && float64(w) >= knockOn*float64(maxIn(y)) && float64(w) >= chainShare*float64(out[y]) &&
-			!ownNow[y] && float64(W[best*n+y]) < chainWait*float64(w) {
+			!ownNow[y] && (float64(W[best*n+y]) < chainWait*float64(w) || ownNow[best]) {
 			rootOf[y] = best
 		}
 	}
@@ -264,18 +266,15 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 				continue
 			}
 			r := follow(j)
-			knock := r != j
 			if float64(W[j*n+i]) >= chainWait*float64(w) && undisputed[i] > undisputed[r] {
 				r = follow(i) // the waiting machine's own delay, come round
-				knock = false
 			}
 			e := get(subject{a: names[r]})
 			e.add(i, w, Wn[i*n+j], F[i*n+j], Fst[i*n+j])
-			// This step's waits, recorded for j, were passed on from the
-			// root of j's chain (PassedOn). A pair that waits for each
-			// other is judged here only as the incidents' evidence; its
-			// waits stay where the machines recorded them.
-			if knock && Wn[i*n+j] > 0 {
+			// This step's waits, recorded for j, were r's delay: passed
+			// on from the root of j's chain, or the waiting machine's own
+			// come round (PassedOn).
+			if r != j && Wn[i*n+j] > 0 {
 				if d.passed == nil {
 					d.passed = map[string]time.Duration{}
 				}
