@@ -26,8 +26,8 @@ type diagState struct {
 	in diagnosis.Input
 	on bool // every seated player was measured at an evaluation: events flow
 
-	// marks are the waits others caused each player at the last two
-	// evaluations, oldest first, for the waits rule's window.
+	// marks are the waits each player's own delay made (owned) at the
+	// last two evaluations, oldest first, for the waits rule's window.
 	marks  [2]waitMark
 	nmarks int
 
@@ -40,8 +40,11 @@ type diagState struct {
 
 	rows   []int              // scratch: matrix row index of each input player
 	dirs   []*feed.MatrixLink // scratch: n×n directed links, nil when unknown
-	caused []time.Duration    // scratch: per input player
-	last   *diagnosis.Diagnosis
+	caused []time.Duration    // scratch: per input player, as recorded
+	// owned is, per input player, the waits its own delay made: caused,
+	// with the knock-on chains' waits moved to their roots.
+	owned []time.Duration
+	last  *diagnosis.Diagnosis
 }
 
 type waitMark struct {
@@ -184,26 +187,24 @@ func (p *Peer) diagnosisInput(now time.Duration, m *feed.MatrixView) {
 			}
 		}
 	}
-	// The waits rule's window: the last two evaluation intervals.
+	// The waits rule's window: the last two evaluation intervals (S9). It
+	// counts each wait as whose delay it was, as the incidents judged each
+	// second's waits when they came, over the whole window whether or not
+	// an incident was open (incident.Detector.PassedOn): the waits the
+	// machines recorded for a player, less those that were another's
+	// delay passed on (a knock-on), plus those recorded for the players
+	// that passed its own delay on.
 	from := p.startAt
 	var old map[string]time.Duration
 	if dg.nmarks == 2 {
 		from, old = dg.marks[0].at, dg.marks[0].caused
 	}
 	in.Window = max(now-from, 0)
+	dg.owned = growDur(dg.owned, n)
 	for i := range in.Players {
-		in.Players[i].RecentWait = max(dg.caused[i]-old[in.Players[i].Name], 0)
-	}
-	// A player the others wait for only because it waited itself (a
-	// knock-on, as the incidents judge it now) passes its recent waits to
-	// the root of its chain: the waits rule names whose delay it was.
-	for i := range in.Players {
-		if r, ok := p.inc.d.KnockOn(in.Players[i].Name); ok {
-			if j := m.Index(r); j >= 0 && j != i {
-				in.Players[j].RecentWait += in.Players[i].RecentWait
-				in.Players[i].RecentWait = 0
-			}
-		}
+		name := in.Players[i].Name
+		dg.owned[i] = max(dg.caused[i]+p.inc.d.PassedOn(name), 0)
+		in.Players[i].RecentWait = max(dg.owned[i]-old[name], 0)
 	}
 	for a := 0; a < n; a++ {
 		for b := a + 1; b < n; b++ {
@@ -254,7 +255,7 @@ func (p *Peer) markWaits(now time.Duration) {
 	}
 	clear(caused)
 	for i, pl := range dg.in.Players {
-		caused[pl.Name] = dg.caused[i]
+		caused[pl.Name] = dg.owned[i]
 	}
 	if dg.nmarks == 2 {
 		dg.marks[0] = dg.marks[1]

@@ -105,8 +105,10 @@ type Player struct {
 	// Process is the player's average processing time per frame (S5).
 	Process time.Duration
 	// CausedWait is the time others waited for this player since the game
-	// started; RecentWait the part of it in the last two evaluation
-	// intervals (Input.Window long).
+	// started, as they recorded it. RecentWait is what the waits rule
+	// reads: the waits of the last two evaluation intervals (Input.Window
+	// long) that were this player's delay — the caller counts a knock-on's
+	// waits to the root of its chain (docs/diagnosis.md).
 	CausedWait time.Duration
 	RecentWait time.Duration
 	// Measured: the player has a fresh report with a round trip (S6, S8).

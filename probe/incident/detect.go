@@ -155,9 +155,8 @@ type Detector struct {
 	frames   []frameAt     // this machine's frame at recent evaluations
 	process  map[string]time.Duration
 	baseProc map[string]time.Duration
-	// knockOn is, as of the latest evaluation, each player whose waits
-	// are another's passed on, with the root of its chain.
-	knockOn map[string]string
+	// passed is, by player, the waits moved to it (PassedOn).
+	passed map[string]time.Duration
 
 	// The links by position, so that an evaluation looks each up once,
 	// not once per question (links are never forgotten, so a pointer
@@ -173,25 +172,17 @@ type Detector struct {
 	sc       scratch
 }
 
-// KnockOn is the root of player's chain of knock-on waits as of the
-// latest evaluation — the player it waited for, whose delay it passed on
-// to the machines that waited for it — and ok false when player's waits
-// are its own.
-//
-// Only a root that an open incident names counts: outside an episode the
-// waits stay where the machines recorded them.
-func (d *Detector) KnockOn(player string) (root string, ok bool) {
-	root, ok = d.knockOn[player]
-	if !ok {
-		return "", false
-	}
-	for _, t := range d.open {
-		if t.key.a == root || t.key.b == root {
-			return root, true
-		}
-	}
-	return "", false
-}
+// PassedOn is the net of what the detector moved to player since its
+// first evaluation, from the waits the machines recorded against others (in
+// each step, as that evaluation judged whose side they were): positive for
+// a root, which gets the waits recorded for the knock-ons of its chains and
+// for the machines stalled on it that it waited for in turn (its own delay,
+// come round); negative for the player they were recorded against. It
+// moves them whether or not an incident is open. The waits recorded for a
+// player (what every row's Caused adds up) plus PassedOn are the waits its
+// own delay made, and their difference between two moments is the
+// stretch's between them.
+func (d *Detector) PassedOn(player string) time.Duration { return d.passed[player] }
 
 // rowLinks is one matrix row's links as read last: the row's name and,
 // for each of its entries, the name it goes to and its link.

@@ -228,6 +228,113 @@ func TestKnockOnWaitsFollowTheChainToItsRoot(t *testing.T) {
 	}
 }
 
+// PassedOn moves each second's waits recorded for a knock-on to the root
+// of its chain as they come, incident or not, and a slow player's waits
+// for a machine stalled on it (its own delay, come round) to itself; the
+// waits for a player's own side stay where the machines recorded them.
+// want is what moves to (positive) or from (negative) each player every
+// second of the pattern; the first second, before the window holds the
+// chain, may stay where it was recorded.
+func TestPassedOnCountsKnockOnWaitsToTheRoot(t *testing.T) {
+	type wait struct {
+		who, forWhom string
+		d            time.Duration
+		frames       int
+	}
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		each     []wait
+		want     map[string]time.Duration
+		incident bool   // an incident opens on the pattern
+		rose     string // a player whose round trips to all others rose by 200 ms
+	}{
+		{
+			name: "chain",
+			each: []wait{{"dan", "bea", 400 * ms, 6}, {"ana", "dan", 380 * ms, 6}, {"cat", "dan", 380 * ms, 6},
+				{"ana", "bea", 20 * ms, 1}, {"cat", "bea", 20 * ms, 1}},
+			want:     map[string]time.Duration{"bea": 760 * ms, "dan": -760 * ms},
+			incident: true,
+		},
+		{
+			name: "two links",
+			each: []wait{{"dan", "bea", 400 * ms, 6}, {"cat", "dan", 390 * ms, 6}, {"ana", "cat", 380 * ms, 6},
+				{"ana", "bea", 10 * ms, 1}},
+			want:     map[string]time.Duration{"bea": 770 * ms, "dan": -390 * ms, "cat": -380 * ms},
+			incident: true,
+		},
+		{
+			name:     "own side",
+			each:     []wait{{"ana", "bea", 300 * ms, 5}, {"cat", "bea", 300 * ms, 5}, {"dan", "bea", 300 * ms, 5}},
+			want:     map[string]time.Duration{},
+			incident: true,
+		},
+		{
+			// bea's side is slow: cat and dan wait for it, and ana, who
+			// waits for it too, sends late to bea in turn.
+			name: "come round",
+			each: []wait{{"ana", "bea", 300 * ms, 5}, {"bea", "ana", 300 * ms, 5}, {"cat", "bea", 300 * ms, 5},
+				{"dan", "bea", 300 * ms, 5}},
+			want:     map[string]time.Duration{"bea": 300 * ms, "ana": -300 * ms},
+			incident: true,
+		},
+		{
+			// A queue on bea's own line (its round trips rose to every
+			// other player): dan waits for bea; ana, cat and bea itself
+			// wait for dan, who sends late to all of them.
+			name: "root's own side, come round",
+			rose: "bea",
+			each: []wait{{"dan", "bea", 950 * ms, 8}, {"ana", "dan", 930 * ms, 8}, {"cat", "dan", 700 * ms, 7},
+				{"bea", "dan", 940 * ms, 8}},
+			want:     map[string]time.Duration{"bea": 2570 * ms, "dan": -2570 * ms},
+			incident: true,
+		},
+		{
+			name: "chain without an incident",
+			each: []wait{{"dan", "bea", 150 * ms, 1}, {"ana", "dan", 140 * ms, 1}, {"cat", "dan", 140 * ms, 1}},
+			want: map[string]time.Duration{"bea": 280 * ms, "dan": -280 * ms},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(20*time.Millisecond, "ana", "bea", "cat", "dan")
+			w.run(30*time.Second, nil)
+			for _, o := range w.names {
+				if tc.rose != "" && o != tc.rose {
+					w.setRTT(tc.rose, o, 220*time.Millisecond)
+				}
+			}
+			const secs = 10
+			w.run(secs*time.Second, func() {
+				for _, x := range tc.each {
+					w.wait(x.who, x.forWhom, x.d, x.frames)
+				}
+			})
+			o := opens(w.lines)
+			if got := len(o) > 0; got != tc.incident {
+				t.Errorf("an incident opened: %v, want %v", got, tc.incident)
+			}
+			for _, l := range w.lines {
+				if l.Player == nil || tc.want[*l.Player] < 0 {
+					t.Errorf("an incident line names %s: %s", who(l), l.Text)
+				}
+			}
+			var sum time.Duration
+			for _, name := range w.names {
+				got := w.d.PassedOn(name)
+				sum += got
+				want := tc.want[name]
+				lo, hi := min(want*(secs-1), want*secs), max(want*(secs-1), want*secs)
+				if got < lo || got > hi {
+					t.Errorf("PassedOn(%s) = %v, want %v to %v", name, got, lo, hi)
+				}
+			}
+			if sum != 0 {
+				t.Errorf("the waits moved add up to %v, want 0", sum)
+			}
+		})
+	}
+}
+
 // Three players, one slow path: ana and cat wait for each other, bea's
 // links to both are fast. The incident is the path's.
 func TestOneSlowPathIsThePathsIncident(t *testing.T) {

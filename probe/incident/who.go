@@ -239,12 +239,14 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		if best < 0 {
 			continue
 		}
-		// y's own links rising to most others is y's own delay; a root
+		// y's own links rising to most others is y's own delay. A root
 		// that waits for y in turn is a pair held up both ways, which the
-		// undisputed waits below settle.
+		// undisputed waits below settle — unless the root's own links
+		// rose: its side is slow, and y, stalled on it, sends it late in
+		// turn, as it does everyone.
 		w := W[y*n+best]
 		if w >= waitOpen/2 && float64(w) >= knockOn*float64(maxIn(y)) && float64(w) >= chainShare*float64(out[y]) &&
-			!ownNow[y] && float64(W[best*n+y]) < chainWait*float64(w) {
+			!ownNow[y] && (float64(W[best*n+y]) < chainWait*float64(w) || ownNow[best]) {
 			rootOf[y] = best
 		}
 	}
@@ -256,15 +258,6 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 			y = rootOf[y]
 		}
 		return y
-	}
-	clear(d.knockOn)
-	for y := range n {
-		if r := follow(y); r != y {
-			if d.knockOn == nil {
-				d.knockOn = map[string]string{}
-			}
-			d.knockOn[names[y]] = names[r]
-		}
 	}
 	for i := range n {
 		for j := range n {
@@ -278,6 +271,16 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 			}
 			e := get(subject{a: names[r]})
 			e.add(i, w, Wn[i*n+j], F[i*n+j], Fst[i*n+j])
+			// This step's waits, recorded for j, were r's delay: passed
+			// on from the root of j's chain, or the waiting machine's own
+			// come round (PassedOn).
+			if r != j && Wn[i*n+j] > 0 {
+				if d.passed == nil {
+					d.passed = map[string]time.Duration{}
+				}
+				d.passed[names[j]] -= Wn[i*n+j]
+				d.passed[names[r]] += Wn[i*n+j]
+			}
 		}
 	}
 	for i, a := range names {
