@@ -13,8 +13,10 @@ import (
 // history matches what narrates the project's history or points at files
 // a reader of the repository does not have: issue and session numbers,
 // the planning documents, the seeds. Requirement numbers (T/S/L/Q, defined
-// in docs/requirements.md) are the project's vocabulary and do not match.
-var history = regexp.MustCompile(`(?i)issue #?[0-9]|session [0-9]+\b|(CONTRACTS|SPEC|DESIGN|STYLE)\.md|seed 0{2}`)
+// in docs/requirements.md) are the project's vocabulary and do not match,
+// and neither does a session's 8-digit ID on a captured screen ("session
+// 52614223 · 30 fps"): a session number of the project's history is short.
+var history = regexp.MustCompile(`(?i)issue #?[0-9]|session [0-9]{1,5}\b|(CONTRACTS|SPEC|DESIGN|STYLE)\.md|seed 0{2}`)
 
 // findHistory is history.FindString(s), the regular expression run only
 // on text that could match it: every match holds "issue " before a digit
