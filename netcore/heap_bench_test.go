@@ -1,0 +1,39 @@
+package netcore
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// BenchmarkDueHeapFix is what a changed deadline costs the endpoint's heap
+// of 64 links: one link's deadline moves and the heap is put right.
+func BenchmarkDueHeapFix(b *testing.B) {
+	var h dueHeap
+	rng := rand.New(rand.NewPCG(1, 1))
+	links := make([]*link, 64)
+	for i := range links {
+		links[i] = &link{due: time.Duration(rng.IntN(1000)) * time.Microsecond, dueOK: true}
+		h.push(links[i])
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		l := links[i%len(links)]
+		l.due += time.Duration(rng.IntN(1000)) * time.Microsecond
+		h.fix(l.heapAt)
+		i++
+	}
+}
+
+// BenchmarkProbeReplyBudget is the per-probe cost of a link's budget of
+// probe answers.
+func BenchmarkProbeReplyBudget(b *testing.B) {
+	var l link
+	now := time.Duration(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += 10 * time.Millisecond
+		l.probeReplies.take(now)
+	}
+}
