@@ -21,7 +21,7 @@ func BenchmarkDueHeapFix(b *testing.B) {
 	for b.Loop() {
 		l := links[i%len(links)]
 		l.due += time.Duration(rng.IntN(1000)) * time.Microsecond
-		h.fix(l.heapAt)
+		h.fix(l)
 		i++
 	}
 }

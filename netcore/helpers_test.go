@@ -288,12 +288,13 @@ func checkDeadline(tb testing.TB, e *Endpoint) {
 	if got != want || gotOK != wantOK {
 		tb.Fatalf("NextDeadline %v %v, worked out from scratch %v %v", got, gotOK, want, wantOK)
 	}
-	h := e.byDue
-	if len(h) != len(e.order) {
-		tb.Fatalf("%d links in the deadline heap, %d open", len(h), len(e.order))
+	h := &e.byDue.h
+	if h.Len() != len(e.order) {
+		tb.Fatalf("%d links in the deadline heap, %d open", h.Len(), len(e.order))
 	}
-	for i, l := range h {
-		if l.heapAt != i || l.closed || (i > 0 && h.before(i, (i-1)/2)) {
+	for i := range h.Len() {
+		l := h.At(i)
+		if l.heapAt != i || l.closed || (i > 0 && dueKey(l).Less(dueKey(h.At((i-1)/2)))) {
 			tb.Fatalf("deadline heap out of order at %d (link %d at %d)", i, l.peer, l.heapAt)
 		}
 	}

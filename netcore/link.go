@@ -2,8 +2,11 @@ package netcore
 
 import (
 	"crypto/cipher"
+	"math"
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/minheap"
 )
 
 // sendWindow is how many datagrams an acked channel (reliable, global) may
@@ -298,73 +301,28 @@ func (g *GlobalStats) add(o GlobalStats) {
 	g.Dropped += o.Dropped
 }
 
-// dueHeap is a binary min-heap of links by deadline (a link without one
-// sorts last), each link knowing its place (heapAt) so that a changed
-// deadline moves it in O(log links).
-type dueHeap []*link
+// dueHeap holds the links by deadline (a link without one sorts last),
+// each link knowing its place (heapAt) so that a changed deadline moves it
+// in O(log links).
+type dueHeap struct{ h minheap.Heap[*link] }
 
-func (h dueHeap) before(i, j int) bool {
-	a, b := h[i], h[j]
-	return a.dueOK && (!b.dueOK || a.due < b.due)
-}
-
-func (h dueHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapAt, h[j].heapAt = i, j
-}
-
-func (h *dueHeap) push(l *link) {
-	l.heapAt = len(*h)
-	*h = append(*h, l)
-	h.up(l.heapAt)
-}
-
-func (h *dueHeap) remove(l *link) {
-	i, last := l.heapAt, len(*h)-1
-	if i != last {
-		h.swap(i, last)
+// dueKey is l's place in the order: its deadline, or after every deadline.
+func dueKey(l *link) minheap.Key {
+	if !l.dueOK {
+		return minheap.Key{At: math.MaxInt64, Seq: 1}
 	}
-	(*h)[last] = nil
-	*h = (*h)[:last]
-	if i != last {
-		h.fix(i)
-	}
+	return minheap.Key{At: l.due}
 }
 
-// fix restores the order after the deadline of the link at i changed.
-func (h dueHeap) fix(i int) {
-	if !h.down(i) {
-		h.up(i)
-	}
-}
+func (d *dueHeap) push(l *link) { d.h.Push(dueKey(l), l, &l.heapAt) }
 
-func (h dueHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.before(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
+func (d *dueHeap) remove(l *link) { d.h.Remove(l.heapAt) }
 
-// down moves the link at i towards the leaves and reports whether it moved.
-func (h dueHeap) down(i int) bool {
-	start := i
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			break
-		}
-		if r := c + 1; r < len(h) && h.before(r, c) {
-			c = r
-		}
-		if !h.before(c, i) {
-			break
-		}
-		h.swap(i, c)
-		i = c
-	}
-	return i != start
+// fix restores the order after l's deadline changed.
+func (d *dueHeap) fix(l *link) { d.h.Fix(l.heapAt, dueKey(l)) }
+
+// top is the link with the earliest deadline.
+func (d *dueHeap) top() (*link, bool) {
+	_, l, ok := d.h.Top()
+	return l, ok
 }

@@ -150,7 +150,7 @@ func (e *Endpoint) NextDeadline() (time.Duration, bool) {
 			continue
 		}
 		l.due, l.dueOK = e.linkDeadline(l)
-		e.byDue.fix(l.heapAt)
+		e.byDue.fix(l)
 	}
 	clear(e.stale)
 	e.stale = e.stale[:0]
@@ -158,7 +158,7 @@ func (e *Endpoint) NextDeadline() (time.Duration, bool) {
 		return 0, false
 	}
 	d := e.nextReport
-	if top := e.byDue[0]; top.dueOK && top.due < d {
+	if top, ok := e.byDue.top(); ok && top.dueOK && top.due < d {
 		d = top.due
 	}
 	if e.tracing != nil {

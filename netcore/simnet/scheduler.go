@@ -22,6 +22,8 @@ package simnet
 import (
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/minheap"
 )
 
 // Event is a function scheduled to run at a virtual time. Events created by
@@ -29,8 +31,7 @@ import (
 // time, including after they ran.
 type Event struct {
 	at    time.Duration
-	seq   uint64 // insertion order, the tie-breaker for equal times
-	index int    // position in the heap; -1 when not pending
+	index int // position in the heap (minheap keeps it); -1 when not pending
 	owner *Scheduler
 	fn    func()
 
@@ -46,8 +47,8 @@ type Event struct {
 // goroutine drives a simulation.
 type Scheduler struct {
 	now  time.Duration
-	seq  uint64
-	heap []*Event
+	seq  uint64 // insertion order, the tie-breaker for equal times
+	heap minheap.Heap[*Event]
 	free []*Event // spent datagram events, reused so delivery does not allocate
 }
 
@@ -59,14 +60,12 @@ func NewScheduler() *Scheduler { return &Scheduler{} }
 func (s *Scheduler) Now() time.Duration { return s.now }
 
 // Pending is the number of events waiting to run.
-func (s *Scheduler) Pending() int { return len(s.heap) }
+func (s *Scheduler) Pending() int { return s.heap.Len() }
 
 // Next returns the time of the earliest pending event.
 func (s *Scheduler) Next() (time.Duration, bool) {
-	if len(s.heap) == 0 {
-		return 0, false
-	}
-	return s.heap[0].at, true
+	k, _, ok := s.heap.Top()
+	return k.At, ok
 }
 
 // At schedules fn to run at virtual time t. A time already past runs at Now,
@@ -90,7 +89,7 @@ func (e *Event) cancel() bool {
 	if e.index < 0 {
 		return false
 	}
-	e.owner.remove(e.index)
+	e.owner.heap.Remove(e.index)
 	return true
 }
 
@@ -101,7 +100,7 @@ func (e *Event) cancel() bool {
 func (e *Event) reschedule(t time.Duration) {
 	s := e.owner
 	if e.index >= 0 {
-		s.remove(e.index)
+		s.heap.Remove(e.index)
 	}
 	s.push(e, t)
 }
@@ -114,11 +113,10 @@ func (e *Event) Pending() bool { return e.index >= 0 }
 
 // Step runs the earliest pending event and reports whether there was one.
 func (s *Scheduler) Step() bool {
-	if len(s.heap) == 0 {
+	if s.heap.Len() == 0 {
 		return false
 	}
-	e := s.heap[0]
-	s.remove(0)
+	_, e := s.heap.Pop()
 	s.now = e.at
 	if e.net != nil {
 		e.net.deliver(e)
@@ -135,7 +133,10 @@ func (s *Scheduler) Step() bool {
 // RunUntil runs every event due at or before t, then sets the clock to t if
 // it is later than the last event run.
 func (s *Scheduler) RunUntil(t time.Duration) {
-	for len(s.heap) > 0 && s.heap[0].at <= t {
+	for {
+		if next, ok := s.Next(); !ok || next > t {
+			break
+		}
 		s.Step()
 	}
 	s.now = max(s.now, t)
@@ -164,66 +165,6 @@ func (s *Scheduler) pooled() *Event {
 func (s *Scheduler) push(e *Event, t time.Duration) {
 	e.owner = s
 	e.at = max(t, s.now)
-	e.seq = s.seq
+	s.heap.Push(minheap.Key{At: e.at, Seq: s.seq}, e, &e.index)
 	s.seq++
-	e.index = len(s.heap)
-	s.heap = append(s.heap, e)
-	s.up(e.index)
-}
-
-func (s *Scheduler) remove(i int) {
-	h := s.heap
-	last := len(h) - 1
-	e := h[i]
-	if i != last {
-		h[i] = h[last]
-		h[i].index = i
-	}
-	h[last] = nil
-	s.heap = h[:last]
-	if i != last {
-		if !s.down(i) {
-			s.up(i)
-		}
-	}
-	e.index = -1
-}
-
-func less(a, b *Event) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (s *Scheduler) up(i int) {
-	h := s.heap
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !less(h[i], h[parent]) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		h[i].index, h[parent].index = i, parent
-		i = parent
-	}
-}
-
-// down sifts element i toward the leaves and reports whether it moved.
-func (s *Scheduler) down(i int) bool {
-	h := s.heap
-	start := i
-	for {
-		child := 2*i + 1
-		if child >= len(h) {
-			break
-		}
-		if r := child + 1; r < len(h) && less(h[r], h[child]) {
-			child = r
-		}
-		if !less(h[child], h[i]) {
-			break
-		}
-		h[i], h[child] = h[child], h[i]
-		h[i].index, h[child].index = i, child
-		i = child
-	}
-	return i > start
 }
