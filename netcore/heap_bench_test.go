@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/tokenbucket"
 )
 
 // BenchmarkDueHeapFix is what a changed deadline costs the endpoint's heap
@@ -29,11 +31,11 @@ func BenchmarkDueHeapFix(b *testing.B) {
 // BenchmarkProbeReplyBudget is the per-probe cost of a link's budget of
 // probe answers.
 func BenchmarkProbeReplyBudget(b *testing.B) {
-	var l link
+	l := link{probeReplies: tokenbucket.Bucket{Rate: probeReplyRate, Burst: probeReplyBurst}}
 	now := time.Duration(0)
 	b.ReportAllocs()
 	for b.Loop() {
 		now += 10 * time.Millisecond
-		l.probeReplies.take(now)
+		l.probeReplies.Take(now, 1)
 	}
 }

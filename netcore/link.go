@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/internal/minheap"
+	"github.com/lagscope/lagscope/internal/tokenbucket"
 )
 
 // sendWindow is how many datagrams an acked channel (reliable, global) may
@@ -254,7 +255,7 @@ type link struct {
 	est   Estimator
 	acked ackAges // the latest acks' times from first send, clean or not
 
-	probeReplies replyBucket // answers to the peer's probes (trace_link.go)
+	probeReplies tokenbucket.Bucket // answers to the peer's probes (trace_link.go)
 
 	rel, glob outQueue            // acked channels
 	txSeq     [numChannels]uint32 // next datagram number per numbered channel (L2)
