@@ -44,10 +44,12 @@ func parseRTTUnbounded(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("%q is not a round trip", s)
 		case v < 0:
 			return 0, fmt.Errorf("round trip %q is negative", s)
-		case v*float64(time.Millisecond) >= math.MaxInt64:
+		}
+		d, ok := units.FromMillisChecked(v)
+		if !ok {
 			return 0, fmt.Errorf("round trip %q is too long", s)
 		}
-		return time.Duration(math.Round(v * float64(time.Millisecond))), nil
+		return d, nil
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
