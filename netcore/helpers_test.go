@@ -293,9 +293,10 @@ func checkDeadline(tb testing.TB, e *Endpoint) {
 		tb.Fatalf("%d links in the deadline heap, %d open", h.Len(), len(e.order))
 	}
 	for i := range h.Len() {
-		l := h.At(i)
-		if l.heapAt != i || l.closed || (i > 0 && dueKey(l).Less(dueKey(h.At((i-1)/2)))) {
-			tb.Fatalf("deadline heap out of order at %d (link %d at %d)", i, l.peer, l.heapAt)
+		n := h.At(i)
+		l := n.Val
+		if n != &l.byDue || n.Key != dueKey(l) || l.closed || (i > 0 && n.Key.Less(h.At((i-1)/2).Key)) {
+			tb.Fatalf("deadline heap out of order at %d (link %d)", i, l.peer)
 		}
 	}
 }

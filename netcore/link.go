@@ -276,10 +276,10 @@ type link struct {
 	alive keepAlives // unnumbered keep-alives (keepalive.go)
 
 	// due is when Tick next has work on this link (dueOK: ever), valid
-	// while stale is false; heapAt is its place in Endpoint.byDue.
+	// while stale is false; byDue is its node in Endpoint.byDue.
 	due          time.Duration
 	dueOK, stale bool
-	heapAt       int
+	byDue        minheap.Node[*link]
 
 	// With sealing (seal.go): the peer's public key, the pair's secret,
 	// the key this machine seals with and the peer's opener.
@@ -303,8 +303,8 @@ func (g *GlobalStats) add(o GlobalStats) {
 }
 
 // dueHeap holds the links by deadline (a link without one sorts last),
-// each link knowing its place (heapAt) so that a changed deadline moves it
-// in O(log links).
+// each link knowing its place (its byDue node) so that a changed deadline
+// moves it in O(log links).
 type dueHeap struct{ h minheap.Heap[*link] }
 
 // dueKey is l's place in the order: its deadline, or after every deadline.
@@ -315,15 +315,23 @@ func dueKey(l *link) minheap.Key {
 	return minheap.Key{At: l.due}
 }
 
-func (d *dueHeap) push(l *link) { d.h.Push(dueKey(l), l, &l.heapAt) }
+func (d *dueHeap) push(l *link) {
+	l.byDue = minheap.Node[*link]{Key: dueKey(l), Val: l}
+	d.h.Push(&l.byDue)
+}
 
-func (d *dueHeap) remove(l *link) { d.h.Remove(l.heapAt) }
+func (d *dueHeap) remove(l *link) { d.h.Remove(&l.byDue) }
 
 // fix restores the order after l's deadline changed.
-func (d *dueHeap) fix(l *link) { d.h.Fix(l.heapAt, dueKey(l)) }
+func (d *dueHeap) fix(l *link) {
+	l.byDue.Key = dueKey(l)
+	d.h.Fix(&l.byDue)
+}
 
 // top is the link with the earliest deadline.
 func (d *dueHeap) top() (*link, bool) {
-	_, l, ok := d.h.Top()
-	return l, ok
+	if n := d.h.Top(); n != nil {
+		return n.Val, true
+	}
+	return nil, false
 }

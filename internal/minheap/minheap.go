@@ -1,15 +1,16 @@
 // Package minheap is the one priority queue of the tree: a binary min-heap
-// of values by a Key of a time and a tie-breaker, for the simulator's
-// event queue (netcore/simnet), the impairment proxy's delay line
-// (netcore/impair) and the endpoint's links by deadline (netcore).
+// by a Key of a time and a tie-breaker, for the simulator's event queue
+// (netcore/simnet), the impairment proxy's delay line (netcore/impair) and
+// the endpoint's links by deadline (netcore).
 //
-// The keys sit in the heap beside their values, so ordering compares two
-// words in place and calls nothing. A value that is to be moved or removed
-// later knows its place: Push takes a pointer to the value's own index,
-// which the heap keeps current on every move and sets to -1 when the value
-// leaves, so Fix and Remove of a changed deadline cost O(log n) and no
-// search. Nothing allocates once the heap's slice has grown. It imports
-// nothing of ours, so every layer may use it.
+// The heap holds pointers to Nodes, which its users keep: inside the value
+// itself (an event, a link) or in a free list (the delay line's held
+// datagrams). A Node carries its key, its value and its place in the heap,
+// which the heap keeps current on every move, so that a value whose
+// deadline changed moves in O(log n) with no search (Fix), and leaves the
+// same way (Remove). Ordering compares the keys behind two pointers and
+// calls nothing; nothing allocates once the heap's slice has grown. It
+// imports nothing of ours, so every layer may use it.
 package minheap
 
 import "time"
@@ -24,112 +25,108 @@ type Key struct {
 // Less reports whether k sorts before o.
 func (k Key) Less(o Key) bool { return k.At < o.At || (k.At == o.At && k.Seq < o.Seq) }
 
-type entry[T any] struct {
-	key   Key
-	val   T
-	place *int // the value's own index, or nil
+// Node is one value's entry in a Heap. Set Key (and Val) before Push;
+// change Key only out of the heap or followed by Fix. The zero Node is in
+// no heap.
+type Node[T any] struct {
+	Key Key
+	Val T
+	pos int // 1 + the node's index in its heap; 0 when in none
 }
 
-// Heap is a binary min-heap of T by Key. The zero Heap is empty and ready.
-// It is not safe for concurrent use.
+// InHeap reports whether the node is in a heap.
+func (n *Node[T]) InHeap() bool { return n.pos > 0 }
+
+// Heap is a binary min-heap of Nodes by Key. The zero Heap is empty and
+// ready. It is not safe for concurrent use.
 type Heap[T any] struct {
-	items []entry[T]
+	items []*Node[T]
 }
 
-// Len is the number of values in the heap.
+// Len is the number of nodes in the heap.
 func (h *Heap[T]) Len() int { return len(h.items) }
 
-// Push adds v at key k. When place is not nil the heap writes v's index
-// there on every move (and -1 when v leaves), for Fix and Remove.
-func (h *Heap[T]) Push(k Key, v T, place *int) {
-	h.items = append(h.items, entry[T]{})
-	settle(h.items, len(h.items)-1, entry[T]{key: k, val: v, place: place})
+// Push adds n, which must be in no heap.
+func (h *Heap[T]) Push(n *Node[T]) {
+	h.items = append(h.items, n)
+	n.pos = len(h.items)
+	h.up(len(h.items) - 1)
 }
 
-// Top is the earliest value and its key, without removing it; ok is false
-// when the heap is empty.
-func (h *Heap[T]) Top() (k Key, v T, ok bool) {
+// Top is the node with the earliest key, nil when the heap is empty.
+func (h *Heap[T]) Top() *Node[T] {
 	if len(h.items) == 0 {
-		return Key{}, v, false
+		return nil
 	}
-	return h.items[0].key, h.items[0].val, true
+	return h.items[0]
 }
 
-// At is the value at index i (0 ≤ i < Len), in the heap's order, which is
-// no sorted order past the top: for visiting every value.
-func (h *Heap[T]) At(i int) T { return h.items[i].val }
+// At is the node at index i (0 ≤ i < Len), in the heap's order, which is
+// no sorted order past the top: for visiting every node.
+func (h *Heap[T]) At(i int) *Node[T] { return h.items[i] }
 
-// Pop removes the earliest value and returns it with its key. The heap
-// must not be empty.
-func (h *Heap[T]) Pop() (Key, T) {
-	k := h.items[0].key
-	return k, h.Remove(0)
+// Pop removes the node with the earliest key and returns it. The heap must
+// not be empty.
+func (h *Heap[T]) Pop() *Node[T] {
+	n := h.items[0]
+	h.Remove(n)
+	return n
 }
 
-// Remove takes the value at index i out of the heap and returns it; the
-// last entry fills its place.
-func (h *Heap[T]) Remove(i int) T {
+// Remove takes n, which must be in h, out of the heap; the last node
+// fills its place.
+func (h *Heap[T]) Remove(n *Node[T]) {
 	items := h.items
-	last := len(items) - 1
-	gone, moved := items[i], items[last]
-	items[last] = entry[T]{}
+	i, last := n.pos-1, len(items)-1
+	moved := items[last]
+	items[i], items[last] = moved, nil
 	h.items = items[:last]
+	n.pos = 0
 	if i != last {
-		settle(h.items, i, moved)
+		moved.pos = i + 1
+		h.Fix(moved)
 	}
-	if gone.place != nil {
-		*gone.place = -1
-	}
-	return gone.val
 }
 
-// Fix gives the value at index i the key k and moves it to its place.
-func (h *Heap[T]) Fix(i int, k Key) {
-	e := h.items[i]
-	e.key = k
-	settle(h.items, i, e)
+// Fix moves n, which must be in h, to its place after its Key changed.
+func (h *Heap[T]) Fix(n *Node[T]) {
+	if i := n.pos - 1; !h.down(i) {
+		h.up(i)
+	}
 }
 
-// settle puts e into the hole at i, moved down or up to where the heap's
-// order wants it: down while a child sorts before e (the earlier child
-// moves up into the hole), and, if that did not move it, up while e sorts
-// before the hole's parent (the parent moves down). Everything below the
-// hole sorts no earlier than everything above it, so only one way can
-// apply.
-func settle[T any](items []entry[T], i int, e entry[T]) {
+// up sifts the node at i toward the root.
+func (h *Heap[T]) up(i int) {
+	items := h.items
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !items[i].Key.Less(items[parent].Key) {
+			return
+		}
+		items[i], items[parent] = items[parent], items[i]
+		items[i].pos, items[parent].pos = i+1, parent+1
+		i = parent
+	}
+}
+
+// down sifts the node at i toward the leaves and reports whether it moved.
+func (h *Heap[T]) down(i int) bool {
+	items := h.items
 	start := i
 	for {
 		child := 2*i + 1
 		if child >= len(items) {
 			break
 		}
-		if r := child + 1; r < len(items) && items[r].key.Less(items[child].key) {
+		if r := child + 1; r < len(items) && items[r].Key.Less(items[child].Key) {
 			child = r
 		}
-		if !items[child].key.Less(e.key) {
+		if !items[child].Key.Less(items[i].Key) {
 			break
 		}
-		items[i] = items[child]
-		placed(items, i)
+		items[i], items[child] = items[child], items[i]
+		items[i].pos, items[child].pos = i+1, child+1
 		i = child
 	}
-	for i == start && i > 0 {
-		parent := (i - 1) / 2
-		if !e.key.Less(items[parent].key) {
-			break
-		}
-		items[i] = items[parent]
-		placed(items, i)
-		i = parent
-		start = i
-	}
-	items[i] = e
-	placed(items, i)
-}
-
-// placed tells the value at i, if it keeps its place, that it is there.
-func placed[T any](items []entry[T], i int) {
-	if p := items[i].place; p != nil {
-		*p = i
-	}
+	return i > start
 }

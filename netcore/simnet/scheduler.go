@@ -30,8 +30,7 @@ import (
 // At belong to the caller, who may Cancel or Reschedule them at any
 // time, including after they ran.
 type Event struct {
-	at    time.Duration
-	index int // position in the heap (minheap keeps it); -1 when not pending
+	node  minheap.Node[*Event] // its time and order, and its place in the queue
 	owner *Scheduler
 	fn    func()
 
@@ -64,8 +63,10 @@ func (s *Scheduler) Pending() int { return s.heap.Len() }
 
 // Next returns the time of the earliest pending event.
 func (s *Scheduler) Next() (time.Duration, bool) {
-	k, _, ok := s.heap.Top()
-	return k.At, ok
+	if top := s.heap.Top(); top != nil {
+		return top.Key.At, true
+	}
+	return 0, false
 }
 
 // At schedules fn to run at virtual time t. A time already past runs at Now,
@@ -74,7 +75,7 @@ func (s *Scheduler) At(t time.Duration, fn func()) *Event {
 	if fn == nil {
 		panic("simnet: At with a nil function")
 	}
-	e := &Event{fn: fn, index: -1}
+	e := &Event{fn: fn}
 	s.push(e, t)
 	return e
 }
@@ -86,10 +87,10 @@ func (s *Scheduler) after(d time.Duration, fn func()) *Event {
 
 // cancel stops e from running. It reports whether e was pending.
 func (e *Event) cancel() bool {
-	if e.index < 0 {
+	if !e.node.InHeap() {
 		return false
 	}
-	e.owner.heap.Remove(e.index)
+	e.owner.heap.Remove(&e.node)
 	return true
 }
 
@@ -99,28 +100,28 @@ func (e *Event) cancel() bool {
 // re-arms a peer's wake-up without allocating.
 func (e *Event) reschedule(t time.Duration) {
 	s := e.owner
-	if e.index >= 0 {
-		s.heap.Remove(e.index)
+	if e.node.InHeap() {
+		s.heap.Remove(&e.node)
 	}
 	s.push(e, t)
 }
 
 // time is when e runs, or last ran.
-func (e *Event) time() time.Duration { return e.at }
+func (e *Event) time() time.Duration { return e.node.Key.At }
 
 // Pending reports whether e is waiting to run.
-func (e *Event) Pending() bool { return e.index >= 0 }
+func (e *Event) Pending() bool { return e.node.InHeap() }
 
 // Step runs the earliest pending event and reports whether there was one.
 func (s *Scheduler) Step() bool {
 	if s.heap.Len() == 0 {
 		return false
 	}
-	_, e := s.heap.Pop()
-	s.now = e.at
+	e := s.heap.Pop().Val
+	s.now = e.node.Key.At
 	if e.net != nil {
 		e.net.deliver(e)
-		if e.index < 0 { // not queued again: spent
+		if !e.node.InHeap() { // not queued again: spent
 			e.net, e.buf, e.queued = nil, e.buf[:0], false
 			s.free = append(s.free, e)
 		}
@@ -159,12 +160,12 @@ func (s *Scheduler) pooled() *Event {
 		s.free = s.free[:n-1]
 		return e
 	}
-	return &Event{index: -1}
+	return &Event{}
 }
 
 func (s *Scheduler) push(e *Event, t time.Duration) {
 	e.owner = s
-	e.at = max(t, s.now)
-	s.heap.Push(minheap.Key{At: e.at, Seq: s.seq}, e, &e.index)
+	e.node = minheap.Node[*Event]{Key: minheap.Key{At: max(t, s.now), Seq: s.seq}, Val: e}
+	s.heap.Push(&e.node)
 	s.seq++
 }
