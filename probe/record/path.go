@@ -72,11 +72,10 @@ func checkPathStat(p *feed.PathStat) error {
 	if p.Why != nil {
 		err = errors.Join(err, checkText("path why", *p.Why))
 	}
-	if !p.Available && len(p.Hops) > 0 {
-		err = errors.Join(err, errors.New("hops on a path that cannot be traced"))
-	}
-	if len(p.Hops) > maxTTL {
-		return errors.Join(err, fmt.Errorf("%d hops", len(p.Hops)))
+	if tooMany, listErr := checkHopList(p.Available, len(p.Hops)); listErr != nil {
+		if err = errors.Join(err, listErr); tooMany {
+			return err
+		}
 	}
 	prev := 0
 	for _, h := range p.Hops {
@@ -103,14 +102,26 @@ func checkDur(key string, d time.Duration) error {
 	return nil
 }
 
+// checkHopList is what a path's hops must be as a list, whatever each
+// one says: none on a path that cannot be traced, at most maxTTL of them;
+// tooMany says they are past reading one by one.
+func checkHopList(available bool, hops int) (tooMany bool, err error) {
+	if !available && hops > 0 {
+		err = errors.New("hops on a path that cannot be traced")
+	}
+	if hops > maxTTL {
+		return true, errors.Join(err, fmt.Errorf("%d hops", hops))
+	}
+	return false, err
+}
+
 // checkPathView: a View's path, by the same rules as the event's.
 func checkPathView(p *feed.PathView) error {
 	err := errors.Join(checkName("path peer", p.Peer), checkText("path why", p.Why))
-	if !p.Available && len(p.Hops) > 0 {
-		err = errors.Join(err, errors.New("hops on a path that cannot be traced"))
-	}
-	if len(p.Hops) > maxTTL {
-		return errors.Join(err, fmt.Errorf("%d hops", len(p.Hops)))
+	if tooMany, listErr := checkHopList(p.Available, len(p.Hops)); listErr != nil {
+		if err = errors.Join(err, listErr); tooMany {
+			return err
+		}
 	}
 	prev := 0
 	for _, h := range p.Hops {
