@@ -136,19 +136,11 @@ func (r *batchReader) oob(i int) []byte { return r.oobs[i][:r.oobn[i]] }
 // from decodes the i-th source address, as ReadMsgUDPAddrPort would.
 func (r *batchReader) from(i int) netip.AddrPort {
 	sa := &r.names[i]
-	port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
-	switch sa.Family {
-	case syscall.AF_INET:
-		s4 := (*syscall.RawSockaddrInet4)(unsafe.Pointer(sa))
-		return netip.AddrPortFrom(netip.AddrFrom4(s4.Addr), port)
-	case syscall.AF_INET6:
-		a := netip.AddrFrom16(sa.Addr)
-		if sa.Scope_id != 0 {
-			a = a.WithZone(r.zone(sa.Scope_id))
-		}
-		return netip.AddrPortFrom(a, port)
+	ap := sockaddrPort(sa)
+	if sa.Family == syscall.AF_INET6 && sa.Scope_id != 0 {
+		ap = netip.AddrPortFrom(ap.Addr().WithZone(r.zone(sa.Scope_id)), ap.Port())
 	}
-	return netip.AddrPort{}
+	return ap
 }
 
 // zone names an interface the way the net package does for a link-local
