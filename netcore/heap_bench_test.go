@@ -15,15 +15,16 @@ func BenchmarkDueHeapFix(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	links := make([]*link, 64)
 	for i := range links {
-		links[i] = &link{due: time.Duration(rng.IntN(1000)) * time.Microsecond, dueOK: true}
+		links[i] = &link{}
 		h.push(links[i])
+		h.fix(links[i], time.Duration(rng.IntN(1000))*time.Microsecond, true)
 	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		l := links[i%len(links)]
-		l.due += time.Duration(rng.IntN(1000)) * time.Microsecond
-		h.fix(l)
+		at, _ := l.deadline()
+		h.fix(l, at+time.Duration(rng.IntN(1000))*time.Microsecond, true)
 		i++
 	}
 }

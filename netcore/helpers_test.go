@@ -278,8 +278,8 @@ func checkDeadline(tb testing.TB, e *Endpoint) {
 	want, wantOK := e.nextReport, len(e.order) > 0
 	for _, l := range e.order {
 		d, ok := e.linkDeadline(l)
-		if l.due != d || l.dueOK != ok {
-			tb.Fatalf("link %d: kept deadline %v %v, worked out from scratch %v %v", l.peer, l.due, l.dueOK, d, ok)
+		if at, kept := l.deadline(); kept != ok || (ok && at != d) {
+			tb.Fatalf("link %d: kept deadline %v %v, worked out from scratch %v %v", l.peer, at, kept, d, ok)
 		}
 		if ok && d < want {
 			want = d
@@ -295,7 +295,7 @@ func checkDeadline(tb testing.TB, e *Endpoint) {
 	for i := range h.Len() {
 		n := h.At(i)
 		l := n.Val
-		if n != &l.byDue || n.Key != dueKey(l) || l.closed || (i > 0 && n.Key.Less(h.At((i-1)/2).Key)) {
+		if n != &l.due || l.closed || (i > 0 && n.Key.Less(h.At((i-1)/2).Key)) {
 			tb.Fatalf("deadline heap out of order at %d (link %d)", i, l.peer)
 		}
 	}

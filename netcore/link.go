@@ -275,11 +275,10 @@ type link struct {
 	bad   bool       // something unanswered outlived the connection timeout (T11)
 	alive keepAlives // unnumbered keep-alives (keepalive.go)
 
-	// due is when Tick next has work on this link (dueOK: ever), valid
-	// while stale is false; byDue is its node in Endpoint.byDue.
-	due          time.Duration
-	dueOK, stale bool
-	byDue        minheap.Node[*link]
+	// due is when Tick next has work on this link (deadline), valid while
+	// stale is false: the link's node in Endpoint.byDue, keyed by it.
+	due   minheap.Node[*link]
+	stale bool
 
 	// With sealing (seal.go): the peer's public key, the pair's secret,
 	// the key this machine seals with and the peer's opener.
@@ -303,29 +302,40 @@ func (g *GlobalStats) add(o GlobalStats) {
 }
 
 // dueHeap holds the links by deadline (a link without one sorts last),
-// each link knowing its place (its byDue node) so that a changed deadline
+// each link knowing its place (its due node) so that a changed deadline
 // moves it in O(log links).
 type dueHeap struct{ h minheap.Heap[*link] }
 
-// dueKey is l's place in the order: its deadline, or after every deadline.
-func dueKey(l *link) minheap.Key {
-	if !l.dueOK {
-		return minheap.Key{At: math.MaxInt64, Seq: 1}
-	}
-	return minheap.Key{At: l.due}
+// noDeadline keys a link that has no deadline after every deadline.
+var noDeadline = minheap.Key{At: math.MaxInt64, Seq: 1}
+
+// deadline is when Tick next has work on l; ok is false when never.
+func (l *link) deadline() (at time.Duration, ok bool) {
+	return l.due.Key.At, l.due.Key != noDeadline
 }
 
+// dueBy reports whether l has work due at or before now.
+func (l *link) dueBy(now time.Duration) bool {
+	at, ok := l.deadline()
+	return ok && at <= now
+}
+
+// push adds l, without a deadline until its first fix.
 func (d *dueHeap) push(l *link) {
-	l.byDue = minheap.Node[*link]{Key: dueKey(l), Val: l}
-	d.h.Push(&l.byDue)
+	l.due = minheap.Node[*link]{Key: noDeadline, Val: l}
+	d.h.Push(&l.due)
 }
 
-func (d *dueHeap) remove(l *link) { d.h.Remove(&l.byDue) }
+func (d *dueHeap) remove(l *link) { d.h.Remove(&l.due) }
 
-// fix restores the order after l's deadline changed.
-func (d *dueHeap) fix(l *link) {
-	l.byDue.Key = dueKey(l)
-	d.h.Fix(&l.byDue)
+// fix sets l's deadline (ok false: none) and moves l to its place.
+func (d *dueHeap) fix(l *link, at time.Duration, ok bool) {
+	if ok {
+		l.due.Key = minheap.Key{At: at}
+	} else {
+		l.due.Key = noDeadline
+	}
+	d.h.Fix(&l.due)
 }
 
 // top is the link with the earliest deadline.

@@ -84,7 +84,9 @@ func (h *Heap[T]) Remove(n *Node[T]) {
 	n.pos = 0
 	if i != last {
 		moved.pos = i + 1
-		h.Fix(moved)
+		if !h.down(i) {
+			h.up(i)
+		}
 	}
 }
 
@@ -95,38 +97,49 @@ func (h *Heap[T]) Fix(n *Node[T]) {
 	}
 }
 
-// up sifts the node at i toward the root.
+// up sifts the node at i toward the root: each parent that sorts after it
+// moves down into its place, and it goes where the last one was.
 func (h *Heap[T]) up(i int) {
 	items := h.items
+	n := items[i]
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !items[i].Key.Less(items[parent].Key) {
-			return
+		p := items[parent]
+		if !n.Key.Less(p.Key) {
+			break
 		}
-		items[i], items[parent] = items[parent], items[i]
-		items[i].pos, items[parent].pos = i+1, parent+1
+		items[i], p.pos = p, i+1
 		i = parent
+	}
+	if n != items[i] {
+		items[i], n.pos = n, i+1
 	}
 }
 
-// down sifts the node at i toward the leaves and reports whether it moved.
+// down sifts the node at i toward the leaves, as up does toward the root,
+// and reports whether it moved.
 func (h *Heap[T]) down(i int) bool {
 	items := h.items
+	n := items[i]
 	start := i
 	for {
 		child := 2*i + 1
 		if child >= len(items) {
 			break
 		}
-		if r := child + 1; r < len(items) && items[r].Key.Less(items[child].Key) {
-			child = r
+		c := items[child]
+		if r := child + 1; r < len(items) && items[r].Key.Less(c.Key) {
+			child, c = r, items[r]
 		}
-		if !items[child].Key.Less(items[i].Key) {
+		if !c.Key.Less(n.Key) {
 			break
 		}
-		items[i], items[child] = items[child], items[i]
-		items[i].pos, items[child].pos = i+1, child+1
+		items[i], c.pos = c, i+1
 		i = child
 	}
-	return i > start
+	if i == start {
+		return false
+	}
+	items[i], n.pos = n, i+1
+	return true
 }

@@ -76,6 +76,7 @@ func (s *Scheduler) At(t time.Duration, fn func()) *Event {
 		panic("simnet: At with a nil function")
 	}
 	e := &Event{fn: fn}
+	e.node.Val = e
 	s.push(e, t)
 	return e
 }
@@ -160,12 +161,14 @@ func (s *Scheduler) pooled() *Event {
 		s.free = s.free[:n-1]
 		return e
 	}
-	return &Event{}
+	e := &Event{}
+	e.node.Val = e
+	return e
 }
 
 func (s *Scheduler) push(e *Event, t time.Duration) {
 	e.owner = s
-	e.node = minheap.Node[*Event]{Key: minheap.Key{At: max(t, s.now), Seq: s.seq}, Val: e}
+	e.node.Key = minheap.Key{At: max(t, s.now), Seq: s.seq}
 	s.heap.Push(&e.node)
 	s.seq++
 }
