@@ -306,12 +306,13 @@ func (g *GlobalStats) add(o GlobalStats) {
 // moves it in O(log links).
 type dueHeap struct{ h minheap.Heap[*link] }
 
-// noDeadline keys a link that has no deadline after every deadline.
+// noDeadline keys a link that has no deadline after every deadline: a
+// deadline's key has Seq 0, this one 1.
 var noDeadline = minheap.Key{At: math.MaxInt64, Seq: 1}
 
 // deadline is when Tick next has work on l; ok is false when never.
 func (l *link) deadline() (at time.Duration, ok bool) {
-	return l.due.Key.At, l.due.Key != noDeadline
+	return l.due.Key.At, l.due.Key.Seq == 0
 }
 
 // dueBy reports whether l has work due at or before now.
