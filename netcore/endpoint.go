@@ -21,6 +21,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/tokenbucket"
 )
 
 // Defaults for Config fields left zero.
@@ -295,9 +297,10 @@ func (e *Endpoint) AddLink(now time.Duration, peer PeerID, addr netip.AddrPort, 
 		return e.MoveLink(peer, addr)
 	}
 	l := &link{
-		peer: peer,
-		addr: addr,
-		est:  NewEstimator(e.cfg.RetryInterval, e.cfg.ConnTimeout),
+		peer:         peer,
+		addr:         addr,
+		est:          NewEstimator(e.cfg.RetryInterval, e.cfg.ConnTimeout),
+		probeReplies: tokenbucket.Bucket{Rate: probeReplyRate, Burst: probeReplyBurst},
 	}
 	if e.sealer != nil {
 		ps, err := newPairSecret(e.ident, e.cfg.Self, peer, key, e.cfg.Key, e.cfg.Session)

@@ -278,8 +278,8 @@ func checkDeadline(tb testing.TB, e *Endpoint) {
 	want, wantOK := e.nextReport, len(e.order) > 0
 	for _, l := range e.order {
 		d, ok := e.linkDeadline(l)
-		if l.due != d || l.dueOK != ok {
-			tb.Fatalf("link %d: kept deadline %v %v, worked out from scratch %v %v", l.peer, l.due, l.dueOK, d, ok)
+		if at, kept := l.deadline(); kept != ok || (ok && at != d) {
+			tb.Fatalf("link %d: kept deadline %v %v, worked out from scratch %v %v", l.peer, at, kept, d, ok)
 		}
 		if ok && d < want {
 			want = d
@@ -288,13 +288,15 @@ func checkDeadline(tb testing.TB, e *Endpoint) {
 	if got != want || gotOK != wantOK {
 		tb.Fatalf("NextDeadline %v %v, worked out from scratch %v %v", got, gotOK, want, wantOK)
 	}
-	h := e.byDue
-	if len(h) != len(e.order) {
-		tb.Fatalf("%d links in the deadline heap, %d open", len(h), len(e.order))
+	h := &e.byDue.h
+	if h.Len() != len(e.order) {
+		tb.Fatalf("%d links in the deadline heap, %d open", h.Len(), len(e.order))
 	}
-	for i, l := range h {
-		if l.heapAt != i || l.closed || (i > 0 && h.before(i, (i-1)/2)) {
-			tb.Fatalf("deadline heap out of order at %d (link %d at %d)", i, l.peer, l.heapAt)
+	for i := range h.Len() {
+		n := h.At(i)
+		l := n.Val
+		if n != &l.due || l.closed || (i > 0 && n.Key.Less(h.At((i-1)/2).Key)) {
+			tb.Fatalf("deadline heap out of order at %d (link %d)", i, l.peer)
 		}
 	}
 }

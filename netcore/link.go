@@ -2,8 +2,12 @@ package netcore
 
 import (
 	"crypto/cipher"
+	"math"
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/minheap"
+	"github.com/lagscope/lagscope/internal/tokenbucket"
 )
 
 // sendWindow is how many datagrams an acked channel (reliable, global) may
@@ -251,7 +255,7 @@ type link struct {
 	est   Estimator
 	acked ackAges // the latest acks' times from first send, clean or not
 
-	probeReplies replyBucket // answers to the peer's probes (trace_link.go)
+	probeReplies tokenbucket.Bucket // answers to the peer's probes (trace_link.go)
 
 	rel, glob outQueue            // acked channels
 	txSeq     [numChannels]uint32 // next datagram number per numbered channel (L2)
@@ -271,11 +275,10 @@ type link struct {
 	bad   bool       // something unanswered outlived the connection timeout (T11)
 	alive keepAlives // unnumbered keep-alives (keepalive.go)
 
-	// due is when Tick next has work on this link (dueOK: ever), valid
-	// while stale is false; heapAt is its place in Endpoint.byDue.
-	due          time.Duration
-	dueOK, stale bool
-	heapAt       int
+	// due is when Tick next has work on this link (deadline), valid while
+	// stale is false: the link's node in Endpoint.byDue, keyed by it.
+	due   minheap.Node[*link]
+	stale bool
 
 	// With sealing (seal.go): the peer's public key, the pair's secret,
 	// the key this machine seals with and the peer's opener.
@@ -298,73 +301,48 @@ func (g *GlobalStats) add(o GlobalStats) {
 	g.Dropped += o.Dropped
 }
 
-// dueHeap is a binary min-heap of links by deadline (a link without one
-// sorts last), each link knowing its place (heapAt) so that a changed
-// deadline moves it in O(log links).
-type dueHeap []*link
+// dueHeap holds the links by deadline (a link without one sorts last),
+// each link knowing its place (its due node) so that a changed deadline
+// moves it in O(log links).
+type dueHeap struct{ h minheap.Heap[*link] }
 
-func (h dueHeap) before(i, j int) bool {
-	a, b := h[i], h[j]
-	return a.dueOK && (!b.dueOK || a.due < b.due)
+// noDeadline keys a link that has no deadline after every deadline: a
+// deadline's key has Seq 0, this one 1.
+var noDeadline = minheap.Key{At: math.MaxInt64, Seq: 1}
+
+// deadline is when Tick next has work on l; ok is false when never.
+func (l *link) deadline() (at time.Duration, ok bool) {
+	return l.due.Key.At, l.due.Key.Seq == 0
 }
 
-func (h dueHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapAt, h[j].heapAt = i, j
+// dueBy reports whether l has work due at or before now.
+func (l *link) dueBy(now time.Duration) bool {
+	at, ok := l.deadline()
+	return ok && at <= now
 }
 
-func (h *dueHeap) push(l *link) {
-	l.heapAt = len(*h)
-	*h = append(*h, l)
-	h.up(l.heapAt)
+// push adds l, without a deadline until its first fix.
+func (d *dueHeap) push(l *link) {
+	l.due = minheap.Node[*link]{Key: noDeadline, Val: l}
+	d.h.Push(&l.due)
 }
 
-func (h *dueHeap) remove(l *link) {
-	i, last := l.heapAt, len(*h)-1
-	if i != last {
-		h.swap(i, last)
+func (d *dueHeap) remove(l *link) { d.h.Remove(&l.due) }
+
+// fix sets l's deadline (ok false: none) and moves l to its place.
+func (d *dueHeap) fix(l *link, at time.Duration, ok bool) {
+	if ok {
+		l.due.Key = minheap.Key{At: at}
+	} else {
+		l.due.Key = noDeadline
 	}
-	(*h)[last] = nil
-	*h = (*h)[:last]
-	if i != last {
-		h.fix(i)
-	}
+	d.h.Fix(&l.due)
 }
 
-// fix restores the order after the deadline of the link at i changed.
-func (h dueHeap) fix(i int) {
-	if !h.down(i) {
-		h.up(i)
+// top is the link with the earliest deadline.
+func (d *dueHeap) top() (*link, bool) {
+	if n := d.h.Top(); n != nil {
+		return n.Val, true
 	}
-}
-
-func (h dueHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.before(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-// down moves the link at i towards the leaves and reports whether it moved.
-func (h dueHeap) down(i int) bool {
-	start := i
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			break
-		}
-		if r := c + 1; r < len(h) && h.before(r, c) {
-			c = r
-		}
-		if !h.before(c, i) {
-			break
-		}
-		h.swap(i, c)
-		i = c
-	}
-	return i != start
+	return nil, false
 }

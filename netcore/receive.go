@@ -172,43 +172,35 @@ func validateBody(ch Channel, b []byte) error {
 			return err
 		}
 		switch typ {
-		case RecData:
+		case RecData, recFragment, recCarriedAck:
 			if !numbered {
 				return errChannel
 			}
+		case RecAck, recLinkReport, recKeepAlive, recKeepAliveReply:
+			if numbered {
+				return errChannel
+			}
+		case recHello, recChallenge, recResponse, recWelcome, recRefuse:
+			return errChannel
+		}
+		switch typ {
+		case RecData:
 			message = true
 			_, err = DecodeData(p)
 		case recFragment:
-			if !numbered {
-				return errChannel
-			}
 			message = true
 			_, err = decodeFragment(p)
-		case RecAck:
-			if numbered {
-				return errChannel
-			}
-			_, err = decodeAck(p)
 		case recCarriedAck:
 			// Only beside a message (checked below): alone it would be
 			// a datagram that carries nothing.
-			if !numbered {
-				return errChannel
-			}
 			carried = true
 			_, err = decodeAck(p)
+		case RecAck:
+			_, err = decodeAck(p)
 		case recLinkReport:
-			if numbered {
-				return errChannel
-			}
 			_, err = decodeLinkReport(p)
 		case recKeepAlive, recKeepAliveReply:
-			if numbered {
-				return errChannel
-			}
 			err = validKeepAlive(typ, p)
-		case recHello, recChallenge, recResponse, recWelcome, recRefuse:
-			return errChannel
 		}
 		if err != nil {
 			return err

@@ -31,7 +31,7 @@ func (e *Endpoint) Tick(now time.Duration) {
 		}
 	}
 	for _, l := range e.order {
-		if !l.stale && (!l.dueOK || l.due > now) {
+		if !l.stale && !l.dueBy(now) {
 			continue
 		}
 		e.touch(l)
@@ -149,8 +149,8 @@ func (e *Endpoint) NextDeadline() (time.Duration, bool) {
 		if l.closed {
 			continue
 		}
-		l.due, l.dueOK = e.linkDeadline(l)
-		e.byDue.fix(l.heapAt)
+		at, ok := e.linkDeadline(l)
+		e.byDue.fix(l, at, ok)
 	}
 	clear(e.stale)
 	e.stale = e.stale[:0]
@@ -158,8 +158,10 @@ func (e *Endpoint) NextDeadline() (time.Duration, bool) {
 		return 0, false
 	}
 	d := e.nextReport
-	if top := e.byDue[0]; top.dueOK && top.due < d {
-		d = top.due
+	if top, ok := e.byDue.top(); ok {
+		if at, ok := top.deadline(); ok && at < d {
+			d = at
+		}
 	}
 	if e.tracing != nil {
 		// From 0: a probe due already is due at once.

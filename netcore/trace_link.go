@@ -43,27 +43,6 @@ type tracing struct {
 	sent    uint64 // probes sent
 }
 
-// replyBucket is one link's budget of probe answers.
-type replyBucket struct {
-	tokens float64
-	at     time.Duration
-	primed bool // tokens and at are set: a new link starts with a full burst
-}
-
-func (b *replyBucket) take(now time.Duration) bool {
-	if !b.primed {
-		b.tokens, b.primed = probeReplyBurst, true
-	} else if now > b.at {
-		b.tokens = min(probeReplyBurst, b.tokens+probeReplyRate*(now-b.at).Seconds())
-	}
-	b.at = max(b.at, now)
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
-}
-
 // TraceAvailable reports whether the endpoint can trace the path to its
 // peers and, when not, why (the trace event's available and why).
 func (e *Endpoint) TraceAvailable() (bool, string) {
@@ -297,7 +276,7 @@ func (e *Endpoint) receiveProbe(now time.Duration, l *link, p trace.Probe) {
 		}
 		return
 	}
-	if !l.probeReplies.take(now) {
+	if !l.probeReplies.Take(now, 1) {
 		return // past the budget: no conforming peer probes this fast
 	}
 	var b [probeDatagramLen]byte

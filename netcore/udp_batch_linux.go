@@ -82,17 +82,7 @@ func newBatchReader(conn *net.UDPConn, stamped bool, queued func(fd uintptr) (in
 // source.
 func (r *batchReader) read() (int, error) {
 	for i := range r.batch {
-		d := r.ds[i]
-		r.iovs[i].Base = &d.buf[0]
-		r.iovs[i].SetLen(len(d.buf))
-		h := &r.hdrs[i].hdr
-		h.Name = (*byte)(unsafe.Pointer(&r.names[i]))
-		h.Namelen = uint32(unsafe.Sizeof(r.names[i]))
-		h.Iov = &r.iovs[i]
-		h.Iovlen = 1
-		h.Control = &r.oobs[i][0]
-		h.SetControllen(oobSize)
-		h.Flags = 0
+		recvHeader(&r.hdrs[i].hdr, &r.iovs[i], r.ds[i].buf[:], &r.names[i], r.oobs[i][:])
 	}
 	r.got, r.err = 0, nil
 	if err := r.rc.Read(r.recv); err != nil {
@@ -146,19 +136,11 @@ func (r *batchReader) oob(i int) []byte { return r.oobs[i][:r.oobn[i]] }
 // from decodes the i-th source address, as ReadMsgUDPAddrPort would.
 func (r *batchReader) from(i int) netip.AddrPort {
 	sa := &r.names[i]
-	port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
-	switch sa.Family {
-	case syscall.AF_INET:
-		s4 := (*syscall.RawSockaddrInet4)(unsafe.Pointer(sa))
-		return netip.AddrPortFrom(netip.AddrFrom4(s4.Addr), port)
-	case syscall.AF_INET6:
-		a := netip.AddrFrom16(sa.Addr)
-		if sa.Scope_id != 0 {
-			a = a.WithZone(r.zone(sa.Scope_id))
-		}
-		return netip.AddrPortFrom(a, port)
+	ap := sockaddrPort(sa)
+	if sa.Family == syscall.AF_INET6 && sa.Scope_id != 0 {
+		ap = netip.AddrPortFrom(ap.Addr().WithZone(r.zone(sa.Scope_id)), ap.Port())
 	}
-	return netip.AddrPort{}
+	return ap
 }
 
 // zone names an interface the way the net package does for a link-local
@@ -369,11 +351,7 @@ func (w *batchWriter) retry(fd uintptr) bool {
 func (t *UDPTransport) writeRaw(p, oob []byte, to netip.AddrPort) (err error, ok bool) {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	if t.w == nil && !t.wNone {
-		t.w = newBatchWriter(t.conn, t.queuedRead())
-		t.wNone = t.w == nil
-	}
-	w := t.w
+	w := t.writer()
 	if w == nil || len(oob) > txOOBSize || !w.put(0, to, p, oob) {
 		return nil, false
 	}
@@ -389,6 +367,16 @@ func (t *UDPTransport) writeRaw(p, oob []byte, to netip.AddrPort) (err error, ok
 	return w.errno, true
 }
 
+// writer is the socket's batch writer, made at its first use; nil where
+// the socket cannot have one. The caller holds wmu.
+func (t *UDPTransport) writer() *batchWriter {
+	if t.w == nil && !t.wNone {
+		t.w = newBatchWriter(t.conn, t.queuedRead())
+		t.wNone = t.w == nil
+	}
+	return t.w
+}
+
 // SendBatch writes the datagrams ps[i] to to[i], as many per system call
 // as the platform allows (sendmmsg here), and returns how many failed. A
 // datagram longer than MaxDatagram fails (Q5), as with Send. The
@@ -397,11 +385,7 @@ func (t *UDPTransport) writeRaw(p, oob []byte, to netip.AddrPort) (err error, ok
 func (t *UDPTransport) SendBatch(to []netip.AddrPort, ps [][]byte) (failed int) {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	if t.w == nil && !t.wNone {
-		t.w = newBatchWriter(t.conn, t.queuedRead())
-		t.wNone = t.w == nil
-	}
-	w := t.w
+	w := t.writer()
 	for i := 0; i < len(ps); {
 		if w != nil {
 			w.n = 0

@@ -67,20 +67,25 @@ type errQueueReader struct {
 	names [errBatch]syscall.RawSockaddrInet6
 }
 
+// recvHeader sets h up to receive one message: its bytes into buf
+// (through iov), its source into name and its control messages into oob.
+func recvHeader(h *syscall.Msghdr, iov *syscall.Iovec, buf []byte, name *syscall.RawSockaddrInet6, oob []byte) {
+	iov.Base = &buf[0]
+	iov.SetLen(len(buf))
+	*h = syscall.Msghdr{}
+	h.Name = (*byte)(unsafe.Pointer(name))
+	h.Namelen = uint32(unsafe.Sizeof(*name))
+	h.Iov = iov
+	h.Iovlen = 1
+	h.Control = &oob[0]
+	h.SetControllen(len(oob))
+}
+
 // recv reads up to len(msgs) messages off the error queue without waiting.
 func (q *errQueueReader) recv(fd uintptr, msgs []errMsg) int {
 	for i := range msgs {
 		m := &msgs[i]
-		q.iovs[i].Base = &m.buf[0]
-		q.iovs[i].SetLen(len(m.buf))
-		h := &q.hdrs[i].hdr
-		*h = syscall.Msghdr{}
-		h.Name = (*byte)(unsafe.Pointer(&q.names[i]))
-		h.Namelen = uint32(unsafe.Sizeof(q.names[i]))
-		h.Iov = &q.iovs[i]
-		h.Iovlen = 1
-		h.Control = &m.oob[0]
-		h.SetControllen(len(m.oob))
+		recvHeader(&q.hdrs[i].hdr, &q.iovs[i], m.buf[:], &q.names[i], m.oob[:])
 	}
 	for {
 		n, _, errno := syscall.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&q.hdrs[0])), uintptr(len(msgs)),

@@ -121,7 +121,7 @@ func (p *diagnosisPane) playerLines(out []string, d *diagnosis.Diagnosis, w, nw 
 		if pd.RungWithout > 0 {
 			rung = "rung " + strconv.Itoa(pd.RungWithout)
 		}
-		causes := joinWords(pd.Causes, ", ")
+		causes := vocab.Join(pd.Causes, ", ")
 		if causes == "" {
 			causes = "none"
 		}
@@ -200,7 +200,7 @@ func (p *diagnosisPane) linkLines(out []string, d *diagnosis.Diagnosis, w, nw in
 		if d.CulpritLink != nil && *d.CulpritLink == l.Between {
 			mark, style = "! ", st.worst
 		}
-		causes := joinWords(l.Causes, ", ")
+		causes := vocab.Join(l.Causes, ", ")
 		line := style.Render(mark+fit(between, 2*dgNameW+3)) + st.text.Render(padLeft(fmtMsNaN(l.RTTMs), nw)+padLeft(fmtMsNaN(l.ExpectedRTTMs), nw)+
 			padLeft(fmtMsNaN(l.ExcessRTTMs), nw)+padLeft(fmtPctNaN(l.Loss), nw)) + "  " + st.warn.Render(fitWords(causes, max(0, w-2-2*dgNameW-3-4*nw-2)))
 		out = append(out, fit(line, w))
@@ -339,16 +339,4 @@ func fmtPctNaN(v float64) string {
 		return unknown
 	}
 	return fmtShare(share{v: v, ok: true})
-}
-
-// joinWords joins typed words as strings.Join joins strings.
-func joinWords[T ~string](ws []T, sep string) string {
-	var b strings.Builder
-	for i, w := range ws {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(string(w))
-	}
-	return b.String()
 }

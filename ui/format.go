@@ -88,7 +88,7 @@ func fmtWait(d time.Duration) string { return string(appendWait(nil, d)) }
 func appendWait(dst []byte, d time.Duration) []byte {
 	switch {
 	case d < time.Second:
-		return append(strconv.AppendInt(dst, d.Milliseconds(), 10), "ms"...)
+		return append(strconv.AppendInt(dst, units.WholeMillis(d), 10), "ms"...)
 	case d < 10*time.Second:
 		return append(strconv.AppendFloat(dst, d.Seconds(), 'f', 1, 64), 's')
 	case d < 100*time.Second:

@@ -35,16 +35,9 @@ func (m *tuiModel) lobbyOverview(s *session, w, h, y int) string {
 	table := m.table.cached(s, w, tableRows, y)
 	rest := h - len(table)
 	if w >= wideLayout {
-		rightW := min(max(w/3, 44), 60)
-		if w >= veryWide {
-			rightW = w * 2 / 5
-		}
-		leftW := w - rightW - 1
-		ladder := m.ladder.cached(s, rightW, rest)
-		msgs := m.msgs.cached(s, rightW, rest-len(ladder))
-		right := block(append(ladder, msgs...), rightW, rest)
-		left := block(m.lobbyLines(s, leftW), leftW, rest)
-		return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right)
+		return m.besideLadder(s, table, w, rest, func(leftW int) string {
+			return block(m.lobbyLines(s, leftW), leftW, rest)
+		})
 	}
 	lobby := m.lobbyLines(s, w)
 	msgH := max(minMessages, rest-len(lobby))

@@ -75,18 +75,9 @@ func (m *tuiModel) overview(s *session, w, h, y int) string {
 	focus := m.charts.focused(s)
 
 	if w >= wideLayout {
-		rightW := min(max(w/3, 44), 60)
-		if w >= veryWide {
-			// A wide terminal gives the ladder and the message list under
-			// it the room: messages are the longest lines on screen.
-			rightW = w * 2 / 5
-		}
-		leftW := w - rightW - 1
-		ladder := m.ladder.cached(s, rightW, rest)
-		msgs := m.msgs.cached(s, rightW, rest-len(ladder))
-		right := block(append(ladder, msgs...), rightW, rest)
-		left := m.charts.cached(s, focus, leftW, rest)
-		return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right)
+		return m.besideLadder(s, table, w, rest, func(leftW int) string {
+			return m.charts.cached(s, focus, leftW, rest)
+		})
 	}
 	msgH := max(minMessages, rest-minChartH-lanesH-4)
 	msgH = min(msgH, 6)
@@ -96,6 +87,23 @@ func (m *tuiModel) overview(s *session, w, h, y int) string {
 	right := block(m.ladder.cached(s, ladderW, mid), ladderW, mid)
 	msgs := block(m.msgs.cached(s, w, msgH), w, msgH)
 	return block(table, w, len(table)) + "\n" + sideBySide(left, " ", right) + "\n" + msgs
+}
+
+// besideLadder is a wide screen's layout under the table: the ladder and
+// the message list under it in a column on the right, rest rows high,
+// beside what left draws in the width left over.
+func (m *tuiModel) besideLadder(s *session, table []string, w, rest int, left func(leftW int) string) string {
+	rightW := min(max(w/3, 44), 60)
+	if w >= veryWide {
+		// A wide terminal gives the ladder and the message list under
+		// it the room: messages are the longest lines on screen.
+		rightW = w * 2 / 5
+	}
+	leftW := w - rightW - 1
+	ladder := m.ladder.cached(s, rightW, rest)
+	msgs := m.msgs.cached(s, rightW, rest-len(ladder))
+	right := block(append(ladder, msgs...), rightW, rest)
+	return block(table, w, len(table)) + "\n" + sideBySide(left(leftW), " ", right)
 }
 
 // linkScreen is the focused link in detail: its numbers, cumulative totals

@@ -22,3 +22,22 @@ func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 func FromMillis(ms float64) time.Duration {
 	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }
+
+// FromMillisChecked is FromMillis for a figure from outside (a flag, a
+// file): ok is false when ms is not a number or its Duration does not fit
+// in a time.Duration, where FromMillis's conversion would wrap.
+func FromMillisChecked(ms float64) (d time.Duration, ok bool) {
+	ns := ms * float64(time.Millisecond)
+	if math.IsNaN(ns) || ns >= math.MaxInt64 || ns < math.MinInt64 {
+		return 0, false
+	}
+	return time.Duration(math.Round(ns)), true
+}
+
+// WholeMillis is d in whole milliseconds, truncated toward zero: the unit
+// of the wire's integer millisecond fields and of a wait shown as "340ms".
+func WholeMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
+
+// FromWholeMillis is the Duration of n whole milliseconds, as a wire's
+// integer field carries them.
+func FromWholeMillis(n int64) time.Duration { return time.Duration(n) * time.Millisecond }

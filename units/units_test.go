@@ -1,6 +1,7 @@
 package units
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -32,6 +33,37 @@ func TestMillisAndFromMillis(t *testing.T) {
 		d := time.Duration(us) * time.Microsecond
 		if got := FromMillis(Millis(d)); got != d && got != d-1 {
 			t.Fatalf("FromMillis(Millis(%v)) = %v", d, got)
+		}
+	}
+}
+
+// FromMillisChecked refuses what a Duration cannot hold, and agrees with
+// FromMillis on everything else.
+func TestFromMillisChecked(t *testing.T) {
+	for _, ms := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e13, -1e13, float64(math.MaxInt64) / 1e6} {
+		if d, ok := FromMillisChecked(ms); ok {
+			t.Errorf("FromMillisChecked(%v) = %v, want refused", ms, d)
+		}
+	}
+	for _, ms := range []float64{0, 1.001, -3, 80.5, 9e12, -9e12} {
+		if d, ok := FromMillisChecked(ms); !ok || d != FromMillis(ms) {
+			t.Errorf("FromMillisChecked(%v) = %v %v, want %v", ms, d, ok, FromMillis(ms))
+		}
+	}
+}
+
+// WholeMillis truncates toward zero, as the wire's integer fields do;
+// FromWholeMillis is its inverse on whole milliseconds.
+func TestWholeMillis(t *testing.T) {
+	for _, c := range []struct {
+		d  time.Duration
+		ms int64
+	}{{0, 0}, {999 * time.Microsecond, 0}, {1999 * time.Microsecond, 1}, {-1999 * time.Microsecond, -1}, {time.Minute, 60000}} {
+		if got := WholeMillis(c.d); got != c.ms {
+			t.Errorf("WholeMillis(%v) = %d, want %d", c.d, got, c.ms)
+		}
+		if got := WholeMillis(FromWholeMillis(c.ms)); got != c.ms {
+			t.Errorf("WholeMillis(FromWholeMillis(%d)) = %d", c.ms, got)
 		}
 	}
 }

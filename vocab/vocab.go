@@ -179,3 +179,22 @@ var IncidentPhases = [...]IncidentPhase{IncidentOpen, IncidentUpdate, IncidentCl
 // docs list them: every reader that counts or draws incidents by cause
 // (the metrics, the TUI's strip and list) walks this list.
 var IncidentCauses = [...]Cause{CauseLatency, CauseLoss, CauseJitter, CauseProcessing, CauseBufferbloat, CauseUnknown}
+
+// Join joins typed words as strings.Join joins strings.
+func Join[T ~string](ws []T, sep string) string {
+	n := 0
+	for i, w := range ws {
+		if i > 0 {
+			n += len(sep)
+		}
+		n += len(w)
+	}
+	b := make([]byte, 0, n)
+	for i, w := range ws {
+		if i > 0 {
+			b = append(b, sep...)
+		}
+		b = append(b, w...)
+	}
+	return string(b)
+}

@@ -19,7 +19,7 @@ const module = "github.com/lagscope/lagscope"
 
 // leaves import nothing of ours; every package may import them unless its
 // row says otherwise.
-var leaves = []string{"units", "textsafe", "names", "themes", "vocab", "internal/systool", "internal/boundedfile"}
+var leaves = []string{"units", "textsafe", "names", "themes", "vocab", "internal/systool", "internal/boundedfile", "internal/minheap", "internal/tokenbucket"}
 
 var (
 	// engine is the engine and the pure packages it runs.
@@ -53,9 +53,9 @@ var table = []row{
 	{[]string{"rungs"}, []string{"units"}, "pure timing policy"},
 	{[]string{"rungs/ladder"}, []string{"rungs", "units"}, ""},
 	{[]string{"netcore/trace"}, []string{"units", "vocab"}, "pure: never netcore, which drives it"},
-	{[]string{"netcore/impair"}, []string{"units"}, ""},
-	{[]string{"netcore/simnet"}, []string{"netcore/impair", "units"}, ""},
-	{[]string{"netcore"}, []string{"netcore/impair", "netcore/trace", "units", "vocab"}, ""},
+	{[]string{"netcore/impair"}, []string{"units", "internal/minheap"}, ""},
+	{[]string{"netcore/simnet"}, []string{"netcore/impair", "units", "internal/minheap"}, ""},
+	{[]string{"netcore"}, []string{"netcore/impair", "netcore/trace", "units", "vocab", "internal/minheap", "internal/tokenbucket"}, ""},
 	{[]string{"probe/loadtest"}, []string{"units", "vocab"}, "pure: the load test's core"},
 	{[]string{"probe/diagnosis"}, []string{"rungs", "units", "vocab"}, "pure: never probe"},
 	{[]string{"probe/feed"}, []string{"probe/diagnosis", "probe/loadtest", "rungs", "units", "vocab", "names", "textsafe"}, "the contract: never the engine"},

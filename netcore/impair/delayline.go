@@ -3,6 +3,8 @@ package impair
 import (
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/minheap"
 )
 
 // delayLine holds datagrams until they are due, for the live proxy. It is
@@ -10,70 +12,61 @@ import (
 // time; the proxy supplies the wall clock.
 //
 // Datagrams leave in order of due time, and in arrival order among equal
-// due times, so a path with no jitter and no reordering keeps order.
+// due times, so a path with no jitter and no reordering keeps order. The
+// heap's nodes are reused, so holding a datagram allocates nothing once
+// the line has held as many at once.
 type delayLine struct {
-	heap []lineItem
+	heap minheap.Heap[lineItem]
+	free []*minheap.Node[lineItem]
 	seq  uint64
 }
 
+// lineItem is a held datagram; due is set as it leaves the line.
 type lineItem struct {
 	due time.Duration
-	seq uint64
 	to  netip.AddrPort
 	buf *[]byte // pooled
 }
 
-func (l *delayLine) len() int { return len(l.heap) }
+func (l *delayLine) len() int { return l.heap.Len() }
 
 func (l *delayLine) push(due time.Duration, to netip.AddrPort, buf *[]byte) {
-	l.heap = append(l.heap, lineItem{due: due, seq: l.seq, to: to, buf: buf})
-	l.seq++
-	for i := len(l.heap) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !l.less(i, parent) {
-			break
-		}
-		l.heap[i], l.heap[parent] = l.heap[parent], l.heap[i]
-		i = parent
+	var n *minheap.Node[lineItem]
+	if k := len(l.free); k > 0 {
+		n, l.free = l.free[k-1], l.free[:k-1]
+	} else {
+		n = new(minheap.Node[lineItem])
 	}
+	n.Key, n.Val = minheap.Key{At: due, Seq: l.seq}, lineItem{to: to, buf: buf}
+	l.seq++
+	l.heap.Push(n)
 }
 
 // next is the due time of the earliest datagram.
 func (l *delayLine) next() (time.Duration, bool) {
-	if len(l.heap) == 0 {
-		return 0, false
+	if top := l.heap.Top(); top != nil {
+		return top.Key.At, true
 	}
-	return l.heap[0].due, true
+	return 0, false
 }
 
 // popDue removes and returns the earliest datagram if it is due at now.
 func (l *delayLine) popDue(now time.Duration) (lineItem, bool) {
-	if len(l.heap) == 0 || l.heap[0].due > now {
+	if top := l.heap.Top(); top == nil || top.Key.At > now {
 		return lineItem{}, false
 	}
-	top := l.heap[0]
-	last := len(l.heap) - 1
-	l.heap[0] = l.heap[last]
-	l.heap[last] = lineItem{}
-	l.heap = l.heap[:last]
-	for i := 0; ; {
-		child := 2*i + 1
-		if child >= len(l.heap) {
-			break
-		}
-		if r := child + 1; r < len(l.heap) && l.less(r, child) {
-			child = r
-		}
-		if !l.less(child, i) {
-			break
-		}
-		l.heap[i], l.heap[child] = l.heap[child], l.heap[i]
-		i = child
-	}
-	return top, true
+	n := l.heap.Pop()
+	it := n.Val
+	it.due = n.Key.At
+	n.Val = lineItem{}
+	l.free = append(l.free, n)
+	return it, true
 }
 
-func (l *delayLine) less(i, j int) bool {
-	a, b := &l.heap[i], &l.heap[j]
-	return a.due < b.due || (a.due == b.due && a.seq < b.seq)
+// drop hands every held datagram's buffer to release and empties the line.
+func (l *delayLine) drop(release func(*[]byte)) {
+	for i := range l.heap.Len() {
+		release(l.heap.At(i).Val.buf)
+	}
+	l.heap, l.free = minheap.Heap[lineItem]{}, nil
 }

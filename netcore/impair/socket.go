@@ -204,8 +204,5 @@ func (s *Socket) held() int { return s.line.len() }
 
 // Drop forgets every held datagram (the real socket is closing).
 func (s *Socket) Drop() {
-	for _, it := range s.line.heap {
-		s.release(it.buf)
-	}
-	s.line.heap = nil
+	s.line.drop(s.release)
 }

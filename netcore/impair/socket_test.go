@@ -202,7 +202,8 @@ func TestSocketHoldsDatagramsInBuffersOfTheirSize(t *testing.T) {
 			s.sendAt(now, a, d)
 			want = append(want, "127.0.0.1:1 "+string(d))
 		}
-		for _, it := range s.line.heap {
+		for i := range s.line.heap.Len() {
+			it := s.line.heap.At(i).Val
 			for _, sz := range sizes {
 				if len(*it.buf) == sz.n && cap(*it.buf) != sz.held {
 					t.Fatalf("a %d-byte datagram held in a buffer of %d, want %d", sz.n, cap(*it.buf), sz.held)

@@ -22,15 +22,15 @@ package simnet
 import (
 	"net/netip"
 	"time"
+
+	"github.com/lagscope/lagscope/internal/minheap"
 )
 
 // Event is a function scheduled to run at a virtual time. Events created by
 // At belong to the caller, who may Cancel or Reschedule them at any
 // time, including after they ran.
 type Event struct {
-	at    time.Duration
-	seq   uint64 // insertion order, the tie-breaker for equal times
-	index int    // position in the heap; -1 when not pending
+	node  minheap.Node[*Event] // its time and order, and its place in the queue
 	owner *Scheduler
 	fn    func()
 
@@ -46,8 +46,8 @@ type Event struct {
 // goroutine drives a simulation.
 type Scheduler struct {
 	now  time.Duration
-	seq  uint64
-	heap []*Event
+	seq  uint64 // insertion order, the tie-breaker for equal times
+	heap minheap.Heap[*Event]
 	free []*Event // spent datagram events, reused so delivery does not allocate
 }
 
@@ -59,14 +59,14 @@ func NewScheduler() *Scheduler { return &Scheduler{} }
 func (s *Scheduler) Now() time.Duration { return s.now }
 
 // Pending is the number of events waiting to run.
-func (s *Scheduler) Pending() int { return len(s.heap) }
+func (s *Scheduler) Pending() int { return s.heap.Len() }
 
 // Next returns the time of the earliest pending event.
 func (s *Scheduler) Next() (time.Duration, bool) {
-	if len(s.heap) == 0 {
-		return 0, false
+	if top := s.heap.Top(); top != nil {
+		return top.Key.At, true
 	}
-	return s.heap[0].at, true
+	return 0, false
 }
 
 // At schedules fn to run at virtual time t. A time already past runs at Now,
@@ -75,7 +75,8 @@ func (s *Scheduler) At(t time.Duration, fn func()) *Event {
 	if fn == nil {
 		panic("simnet: At with a nil function")
 	}
-	e := &Event{fn: fn, index: -1}
+	e := &Event{fn: fn}
+	e.node.Val = e
 	s.push(e, t)
 	return e
 }
@@ -87,10 +88,10 @@ func (s *Scheduler) after(d time.Duration, fn func()) *Event {
 
 // cancel stops e from running. It reports whether e was pending.
 func (e *Event) cancel() bool {
-	if e.index < 0 {
+	if !e.node.InHeap() {
 		return false
 	}
-	e.owner.remove(e.index)
+	e.owner.heap.Remove(&e.node)
 	return true
 }
 
@@ -100,29 +101,28 @@ func (e *Event) cancel() bool {
 // re-arms a peer's wake-up without allocating.
 func (e *Event) reschedule(t time.Duration) {
 	s := e.owner
-	if e.index >= 0 {
-		s.remove(e.index)
+	if e.node.InHeap() {
+		s.heap.Remove(&e.node)
 	}
 	s.push(e, t)
 }
 
 // time is when e runs, or last ran.
-func (e *Event) time() time.Duration { return e.at }
+func (e *Event) time() time.Duration { return e.node.Key.At }
 
 // Pending reports whether e is waiting to run.
-func (e *Event) Pending() bool { return e.index >= 0 }
+func (e *Event) Pending() bool { return e.node.InHeap() }
 
 // Step runs the earliest pending event and reports whether there was one.
 func (s *Scheduler) Step() bool {
-	if len(s.heap) == 0 {
+	if s.heap.Len() == 0 {
 		return false
 	}
-	e := s.heap[0]
-	s.remove(0)
-	s.now = e.at
+	e := s.heap.Pop().Val
+	s.now = e.node.Key.At
 	if e.net != nil {
 		e.net.deliver(e)
-		if e.index < 0 { // not queued again: spent
+		if !e.node.InHeap() { // not queued again: spent
 			e.net, e.buf, e.queued = nil, e.buf[:0], false
 			s.free = append(s.free, e)
 		}
@@ -135,7 +135,10 @@ func (s *Scheduler) Step() bool {
 // RunUntil runs every event due at or before t, then sets the clock to t if
 // it is later than the last event run.
 func (s *Scheduler) RunUntil(t time.Duration) {
-	for len(s.heap) > 0 && s.heap[0].at <= t {
+	for {
+		if next, ok := s.Next(); !ok || next > t {
+			break
+		}
 		s.Step()
 	}
 	s.now = max(s.now, t)
@@ -158,72 +161,14 @@ func (s *Scheduler) pooled() *Event {
 		s.free = s.free[:n-1]
 		return e
 	}
-	return &Event{index: -1}
+	e := &Event{}
+	e.node.Val = e
+	return e
 }
 
 func (s *Scheduler) push(e *Event, t time.Duration) {
 	e.owner = s
-	e.at = max(t, s.now)
-	e.seq = s.seq
+	e.node.Key = minheap.Key{At: max(t, s.now), Seq: s.seq}
+	s.heap.Push(&e.node)
 	s.seq++
-	e.index = len(s.heap)
-	s.heap = append(s.heap, e)
-	s.up(e.index)
-}
-
-func (s *Scheduler) remove(i int) {
-	h := s.heap
-	last := len(h) - 1
-	e := h[i]
-	if i != last {
-		h[i] = h[last]
-		h[i].index = i
-	}
-	h[last] = nil
-	s.heap = h[:last]
-	if i != last {
-		if !s.down(i) {
-			s.up(i)
-		}
-	}
-	e.index = -1
-}
-
-func less(a, b *Event) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
-}
-
-func (s *Scheduler) up(i int) {
-	h := s.heap
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !less(h[i], h[parent]) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		h[i].index, h[parent].index = i, parent
-		i = parent
-	}
-}
-
-// down sifts element i toward the leaves and reports whether it moved.
-func (s *Scheduler) down(i int) bool {
-	h := s.heap
-	start := i
-	for {
-		child := 2*i + 1
-		if child >= len(h) {
-			break
-		}
-		if r := child + 1; r < len(h) && less(h[r], h[child]) {
-			child = r
-		}
-		if !less(h[child], h[i]) {
-			break
-		}
-		h[i], h[child] = h[child], h[i]
-		h[i].index, h[child].index = i, child
-		i = child
-	}
-	return i > start
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/lagscope/lagscope/units"
 	"github.com/lagscope/lagscope/vocab"
 )
 
@@ -240,7 +241,7 @@ func measure(h hopSamples, judge int) calc {
 	} else {
 		c.sorted = make([]float64, len(h.RTTs))
 		for i, d := range h.RTTs {
-			c.sorted[i] = ms(d)
+			c.sorted[i] = units.Millis(d)
 		}
 		slices.Sort(c.sorted)
 		c.judged = c.n >= judge
@@ -276,15 +277,15 @@ func hopOf(h hopSamples, c calc) Hop {
 		for _, d := range h.RTTs {
 			best, worst = min(best, d), max(worst, d)
 		}
-		out.BestMS, out.WorstMS = ptr(round1(ms(best))), ptr(round1(ms(worst)))
-		out.LastMS = ptr(round1(ms(h.RTTs[len(h.RTTs)-1])))
+		out.BestMS, out.WorstMS = ptr(round1(units.Millis(best))), ptr(round1(units.Millis(worst)))
+		out.LastMS = ptr(round1(units.Millis(h.RTTs[len(h.RTTs)-1])))
 		switch {
 		case len(h.Recent) > 0:
 			out.RTTMS = ptr(round1(median(slices.Sorted(slices.Values(h.Recent)))))
 		default:
 			all := make([]float64, len(h.RTTs))
 			for i, d := range h.RTTs {
-				all[i] = ms(d)
+				all[i] = units.Millis(d)
 			}
 			slices.Sort(all)
 			out.RTTMS = ptr(round1(median(all)))
@@ -615,7 +616,6 @@ func median(sorted []float64) float64 {
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-func round1(x float64) float64   { return math.Round(x*10) / 10 }
-func round4(x float64) float64   { return math.Round(x*1e4) / 1e4 }
-func ptr(x float64) *float64     { return &x }
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+func ptr(x float64) *float64   { return &x }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lagscope/lagscope/units"
 )
 
 // bh is a hop with a baseline of n answers around base ms (spread evenly
@@ -14,7 +16,7 @@ func bh(ttl int, addr string, base, spread float64, n int, recent ...float64) ho
 	h := hs(ttl, addr, base, spread, n, 0)
 	var b []float64
 	for _, d := range h.RTTs {
-		b = append(b, ms(d))
+		b = append(b, units.Millis(d))
 	}
 	slices.Sort(b)
 	var bl baseline

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/lagscope/lagscope/units"
 )
 
 // An off-path forger knows the link's addresses and ports, and the
@@ -76,7 +78,7 @@ func checkForgedPath(t *testing.T, tr *Tracer, path []simHop) Result {
 		if h.BestMS == nil {
 			continue
 		}
-		if lo, hi := ms(want.rtt), ms(want.rtt+time.Millisecond); *h.BestMS < lo-0.05 || *h.WorstMS > hi+0.05 {
+		if lo, hi := units.Millis(want.rtt), units.Millis(want.rtt+time.Millisecond); *h.BestMS < lo-0.05 || *h.WorstMS > hi+0.05 {
 			t.Errorf("hop %d round trips %.1f–%.1f ms, want within %.1f–%.1f: a forged answer counted", h.TTL, *h.BestMS, *h.WorstMS, lo, hi)
 		}
 	}
@@ -150,7 +152,7 @@ func TestForgedFromTheStart(t *testing.T) {
 			if h.Addr != nil && *h.Addr != path[i].addr {
 				t.Fatalf("%v: hop %d at %v, want %v or none", end, h.TTL, *h.Addr, path[i].addr)
 			}
-			if h.BestMS != nil && (*h.BestMS < ms(path[i].rtt)-0.05 || *h.WorstMS > ms(path[i].rtt+time.Millisecond)+0.05) {
+			if h.BestMS != nil && (*h.BestMS < units.Millis(path[i].rtt)-0.05 || *h.WorstMS > units.Millis(path[i].rtt+time.Millisecond)+0.05) {
 				t.Fatalf("%v: hop %d round trips %.1f–%.1f ms, its router gives %v", end, h.TTL, *h.BestMS, *h.WorstMS, path[i].rtt)
 			}
 		}

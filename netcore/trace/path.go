@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/lagscope/lagscope/units"
 )
 
 // What a hop keeps (docs/path.md, "The baseline").
@@ -108,7 +110,7 @@ func (p *hopPath) Add(o outcome) {
 	case o.Lost:
 		h.lostRun++
 		h.above = 0
-	case h.baseOK && ms(v) > h.base.med+h.base.margin:
+	case h.baseOK && units.Millis(v) > h.base.med+h.base.margin:
 		h.lostRun = 0
 		h.above++
 	default:
@@ -169,7 +171,7 @@ func (p *hopPath) refreshBase(now time.Duration, held bool) {
 			if b == nil {
 				b = make([]float64, 0, histLen)
 			}
-			b = append(b, ms(s.rtt))
+			b = append(b, units.Millis(s.rtt))
 		}
 		slices.Sort(b)
 		h.base.sorted = b
@@ -204,7 +206,7 @@ func (p *hopPath) Result(now time.Duration) Result {
 			s.RTTs = append(s.RTTs, x.rtt)
 			if recent < recentN && now-x.at <= recentAge {
 				recent++
-				s.Recent = append(s.Recent, ms(x.rtt))
+				s.Recent = append(s.Recent, units.Millis(x.rtt))
 			}
 		}
 		slices.Reverse(s.RTTs)

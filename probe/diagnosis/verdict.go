@@ -1,12 +1,13 @@
 package diagnosis
 
 import (
-	"github.com/lagscope/lagscope/vocab"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/rungs"
 	"github.com/lagscope/lagscope/units"
@@ -393,7 +394,7 @@ func costText(waitMs float64, elapsed time.Duration) string {
 func durText(d time.Duration) string {
 	switch {
 	case d < time.Second:
-		return strconv.FormatInt(d.Round(time.Millisecond).Milliseconds(), 10) + " ms"
+		return strconv.FormatInt(units.WholeMillis(d.Round(time.Millisecond)), 10) + " ms"
 	case d < 2*time.Minute:
 		return strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64) + " s"
 	}

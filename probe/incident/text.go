@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/lagscope/lagscope/units"
 	"github.com/lagscope/lagscope/vocab"
 )
 
@@ -48,7 +49,7 @@ func sessionTime(in Input, f int, ms float64) time.Duration {
 	if in.Game != nil {
 		return in.Game(f)
 	}
-	return time.Duration(ms * float64(time.Millisecond))
+	return units.FromMillis(ms)
 }
 
 // text is the incident's sentence now, in a player's words: who, since
@@ -100,7 +101,7 @@ func text(in Input, t *tracked, e *evidence) string {
 		case vocab.CauseLoss:
 			s += ": " + a + " loses " + percent(t.lossMax) + " of its packets."
 		case vocab.CauseProcessing:
-			s += ": " + a + "'s machine needs " + fmt.Sprintf("%.0f ms", e.process.Seconds()*1000) + " per frame, more than the frame rate allows."
+			s += ": " + a + "'s machine needs " + fmt.Sprintf("%.0f ms", units.Millis(e.process)) + " per frame, more than the frame rate allows."
 		default:
 			s += "; why is not clear yet."
 		}
@@ -131,7 +132,7 @@ func closedText(in Input, t *tracked) string {
 	case vocab.CauseProcessing:
 		s += ", its machine slower than the frame rate"
 	}
-	return s + "; it cost the match " + seconds(time.Duration(t.WaitMs*float64(time.Millisecond))) + " of waiting."
+	return s + "; it cost the match " + seconds(units.FromMillis(t.WaitMs)) + " of waiting."
 }
 
 func ms(v *float64) string { return fmt.Sprintf("%.0f ms", *v) }

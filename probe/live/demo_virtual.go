@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
@@ -47,7 +46,7 @@ func playDemo(cfg DemoConfig, length, every time.Duration, others func(i int) fe
 	}
 	sched := simnet.NewScheduler()
 	nw := simnet.NewNetwork(sched, cfg.Seed)
-	fd := &virtualFeed{sched: sched}
+	fd := &virtualFeed{sched: sched, pub: newPublisher(plan.narration(), time.Second)}
 	var m *virtualMachines
 	sessionOf := func(i int) *session.Session {
 		if m == nil {
@@ -75,7 +74,7 @@ func playDemo(cfg DemoConfig, length, every time.Duration, others func(i int) fe
 	}
 	m.schedulePlan(sched, nw, plan)
 	you := m.sessions[0]
-	fd.schedule(you, plan.narration(), length, every)
+	fd.schedule(you, length, every)
 	sched.RunUntil(length)
 	if you.Done() {
 		return fd.updates, m, fmt.Errorf("live: the demo's session ended at %v: %v", sched.Now(), you.Err())
@@ -161,13 +160,12 @@ func (m *virtualMachines) schedulePlan(sched *simnet.Scheduler, nw *simnet.Netwo
 	}
 }
 
-// virtualFeed is your driver's publishing on the virtual clock: it stamps
-// your session's events with the virtual time and hands them out with
-// each update, as a Runner does on the wall clock.
+// virtualFeed is your driver's publishing on the virtual clock: the
+// Runner's publisher, driven by the scheduler instead of the wall clock.
 type virtualFeed struct {
 	sched   *simnet.Scheduler
 	you     func() *session.Session // nil while it starts
-	pending []feed.Event
+	pub     publisher
 	updates []feed.Update
 }
 
@@ -177,32 +175,18 @@ func (f *virtualFeed) collect(_ string, e feed.Event) {
 	if f.you != nil {
 		you = f.you()
 	}
-	stamp(feed.Head(e), f.sched.Now(), you)
-	f.pending = append(f.pending, e)
+	f.pub.collect(you, f.sched.Now(), e)
 }
 
 // schedule makes an update every `every` up to length: the narration's
-// notes that are due and, once a second, the link lines go in with the
-// events, then your View.
-func (f *virtualFeed) schedule(you *session.Session, notes []note, length, every time.Duration) {
-	nextLinks := time.Second
+// notes that are due and, once a second, the link and path lines go in
+// with the events, then your View.
+func (f *virtualFeed) schedule(you *session.Session, length, every time.Duration) {
 	for at := time.Duration(0); at <= length; at += every {
 		f.sched.At(at, func() {
 			now := f.sched.Now()
-			for len(notes) > 0 && now >= notes[0].At {
-				f.collect(you.Name(), &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: you.Frame()}, Text: notes[0].Text, Player: you.Name()})
-				notes = notes[1:]
-			}
-			if now >= nextLinks {
-				for _, ls := range you.KnownLinks(now) {
-					f.collect(you.Name(), &feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: you.Frame()}, LinkStat: ls})
-				}
-				for nextLinks <= now {
-					nextLinks += time.Second
-				}
-			}
-			f.updates = append(f.updates, feed.Update{View: you.View(now), Events: f.pending})
-			f.pending = nil
+			f.pub.lines(you, now)
+			f.updates = append(f.updates, feed.Update{View: you.View(now), Events: f.pub.take()})
 		})
 	}
 }

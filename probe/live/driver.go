@@ -2,7 +2,6 @@ package live
 
 import (
 	"errors"
-	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/session"
-	"github.com/lagscope/lagscope/units"
 )
 
 // The wall-clock driver. One goroutine owns a Session (and so its Peer and
@@ -117,7 +115,7 @@ type Runner struct {
 	done     chan struct{}
 
 	now     time.Duration
-	pending []feed.Event
+	pub     publisher // the events, notes and lines of the next update
 	stats   driverStats
 	maxLate atomic.Int64 // stats.MaxLate, readable from any goroutine
 	err     error
@@ -145,6 +143,7 @@ func Run(s *session.Session, sock Socket, opt Options) *Runner {
 		abort:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	r.pub = newPublisher(opt.timeline, opt.LinkEvery)
 	r.pacer, _ = sock.(pacer)
 	if w, ok := sock.(directSocket); ok {
 		r.waker, r.batch = w, make([]*netcore.Datagram, 0, netcore.MaxReadBatch)
@@ -217,8 +216,7 @@ func (r *Runner) collect(from string, e feed.Event) {
 	if !r.opt.Publish {
 		return
 	}
-	stamp(feed.Head(e), r.now, r.s)
-	r.pending = append(r.pending, e)
+	r.pub.collect(r.s, r.now, e)
 }
 
 // loop is the driver goroutine: it waits for the next thing to do (a
@@ -240,16 +238,15 @@ func (r *Runner) loop() {
 	}
 	stop, abort := r.stop, r.abort
 	nextPublish := time.Duration(0)
-	nextLinks := r.opt.LinkEvery
 	r.now = r.clock()
 	s.Flush() // events from the constructor (the session line)
 	for !s.Done() {
-		next := r.nextWake(nextPublish, nextLinks)
+		next := r.nextWake(nextPublish)
 		if direct != nil {
 			if !r.waitDirect(direct, next, &stop, &abort) {
 				direct = nil // closed: from here the select, on timers alone
 			}
-			r.after(&nextPublish, &nextLinks)
+			r.after(&nextPublish)
 			continue
 		}
 		if !armed || next != deadline {
@@ -287,7 +284,7 @@ func (r *Runner) loop() {
 			r.now = r.clock()
 			s.End(nil)
 		}
-		r.after(&nextPublish, &nextLinks)
+		r.after(&nextPublish)
 	}
 	r.finish()
 }
@@ -296,7 +293,7 @@ func (r *Runner) loop() {
 // next deadline, the paced socket's next due datagram and, when publishing,
 // the next update, link lines and timeline note; an hour from now when none
 // is due.
-func (r *Runner) nextWake(nextPublish, nextLinks time.Duration) time.Duration {
+func (r *Runner) nextWake(nextPublish time.Duration) time.Duration {
 	next, ok := r.s.NextDeadline()
 	take := func(t time.Duration) {
 		if !ok || t < next {
@@ -310,10 +307,7 @@ func (r *Runner) nextWake(nextPublish, nextLinks time.Duration) time.Duration {
 	}
 	if r.opt.Publish {
 		take(nextPublish)
-		take(nextLinks)
-		if len(r.opt.timeline) > 0 {
-			take(r.opt.timeline[0].At)
-		}
+		take(r.pub.nextLine())
 	}
 	if !ok {
 		next = r.now + time.Hour
@@ -376,25 +370,14 @@ func (r *Runner) finish() {
 
 // after is what every wake-up ends with: the paced socket's due datagrams
 // out, the timeline's notes, the link lines and the update when due.
-func (r *Runner) after(nextPublish, nextLinks *time.Duration) {
-	s := r.s
+func (r *Runner) after(nextPublish *time.Duration) {
 	if r.pacer != nil {
 		r.pacer.Flush(r.now)
 	}
 	if !r.opt.Publish {
 		return
 	}
-	for len(r.opt.timeline) > 0 && r.now >= r.opt.timeline[0].At {
-		n := r.opt.timeline[0]
-		r.opt.timeline = r.opt.timeline[1:]
-		r.collect(s.Name(), &feed.MessageEvent{Header: feed.Header{Type: vocab.EventMessage, Frame: s.Frame()}, Text: n.Text, Player: s.Name()})
-	}
-	if r.now >= *nextLinks {
-		r.linkLines()
-		for *nextLinks <= r.now {
-			*nextLinks += r.opt.LinkEvery
-		}
-	}
+	r.pub.lines(r.s, r.now)
 	if r.now >= *nextPublish {
 		r.publish(false)
 		*nextPublish = r.now + r.opt.PublishEvery
@@ -508,52 +491,20 @@ func (r *Runner) control(c feed.Control) {
 	}
 }
 
-// linkLines adds a link line per directed link this machine knows: its
-// own, and every other player's from their telemetry, once a second (the
-// `link` lines of docs/live.md), and a `path` line per traced link whose
-// line is due (session.DuePaths).
-func (r *Runner) linkLines() {
-	f := r.s.Frame()
-	for _, ls := range r.s.KnownLinks(r.now) {
-		r.collect(r.s.Name(), &feed.LinkEvent{Header: feed.Header{Type: vocab.EventLink, Frame: f}, LinkStat: ls})
-	}
-	for _, pv := range r.s.DuePaths(r.now) {
-		r.collect(r.s.Name(), &feed.PathEvent{Header: feed.Header{Type: vocab.EventPath, Frame: f}, PathStat: pv.Stat(r.s.Name())})
-	}
-}
-
 // publish hands the front ends a new update. It never blocks the engine
 // until the last one: if the reader is behind, the events wait for the
 // next update and this View is dropped (a Feed loses Views, never Events).
 func (r *Runner) publish(last bool) {
-	u := feed.Update{View: r.s.View(r.now), Events: slices.Clip(r.pending), Done: last}
+	u := feed.Update{View: r.s.View(r.now), Events: slices.Clip(r.pub.pending), Done: last}
 	if last {
 		u.Err = r.err
 		r.updates <- u
-		r.pending = nil
+		r.pub.take()
 		return
 	}
 	select {
 	case r.updates <- u:
-		r.pending = nil
+		r.pub.take()
 	default:
-	}
-}
-
-// stamp sets an event's t_ms to now and, once s's game has started, its
-// game_ms to the session time of its frame; an event that carries a
-// session time already keeps it (a late watcher's from the host), and one
-// from before the game started gets none.
-func stamp(h *feed.Header, now time.Duration, s *session.Session) {
-	t := units.Millis(now)
-	h.TMs = &t
-	if s == nil || h.GameMs != nil || h.Pregame {
-		return
-	}
-	if g, ok := s.GameAt(h.Frame); ok {
-		// To the microsecond: a watcher times frames from the host's
-		// time of a later one, a nanosecond of rounding apart.
-		ms := units.Millis(g.Round(time.Microsecond))
-		h.GameMs = &ms
 	}
 }

@@ -173,7 +173,7 @@ func (d *diagnosisReport) heading() (string, string) {
 func diagRow(p diagnosis.PlayerDiagnosis, cell func(string) string) []string {
 	causes := "—"
 	if len(p.Causes) > 0 {
-		causes = joinWords(p.Causes, ", ")
+		causes = vocab.Join(p.Causes, ", ")
 	}
 	rung := "—"
 	if p.RungWithout > 0 {
@@ -276,16 +276,4 @@ func nanPct(v float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f%%", v*100)
-}
-
-// joinWords joins typed words as strings.Join joins strings.
-func joinWords[T ~string](ws []T, sep string) string {
-	var b strings.Builder
-	for i, w := range ws {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(string(w))
-	}
-	return b.String()
 }

@@ -72,20 +72,16 @@ func checkPathStat(p *feed.PathStat) error {
 	if p.Why != nil {
 		err = errors.Join(err, checkText("path why", *p.Why))
 	}
-	if !p.Available && len(p.Hops) > 0 {
-		err = errors.Join(err, errors.New("hops on a path that cannot be traced"))
-	}
-	if len(p.Hops) > maxTTL {
-		return errors.Join(err, fmt.Errorf("%d hops", len(p.Hops)))
-	}
-	prev := 0
-	for _, h := range p.Hops {
-		err = errors.Join(err, checkHop(prev, h.TTL, h.Link, h.Sent, h.Loss),
+	tooMany, hopsErr := checkHops(p.Available, p.Hops, func(prev int, h feed.PathHopStat) (int, error) {
+		err := errors.Join(checkHop(prev, h.TTL, h.Link, h.Sent, h.Loss),
 			checkOptMs("best_ms", h.BestMs), checkOptMs("rtt_ms", h.RTTMs), checkOptMs("worst_ms", h.WorstMs))
 		if h.Addr != nil {
 			err = errors.Join(err, checkHopAddr(*h.Addr))
 		}
-		prev = h.TTL
+		return h.TTL, err
+	})
+	if err = errors.Join(err, hopsErr); tooMany {
+		return err
 	}
 	if d := p.DelayStarts; d != nil {
 		err = errors.Join(err, checkHop(0, d.TTL, d.Link, 0, 0), checkMs("added_ms", d.AddedMs))
@@ -103,23 +99,38 @@ func checkDur(key string, d time.Duration) error {
 	return nil
 }
 
+// checkHops checks a path's hops: none on a path that cannot be traced,
+// at most maxTTL of them (tooMany: past reading one by one), and each one
+// by check, which gets the TTL of the hop before it and returns its own.
+func checkHops[H any](available bool, hops []H, check func(prev int, h H) (ttl int, err error)) (tooMany bool, err error) {
+	if !available && len(hops) > 0 {
+		err = errors.New("hops on a path that cannot be traced")
+	}
+	if len(hops) > maxTTL {
+		return true, errors.Join(err, fmt.Errorf("%d hops", len(hops)))
+	}
+	prev := 0
+	for _, h := range hops {
+		ttl, hopErr := check(prev, h)
+		err = errors.Join(err, hopErr)
+		prev = ttl
+	}
+	return false, err
+}
+
 // checkPathView: a View's path, by the same rules as the event's.
 func checkPathView(p *feed.PathView) error {
 	err := errors.Join(checkName("path peer", p.Peer), checkText("path why", p.Why))
-	if !p.Available && len(p.Hops) > 0 {
-		err = errors.Join(err, errors.New("hops on a path that cannot be traced"))
-	}
-	if len(p.Hops) > maxTTL {
-		return errors.Join(err, fmt.Errorf("%d hops", len(p.Hops)))
-	}
-	prev := 0
-	for _, h := range p.Hops {
-		err = errors.Join(err, checkHop(prev, h.TTL, h.Link, h.Sent, h.Loss),
+	tooMany, hopsErr := checkHops(p.Available, p.Hops, func(prev int, h feed.PathHop) (int, error) {
+		err := errors.Join(checkHop(prev, h.TTL, h.Link, h.Sent, h.Loss),
 			checkDur("best", h.Best), checkDur("median", h.Median), checkDur("last", h.Last), checkDur("worst", h.Worst))
 		if h.Addr.IsValid() {
 			err = errors.Join(err, checkHopAddr(h.Addr))
 		}
-		prev = h.TTL
+		return h.TTL, err
+	})
+	if err = errors.Join(err, hopsErr); tooMany {
+		return err
 	}
 	for _, s := range []*feed.PathStart{p.DelayStarts, p.LossStarts} {
 		if s != nil {

@@ -3,9 +3,11 @@ package record
 import (
 	"errors"
 	"fmt"
-	"github.com/lagscope/lagscope/vocab"
 	"slices"
 	"time"
+
+	"github.com/lagscope/lagscope/units"
+	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/probe/feed"
@@ -32,7 +34,7 @@ const maxFrame = int(maxAt/time.Second) * maxFPS
 const maxFPS = 1000
 
 // maxMs bounds a duration in milliseconds (a wait, a round trip): maxAt.
-const maxMs = float64(maxAt / time.Millisecond)
+var maxMs = units.Millis(maxAt)
 
 // oldestProtocol is the oldest protocol whose recordings this build reads:
 // event IDs never change meaning (S19), and protocol 2 changed only the

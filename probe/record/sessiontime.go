@@ -110,26 +110,11 @@ func (r *report) onSessionClock() *report {
 	}
 	s := *r
 	conv(&s.LengthMs)
-	s.Timing = slices.Clone(r.Timing)
-	for i := range s.Timing {
-		conv(&s.Timing[i].AtMs)
-	}
-	s.Waits = slices.Clone(r.Waits)
-	for i := range s.Waits {
-		conv(&s.Waits[i].AtMs)
-	}
-	s.Removed = slices.Clone(r.Removed)
-	for i := range s.Removed {
-		conv(&s.Removed[i].AtMs)
-	}
-	s.Paths = slices.Clone(r.Paths)
-	for i := range s.Paths {
-		conv(&s.Paths[i].AtMs)
-	}
-	s.Loads = slices.Clone(r.Loads)
-	for i := range s.Loads {
-		conv(&s.Loads[i].AtMs)
-	}
+	s.Timing = convAll(r.Timing, conv, func(x *timingRow) *float64 { return &x.AtMs })
+	s.Waits = convAll(r.Waits, conv, func(x *waitRow) *float64 { return &x.AtMs })
+	s.Removed = convAll(r.Removed, conv, func(x *removedRow) *float64 { return &x.AtMs })
+	s.Paths = convAll(r.Paths, conv, func(x *pathReport) *float64 { return &x.AtMs })
+	s.Loads = convAll(r.Loads, conv, func(x *loadReport) *float64 { return &x.AtMs })
 	if r.Diagnosis != nil {
 		d := *r.Diagnosis
 		conv(&d.AtMs)
@@ -160,4 +145,13 @@ func (r *report) onSessionClock() *report {
 		}
 	}
 	return &s
+}
+
+// convAll is a copy of xs with each one's time (at) passed through conv.
+func convAll[T any](xs []T, conv func(*float64), at func(*T) *float64) []T {
+	xs = slices.Clone(xs)
+	for i := range xs {
+		conv(at(&xs[i]))
+	}
+	return xs
 }

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lagscope/lagscope/internal/tokenbucket"
 	"github.com/lagscope/lagscope/netcore"
 )
 
@@ -44,56 +45,10 @@ const (
 	maxSources = 1024
 )
 
-// bucket is a token bucket on the session's clock: it holds up to burst
-// tokens, refills at rate tokens a second, and starts full at its first
-// take. The handshake budget counts replies in it, the relay a pair's
-// bytes, the watcher budget (watchbudget.go) the bytes sent to watchers.
-type bucket struct {
-	rate, burst float64
-	tokens      float64
-	at          time.Duration // when tokens was last refilled
-	set         bool          // the first take has filled the bucket
-}
-
-// take spends n tokens if the bucket holds them, after refilling it for
-// the time since the last refill. A now before that refill adds nothing.
-func (b *bucket) take(now time.Duration, n float64) bool {
-	b.refill(now)
-	if b.tokens < n {
-		return false
-	}
-	b.tokens -= n
-	return true
-}
-
-// refill adds the tokens of the time since the last refill (the first
-// call fills the bucket), as take does before it spends.
-func (b *bucket) refill(now time.Duration) {
-	if !b.set {
-		b.tokens, b.at, b.set = b.burst, now, true
-	}
-	if now > b.at {
-		b.tokens = min(b.burst, b.tokens+b.rate*(now-b.at).Seconds())
-		b.at = now
-	}
-}
-
-// fits reports whether n tokens are there to spend now, or the bucket is
-// full: a full bucket admits one spend larger than its burst, which leaves
-// it in debt (spend), so a message bigger than the burst still goes, as
-// often as the rate pays for it.
-func (b *bucket) fits(now time.Duration, n float64) bool {
-	b.refill(now)
-	return b.tokens >= n || b.tokens >= b.burst
-}
-
-// spend takes n tokens whether or not they are there: what has gone out has
-// cost them. Tokens below zero are a debt the refill pays first, down to
-// floor at most (a spend past it is forgotten).
-func (b *bucket) spend(now time.Duration, n, floor float64) {
-	b.refill(now)
-	b.tokens = max(b.tokens-n, floor)
-}
+// bucket is a token bucket on the session's clock (internal/tokenbucket):
+// the handshake budget counts replies in it, the relay a pair's bytes, the
+// watcher budget (watchbudget.go) the bytes sent to watchers.
+type bucket = tokenbucket.Bucket
 
 // replyBudget is the host's state for the rules above.
 type replyBudget struct {
@@ -120,8 +75,8 @@ func (b *replyBudget) admit(now time.Duration, from netip.AddrPort, response boo
 	if b.sources == nil {
 		// The zero replyBudget is ready: its buckets get their rates here.
 		b.sources = make(map[netip.Addr]bucket)
-		b.hello = bucket{rate: helloRate, burst: helloBurst}
-		b.response = bucket{rate: responseRate, burst: responseBurst}
+		b.hello = bucket{Rate: helloRate, Burst: helloBurst}
+		b.response = bucket{Rate: responseRate, Burst: responseBurst}
 	}
 	a := from.Addr().Unmap()
 	if a.IsLoopback() {
@@ -138,9 +93,9 @@ func (b *replyBudget) admit(now time.Duration, from netip.AddrPort, response boo
 		if len(b.sources) >= maxSources {
 			clear(b.sources)
 		}
-		src = bucket{rate: sourceRate, burst: sourceBurst}
+		src = bucket{Rate: sourceRate, Burst: sourceBurst}
 	}
-	allowed := src.take(now, 1)
+	allowed := src.Take(now, 1)
 	b.sources[a] = src
 	if !allowed {
 		b.Silenced++
@@ -156,7 +111,7 @@ func (b *replyBudget) global(now time.Duration, response bool) bool {
 	if response {
 		g = &b.response
 	}
-	if !g.take(now, 1) {
+	if !g.Take(now, 1) {
 		b.Silenced++
 		return false
 	}

@@ -3,10 +3,11 @@ package session
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/lagscope/lagscope/units"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/lagscope/lagscope/units"
 
 	"github.com/lagscope/lagscope/vocab"
 
@@ -260,7 +261,7 @@ func addedOf(d *loadtest.DirResult) time.Duration {
 	if d == nil || d.AddedMS == nil {
 		return -1
 	}
-	return time.Duration(*d.AddedMS * float64(time.Millisecond))
+	return units.FromMillis(*d.AddedMS)
 }
 
 func (s *Session) noteLoad(player string, f loadFigures) {
@@ -271,7 +272,7 @@ func (s *Session) noteLoad(player string, f loadFigures) {
 		if d < 0 {
 			return math.NaN()
 		}
-		return float64(d) / float64(time.Millisecond)
+		return units.Millis(d)
 	}
 	s.peer.NoteLoad(diagnosis.Load{Player: player, UploadMs: ms(f.Up), DownloadMs: ms(f.Down)})
 }
@@ -282,7 +283,7 @@ func (s *Session) noteLoad(player string, f loadFigures) {
 func (s *Session) loadOver(now time.Duration, m *member, res loadtest.Result) {
 	// A test is about the line, not a frame: its time is what places it,
 	// here as on the wire (the live driver stamps the same clock).
-	tms := float64(now) / float64(time.Millisecond)
+	tms := units.Millis(now)
 	e := feed.LoadEvent{Header: feed.Header{Type: vocab.EventLoad, Frame: s.Frame(), TMs: &tms}, From: s.cfg.Name, To: m.Name, Result: res}
 	kept := false
 	for i := range s.load.results {
@@ -454,7 +455,7 @@ func (r *loadRun) cost(now time.Duration) *loadtest.GameCost {
 	if r.raised {
 		held += now - r.raisedAt
 	}
-	return &loadtest.GameCost{RungFrom: r.rungFrom, RungTo: r.rungTo, ForMS: math.Round(float64(held) / float64(time.Millisecond))}
+	return &loadtest.GameCost{RungFrom: r.rungFrom, RungTo: r.rungTo, ForMS: math.Round(units.Millis(held))}
 }
 
 // loadDeadline is when the load testing next needs a Tick.

@@ -60,7 +60,7 @@ func (t *relayTable) get(k pairKey) *relayCount {
 			return c
 		}
 	}
-	c := &relayCount{key: k, budget: bucket{rate: relayRate, burst: relayBurst}}
+	c := &relayCount{key: k, budget: bucket{Rate: relayRate, Burst: relayBurst}}
 	t.pairs = append(t.pairs, c)
 	return c
 }
@@ -195,7 +195,7 @@ func (s *Session) forward(now time.Duration, from netip.AddrPort, p []byte, to, 
 		s.message("relaying " + a.Name + " ↔ " + b.Name + " (no direct path between them)")
 		s.nat.relayedPairs = append(s.nat.relayedPairs, c.key)
 	}
-	if !c.budget.take(now, float64(len(p))) || !s.relayFits(now, src, dst, p) {
+	if !c.budget.Take(now, float64(len(p))) || !s.relayFits(now, src, dst, p) {
 		c.refused++
 		c.refusedBytes += uint64(len(p))
 		return

@@ -138,8 +138,8 @@ type watchBudget struct {
 func (b *watchBudget) ready() {
 	if b.shares == nil {
 		b.shares = map[netcore.PeerID]*watchShare{}
-		b.out = bucket{rate: watchOutRate, burst: watchOutBurst}
-		b.extra = bucket{rate: watchExtraRate, burst: watchExtraBurst}
+		b.out = bucket{Rate: watchOutRate, Burst: watchOutBurst}
+		b.extra = bucket{Rate: watchExtraRate, Burst: watchExtraBurst}
 	}
 }
 
@@ -158,17 +158,15 @@ func (b *watchBudget) share(w netcore.PeerID) *watchShare {
 // cut sets sh's rates for b.n watchers.
 func (b *watchBudget) cut(sh *watchShare) {
 	n := float64(max(b.n, 1))
-	sh.out.rate = watchOutRate / n
-	sh.out.burst = max(sh.out.rate*shareHold.Seconds(), minShareBurst)
-	sh.relay.rate = watchExtraRate * watchRelayPart / n
-	sh.relay.burst = max(sh.relay.rate*shareHold.Seconds(), minShareBurst)
-	sh.sent.rate, sh.sent.burst = sh.out.rate, shareSlack
-	sh.out.tokens, sh.relay.tokens = min(sh.out.tokens, sh.out.burst), min(sh.relay.tokens, sh.relay.burst)
-	sh.sent.tokens = min(sh.sent.tokens, sh.sent.burst)
+	out := watchOutRate / n
+	sh.out.Resize(out, max(out*shareHold.Seconds(), minShareBurst))
+	relay := watchExtraRate * watchRelayPart / n
+	sh.relay.Resize(relay, max(relay*shareHold.Seconds(), minShareBurst))
+	sh.sent.Resize(out, shareSlack)
 }
 
 // floor is the most debt a bucket of this rate carries.
-func floor(b *bucket) float64 { return -b.rate * debtHold.Seconds() }
+func floor(b *bucket) float64 { return -b.Rate * debtHold.Seconds() }
 
 // watcherOf is the watcher a datagram to addr goes to, if it is one:
 // this machine is a player, and addr is a watcher's link (or its relay
@@ -210,11 +208,11 @@ func (s *Session) noteSend(addr netip.AddrPort, p []byte) bool {
 	n := float64(len(p))
 	if m.late && len(p) >= netcore.HeaderLen && netcore.Channel(p[14]) == netcore.ChannelReliable && s.feedsWatchers() {
 		b.ready()
-		if !b.extra.fits(now, n) {
+		if !b.extra.Fits(now, n) {
 			b.hold(p)
 			return false
 		}
-		b.extra.spend(now, n, floor(&b.extra))
+		b.extra.Spend(now, n, floor(&b.extra))
 		b.feedBytes += uint64(len(p))
 		b.feedDatagrams++
 		b.allBytes += uint64(len(p))
@@ -222,13 +220,13 @@ func (s *Session) noteSend(addr netip.AddrPort, p []byte) bool {
 		return true
 	}
 	sh := b.share(m.ID)
-	if !b.out.fits(now, n) || !sh.sent.fits(now, n) {
+	if !b.out.Fits(now, n) || !sh.sent.Fits(now, n) {
 		b.hold(p)
 		return false
 	}
-	sh.sent.spend(now, n, 0)
-	sh.out.spend(now, n, floor(&sh.out))
-	b.out.spend(now, n, floor(&b.out))
+	sh.sent.Spend(now, n, 0)
+	sh.out.Spend(now, n, floor(&sh.out))
+	b.out.Spend(now, n, floor(&b.out))
 	b.outBytes += uint64(len(p))
 	b.outDatagrams++
 	b.allBytes += uint64(len(p))
@@ -259,7 +257,7 @@ func (s *Session) watcherGate(now time.Duration, to netcore.PeerID, n int, updat
 	}
 	size := float64(n + wireOverhead + s.sealOverhead())
 	sh := s.wb.share(to)
-	if !sh.out.fits(now, size) {
+	if !sh.out.Fits(now, size) {
 		return false
 	}
 	// A watcher whose share has filled, or that has waited starveAfter
@@ -267,10 +265,10 @@ func (s *Session) watcherGate(now time.Duration, to netcore.PeerID, n int, updat
 	// must go. So the watchers take turns, whatever order the peer asks
 	// in.
 	ok := false
-	if sh.out.tokens >= sh.out.burst || (update && now-sh.lastUpdate >= starveAfter) {
-		ok = s.wb.out.fits(now, size)
+	if sh.out.Full() || (update && now-sh.lastUpdate >= starveAfter) {
+		ok = s.wb.out.Fits(now, size)
 	} else {
-		ok = s.wb.out.fits(now, size+mustGoReserve)
+		ok = s.wb.out.Fits(now, size+mustGoReserve)
 	}
 	if ok && update {
 		sh.lastUpdate = now
@@ -292,11 +290,10 @@ func (s *Session) feedFits(now time.Duration, n int) bool {
 	s.wb.ready()
 	frags := (n + netcore.MaxDataPayload - 1) / netcore.MaxDataPayload
 	cost := float64(n + max(frags, 1)*(wireOverhead+s.sealOverhead()))
-	if s.wb.extra.fits(now, cost) {
+	if s.wb.extra.Fits(now, cost) {
 		return true
 	}
-	need := min(cost, s.wb.extra.burst) - s.wb.extra.tokens
-	wait := max(time.Duration(need/s.wb.extra.rate*float64(time.Second)), time.Millisecond)
+	wait := max(s.wb.extra.Until(cost), time.Millisecond)
 	if s.watch.next <= now || now+wait < s.watch.next {
 		s.watch.next = now + wait
 	}
@@ -320,12 +317,12 @@ func (s *Session) relayFits(now time.Duration, src, dst *member, p []byte) bool 
 	// toward a watcher it too waits for the extra bucket, so the host's
 	// upload to watchers stays within it in every second.
 	control := netcore.Channel(p[14]) == netcore.ChannelControl
-	if (!control && !sh.relay.fits(now, n)) || ((!control || w == dst) && !s.wb.extra.fits(now, n)) {
+	if (!control && !sh.relay.Fits(now, n)) || ((!control || w == dst) && !s.wb.extra.Fits(now, n)) {
 		s.wb.relayRefused++
 		return false
 	}
-	sh.relay.spend(now, n, floor(&sh.relay))
-	s.wb.extra.spend(now, n, floor(&s.wb.extra))
+	sh.relay.Spend(now, n, floor(&sh.relay))
+	s.wb.extra.Spend(now, n, floor(&s.wb.extra))
 	s.wb.relayBytes += uint64(len(p))
 	s.wb.relayDatagrams++
 	return true

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lagscope/lagscope/names"
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Lobby messages travel inside netcore messages on a link, beside probe's
@@ -83,7 +84,7 @@ func appendRoster(b []byte, r roster) []byte {
 	b = le.AppendUint32(b, r.Version)
 	b = le.AppendUint16(b, r.Need)
 	b = le.AppendUint16(b, r.Speed)
-	b = le.AppendUint32(b, uint32(r.DropTimeout/time.Millisecond))
+	b = le.AppendUint32(b, uint32(units.WholeMillis(r.DropTimeout)))
 	b = le.AppendUint16(b, uint16(len(r.Members)))
 	for _, m := range r.Members {
 		b = le.AppendUint16(b, uint16(m.ID))
@@ -130,7 +131,7 @@ func decodeRoster(p []byte) (roster, error) {
 	r.Version = le.Uint32(p[1:])
 	r.Need = le.Uint16(p[5:])
 	r.Speed = le.Uint16(p[7:])
-	r.DropTimeout = time.Duration(le.Uint32(p[9:])) * time.Millisecond
+	r.DropTimeout = units.FromWholeMillis(int64(le.Uint32(p[9:])))
 	n := int(le.Uint16(p[13:]))
 	if r.Version == 0 || r.Need == 0 || r.Speed < minSpeed || r.Speed > maxSpeed ||
 		r.DropTimeout <= 0 || r.DropTimeout > maxDropLimit || n == 0 || n > maxMembers {

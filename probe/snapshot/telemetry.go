@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/units"
 )
 
 // MaxLinks is how many links one player's telemetry can carry. The table is
@@ -293,7 +294,7 @@ func (t *Telemetry) SetWaits(waited time.Duration, wait, process *time.Duration)
 }
 
 // Waited is the total time the player has waited for others.
-func (t *Telemetry) Waited() time.Duration { return time.Duration(t.WaitedMs) * time.Millisecond }
+func (t *Telemetry) Waited() time.Duration { return units.FromWholeMillis(int64(t.WaitedMs)) }
 
 // Wait is the player's longest recent wait, if known.
 func (t *Telemetry) Wait() (time.Duration, bool) {
@@ -338,8 +339,8 @@ func (t *Telemetry) Rows(dst []Row) []Row {
 		l := &t.Links[i]
 		r := Row{Peer: l.Peer, State: l.State, Estimate: l.Estimate,
 			RTO: us(l.RTOUs), ConnTimeout: us(l.ConnTimeoutUs),
-			LossKnown: l.LossKnown, Waits: Waits{Caused: time.Duration(l.CausedMs) * time.Millisecond,
-				Frames: int(l.WaitedFrames), Unacked: time.Duration(l.UnackedMs) * time.Millisecond}}
+			LossKnown: l.LossKnown, Waits: Waits{Caused: units.FromWholeMillis(int64(l.CausedMs)),
+				Frames: int(l.WaitedFrames), Unacked: units.FromWholeMillis(int64(l.UnackedMs))}}
 		if r.RTTKnown() {
 			r.SRTT, r.RTTVAR = us(l.SRTTUs), us(l.RTTVARUs)
 		}

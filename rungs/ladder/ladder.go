@@ -44,10 +44,12 @@ func parseRTTUnbounded(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("%q is not a round trip", s)
 		case v < 0:
 			return 0, fmt.Errorf("round trip %q is negative", s)
-		case v*float64(time.Millisecond) >= math.MaxInt64:
+		}
+		d, ok := units.FromMillisChecked(v)
+		if !ok {
 			return 0, fmt.Errorf("round trip %q is too long", s)
 		}
-		return time.Duration(math.Round(v * float64(time.Millisecond))), nil
+		return d, nil
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
@@ -98,39 +100,39 @@ func frames(rtt time.Duration, fps int) string {
 // answer is the JSON `lagscope rung --json` prints (docs/cli.md); its
 // field names and their order are part of that output and do not change.
 type answer struct {
-	RTTMS        float64       `json:"rtt_ms"`
-	FPS          int           `json:"fps"`
-	OneWayFrames int           `json:"one_way_frames"`
-	Rung         int           `json:"rung"`
-	SendPeriod   int           `json:"send_period"`
-	LookAhead    int           `json:"look_ahead"`
-	Tier         string        `json:"tier"`
-	Extended     bool          `json:"extended"`
-	Headroom     *headroomJSON `json:"headroom"`
+	RTTMS float64 `json:"rtt_ms"`
+	FPS   int     `json:"fps"`
+	rungJSON
+	Headroom *headroomJSON `json:"headroom"`
 }
 
 type headroomJSON struct {
-	RTTMS        float64 `json:"rtt_ms"`
-	OneWayFrames int     `json:"one_way_frames"`
-	Rung         int     `json:"rung"`
-	SendPeriod   int     `json:"send_period"`
-	LookAhead    int     `json:"look_ahead"`
-	Tier         string  `json:"tier"`
-	Extended     bool    `json:"extended"`
+	RTTMS float64 `json:"rtt_ms"`
+	rungJSON
 }
 
-func WriteJSON(w io.Writer, rtt time.Duration, fps int) error {
+// rungJSON is what a round trip needs at a frame rate, in the answer and
+// again with headroom (its fields sit in line in both).
+type rungJSON struct {
+	OneWayFrames int    `json:"one_way_frames"`
+	Rung         int    `json:"rung"`
+	SendPeriod   int    `json:"send_period"`
+	LookAhead    int    `json:"look_ahead"`
+	Tier         string `json:"tier"`
+	Extended     bool   `json:"extended"`
+}
+
+func needJSON(rtt time.Duration, fps int) rungJSON {
 	t := rungs.Need(rtt, fps)
+	return rungJSON{OneWayFrames: rungs.OneWayFrames(rtt, fps), Rung: t.Rung(), SendPeriod: t.SendPeriod,
+		LookAhead: t.LookAhead, Tier: t.Tier().String(), Extended: t.Extended()}
+}
+
+// WriteJSON writes the answer for rtt at fps as one line of JSON.
+func WriteJSON(w io.Writer, rtt time.Duration, fps int) error {
 	h := rungs.WithHeadroom(rtt)
-	th := rungs.Need(h, fps)
-	return writeJSON(w, answer{
-		RTTMS: units.Millis(rtt), FPS: fps, OneWayFrames: rungs.OneWayFrames(rtt, fps),
-		Rung: t.Rung(), SendPeriod: t.SendPeriod, LookAhead: t.LookAhead, Tier: t.Tier().String(), Extended: t.Extended(),
-		Headroom: &headroomJSON{
-			RTTMS: units.Millis(h), OneWayFrames: rungs.OneWayFrames(h, fps),
-			Rung: th.Rung(), SendPeriod: th.SendPeriod, LookAhead: th.LookAhead, Tier: th.Tier().String(), Extended: th.Extended(),
-		},
-	})
+	return writeJSON(w, answer{RTTMS: units.Millis(rtt), FPS: fps, rungJSON: needJSON(rtt, fps),
+		Headroom: &headroomJSON{RTTMS: units.Millis(h), rungJSON: needJSON(h, fps)}})
 }
 
 func writeJSON(w io.Writer, v any) error {

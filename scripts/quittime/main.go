@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lagscope/lagscope/units"
 	"golang.org/x/sys/unix"
 )
 
@@ -103,12 +104,12 @@ func main() {
 				fmt.Printf("%s run %d: %v\n", c, i+1, err)
 				continue
 			}
-			fmt.Printf("%s run %2d: restored %7.1f ms  exited %7.1f ms\n", c, i+1, ms(r), ms(e))
+			fmt.Printf("%s run %2d: restored %7.1f ms  exited %7.1f ms\n", c, i+1, units.Millis(r), units.Millis(e))
 			restored, exited = append(restored, r), append(exited, e)
 		}
 		if len(restored) > 0 {
 			fmt.Printf("%s: %d runs  q→restored median %.1f ms max %.1f ms  q→exit median %.1f ms max %.1f ms\n",
-				c, len(restored), ms(median(restored)), ms(slices.Max(restored)), ms(median(exited)), ms(slices.Max(exited)))
+				c, len(restored), units.Millis(median(restored)), units.Millis(slices.Max(restored)), units.Millis(median(exited)), units.Millis(slices.Max(exited)))
 		}
 	}
 }
@@ -129,8 +130,6 @@ func fail(err error) {
 	cleanup()
 	os.Exit(1)
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
@@ -405,7 +404,7 @@ func cpuCompare(bin string, d time.Duration, runs int) {
 		}
 		t.close()
 		c := cpuOf(t.usage)
-		fmt.Printf("run %d: TUI   %7.0f ms CPU\n", i+1, ms(c))
+		fmt.Printf("run %d: TUI   %7.0f ms CPU\n", i+1, units.Millis(c))
 		tui = append(tui, c)
 
 		cmd := exec.Command(bin, "demo", "--json", dur)
@@ -415,11 +414,11 @@ func cpuCompare(bin string, d time.Duration, runs int) {
 		}
 		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		c = cpuOf(ru)
-		fmt.Printf("run %d: --json %7.0f ms CPU\n", i+1, ms(c))
+		fmt.Printf("run %d: --json %7.0f ms CPU\n", i+1, units.Millis(c))
 		js = append(js, c)
 	}
 	fmt.Printf("demo %v: TUI median %.0f ms CPU, --json median %.0f ms CPU, ratio %.2f\n",
-		d, ms(median(tui)), ms(median(js)), float64(median(tui))/float64(median(js)))
+		d, units.Millis(median(tui)), units.Millis(median(js)), float64(median(tui))/float64(median(js)))
 }
 
 func cpuOf(ru *syscall.Rusage) time.Duration {
