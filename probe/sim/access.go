@@ -2,8 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/units"
@@ -49,25 +49,14 @@ func (a AccessSpec) profiles() (up, down impair.Profile) {
 // not part of the diagnosis and has no access of its own here), the same
 // ranges as a link's.
 func checkAccess(key string, access map[string]AccessSpec, players []string) error {
-	for _, name := range sortedKeys(access) {
+	for _, name := range slices.Sorted(maps.Keys(access)) {
 		a := access[name]
 		k := key + "." + name
 		if !slices.Contains(players, name) {
 			return fmt.Errorf("scenario: key %q: %q is not a player", key, name)
 		}
-		if a.RTTMs != nil && (*a.RTTMs < 0 || *a.RTTMs > 60000) {
-			return fmt.Errorf("scenario: key %q: %v is outside 0..60000", k+".rtt_ms", *a.RTTMs)
-		}
-		if a.JitterMs != nil && (*a.JitterMs < 0 || *a.JitterMs > 10000) {
-			return fmt.Errorf("scenario: key %q: %v is outside 0..10000", k+".jitter_ms", *a.JitterMs)
-		}
-		for _, c := range []struct {
-			name string
-			v    *float64
-		}{{"loss_up", a.LossUp}, {"loss_down", a.LossDown}} {
-			if c.v != nil && (*c.v < 0 || *c.v >= 1) {
-				return fmt.Errorf("scenario: key %q: %v is outside [0, 1)", k+"."+c.name, *c.v)
-			}
+		if err := checkLine(k, a.RTTMs, a.JitterMs, share{"loss_up", a.LossUp}, share{"loss_down", a.LossDown}); err != nil {
+			return err
 		}
 		rtt := 0.0
 		if a.RTTMs != nil {
@@ -87,7 +76,7 @@ func checkAccess(key string, access map[string]AccessSpec, players []string) err
 // spec replaces that player's access link whole. Names go in sorted order
 // so that a run never depends on map order.
 func (r *runner) applyAccess(access map[string]AccessSpec) {
-	for _, name := range sortedKeys(access) {
+	for _, name := range slices.Sorted(maps.Keys(access)) {
 		m := r.byName[name]
 		if m == nil {
 			continue
@@ -98,13 +87,4 @@ func (r *runner) applyAccess(access map[string]AccessSpec) {
 		qUp, qDown := access[name].Queue.queues()
 		r.net.SetAccessQueue(m.addr, qUp, qDown)
 	}
-}
-
-func sortedKeys(m map[string]AccessSpec) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

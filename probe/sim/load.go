@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -68,7 +69,7 @@ func (s *Scenario) checkLoad() error {
 			return fmt.Errorf("scenario: key \"no_load_tests\": %q appears twice", n)
 		}
 	}
-	for _, n := range sortedNames(s.LoadCapMbit) {
+	for _, n := range slices.Sorted(maps.Keys(s.LoadCapMbit)) {
 		if !slices.Contains(s.Players, n) {
 			return fmt.Errorf("scenario: key \"load_cap_mbit\": %q is not a player", n)
 		}
@@ -77,15 +78,6 @@ func (s *Scenario) checkLoad() error {
 		}
 	}
 	return nil
-}
-
-func sortedNames(m map[string]float64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // loadConfig is machine name's load settings: its consent and its cap.

@@ -231,16 +231,27 @@ func checkPairs(key string, pairs []PairSpec, names map[string]bool) error {
 }
 
 func (l LinkSpec) check(key string) error {
-	if l.RTTMs != nil && (*l.RTTMs < 0 || *l.RTTMs > 60000) {
-		return fmt.Errorf("scenario: key %q: %v is outside 0..60000", key+".rtt_ms", *l.RTTMs)
+	return checkLine(key, l.RTTMs, l.JitterMs, share{"loss", l.Loss}, share{"dup", l.Dup}, share{"reorder", l.Reorder})
+}
+
+// share is a field of a scenario key that holds a share (0–1), by its
+// JSON name.
+type share struct {
+	name string
+	v    *float64
+}
+
+// checkLine checks what a pair's link and a player's access have alike,
+// each where set: the round trip within 0..60000 ms, the jitter within
+// 0..10000 ms and every share within [0, 1).
+func checkLine(key string, rtt, jitter *float64, shares ...share) error {
+	if rtt != nil && (*rtt < 0 || *rtt > 60000) {
+		return fmt.Errorf("scenario: key %q: %v is outside 0..60000", key+".rtt_ms", *rtt)
 	}
-	if l.JitterMs != nil && (*l.JitterMs < 0 || *l.JitterMs > 10000) {
-		return fmt.Errorf("scenario: key %q: %v is outside 0..10000", key+".jitter_ms", *l.JitterMs)
+	if jitter != nil && (*jitter < 0 || *jitter > 10000) {
+		return fmt.Errorf("scenario: key %q: %v is outside 0..10000", key+".jitter_ms", *jitter)
 	}
-	for _, c := range []struct {
-		name string
-		v    *float64
-	}{{"loss", l.Loss}, {"dup", l.Dup}, {"reorder", l.Reorder}} {
+	for _, c := range shares {
 		if c.v != nil && (*c.v < 0 || *c.v >= 1) {
 			return fmt.Errorf("scenario: key %q: %v is outside [0, 1)", key+"."+c.name, *c.v)
 		}
