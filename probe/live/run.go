@@ -91,22 +91,31 @@ type HostConfig struct {
 // Host runs `lagscope host`: it listens, seats players and plays until
 // the run ends. The error is nil for a clean end.
 func Host(cfg RunConfig, hc HostConfig) error {
+	return runOn(cfg, "--listen", hc.Listen, func(sc session.Config, udp *netcore.UDPTransport) (*session.Session, error) {
+		sc.Players, sc.DropTimeout = hc.Players, hc.DropTimeout
+		if hc.Listening != nil {
+			sc.Guide = hc.Listening(udp.LocalAddr())
+		}
+		return session.NewHost(sc, udp)
+	})
+}
+
+// runOn is what host, join and watch share: it opens cfg's outputs and a
+// socket bound at addr (flag names it in an error), has start make the
+// session from the outputs' config, and runs it. A failure before the run
+// abandons the outputs, so nothing is written.
+func runOn(cfg RunConfig, flag, addr string, start func(session.Config, *netcore.UDPTransport) (*session.Session, error)) error {
 	out, err := open(cfg)
 	if err != nil {
 		return err
 	}
-	udp, err := netcore.ListenUDP(hc.Listen)
+	udp, err := netcore.ListenUDP(addr)
 	if err != nil {
 		out.abandon()
-		return bindError("--listen", hc.Listen, err)
+		return bindError(flag, addr, err)
 	}
 	defer udp.Close()
-	sc := out.config()
-	sc.Players, sc.DropTimeout = hc.Players, hc.DropTimeout
-	if hc.Listening != nil {
-		sc.Guide = hc.Listening(udp.LocalAddr())
-	}
-	s, err := session.NewHost(sc, udp)
+	s, err := start(out.config(), udp)
 	if err != nil {
 		out.abandon()
 		return err
@@ -139,24 +148,10 @@ type JoinConfig struct {
 
 // Join runs `lagscope join` (RolePlayer) or `watch` (RoleObserver).
 func Join(cfg RunConfig, jc JoinConfig) error {
-	out, err := open(cfg)
-	if err != nil {
-		return err
-	}
-	udp, err := netcore.ListenUDP(jc.Bind)
-	if err != nil {
-		out.abandon()
-		return bindError("--bind", jc.Bind, err)
-	}
-	defer udp.Close()
-	sc := out.config()
-	sc.KeyArg = jc.KeyArg
-	s, err := session.NewJoiner(sc, jc.Role, udp, jc.Host)
-	if err != nil {
-		out.abandon()
-		return err
-	}
-	return out.runSession(s, udp)
+	return runOn(cfg, "--bind", jc.Bind, func(sc session.Config, udp *netcore.UDPTransport) (*session.Session, error) {
+		sc.KeyArg = jc.KeyArg
+		return session.NewJoiner(sc, jc.Role, udp, jc.Host)
+	})
 }
 
 func (out *outputs) runSession(s *session.Session, udp *netcore.UDPTransport) error {
