@@ -19,14 +19,18 @@ func enablePktinfo(conn *net.UDPConn) bool {
 	}
 	ok := false
 	_ = rc.Control(func(fd uintptr) {
-		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_PKTINFO, 1) == nil {
-			ok = true
-		}
-		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVPKTINFO, 1) == nil {
-			ok = true
-		}
+		ok = setBoth(fd, syscall.IP_PKTINFO, syscall.IPV6_RECVPKTINFO)
 	})
 	return ok
+}
+
+// setBoth turns on the IPv4 option v4 and the IPv6 option v6 of the
+// socket fd, trying both: a dual-stack socket takes both, an IPv4 socket
+// refuses the second. It reports whether either took.
+func setBoth(fd uintptr, v4, v6 int) bool {
+	ok4 := syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, v4, 1) == nil
+	ok6 := syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, v6, 1) == nil
+	return ok4 || ok6
 }
 
 // arrivedTo finds the local address among the control messages.

@@ -33,17 +33,11 @@ func enableRecvErr(conn *net.UDPConn) *errDrain {
 	}
 	ok := false
 	_ = rc.Control(func(fd uintptr) {
-		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVERR, 1) == nil {
-			ok = true
-		}
-		if syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVERR, 1) == nil {
-			ok = true
-		}
+		ok = setBoth(fd, syscall.IP_RECVERR, syscall.IPV6_RECVERR)
 		// The TTL an answer arrived with tells how far back its router
 		// is (trace.Answer.TTL): the matcher tells apart by it answers
 		// that quote no probe. A socket that refuses simply gives none.
-		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVTTL, 1)
-		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVHOPLIMIT, 1)
+		_ = setBoth(fd, syscall.IP_RECVTTL, syscall.IPV6_RECVHOPLIMIT)
 	})
 	if !ok {
 		return nil
