@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"context"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
@@ -178,15 +176,10 @@ func (e *Exporter) registerIncidents(m metric.Meter) error {
 	waited := in.seconds("lagscope.incident_wait",
 		"Waits attributed to incidents, every seated machine's summed, by the cause the incident named as they grew.")
 	open := in.igauge("lagscope.incidents_open", "{incident}", "Incidents open now, by their cause now.")
-	if err := in.err(); err != nil {
-		return err
-	}
-	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+	return e.observe(in, func(o metric.Observer) {
 		b := e.tellerBook()
 		if b == nil {
-			return nil
+			return
 		}
 		for i, c := range vocab.IncidentCauses {
 			at := metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session), attribute.String("cause", string(c))))
@@ -195,7 +188,5 @@ func (e *Exporter) registerIncidents(m metric.Meter) error {
 			o.ObserveFloat64(waited, n.waited, at)
 			o.ObserveInt64(open, max(n.open, 0), at)
 		}
-		return nil
 	}, opened, waited, open)
-	return err
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"errors"
 
 	"go.opentelemetry.io/otel/metric"
@@ -41,3 +42,19 @@ func (in *instruments) igauge(name, unit, desc string) metric.Int64ObservableGau
 }
 
 func (in *instruments) err() error { return errors.Join(in.errs...) }
+
+// observe registers f as the callback that publishes insts at scrape
+// time, called under e's lock, once every instrument in was made; the
+// errors of those that could not be made are the error otherwise.
+func (e *Exporter) observe(in *instruments, f func(metric.Observer), insts ...metric.Observable) error {
+	if err := in.err(); err != nil {
+		return err
+	}
+	_, err := in.m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		f(o)
+		return nil
+	}, insts...)
+	return err
+}

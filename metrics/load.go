@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"github.com/lagscope/lagscope/vocab"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -84,17 +83,10 @@ func (e *Exporter) registerLoads(m metric.Meter) error {
 		"Round trip that a full line added between player, who ran the load test, and peer: the median over the loaded part "+
 			"of the latest test that measured the direction. Direction upload loads what player sends, download what peer sends, "+
 			"both loads the two at once. Absent until a test has measured the direction.")
-	if err := in.err(); err != nil {
-		return err
-	}
-	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+	return e.observe(in, func(o metric.Observer) {
 		for _, k := range e.loadOrder {
 			o.ObserveFloat64(added, e.loads[k], metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session),
 				attribute.String("player", k.player), attribute.String("peer", k.peer), attribute.String("direction", k.direction))))
 		}
-		return nil
 	}, added)
-	return err
 }

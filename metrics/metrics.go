@@ -153,15 +153,10 @@ func (e *Exporter) register(m metric.Meter) error {
 	lookAhead := in.igauge("lagscope.look_ahead_frames", "{frame}", "Look-ahead in force, frames.")
 	fps := in.igauge("lagscope.frame_rate", "{fps}", "Frame rate in force, frames a second.")
 	mx := registerMatrix(in)
-	if err := in.err(); err != nil {
-		return err
-	}
 	// Units in braces are annotations the exporter leaves out of the name,
 	// so the frame gauges carry "frames" in theirs, and the frame rate's unit
 	// is {fps} (frame/s would become _per_second, which the contract lacks).
-	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+	return e.observe(in, func(o metric.Observer) {
 		for _, k := range e.order {
 			l := e.links[k]
 			at := metric.WithAttributeSet(attribute.NewSet(
@@ -201,10 +196,8 @@ func (e *Exporter) register(m metric.Meter) error {
 			o.ObserveFloat64(wait, w, metric.WithAttributeSet(attribute.NewSet(attribute.String("session", e.session), attribute.String("player", name))))
 		}
 		e.observeMatrixInstruments(o, mx)
-		return nil
 	}, append([]metric.Observable{sent, retx, expected, lost, peerExp, peerLost, relayed, waited, srtt, rttvar, rto, connTO, wait, rung, sendPeriod, lookAhead, fps},
 		mx.all()...)...)
-	return err
 }
 
 // seconds is a gauge's value; nil while unknown (L3).

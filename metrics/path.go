@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/lagscope/lagscope/probe/feed"
@@ -71,12 +70,7 @@ func (e *Exporter) registerPaths(m metric.Meter) error {
 	loss := in.fgauge("lagscope.path.hop.loss", "1",
 		"Share of the probes to the hop (ttl) on the path from player to peer that drew no answer, over the hop's latest probes. "+
 			"Only traced links have series.")
-	if err := in.err(); err != nil {
-		return err
-	}
-	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		e.mu.Lock()
-		defer e.mu.Unlock()
+	return e.observe(in, func(o metric.Observer) {
 		for _, player := range e.pathOrder {
 			for _, h := range e.paths[player] {
 				at := metric.WithAttributeSet(h.labels)
@@ -88,7 +82,5 @@ func (e *Exporter) registerPaths(m metric.Meter) error {
 				}
 			}
 		}
-		return nil
 	}, rtt, loss)
-	return err
 }
