@@ -227,44 +227,42 @@ func (r *Proxy) Close() error {
 func (r *Proxy) now() time.Duration { return time.Since(r.start) }
 
 func (r *Proxy) readUpstream() {
+	r.readFrom(r.client, func(from netip.AddrPort, b []byte) {
+		r.mu.Lock()
+		r.peer, r.havePeer = from, true
+		r.mu.Unlock()
+		r.up.offer(r.now(), r.to, b)
+	})
+}
+
+func (r *Proxy) readDownstream() {
+	r.readFrom(r.target, func(from netip.AddrPort, b []byte) {
+		r.mu.Lock()
+		peer, ok := r.peer, r.havePeer
+		r.mu.Unlock()
+		if from != r.to || !ok {
+			r.down.ignore()
+			return
+		}
+		r.down.offer(r.now(), peer, b)
+	})
+}
+
+// readFrom is a direction's reader goroutine: it reads conn until conn
+// closes and hands got each datagram with its sender's address (an
+// IPv4-mapped one unmapped); b is valid only during the call.
+func (r *Proxy) readFrom(conn *net.UDPConn, got func(from netip.AddrPort, b []byte)) {
 	defer r.wg.Done()
 	buf := make([]byte, maxUDP)
 	for {
-		n, from, err := r.client.ReadFromUDPAddrPort(buf)
+		n, from, err := conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue // transient (e.g. an ICMP error); the datagram is gone either way
 		}
-		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		r.mu.Lock()
-		r.peer, r.havePeer = from, true
-		r.mu.Unlock()
-		r.up.offer(r.now(), r.to, buf[:n])
-	}
-}
-
-func (r *Proxy) readDownstream() {
-	defer r.wg.Done()
-	buf := make([]byte, maxUDP)
-	for {
-		n, from, err := r.target.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		r.mu.Lock()
-		peer, ok := r.peer, r.havePeer
-		r.mu.Unlock()
-		if from != r.to || !ok {
-			r.down.ignore()
-			continue
-		}
-		r.down.offer(r.now(), peer, buf[:n])
+		got(netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), buf[:n])
 	}
 }
 
