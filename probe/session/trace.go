@@ -209,27 +209,11 @@ func (s *Session) syncTrace() {
 				continue
 			}
 		}
-		if want != s.trace.on[m.ID] {
-			if want {
-				if s.trace.on == nil {
-					s.trace.on = map[netcore.PeerID]bool{}
-				}
-				s.trace.on[m.ID] = true
-			} else {
-				delete(s.trace.on, m.ID)
-			}
+		if setMark(&s.trace.on, m.ID, want) {
 			s.ep.SetTraced(m.ID, want)
 		}
 		pin := want && s.traceWanted(m, names)
-		if pin != s.trace.pinned[m.ID] {
-			if pin {
-				if s.trace.pinned == nil {
-					s.trace.pinned = map[netcore.PeerID]bool{}
-				}
-				s.trace.pinned[m.ID] = true
-			} else {
-				delete(s.trace.pinned, m.ID)
-			}
+		if setMark(&s.trace.pinned, m.ID, pin) {
 			s.ep.PinTrace(m.ID, pin)
 		}
 	}
@@ -240,6 +224,23 @@ func (s *Session) syncTrace() {
 			delete(s.trace.printed, id)
 		}
 	}
+}
+
+// setMark marks id in *set when on and unmarks it when not (the map is
+// made at the first mark); it reports whether id's mark changed.
+func setMark(set *map[netcore.PeerID]bool, id netcore.PeerID, on bool) bool {
+	if on == (*set)[id] {
+		return false
+	}
+	if !on {
+		delete(*set, id)
+		return true
+	}
+	if *set == nil {
+		*set = map[netcore.PeerID]bool{}
+	}
+	(*set)[id] = true
+	return true
 }
 
 // Paths are the hop traces this machine shows, house order (View.Paths):
