@@ -452,8 +452,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // ReadUntil reads the datagrams waiting on the socket into dst and returns
 // it, waiting until at least one arrives, until passes, or Wake is called;
-// then dst may be empty. Each datagram has its own arrival time (as
-// Inbox's do) and the caller Releases each. The error is net.ErrClosed
+// then dst may be empty. It may also return empty before until, when an
+// earlier call's until, still in force, passes first (the caller works
+// its next deadline out again and calls again). Each datagram has its own
+// arrival time (as Inbox's do) and the caller Releases each. The error is net.ErrClosed
 // once the socket is closed, errReaderRunning after Inbox; a transient
 // read error (an ICMP error the OS surfaced) is counted and returns an
 // empty dst. Only the owning goroutine may call it; the first call
@@ -477,7 +479,15 @@ func (t *UDPTransport) ReadUntil(until time.Time, dst []*Datagram) ([]*Datagram,
 		dr.set = false
 		return dst, nil
 	}
-	if !dr.set || !until.Equal(dr.until) {
+	if !dr.set || until.Before(dr.until) {
+		// A later until keeps the deadline already set: moving a socket's
+		// deadline is a runtime timer's move, and one moved earlier than
+		// the poller's sleep wakes the poller's thread (an eventfd write
+		// and a wake-up of another CPU). The owner's next deadline moves
+		// on with nearly every datagram (a resend timer restarted by each
+		// send), so keeping the earlier one saves that on the hot path; it
+		// costs one early, empty return when it passes, after which the
+		// next call sets its own.
 		if err := t.conn.SetReadDeadline(until); err != nil {
 			return dst, net.ErrClosed
 		}

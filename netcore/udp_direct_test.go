@@ -94,6 +94,60 @@ func TestReadUntilTakesDatagramsAndWakes(t *testing.T) {
 	}
 }
 
+// A later until keeps the deadline an earlier call set: the call returns
+// empty when that one passes, and the next call waits for its own.
+func TestReadUntilKeepsAnEarlierDeadline(t *testing.T) {
+	a, b := listenLoopback(t), listenLoopback(t)
+	// The first call sets a near deadline and takes the datagram already
+	// waiting. A process stalled past that deadline reads nothing (the
+	// deadline is checked before the read), so it tries again, bounded.
+	var first time.Time
+	var ds []*Datagram
+	for try := 0; len(ds) == 0; try++ {
+		if try == 5 {
+			t.Fatal("the first ReadUntil never took the waiting datagram before its deadline")
+		}
+		first = time.Now().Add(100 * time.Millisecond)
+		if err := b.Send(a.LocalAddr(), []byte("early")); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if ds, err = a.ReadUntil(first, ds[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range ds {
+		d.Release()
+	}
+	// Nothing waits now. A later until (far later: a stalled machine
+	// does not reach it) returns empty once the first deadline passed.
+	later := time.Now().Add(30 * time.Second)
+	ds, err := a.ReadUntil(later, ds[:0])
+	if err != nil || len(ds) != 0 {
+		t.Fatalf("ReadUntil after the earlier deadline: %d, %v", len(ds), err)
+	}
+	if now := time.Now(); now.Before(first) || !now.Before(later) {
+		t.Fatalf("returned at %v: want once the earlier deadline (%v) passed, before its own (%v)", now, first, later)
+	}
+	// Its own deadline now: a datagram sent in a while is waited for.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		b.Send(a.LocalAddr(), []byte("late"))
+	}()
+	for end := time.Now().Add(udpBound); len(ds) == 0; {
+		if ds, err = a.ReadUntil(end, ds[:0]); err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == 0 && time.Now().After(end) {
+			t.Fatal("the late datagram never came")
+		}
+	}
+	if len(ds) != 1 || string(ds[0].Bytes()) != "late" {
+		t.Fatalf("got %d datagrams, the first %q", len(ds), ds[0].Bytes())
+	}
+	ds[0].Release()
+}
+
 func TestReadUntilRefusesASocketWithAReader(t *testing.T) {
 	a := listenLoopback(t)
 	a.Inbox()
