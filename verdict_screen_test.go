@@ -43,17 +43,23 @@ type frames struct {
 	until string
 }
 
-func (c *frames) Init() tea.Cmd { return c.m.Init() }
+// Init starts nothing: the model starts (and reads the feed) once the
+// window's size has come, so no update is drawn at a size not asked for
+// and none goes by unrecorded, however late the size message comes.
+func (c *frames) Init() tea.Cmd { return nil }
 
 func (c *frames) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(tea.WindowSizeMsg); ok {
+	if _, ok := msg.(tea.WindowSizeMsg); ok && !c.sized {
 		c.sized = true
+		var cmd tea.Cmd
+		c.m, cmd = c.m.Update(msg)
+		return c, tea.Batch(cmd, c.m.Init())
+	}
+	if !c.sized {
+		return c, nil
 	}
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
-	if !c.sized {
-		return c, cmd
-	}
 	v := c.m.View()
 	if clock := clockIn(v); clock != "" && clock != c.last {
 		c.last = clock
