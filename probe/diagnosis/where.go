@@ -168,8 +168,9 @@ const reasonSharedHop = "shared_hop"
 
 // locate fills in where each player's delay starts and the shared hop,
 // from the traces. A shared hop past the homes withdraws a culprit whose
-// own traces show nothing on its own side: the round trips point at it
-// only because its paths cross that hop.
+// own traces show nothing on its own side, or whose delay starts at its
+// ISP on a path that crosses that hop: the round trips and the waits point
+// at it only because its paths cross that hop.
 func locate(d *Diagnosis, in Input) {
 	if len(in.Traces) == 0 {
 		return
@@ -180,8 +181,12 @@ func locate(d *Diagnosis, in Input) {
 		names[i] = p.Name
 	}
 	d.SharedHop = sharedHop(names, in.Traces)
-	if d.SharedHop != nil && d.Culprit != "" && d.player(d.Culprit).Where == nil {
-		d.Culprit, d.Reason = "", reasonSharedHop
+	if h := d.SharedHop; h != nil && d.Culprit != "" {
+		// Withdrawn too: a culprit whose own delay starts at its ISP, on a
+		// path that crosses the shared hop — that hop, not its home.
+		if w := d.player(d.Culprit).Where; w == nil || slices.Contains(h.Players, d.Culprit) && sharedWhere(d, w) {
+			d.Culprit, d.Reason = "", reasonSharedHop
+		}
 	}
 }
 

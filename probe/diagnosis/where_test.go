@@ -119,6 +119,16 @@ func TestSharedHopNamesNoPlayer(t *testing.T) {
 	if s := d.Sentences(d.Worded()); len(s) < 2 || !strings.HasPrefix(s[1], "erin's delay (120 ms) starts on erin's line out") {
 		t.Errorf("sentences %q", s)
 	}
+	// With erin's own delay starting at that same hop, her ISP's side of
+	// it, she is one of the hop's players, not its cause: named no cause.
+	in.Traces[2].Delay = start(3, linkISP, 140)
+	d = Diagnose(in)
+	if h := d.SharedHop; h == nil || !slices.Contains(h.Players, "erin") {
+		t.Fatalf("shared hop %+v, want erin among its players", h)
+	}
+	if d.Culprit != "" || d.Reason != reasonSharedHop {
+		t.Errorf("culprit %q (%s), want none: erin's delay starts at the shared hop", d.Culprit, d.Reason)
+	}
 }
 
 // Traces come from other machines: out-of-range players, ttls past the
