@@ -37,6 +37,15 @@ const (
 	// machine itself loses nothing, but a router's answers from its slow
 	// path may be dropped now and then.
 	lossFloor = 0.01
+	// minPlaceProbes is the least number of probes with an outcome that
+	// the hop a loss starts at, and the hop just before it, each need
+	// before the start is named. The test is asked again every second as
+	// the counts grow, and a 95 % test asked that often, on a couple of
+	// dozen probes a hop, names a hop that lost a few more by chance (the
+	// peer's own kernel, answering at its default ICMP rate, loses a few
+	// more than routers do): fifty each keeps those early starts from
+	// being named, and costs a burst under a minute.
+	minPlaceProbes = 50
 	// riseKeep: a rise persists to a later hop that rose by at least this
 	// share of it, less the margins (a queue's wait varies from probe to
 	// probe).
@@ -461,7 +470,7 @@ func judgeLoss(cs []calc, r *Result) {
 	}
 	start, before, after := lossSplit(cs, limited, again)
 	prev := prevPool(cs, limited, start)
-	if start >= 0 && placeable(before, after, prev) {
+	if start >= 0 && placeable(before, after, prev, lossPool{cs[start].k, cs[start].n}) {
 		h := r.Hops[start]
 		r.LossStarts = &LossStart{TTL: h.TTL, Link: h.Link, Loss: h.Loss}
 		return
@@ -480,12 +489,15 @@ func prevPool(cs []calc, limited []bool, start int) lossPool {
 	return lossPool{}
 }
 
-// placeable: the hops from the start on, pooled (after), lose
-// significantly more than those before it, pooled, and than the hop just
-// before it alone (prev; none when empty): a start one hop late, the hop
-// before it losing as much but by chance a little less so far, is not
-// named.
-func placeable(before, after, prev lossPool) bool {
+// placeable: the start hop and the hop just before it (prev; none when
+// empty) have minPlaceProbes outcomes each, and the hops from the start
+// on, pooled (after), lose significantly more than those before it,
+// pooled, and than prev alone: a start one hop late, the hop before it
+// losing as much but by chance a little less so far, is not named.
+func placeable(before, after, prev lossPool, start lossPool) bool {
+	if start.n < minPlaceProbes || (prev.n > 0 && prev.n < minPlaceProbes) {
+		return false
+	}
 	return excess(after.k, after.n, before) && (prev.n == 0 || moreLoss(after.k, after.n, prev.k, prev.n) <= significance)
 }
 
@@ -554,7 +566,7 @@ func lossPending(cs []calc, start int, before, after, prev lossPool) *LossPendin
 		return lossPool{int(math.Round(f * float64(p.k))), int(math.Round(f * float64(p.n)))}
 	}
 	for _, f := range [...]float64{1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32} {
-		if placeable(scale(before, f), scale(after, f), scale(prev, f)) {
+		if placeable(scale(before, f), scale(after, f), scale(prev, f), scale(lossPool{cs[start].k, cs[start].n}, f)) {
 			lp.More = int(math.Ceil((f-1)*float64(cs[start].n)/10)) * 10
 			return lp
 		}

@@ -139,6 +139,10 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "198.51.100.1", 1, 0.4, 70, 0), hs(2, "172.19.2.2", 1, 0.4, 70, 0), hs(3, "172.19.1.2", 1, 0.4, 70, 0),
 			hs(4, peer, 1, 0.4, 68, 2), hs(5, peer, 1, 0.4, 58, 12),
 		}, verdict{lossTTL: 4, lossAt: labelPeer}},
+		{"a couple of dozen probes a hop: the last hop's 5 of 24 is not named before the hops have fifty each", []hopSamples{
+			hs(1, "10.3.0.1", 1, 0.4, 24, 0), hs(2, "172.19.0.1", 1, 0.4, 24, 0), hs(3, "172.19.1.1", 1, 0.4, 24, 0),
+			hs(4, "172.19.2.1", 1, 0.4, 24, 0), hs(5, peer, 1, 0.4, 19, 5),
+		}, verdict{}},
 		{"the same, later: the loss starts at hop 4, the first hop past the router", []hopSamples{
 			hs(1, "198.51.100.1", 1, 0.4, 200, 0), hs(2, "172.19.2.2", 1, 0.4, 200, 0), hs(3, "172.19.1.2", 1, 0.4, 200, 0),
 			hs(4, peer, 1, 0.4, 126, 9), hs(5, peer, 1, 0.4, 122, 13),
