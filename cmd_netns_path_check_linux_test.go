@@ -45,10 +45,17 @@ func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration, drain time.Tim
 		}
 		// Past the path's length a probe reaches the peer: the trace
 		// explores there while the peer has not answered yet, as when
-		// the first probe at the path's length was lost.
+		// the first probe at the path's length was lost. A peer behind
+		// its NAT router is another machine than the router, though both
+		// answer from the router's address (the router's time-exceeded at
+		// the path's length, the peer's own answer past it, masqueraded):
+		// each has its own budget, and so its own key.
 		k := fmt.Sprintf("silent hop %d", ttl)
 		if a := path[min(ttl, len(path))-1]; a.IsValid() {
 			k = a.String()
+			if ttl > len(path) {
+				k = "the peer behind " + k
+			}
 		}
 		byAddr[k] = append(byAddr[k], p.at)
 		links[p.dst.Addr()]++
