@@ -102,18 +102,7 @@ func runScriptAfter(t *testing.T, fd feed.Feed, n int, opts ui.Options, w, h int
 		t.Fatal(err)
 	}
 	c := &script{m: m, steps: steps, updates: n}
-	p := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
-	go p.Send(tea.WindowSizeMsg{Width: w, Height: h})
-	done := make(chan error, 1)
-	go func() { _, err := p.Run(); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute):
-		p.Kill()
-		<-done
+	if !runHeadless(t, c, w, h, time.Minute) {
 		t.Fatalf("the UI at %dx%d never got past step %d of %v; it shows:\n%s", w, h, c.i, steps, c.m.View())
 	}
 	lines := strings.Split(c.got, "\n")

@@ -161,17 +161,7 @@ func replayShots(t *testing.T, path string, w, h int) map[string]string {
 	for i := range 16 {
 		c.steps = append(c.steps, shotStep{fmt.Sprintf("Help%d", i+2), []tea.Msg{keyPgDn}})
 	}
-	prog := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
-	go prog.Send(tea.WindowSizeMsg{Width: w, Height: h})
-	done := make(chan error, 1)
-	go func() { _, err := prog.Run(); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		prog.Kill()
+	if !runHeadless(t, c, w, h, 60*time.Second) {
 		t.Fatalf("the replay never showed %q at %dx%d", pos, w, h)
 	}
 	return c.shots

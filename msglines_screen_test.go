@@ -58,17 +58,7 @@ func TestDemoMessageListHasOneLinePerEvent(t *testing.T) {
 	// A screen tall enough for the whole list.
 	c := &viewShots{m: m, updates: len(updates), shots: map[string]string{}, ready: func(string) bool { return true },
 		steps: []shotStep{{"Messages", []tea.Msg{keyTab, keyTab, keyTab}}}}
-	prog := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
-	go prog.Send(tea.WindowSizeMsg{Width: 200, Height: 80})
-	done := make(chan error, 1)
-	go func() { _, err := prog.Run(); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		prog.Kill()
+	if !runHeadless(t, c, 200, 80, 60*time.Second) {
 		t.Fatalf("the UI took %d of %d updates", c.seen, c.updates)
 	}
 	scr := c.shots["Messages"]

@@ -62,17 +62,7 @@ func demoScreenAt(t *testing.T) (string, string) {
 	// The picture of the last update: several updates may show the same
 	// second of session time (it stands still while the game waits).
 	c := &capture{m: m, want: session, updates: len(updates)}
-	p := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
-	go p.Send(tea.WindowSizeMsg{Width: screenW, Height: screenH})
-	done := make(chan error, 1)
-	go func() { _, err := p.Run(); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		p.Kill()
+	if !runHeadless(t, c, screenW, screenH, 30*time.Second) {
 		t.Fatalf("the UI never showed %q at %dx%d after %d of %d updates", c.want, screenW, screenH, c.seen, c.updates)
 	}
 	lines := strings.Split(c.got, "\n")

@@ -94,17 +94,7 @@ func screens(t *testing.T, updates []feed.Update, w, h int) []string {
 		t.Fatal(err)
 	}
 	c := &frames{m: m, until: clockOf(updates[len(updates)-1].View.Game)}
-	p := tea.NewProgram(c, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler())
-	go p.Send(tea.WindowSizeMsg{Width: w, Height: h})
-	done := make(chan error, 1)
-	go func() { _, err := p.Run(); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Minute):
-		p.Kill()
+	if !runHeadless(t, c, w, h, 2*time.Minute) {
 		t.Fatalf("the UI never reached %s", c.until)
 	}
 	return c.shots
