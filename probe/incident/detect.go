@@ -205,7 +205,7 @@ type scratch struct {
 	jit        []bool
 	lossE      []uint64
 	lossM      []uint64
-	med        []time.Duration
+	med        []int32
 }
 
 // grow returns s resized to n, zeroed.

@@ -2,6 +2,7 @@ package incident
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -482,4 +483,58 @@ func TestNthIsTheSortedElement(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkDetectorHeap64 is what a 64-player session's detector holds
+// once every link's baseline is full (two minutes of calm evaluations and
+// some): the heap in use after a collection, less before, as bytes per
+// detector (B/detector) and per judged link (B/link).
+func BenchmarkDetectorHeap64(b *testing.B) {
+	const n = 64
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "p" + string(rune('a'+i/26)) + string(rune('a'+i%26))
+	}
+	m := feed.MatrixView{}
+	for i, a := range names {
+		row := feed.MatrixPlayer{Name: a, Known: true, Self: i == 0}
+		p := 5 * time.Millisecond
+		row.Process = &p
+		for j, c := range names {
+			if i != j {
+				l := feed.MatrixLink{}
+				l.From, l.To = a, c
+				l.RTTKnown, l.SRTT, l.RTTVAR = true, 30*time.Millisecond, 2*time.Millisecond
+				l.LossKnown = true
+				row.Links = append(row.Links, l)
+			}
+		}
+		m.Players = append(m.Players, row)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var held float64
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d := new(Detector)
+		var lines []feed.Incident
+		for s := range baselineSpan + 30 {
+			at := time.Duration(s+1) * time.Second
+			for i := range m.Players {
+				for k := range m.Players[i].Links {
+					l := &m.Players[i].Links[k]
+					l.Expected += 60
+					l.SRTT = 30*time.Millisecond + time.Duration(rng.IntN(2000))*time.Microsecond
+				}
+			}
+			lines = d.Observe(lines[:0], Input{At: at, Frame: int(at / (time.Second / 30)), FPS: 30, Rung: 1, Matrix: &m})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = float64(after.HeapInuse) - float64(before.HeapInuse)
+		runtime.KeepAlive(d)
+	}
+	b.ReportMetric(held, "B/detector")
+	b.ReportMetric(held/float64(n*(n-1)), "B/link")
 }

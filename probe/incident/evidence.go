@@ -1,6 +1,8 @@
 package incident
 
 import (
+	"cmp"
+	"math"
 	"time"
 
 	"github.com/lagscope/lagscope/probe/feed"
@@ -40,13 +42,14 @@ type link struct {
 	srtt        time.Duration // SRTT alone, the unacknowledged age aside
 	known       bool
 	fresh       bool // rtt is what recent acks show, not SRTT alone
-	// base holds the round trips of calm evaluations (their variation in
-	// baseV), the baseline their median, worked out again every rebase
-	// additions; risen counts evaluations in a row above it. Once they
-	// hold baselineSpan, each addition takes the place of the oldest, at
-	// head.
-	base, baseV      []time.Duration
-	head             int
+	// base holds the round trips of calm evaluations and their variation,
+	// the baseline their median, worked out again every rebase additions;
+	// risen counts evaluations in a row above it. Once it holds
+	// baselineSpan, each addition takes the place of the oldest, at head.
+	// It is made at the first calm evaluation, at its full length: every
+	// machine keeps one for each link of the matrix (4 032 at 64 players).
+	base             *calmRing
+	nbase, head      int
 	baseRTT, baseVar time.Duration
 	added            int
 	risen, srttRisen int
@@ -132,7 +135,7 @@ func (l *link) observe(at, dt time.Duration, ml *feed.MatrixLink) {
 // baseline is the median of the calm round trips (and their variation),
 // ok once baselineMin are held.
 func (l *link) baseline() (rtt, rttvar time.Duration, ok bool) {
-	if len(l.base) < baselineMin {
+	if l.nbase < baselineMin {
 		return 0, 0, false
 	}
 	return l.baseRTT, l.baseVar, true
@@ -163,27 +166,42 @@ func (l *link) srttRise() (time.Duration, bool) {
 // calm adds this evaluation's round trip to the baseline; called only
 // while no incident touches the link, so a long spike never becomes the
 // normal. scratch is working memory the detector's links share.
-func (l *link) calm(scratch *[]time.Duration) {
+func (l *link) calm(scratch *[]int32) {
 	if !l.known {
 		return
 	}
 	if _, up := l.rise(); up {
 		return
 	}
-	if len(l.base) == baselineSpan {
-		l.base[l.head], l.baseV[l.head] = l.rtt, l.rttvar
-		l.head = (l.head + 1) % baselineSpan
-	} else {
-		l.base, l.baseV = append(l.base, l.rtt), append(l.baseV, l.rttvar)
+	if l.base == nil {
+		l.base = new(calmRing)
 	}
-	if l.added++; len(l.base) <= baselineMin || l.added%rebase == 0 {
-		l.baseRTT, l.baseVar = median(l.base, scratch), median(l.baseV, scratch)
+	l.base.rtt[l.head], l.base.rttvar[l.head] = micros(l.rtt), micros(l.rttvar)
+	l.head = (l.head + 1) % baselineSpan
+	l.nbase = min(l.nbase+1, baselineSpan)
+	if l.added++; l.nbase <= baselineMin || l.added%rebase == 0 {
+		l.baseRTT = fromMicros(median(l.base.rtt[:l.nbase], scratch))
+		l.baseVar = fromMicros(median(l.base.rttvar[:l.nbase], scratch))
 	}
 }
 
+// calmRing is a link's calm round trips and their variation, in whole
+// microseconds: half the room of durations, and finer than any baseline
+// needs (the rules' least rise is milliseconds).
+type calmRing struct {
+	rtt, rttvar [baselineSpan]int32
+}
+
+// micros is d in whole microseconds, held within int32 (some 35 minutes).
+func micros(d time.Duration) int32 {
+	return int32(min(max(d.Microseconds(), 0), math.MaxInt32))
+}
+
+func fromMicros(us int32) time.Duration { return time.Duration(us) * time.Microsecond }
+
 // median is the median of ds — the element at len(ds)/2 were they
 // sorted — found in a copy in scratch, ds left as it is.
-func median(ds []time.Duration, scratch *[]time.Duration) time.Duration {
+func median[T cmp.Ordered](ds []T, scratch *[]T) T {
 	s := append((*scratch)[:0], ds...)
 	*scratch = s
 	return nth(s, len(s)/2)
@@ -192,7 +210,7 @@ func median(ds []time.Duration, scratch *[]time.Duration) time.Duration {
 // nth is the element at k of s were it sorted (quickselect: s is
 // reordered). The pivot is the median of the first, middle and last
 // elements, so sorted and constant inputs take linear time.
-func nth(s []time.Duration, k int) time.Duration {
+func nth[T cmp.Ordered](s []T, k int) T {
 	lo, hi := 0, len(s)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
