@@ -90,11 +90,16 @@ func (h *Heap[T]) Remove(n *Node[T]) {
 	}
 }
 
-// Fix moves n, which must be in h, to its place after its Key changed.
+// Fix moves n, which must be in h, to its place after its Key changed:
+// up when it now sorts before its parent, else down (one sift, not two
+// tries).
 func (h *Heap[T]) Fix(n *Node[T]) {
-	if i := n.pos - 1; !h.down(i) {
+	i := n.pos - 1
+	if i > 0 && n.Key.Less(h.items[(i-1)/2].Key) {
 		h.up(i)
+		return
 	}
+	h.down(i)
 }
 
 // up sifts the node at i toward the root: each parent that sorts after it

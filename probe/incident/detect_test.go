@@ -291,6 +291,17 @@ func TestPassedOnCountsKnockOnWaitsToTheRoot(t *testing.T) {
 			incident: true,
 		},
 		{
+			// The same queue where bea, its own commands late to every
+			// machine, waits for dan longer than dan waits for bea: dan's
+			// waits for bea are still all it makes the others wait.
+			name: "root's own side, come round longer",
+			rose: "bea",
+			each: []wait{{"dan", "bea", 900 * ms, 8}, {"ana", "dan", 880 * ms, 8}, {"cat", "dan", 700 * ms, 7},
+				{"bea", "dan", 1200 * ms, 9}},
+			want:     map[string]time.Duration{"bea": 2780 * ms, "dan": -2780 * ms},
+			incident: true,
+		},
+		{
 			name: "chain without an incident",
 			each: []wait{{"dan", "bea", 150 * ms, 1}, {"ana", "dan", 140 * ms, 1}, {"cat", "dan", 140 * ms, 1}},
 			want: map[string]time.Duration{"bea": 280 * ms, "dan": -280 * ms},

@@ -213,14 +213,18 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		}
 	}
 	// A player is another's knock-on when it waited, mostly for that
-	// other, about as long as it made any machine wait (knockOn): a
+	// other, about as long as it made any third machine wait (knockOn): a
 	// machine stalled on another sends its own commands late by as much,
 	// and no more; a player that makes the others wait longer than it
-	// waited itself is slow on its own side. Chains follow to their end.
-	maxIn := func(y int) time.Duration {
+	// waited itself is slow on its own side. The root's own waits for it
+	// do not count there: a root whose side is slow gets everyone's
+	// commands late, its knock-on's too, and may wait for it longer than
+	// the knock-on waited (its own delay, come round). Chains follow to
+	// their end.
+	maxIn := func(y, root int) time.Duration {
 		var w time.Duration
 		for m := range n {
-			if m != y {
+			if m != y && m != root {
 				w = max(w, W[m*n+y])
 			}
 		}
@@ -245,7 +249,7 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 		// rose: its side is slow, and y, stalled on it, sends it late in
 		// turn, as it does everyone.
 		w := W[y*n+best]
-		if w >= waitOpen/2 && float64(w) >= knockOn*float64(maxIn(y)) && float64(w) >= chainShare*float64(out[y]) &&
+		if w >= waitOpen/2 && float64(w) >= knockOn*float64(maxIn(y, best)) && float64(w) >= chainShare*float64(out[y]) &&
 			!ownNow[y] && (float64(W[best*n+y]) < chainWait*float64(w) || ownNow[best]) {
 			rootOf[y] = best
 		}
