@@ -442,14 +442,27 @@ func excess(k, n int, before lossPool) bool {
 //     before it, held alone, keeps a hop that lost a few less by chance
 //     from being passed over.
 func judgeLoss(cs []calc, r *Result) {
+	// A hop answering from the address of the hop before it is, as far as
+	// probes tell, the same machine reached at two hop limits (a peer
+	// behind its NAT router, which answers with the address the peer is
+	// reached at): both are past whatever the first is past, their counts
+	// differ by chance, and the loss is not split between them — nor is
+	// the first held to be rate-limited for losing more than the second.
+	again := make([]bool, len(cs))
+	for i := 1; i < len(r.Hops); i++ {
+		a, b := r.Hops[i-1].Addr, r.Hops[i].Addr
+		again[i] = a != nil && b != nil && *a == *b
+	}
 	limited := make([]bool, len(cs))
 	for i, c := range cs {
 		if c.silent() || c.n == 0 {
 			continue
 		}
 		var after lossPool
-		for _, d := range cs[i+1:] {
-			if !d.silent() {
+		same := true // the hops after i so far answer from i's address
+		for j, d := range cs[i+1:] {
+			same = same && again[i+1+j]
+			if !d.silent() && !same {
 				after.add(d)
 			}
 		}
@@ -457,16 +470,6 @@ func judgeLoss(cs []calc, r *Result) {
 			limited[i] = true
 			r.Hops[i].RateLimited = true
 		}
-	}
-	// A hop answering from the address of the hop before it is, as far as
-	// probes tell, the same machine reached at two hop limits (a peer
-	// behind its NAT router, which answers with the address the peer is
-	// reached at): both are past whatever the first is past, their counts
-	// differ by chance, and the loss is not split between them.
-	again := make([]bool, len(cs))
-	for i := 1; i < len(r.Hops); i++ {
-		a, b := r.Hops[i-1].Addr, r.Hops[i].Addr
-		again[i] = a != nil && b != nil && *a == *b
 	}
 	start, before, after := lossSplit(cs, limited, again)
 	prev := prevPool(cs, limited, start)
