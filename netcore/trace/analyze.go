@@ -446,8 +446,10 @@ func judgeLoss(cs []calc, r *Result) {
 	// probes tell, the same machine reached at two hop limits (a peer
 	// behind its NAT router, which answers with the address the peer is
 	// reached at): both are past whatever the first is past, their counts
-	// differ by chance, and the loss is not split between them — nor is
-	// the first held to be rate-limited for losing more than the second.
+	// differ by chance, and the loss is not split between them. When the
+	// first is left out (rate-limited: it lost more than the second), the
+	// second's loss is still past the first's link in, and a start found
+	// at the second is named as the first.
 	again := make([]bool, len(cs))
 	for i := 1; i < len(r.Hops); i++ {
 		a, b := r.Hops[i-1].Addr, r.Hops[i].Addr
@@ -459,10 +461,8 @@ func judgeLoss(cs []calc, r *Result) {
 			continue
 		}
 		var after lossPool
-		same := true // the hops after i so far answer from i's address
-		for j, d := range cs[i+1:] {
-			same = same && again[i+1+j]
-			if !d.silent() && !same {
+		for _, d := range cs[i+1:] {
+			if !d.silent() {
 				after.add(d)
 			}
 		}
@@ -474,7 +474,11 @@ func judgeLoss(cs []calc, r *Result) {
 	start, before, after := lossSplit(cs, limited, again)
 	prev := prevPool(cs, limited, start)
 	if start >= 0 && placeable(before, after, prev, lossPool{cs[start].k, cs[start].n}) {
-		h := r.Hops[start]
+		first := start
+		for first > 0 && again[first] {
+			first--
+		}
+		h := r.Hops[first]
 		r.LossStarts = &LossStart{TTL: h.TTL, Link: h.Link, Loss: h.Loss}
 		return
 	}
@@ -507,7 +511,8 @@ func placeable(before, after, prev lossPool, start lossPool) bool {
 // lossSplit is the hop the counts of the hops that count (neither silent
 // nor rate-limited) most favour as the start of a loss, with the pools
 // before and from it; -1 when no split has the later hops losing more. A
-// hop that answers again from the address before it (again) starts none.
+// hop that answers again from the address before it (again) starts none
+// unless the hop before it is rate-limited.
 func lossSplit(cs []calc, limited, again []bool) (int, lossPool, lossPool) {
 	var all lossPool
 	for i, c := range cs {
@@ -522,7 +527,14 @@ func lossSplit(cs []calc, limited, again []bool) (int, lossPool, lossPool) {
 			continue
 		}
 		after := lossPool{all.k - before.k, all.n - before.n}
-		if !again[i] && after.share() > before.share() || (before.n == 0 && after.k > 0) {
+		// A hop answering again from the address before it starts no
+		// loss of its own, unless the hop before it does not count
+		// (rate-limited): then it stands for both.
+		if again[i] && !limited[i-1] {
+			before.add(c)
+			continue
+		}
+		if after.share() > before.share() || (before.n == 0 && after.k > 0) {
 			if ll := splitLL(before, after) - splitLL(lossPool{}, all); best < 0 || ll > bestLL {
 				best, bestLL, bestB, bestA = i, ll, before, after
 			}

@@ -143,10 +143,14 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "10.3.0.1", 1, 0.4, 24, 0), hs(2, "172.19.0.1", 1, 0.4, 24, 0), hs(3, "172.19.1.1", 1, 0.4, 24, 0),
 			hs(4, "172.19.2.1", 1, 0.4, 24, 0), hs(5, peer, 1, 0.4, 19, 5),
 		}, verdict{}},
-		{"the same, hop 4 losing more than hop 5 by chance: not rate-limited by it (one address), and the loss starts at hop 4", []hopSamples{
+		{"the same, hop 4 losing more than hop 5 by chance: rate-limited by its counts, and hop 5's loss, past hop 4's link in, starts at hop 4", []hopSamples{
 			hs(1, "198.51.100.1", 1, 0.4, 256, 0), hs(2, "172.19.2.2", 1, 0.4, 256, 0), hs(3, "172.19.1.2", 1, 0.4, 256, 0),
 			hs(4, peer, 1, 0.4, 112, 23), hs(5, peer, 1, 0.4, 126, 8),
-		}, verdict{lossTTL: 4, lossAt: labelPeer}},
+		}, verdict{lossTTL: 4, lossAt: labelPeer, limited: []int{4}}},
+		{"the peer's NAT router rate-limits its answers and nothing is lost: hop 4 is rate-limited, no loss starts", []hopSamples{
+			hs(1, "198.51.100.1", 1, 0.4, 256, 0), hs(2, "172.19.2.2", 1, 0.4, 256, 0), hs(3, "172.19.1.2", 1, 0.4, 256, 0),
+			hs(4, peer, 1, 0.4, 95, 40), hs(5, peer, 1, 0.4, 134, 0),
+		}, verdict{limited: []int{4}}},
 		{"the same, later: the loss starts at hop 4, the first hop past the router", []hopSamples{
 			hs(1, "198.51.100.1", 1, 0.4, 200, 0), hs(2, "172.19.2.2", 1, 0.4, 200, 0), hs(3, "172.19.1.2", 1, 0.4, 200, 0),
 			hs(4, peer, 1, 0.4, 126, 9), hs(5, peer, 1, 0.4, 122, 13),
