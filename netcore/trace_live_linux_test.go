@@ -153,7 +153,7 @@ func TestLoopbackTrace(t *testing.T) {
 	if got := b.delivered(ChannelUnreliable); got != sends {
 		t.Fatalf("%d of %d game messages arrived", got, sends)
 	}
-	t.Logf("path %d hop(s), the peer at %.1f ms; %d error-queue messages drained", len(r.Hops), *r.Hops[0].RTTMS, ta.errq.read.Load())
+	t.Logf("path %d hop(s), the peer at %v; %d error-queue messages drained", len(r.Hops), r.Hops[0].Median, ta.errq.read.Load())
 }
 
 type pathResult struct {

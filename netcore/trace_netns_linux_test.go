@@ -176,7 +176,7 @@ func traceHops(t *testing.T, a, b *liveTracer, ta *UDPTransport) {
 		if h.Addr == nil || *h.Addr != want[i] || h.TTL != i+1 {
 			t.Errorf("hop %d: %+v, want %v", i+1, h, want[i])
 		}
-		t.Logf("hop %d %v sent %d loss %.2f rtt %.2f ms", h.TTL, *h.Addr, h.Sent, h.Loss, *h.RTTMS)
+		t.Logf("hop %d %v sent %d loss %.2f rtt %v", h.TTL, *h.Addr, h.Sent, h.Loss, h.Median)
 	}
 	if got := b.delivered(ChannelUnreliable); got != sends {
 		t.Errorf("%d of %d game messages arrived beside the port unreachables", got, sends)
@@ -280,12 +280,12 @@ func traceQueue(t *testing.T, c *chainNS, a *liveTracer) {
 		}
 	}
 	for _, h := range r.Hops {
-		if h.RTTMS != nil {
-			t.Logf("hop %d %v sent %d loss %.2f best %.1f median %.1f worst %.1f ms", h.TTL, *h.Addr, h.Sent, h.Loss, *h.BestMS, *h.RTTMS, *h.WorstMS)
+		if h.Answered {
+			t.Logf("hop %d %v sent %d loss %.2f best %v median %v worst %v", h.TTL, *h.Addr, h.Sent, h.Loss, h.Best, h.Median, h.Worst)
 		}
 	}
 	if r.DelayStarts == nil || r.DelayStarts.TTL != 2 {
 		t.Fatalf("delay starts %+v, want at hop 2 (the queue is router1's egress)", r.DelayStarts)
 	}
-	t.Logf("delay starts at hop %d (%s), added %.1f ms; the full queue holds 200 ms", r.DelayStarts.TTL, r.DelayStarts.Link, r.DelayStarts.AddedMS)
+	t.Logf("delay starts at hop %d (%s), added %v; the full queue holds 200 ms", r.DelayStarts.TTL, r.DelayStarts.Link, r.DelayStarts.Added)
 }

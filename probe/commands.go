@@ -13,7 +13,6 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/rungs"
-	"github.com/lagscope/lagscope/units"
 )
 
 // nextTag is the frame a command issued on frame f executes on: f plus the
@@ -103,12 +102,10 @@ func (p *Peer) executeCommand(now time.Duration, f int, from *player, c feed.Com
 		}
 		rep := rungs.Report{Player: from.idx, Frame: f, HasRTT: r.RTTMicros != noRTT,
 			Wait: time.Duration(r.WaitMicros) * time.Microsecond, Process: time.Duration(r.ProcessMicros) * time.Microsecond}
-		ev := &feed.ReportEvent{Header: feed.Header{Type: vocab.EventReport}, Player: from.Name, WaitMs: units.Millis(rep.Wait), ProcessMs: units.Millis(rep.Process)}
 		if rep.HasRTT {
 			rep.RTT = time.Duration(r.RTTMicros) * time.Microsecond
-			v := units.Millis(rep.RTT)
-			ev.RTTMs = &v
 		}
+		ev := feed.NewReportEvent(feed.Header{}, from.Name, rep.RTT, rep.HasRTT, rep.Wait, rep.Process)
 		p.record.Add(rep)
 		p.emitNet(ev)
 	case cmdTiming:

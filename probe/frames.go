@@ -115,7 +115,7 @@ func (p *Peer) executeFrame(now time.Duration, wait time.Duration) {
 				}
 			}
 		}
-		p.emit(&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: f}, Player: p.self.Name, WaitMs: units.Millis(wait), Cause: cause})
+		p.emit(&feed.StallEvent{Header: feed.Header{Type: vocab.EventStall, Frame: f}, Player: p.self.Name, WaitMs: units.Millis(wait), Cause: cause, Wait: wait})
 	}
 	if p.sched.IsSendFrame(f) {
 		p.executeCommands(now, f)

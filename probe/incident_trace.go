@@ -7,6 +7,7 @@ import (
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/probe/feed"
 	"github.com/lagscope/lagscope/probe/incident"
+	"github.com/lagscope/lagscope/units"
 	"github.com/lagscope/lagscope/vocab"
 )
 
@@ -115,7 +116,7 @@ func (p *Peer) traceWhere(now time.Duration, name string) *feed.IncidentWhere {
 			}
 			if r, ok := p.ep.Path(pl.ID); ok && r.DelayStarts != nil {
 				d := r.DelayStarts
-				take(&diagnosis.TraceStart{TTL: d.TTL, Link: d.Link, AddedMs: d.AddedMS})
+				take(&diagnosis.TraceStart{TTL: d.TTL, Link: d.Link, AddedMs: units.Millis(d.Added)})
 			}
 		}
 	} else {

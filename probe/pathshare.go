@@ -12,6 +12,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/probe/feed"
+	"github.com/lagscope/lagscope/units"
 )
 
 // Sharing the hop traces. A trace from one machine sees one direction of
@@ -262,7 +263,7 @@ func traceOf(ep *netcore.Endpoint, id netcore.PeerID) (delay *diagnosis.TraceSta
 		return nil, nil, false, false
 	}
 	if d := r.DelayStarts; d != nil {
-		delay = &diagnosis.TraceStart{TTL: d.TTL, Link: d.Link, AddedMs: d.AddedMS}
+		delay = &diagnosis.TraceStart{TTL: d.TTL, Link: d.Link, AddedMs: units.Millis(d.Added)}
 	}
 	hops = make([]netip.Addr, len(r.Hops))
 	for i, h := range r.Hops {

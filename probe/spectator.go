@@ -151,10 +151,7 @@ func (p *Peer) WatchEventOf(e feed.Event) (WatchEvent, bool) {
 		return w, id(e.Player)
 	case *feed.ReportEvent:
 		w.Kind = WatchReportK
-		w.Report = rungs.Report{Frame: e.Frame, Wait: units.FromMillis(e.WaitMs), Process: units.FromMillis(e.ProcessMs)}
-		if e.RTTMs != nil {
-			w.Report.RTT, w.Report.HasRTT = units.FromMillis(*e.RTTMs), true
-		}
+		w.Report = rungs.Report{Frame: e.Frame, Wait: e.Wait, Process: e.Process, RTT: e.RTT, HasRTT: e.HasRTT}
 		return w, id(e.Player)
 	case *feed.MessageEvent:
 		w.Kind, w.Text = WatchMessage, e.Text
@@ -318,13 +315,7 @@ func (p *Peer) followEvent(w WatchEvent) {
 		}
 	case WatchReportK:
 		if name != "" {
-			h.Type = vocab.EventReport
-			e := &feed.ReportEvent{Header: h, Player: name, WaitMs: units.Millis(w.Report.Wait), ProcessMs: units.Millis(w.Report.Process)}
-			if w.Report.HasRTT {
-				ms := units.Millis(w.Report.RTT)
-				e.RTTMs = &ms
-			}
-			p.emit(e)
+			p.emit(feed.NewReportEvent(h, name, w.Report.RTT, w.Report.HasRTT, w.Report.Wait, w.Report.Process))
 		}
 	case WatchMessage:
 		h.Type = vocab.EventMessage

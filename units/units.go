@@ -41,3 +41,7 @@ func WholeMillis(d time.Duration) int64 { return int64(d / time.Millisecond) }
 // FromWholeMillis is the Duration of n whole milliseconds, as a wire's
 // integer field carries them.
 func FromWholeMillis(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// FromTenthMillis is the Duration of n tenths of a millisecond, as a wire's
+// integer field carries a figure rounded to 0.1 ms.
+func FromTenthMillis(n int64) time.Duration { return time.Duration(n) * 100 * time.Microsecond }

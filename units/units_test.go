@@ -67,3 +67,21 @@ func TestWholeMillis(t *testing.T) {
 		}
 	}
 }
+
+// FromTenthMillis reads a wire's tenths of a millisecond: 3684 tenths is
+// 368.4 ms, and Millis writes it back as the 368.4 it was sent as.
+func TestFromTenthMillis(t *testing.T) {
+	for _, c := range []struct {
+		n  int64
+		d  time.Duration
+		ms float64
+	}{{0, 0, 0}, {1, 100 * time.Microsecond, 0.1}, {3684, 368400 * time.Microsecond, 368.4}, {-5, -500 * time.Microsecond, -0.5},
+		{4294967294, 429496729400 * time.Microsecond, 429496729.4}} {
+		if got := FromTenthMillis(c.n); got != c.d {
+			t.Errorf("FromTenthMillis(%d) = %v, want %v", c.n, got, c.d)
+		}
+		if got := Millis(FromTenthMillis(c.n)); got != c.ms {
+			t.Errorf("Millis(FromTenthMillis(%d)) = %v, want %v", c.n, got, c.ms)
+		}
+	}
+}

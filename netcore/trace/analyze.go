@@ -64,74 +64,81 @@ const (
 	labelPeer   = vocab.HopPeer   // the last link, into the peer
 )
 
-// Result is a path's analysis, shaped as the trace event.
+// Result is a path's analysis.
 type Result struct {
-	Hops        []Hop       `json:"hops"`
-	DelayStarts *DelayStart `json:"delay_starts"`
-	LossStarts  *LossStart  `json:"loss_starts"`
+	Hops        []Hop
+	DelayStarts *DelayStart
+	LossStarts  *LossStart
 	// Complete: the peer answered, so the last hop is the peer.
-	Complete bool `json:"complete"`
+	Complete bool
 	// OneHop: the peer is the only hop (the same machine or one LAN): a
 	// trace cannot tell this machine, its LAN and the peer's machine
 	// apart, so it places nothing.
-	OneHop bool `json:"one_hop"`
+	OneHop bool
 	// Bursting: the link is looked at closely, a round a second.
-	Bursting bool `json:"bursting"`
+	Bursting bool
 	// LossPending: the peer loses, and too few probes say yet where it
 	// starts; nil otherwise.
-	LossPending *LossPending `json:"loss_pending"`
+	LossPending *LossPending
 }
 
-// Hop is one hop's figures. Round trips are in ms, rounded to 0.1, nil
-// for a hop that never answered; Addr is nil for a hop that never did.
+// Hop is one hop's figures. Round trips are rounded to 0.1 ms (tenth), as
+// the path event writes them; Addr is nil for a hop that never answered.
 type Hop struct {
-	TTL  int         `json:"ttl"`
-	Addr *netip.Addr `json:"addr"`
-	Link Label       `json:"link"`
+	TTL  int
+	Addr *netip.Addr
+	Link Label
 	// Sent counts the probes with an outcome, answered or timed out, over
 	// the last lossSpan.
-	Sent int     `json:"sent"`
-	Loss float64 `json:"loss"`
+	Sent int
+	Loss float64
 	// LossCI is the 95 % interval of Loss.
-	LossCI [2]float64 `json:"loss_ci"`
-	BestMS *float64   `json:"best_ms"`
-	// RTTMS is the median of the recent answers (of the whole window for a
-	// stretch since a mark).
-	RTTMS   *float64 `json:"rtt_ms"`
-	WorstMS *float64 `json:"worst_ms"`
-	// BaseMS is the hop's baseline, the median of its answers over the
-	// minutes before the recent ones; nil without one.
-	BaseMS *float64 `json:"base_ms"`
-	// LastMS is the latest answer's round trip, for a live view; the
-	// event leaves it out.
-	LastMS *float64 `json:"-"`
+	LossCI [2]float64
+	// Answered: the hop answered within the window, and Best, Median,
+	// Worst and Last are its round trips; all four are 0 otherwise.
+	Answered bool
+	Best     time.Duration
+	// Median is the median of the recent answers (of the whole window for
+	// a stretch since a mark).
+	Median time.Duration
+	Worst  time.Duration
+	// Last is the latest answer's round trip, for a live view.
+	Last time.Duration
+	// HasBase: the hop has a baseline, Base, the median of its answers
+	// over the minutes before the recent ones.
+	HasBase bool
+	Base    time.Duration
 	// RateLimited: the hop loses probes while the hops after it
 	// significantly do not.
-	RateLimited bool `json:"rate_limited"`
+	RateLimited bool
 	// Judged: the hop has enough evidence for the rules.
-	Judged bool `json:"-"`
+	Judged bool
 }
 
-// DelayStart is the hop delay starts at and the delay it adds.
+// tenth is what a Result's round trips and added delay are rounded to.
+const tenth = 100 * time.Microsecond
+
+// DelayStart is the hop delay starts at and the delay it adds, rounded to
+// tenth.
 type DelayStart struct {
-	TTL     int     `json:"ttl"`
-	Link    Label   `json:"link"`
-	AddedMS float64 `json:"added_ms"`
+	TTL   int
+	Link  Label
+	Added time.Duration
 }
 
 // LossStart is the hop loss starts at and its loss.
 type LossStart struct {
-	TTL  int     `json:"ttl"`
-	Link Label   `json:"link"`
-	Loss float64 `json:"loss"`
+	TTL  int
+	Link Label
+	Loss float64
 }
 
 // LossPending is the peer's loss while no hop is placed yet, and about how
 // many more probes a hop needs before the test can place it at the rate
 // seen so far (0: no estimate — the hops before lose as much).
 type LossPending struct {
-	Loss float64 `json:"loss"`
-	More int     `json:"more"`
+	Loss float64
+	More int
 }
 
 // hopSamples is what one hop limit gathered: who answered there last, the
@@ -222,10 +229,10 @@ func analyzeWith(hops []hopSamples, complete bool, peer netip.Addr, judge int) R
 		return r
 	}
 	if i, added, ok := riseStarts(cs); ok {
-		r.DelayStarts = &DelayStart{TTL: r.Hops[i].TTL, Link: r.Hops[i].Link, AddedMS: round1(added)}
+		r.DelayStarts = &DelayStart{TTL: r.Hops[i].TTL, Link: r.Hops[i].Link, Added: tenthOf(added)}
 	} else if ready(cs) {
 		if i, added := delayStarts(cs); i >= 0 {
-			r.DelayStarts = &DelayStart{TTL: r.Hops[i].TTL, Link: r.Hops[i].Link, AddedMS: round1(added)}
+			r.DelayStarts = &DelayStart{TTL: r.Hops[i].TTL, Link: r.Hops[i].Link, Added: tenthOf(added)}
 		}
 	}
 	judgeLoss(cs, &r)
@@ -286,22 +293,22 @@ func hopOf(h hopSamples, c calc) Hop {
 		for _, d := range h.RTTs {
 			best, worst = min(best, d), max(worst, d)
 		}
-		out.BestMS, out.WorstMS = ptr(round1(units.Millis(best))), ptr(round1(units.Millis(worst)))
-		out.LastMS = ptr(round1(units.Millis(h.RTTs[len(h.RTTs)-1])))
+		out.Answered = true
+		out.Best, out.Worst, out.Last = best.Round(tenth), worst.Round(tenth), h.RTTs[len(h.RTTs)-1].Round(tenth)
 		switch {
 		case len(h.Recent) > 0:
-			out.RTTMS = ptr(round1(median(slices.Sorted(slices.Values(h.Recent)))))
+			out.Median = tenthOf(median(slices.Sorted(slices.Values(h.Recent))))
 		default:
 			all := make([]float64, len(h.RTTs))
 			for i, d := range h.RTTs {
 				all[i] = units.Millis(d)
 			}
 			slices.Sort(all)
-			out.RTTMS = ptr(round1(median(all)))
+			out.Median = tenthOf(median(all))
 		}
 	}
 	if h.Base != nil {
-		out.BaseMS = ptr(round1(h.Base.med))
+		out.Base, out.HasBase = tenthOf(h.Base.med), true
 	}
 	return out
 }
@@ -643,6 +650,9 @@ func median(sorted []float64) float64 {
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-func round1(x float64) float64 { return math.Round(x*10) / 10 }
+// tenthOf is a figure of the rules' ms, rounded to 0.1 ms half away from
+// zero, as a Duration. Duration.Round(tenth) rounds a round trip held as a
+// Duration to the same figure, so hopOf rounds those with it.
+func tenthOf(ms float64) time.Duration { return units.FromMillis(math.Round(ms*10) / 10) }
+
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
-func ptr(x float64) *float64   { return &x }

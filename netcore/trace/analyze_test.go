@@ -1,10 +1,12 @@
 package trace
 
 import (
-	"encoding/json"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/lagscope/lagscope/units"
 )
 
 // hs is a hop's samples: n answers spread evenly over med ± spread (their
@@ -36,7 +38,7 @@ func check(t *testing.T, name string, r Result, want verdict) {
 	t.Helper()
 	got := verdict{}
 	if d := r.DelayStarts; d != nil {
-		got.delayTTL, got.delayAt, got.addedMS = d.TTL, d.Link, d.AddedMS
+		got.delayTTL, got.delayAt, got.addedMS = d.TTL, d.Link, units.Millis(d.Added)
 	}
 	if l := r.LossStarts; l != nil {
 		got.lossTTL, got.lossAt = l.TTL, l.Link
@@ -48,8 +50,7 @@ func check(t *testing.T, name string, r Result, want verdict) {
 	}
 	if got.delayTTL != want.delayTTL || got.delayAt != want.delayAt || got.addedMS != want.addedMS ||
 		got.lossTTL != want.lossTTL || got.lossAt != want.lossAt || !equalInts(got.limited, want.limited) {
-		b, _ := json.Marshal(r)
-		t.Errorf("%s:\n got %+v\nwant %+v\n%s", name, got, want, b)
+		t.Errorf("%s:\n got %+v\nwant %+v\n%+v", name, got, want, r)
 	}
 }
 
@@ -240,8 +241,9 @@ func TestLabels(t *testing.T) {
 	}
 }
 
-// The event's shape, field for field.
-func TestResultJSON(t *testing.T) {
+// A hop's figures, field for field: round trips rounded to 0.1 ms, the
+// peer's 212.05 ms up to 212.1 ms.
+func TestResultFigures(t *testing.T) {
 	hop1 := hopSamples{TTL: 1, Addr: r1}
 	for _, v := range []float64{0.6, 200, 210.4, 220, 260.1} {
 		hop1.RTTs = append(hop1.RTTs, msec(v))
@@ -253,19 +255,29 @@ func TestResultJSON(t *testing.T) {
 		peer.RTTs = append(peer.RTTs, msec(212.05))
 	}
 	r := analyze([]hopSamples{hop1, silent(2, 11), peer}, true)
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
+	a1, ap := r1, peerA
+	const us = time.Microsecond
+	want := Result{Hops: []Hop{
+		{TTL: 1, Addr: &a1, Link: labelLAN, Sent: 11, LossCI: [2]float64{0, 0.2588}, Answered: true,
+			Best: 600 * us, Median: 210400 * us, Worst: 260100 * us, Last: 210400 * us, Judged: true},
+		{TTL: 2, Link: labelUplink, Sent: 11, Loss: 1, LossCI: [2]float64{0.7412, 1}, Judged: true},
+		{TTL: 3, Addr: &ap, Link: labelPeer, Sent: 11, LossCI: [2]float64{0, 0.2588}, Answered: true,
+			Best: 212100 * us, Median: 212100 * us, Worst: 212100 * us, Last: 212100 * us, Judged: true},
+	}, DelayStarts: &DelayStart{TTL: 1, Link: labelLAN, Added: 210400 * us}, Complete: true}
+	if !reflect.DeepEqual(r, want) {
+		t.Fatalf("result\n got %+v\nwant %+v", r, want)
 	}
-	want := `{"hops":[` +
-		`{"ttl":1,"addr":"192.168.1.1","link":"lan","sent":11,"loss":0,"loss_ci":[0,0.2588],"best_ms":0.6,"rtt_ms":210.4,"worst_ms":260.1,"base_ms":null,"rate_limited":false},` +
-		`{"ttl":2,"addr":null,"link":"uplink","sent":11,"loss":1,"loss_ci":[0.7412,1],"best_ms":null,"rtt_ms":null,"worst_ms":null,"base_ms":null,"rate_limited":false},` +
-		`{"ttl":3,"addr":"203.0.113.7","link":"peer","sent":11,"loss":0,"loss_ci":[0,0.2588],"best_ms":212.1,"rtt_ms":212.1,"worst_ms":212.1,"base_ms":null,"rate_limited":false}],` +
-		`"delay_starts":{"ttl":1,"link":"lan","added_ms":210.4},"loss_starts":null,"complete":true,"one_hop":false,"bursting":false,"loss_pending":null}`
-	if string(b) != want {
-		t.Fatalf("JSON\n got %s\nwant %s", b, want)
-	}
-	if l := r.Hops[0].LastMS; l == nil || *l != 210.4 {
-		t.Fatalf("last %v, want 210.4", l)
+}
+
+// A round trip held as a Duration and rounded to tenth is the figure the
+// rules' ms round to: at every halfway point and a nanosecond either side,
+// up to 100 s.
+func TestTenthRoundsAsTheMillis(t *testing.T) {
+	for k := range time.Duration(1_000_000) {
+		for _, d := range []time.Duration{k*tenth + tenth/2 - 1, k*tenth + tenth/2, k*tenth + tenth/2 + 1} {
+			if a, b := tenthOf(units.Millis(d)), d.Round(tenth); a != b {
+				t.Fatalf("%v: %v from its ms, %v from the Duration", d, a, b)
+			}
+		}
 	}
 }

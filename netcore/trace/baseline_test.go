@@ -168,11 +168,11 @@ func TestBaselineOfAPath(t *testing.T) {
 		add(msec(201))
 	}
 	r := p.Result(at)
-	if d := r.DelayStarts; d == nil || d.TTL != 1 || d.AddedMS != 200 {
+	if d := r.DelayStarts; d == nil || d.TTL != 1 || d.Added != 200*time.Millisecond {
 		t.Fatalf("4 answers at 201 ms: delay starts %+v, want hop 1 +200", d)
 	}
-	if *r.Hops[0].BaseMS != 1 || *r.Hops[0].RTTMS != 201 {
-		t.Fatalf("hop 1: base %v, recent %v", *r.Hops[0].BaseMS, *r.Hops[0].RTTMS)
+	if h := r.Hops[0]; !h.HasBase || h.Base != time.Millisecond || h.Median != 201*time.Millisecond {
+		t.Fatalf("hop 1: base %v (%v), recent %v", h.Base, h.HasBase, h.Median)
 	}
 	// Held: ten more minutes of the queue do not become the baseline.
 	for range 600 {
@@ -181,14 +181,14 @@ func TestBaselineOfAPath(t *testing.T) {
 		p.Add(outcome{TTL: 2, Sent: at, RTT: msec(201.1), Addr: peerA, Reached: true})
 		p.refreshBase(at, true)
 	}
-	if d := p.Result(at).DelayStarts; d == nil || d.AddedMS != 200 {
+	if d := p.Result(at).DelayStarts; d == nil || d.Added != 200*time.Millisecond {
 		t.Fatalf("held for ten minutes: delay starts %+v, want still +200", d)
 	}
 	// Released: the window is all queue now, and that is the line: its
 	// baseline, no rise over it.
 	p.refreshBase(at+baseEvery, false)
-	if r := p.Result(at); *r.Hops[0].BaseMS != 201 || *r.Hops[0].RTTMS != 201 {
-		t.Fatalf("released after ten minutes: hop 1 %+v, want its baseline at 201 ms", r.Hops[0])
+	if h := p.Result(at).Hops[0]; !h.HasBase || h.Base != 201*time.Millisecond || h.Median != 201*time.Millisecond {
+		t.Fatalf("released after ten minutes: hop 1 %+v, want its baseline at 201 ms", h)
 	}
 }
 

@@ -28,11 +28,11 @@ func TestResultSinceMark(t *testing.T) {
 		t.Fatalf("right after the mark: %+v, want hops with nothing judged", r)
 	}
 	add(4, loaded...)
-	if r := p.Result(0); r.DelayStarts == nil || r.DelayStarts.AddedMS > 20 {
+	if r := p.Result(0); r.DelayStarts == nil || r.DelayStarts.Added > 20*time.Millisecond {
 		t.Fatalf("the whole window's delay start %+v: want the idle line's (the 4 loaded answers are a tenth of it)", r.DelayStarts)
 	}
 	r := p.ResultSinceMark()
-	if d := r.DelayStarts; d == nil || d.TTL != 2 || d.Link != labelUplink || d.AddedMS < 500 {
+	if d := r.DelayStarts; d == nil || d.TTL != 2 || d.Link != labelUplink || d.Added < 500*time.Millisecond {
 		t.Fatalf("since the mark: delay starts %+v, want ttl 2 (uplink), about 509 ms", d)
 	}
 	if r.Hops[1].Sent != 4 || !r.Hops[1].Judged {

@@ -151,7 +151,7 @@ func TestTracerFindsTheUplinkQueue(t *testing.T) {
 	if h := r.Hops[2]; h.Loss != 1 || h.RateLimited || h.Link != labelISP {
 		t.Errorf("silent hop: %+v", h)
 	}
-	if d := r.DelayStarts; d == nil || d.TTL != 2 || d.Link != labelUplink || d.AddedMS < 115 || d.AddedMS > 122 {
+	if d := r.DelayStarts; d == nil || d.TTL != 2 || d.Link != labelUplink || d.Added < 115*time.Millisecond || d.Added > 122*time.Millisecond {
 		t.Errorf("delay_starts %+v, want hop 2 on the uplink, about 119 ms", d)
 	}
 	if r.LossStarts != nil {

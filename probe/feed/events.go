@@ -1,7 +1,10 @@
 package feed
 
 import (
+	"time"
+
 	"github.com/lagscope/lagscope/probe/diagnosis"
+	"github.com/lagscope/lagscope/units"
 	"github.com/lagscope/lagscope/vocab"
 )
 
@@ -62,6 +65,27 @@ type ReportEvent struct {
 	RTTMs     *float64 `json:"rtt_ms"`
 	WaitMs    float64  `json:"wait_ms"`
 	ProcessMs float64  `json:"process_ms"`
+	// RTT (with HasRTT), Wait and Process are the report's figures as the
+	// engine reads them (NewReportEvent sets both forms). JSON does not
+	// carry them: an event read from JSON has them 0.
+	RTT     time.Duration `json:"-"`
+	HasRTT  bool          `json:"-"`
+	Wait    time.Duration `json:"-"`
+	Process time.Duration `json:"-"`
+}
+
+// NewReportEvent is the event of player's report under h: its round trip
+// rtt when hasRTT, its wait and its processing time, both as the engine
+// reads them and in ms as JSON writes them.
+func NewReportEvent(h Header, player string, rtt time.Duration, hasRTT bool, wait, process time.Duration) *ReportEvent {
+	h.Type = vocab.EventReport
+	e := &ReportEvent{Header: h, Player: player, WaitMs: units.Millis(wait), ProcessMs: units.Millis(process),
+		HasRTT: hasRTT, Wait: wait, Process: process}
+	if hasRTT {
+		ms := units.Millis(rtt)
+		e.RTTMs, e.RTT = &ms, rtt
+	}
+	return e
 }
 
 // TimingEvent: a timing event executed (S12, S15).
@@ -111,6 +135,9 @@ type StallEvent struct {
 	Player string  `json:"player"`
 	WaitMs float64 `json:"wait_ms"`
 	Cause  string  `json:"cause,omitempty"`
+	// Wait is WaitMs as the engine reads it, set by the machine that
+	// waited. JSON does not carry it: an event read from JSON has it 0.
+	Wait time.Duration `json:"-"`
 }
 
 // AlertKind says what an alert is about.

@@ -43,6 +43,11 @@ type DirResult struct {
 	Loss       *float64 `json:"loss"`
 	Grade      *string  `json:"grade"`
 	Capped     bool     `json:"capped"`
+	// Added is AddedMS as the engine reads it, present with HasAdded: the
+	// tester's median rounded to 0.1 ms, or the wire's tenths. JSON does
+	// not carry it: a result read from JSON has HasAdded false.
+	Added    time.Duration `json:"-"`
+	HasAdded bool          `json:"-"`
 }
 
 // BothResult is the phase that loads both directions at once; Loss counts both
@@ -125,16 +130,21 @@ func round(x, scale float64) *float64 {
 
 func msOf(d time.Duration) *float64 { return round(units.Millis(d), 10) }
 
+// tenth is what the result's round trips are rounded to.
+const tenth = 100 * time.Microsecond
+
 // added is the median and 90th percentile of rtts (sorted in place) above
-// idle, never below 0, and the grade of the median; nil without samples.
-func added(rtts []time.Duration, idle time.Duration) (med, high *float64, g *string) {
+// idle, never below 0, in ms, and the grade of the median; nil without
+// samples. d is the median rounded to tenth: the Duration of med, 0
+// without samples.
+func added(rtts []time.Duration, idle time.Duration) (d time.Duration, med, high *float64, g *string) {
 	if len(rtts) == 0 {
-		return nil, nil, nil
+		return 0, nil, nil, nil
 	}
 	slices.Sort(rtts)
 	m, h := max(median(rtts)-idle, 0), max(p90(rtts)-idle, 0)
 	gr := grade(units.Millis(m))
-	return msOf(m), msOf(h), &gr
+	return m.Round(tenth), msOf(m), msOf(h), &gr
 }
 
 // JSON decode errors.

@@ -112,7 +112,8 @@ func TestResultDecodeRejects(t *testing.T) {
 }
 
 // The added round trip is the probes' median and 90th percentile above
-// the idle median, never below 0.
+// the idle median, never below 0; its Duration is the median's, rounded to
+// 0.1 ms as its ms are.
 func TestAdded(t *testing.T) {
 	ms := func(v ...float64) []time.Duration {
 		var out []time.Duration
@@ -121,15 +122,19 @@ func TestAdded(t *testing.T) {
 		}
 		return out
 	}
-	med, high, g := added(ms(40, 10, 30, 20, 100, 50, 60, 70, 80, 90), 10*time.Millisecond)
-	if *med != 45 || *high != 80 || *g != "B" {
-		t.Errorf("added = %v, %v, %v; want 45, 80, B", *med, *high, *g)
+	d, med, high, g := added(ms(40, 10, 30, 20, 100, 50, 60, 70, 80, 90), 10*time.Millisecond)
+	if d != 45*time.Millisecond || *med != 45 || *high != 80 || *g != "B" {
+		t.Errorf("added = %v, %v, %v, %v; want 45ms, 45, 80, B", d, *med, *high, *g)
 	}
-	med, high, g = added(ms(9, 9.5, 12), 10*time.Millisecond)
-	if *med != 0 || *high != 2 || *g != "A+" {
-		t.Errorf("below idle: %v, %v, %v; want 0, 2, A+", *med, *high, *g)
+	d, med, high, g = added(ms(9, 9.5, 12), 10*time.Millisecond)
+	if d != 0 || *med != 0 || *high != 2 || *g != "A+" {
+		t.Errorf("below idle: %v, %v, %v, %v; want 0s, 0, 2, A+", d, *med, *high, *g)
 	}
-	if med, high, g := added(nil, 0); med != nil || high != nil || g != nil {
+	d, med, _, _ = added([]time.Duration{10*time.Millisecond + 12345*time.Microsecond, 10*time.Millisecond + 12355*time.Microsecond}, 10*time.Millisecond)
+	if d != 12400*time.Microsecond || *med != 12.4 {
+		t.Errorf("a median of 12.35 ms: %v, %v; want 12.4ms, 12.4", d, *med)
+	}
+	if d, med, high, g := added(nil, 0); d != 0 || med != nil || high != nil || g != nil {
 		t.Error("no samples gave figures")
 	}
 }

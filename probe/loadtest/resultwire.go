@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 
+	"github.com/lagscope/lagscope/units"
 	"github.com/lagscope/lagscope/vocab"
 )
 
@@ -167,6 +168,9 @@ func DecodeResult(b []byte) (Result, error) {
 			continue
 		}
 		d := &DirResult{AddedMS: fig(off, 10), P90AddedMS: fig(off+4, 10), Mbps: fig(off+8, 10), Loss: fig(off+12, 1e4)}
+		if u := le.Uint32(b[off:]); u != noValue {
+			d.Added, d.HasAdded = units.FromTenthMillis(int64(u)), true
+		}
 		switch g := b[off+16]; {
 		case int(g) > len(gradeCodes):
 			return Result{}, errResultField

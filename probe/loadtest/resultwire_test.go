@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -17,13 +18,16 @@ func sp(s string) *string   { return &s }
 func wireResults() []Result {
 	return []Result{
 		{IdleRTTMS: fp(12.1),
-			Upload:   &DirResult{AddedMS: fp(368), P90AddedMS: fp(420.5), Mbps: fp(9.6), Loss: fp(0.0972), Grade: sp("D")},
-			Download: &DirResult{AddedMS: fp(0), P90AddedMS: fp(0.3), Mbps: fp(49.2), Loss: fp(0), Grade: sp("A+"), Capped: true},
-			Both:     &BothResult{AddedMS: fp(371), P90AddedMS: fp(430), Loss: fp(0.003)},
-			Where:    &WhereAt{Link: "uplink", TTL: 2, AddedMS: 360.5},
-			Cost:     &GameCost{FramesLate: 38, MaxWaitMS: 1803.4, RungFrom: 1, RungTo: 4, ForMS: 9000},
-			Cap:      50e6},
-		{IdleRTTMS: fp(0.3), Upload: &DirResult{AddedMS: fp(4.1), P90AddedMS: nil, Mbps: nil, Loss: nil, Grade: sp("A+")},
+			Upload: &DirResult{AddedMS: fp(368), P90AddedMS: fp(420.5), Mbps: fp(9.6), Loss: fp(0.0972), Grade: sp("D"),
+				Added: 368 * time.Millisecond, HasAdded: true},
+			Download: &DirResult{AddedMS: fp(0), P90AddedMS: fp(0.3), Mbps: fp(49.2), Loss: fp(0), Grade: sp("A+"), Capped: true,
+				HasAdded: true},
+			Both:  &BothResult{AddedMS: fp(371), P90AddedMS: fp(430), Loss: fp(0.003)},
+			Where: &WhereAt{Link: "uplink", TTL: 2, AddedMS: 360.5},
+			Cost:  &GameCost{FramesLate: 38, MaxWaitMS: 1803.4, RungFrom: 1, RungTo: 4, ForMS: 9000},
+			Cap:   50e6},
+		{IdleRTTMS: fp(0.3), Upload: &DirResult{AddedMS: fp(4.1), P90AddedMS: nil, Mbps: nil, Loss: nil, Grade: sp("A+"),
+			Added: 4100 * time.Microsecond, HasAdded: true},
 			Both: &BothResult{}, Cost: &GameCost{RungFrom: 2, RungTo: 2}, Stopped: sp("peer left"), Cap: 5e6},
 		{Stopped: sp("peer refused")},
 		{},
@@ -48,6 +52,22 @@ func TestResultWireRoundTrips(t *testing.T) {
 		c, _ := json.Marshal(got)
 		if !bytes.Equal(a, c) {
 			t.Errorf("result %d: JSON %s, want %s", i, c, a)
+		}
+	}
+}
+
+// A tester's own result and the copy every other machine decodes are the
+// same, the added round trip's Duration included: at every halfway point
+// of a tenth of a ms, and a nanosecond either side, up to 10 s.
+func TestResultWireKeepsTheTestersAdded(t *testing.T) {
+	const idle = 20 * time.Millisecond
+	for k := range time.Duration(100_000) {
+		for _, m := range []time.Duration{k*tenth + tenth/2 - 1, k*tenth + tenth/2, k*tenth + tenth/2 + 1} {
+			r := Result{Upload: direction([]time.Duration{idle + m}, idle, &window{}, false)}
+			got, err := DecodeResult(AppendResult(nil, r))
+			if err != nil || !reflect.DeepEqual(got, r) || !got.Upload.HasAdded {
+				t.Fatalf("%v added: the tester's %+v, decoded %+v, %v", m, *r.Upload, got.Upload, err)
+			}
 		}
 	}
 }

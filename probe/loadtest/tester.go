@@ -365,7 +365,7 @@ func (t *tester) result(why stopReason) Result {
 	}
 	if t.ph > phaseBoth {
 		b := &BothResult{}
-		b.AddedMS, b.P90AddedMS, _ = added(t.rtts[phaseBoth], idle)
+		_, b.AddedMS, b.P90AddedMS, _ = added(t.rtts[phaseBoth], idle)
 		b.Loss = bothLoss(&t.reports[phaseBoth], &t.recvWin[phaseBoth])
 		r.Both = b
 	}
@@ -374,7 +374,8 @@ func (t *tester) result(why stopReason) Result {
 
 func direction(rtts []time.Duration, idle time.Duration, w *window, capped bool) *DirResult {
 	d := &DirResult{Capped: capped}
-	d.AddedMS, d.P90AddedMS, d.Grade = added(rtts, idle)
+	d.Added, d.AddedMS, d.P90AddedMS, d.Grade = added(rtts, idle)
+	d.HasAdded = d.AddedMS != nil
 	if rate, ok := w.rate(); ok {
 		d.Mbps = round(rate/1e6, 10)
 	}

@@ -257,11 +257,13 @@ func (s *Session) afterRun() {
 	s.syncTrace()
 }
 
+// addedOf is the round trip a direction's load added, -1 when not
+// measured.
 func addedOf(d *loadtest.DirResult) time.Duration {
-	if d == nil || d.AddedMS == nil {
+	if d == nil || !d.HasAdded {
 		return -1
 	}
-	return units.FromMillis(*d.AddedMS)
+	return d.Added
 }
 
 func (s *Session) noteLoad(player string, f loadFigures) {
@@ -337,25 +339,25 @@ func (s *Session) watchWhere(r *loadRun) {
 	switch d := res.DelayStarts; {
 	case !ok:
 	case d != nil:
-		r.holdWhere[i] = holdWhere(ph, d.Link, d.TTL, d.AddedMS)
+		r.holdWhere[i] = holdWhere(ph, d.Link, d.TTL, d.Added)
 	case res.OneHop && len(res.Hops) == 1:
 		// A one-hop path places nothing by itself and is not probed (the
 		// peer is the only hop, and the test's own probes time that same
 		// round trip), but a loaded hold knows who sends: the rise of the
 		// test's round trip in this hold over its idle phase is the hold's.
-		if added, ok := holdRise(r.t.Progress(), ph); ok && added >= minWhereMS {
+		if added, ok := holdRise(r.t.Progress(), ph); ok && added >= minWhere {
 			r.holdWhere[i] = holdWhere(ph, vocab.HopPeer, res.Hops[0].TTL, added)
 		}
 	}
 }
 
-// minWhereMS is the least rise of a one-hop path's round trip during a
+// minWhere is the least rise of a one-hop path's round trip during a
 // loaded hold that names a where: the trace's own least added delay.
-const minWhereMS = 5.0
+const minWhere = 5 * time.Millisecond
 
-// holdRise is, in ms, how much the median round trip of the test's probes
-// in hold ph rose over its idle phase's, once both have samples.
-func holdRise(p loadtest.Progress, ph vocab.LoadPhase) (float64, bool) {
+// holdRise is how much the median round trip of the test's probes in hold
+// ph rose over its idle phase's, once both have samples.
+func holdRise(p loadtest.Progress, ph vocab.LoadPhase) (time.Duration, bool) {
 	var idle, hold *loadtest.PhaseProgress
 	for i := range p.Phases {
 		switch p.Phases[i].Name {
@@ -368,7 +370,7 @@ func holdRise(p loadtest.Progress, ph vocab.LoadPhase) (float64, bool) {
 	if idle == nil || hold == nil || idle.Samples == 0 || hold.Samples == 0 {
 		return 0, false
 	}
-	return units.Millis(hold.Median - idle.Median), true
+	return hold.Median - idle.Median, true
 }
 
 // holdWhere is where a loaded hold's trace puts the added delay. The
@@ -376,13 +378,13 @@ func holdRise(p loadtest.Progress, ph vocab.LoadPhase) (float64, bool) {
 // last link `peer` whatever its hop: the other end's side. In the upload
 // hold only this machine sends load, so a delay that starts at hop 1 when
 // the peer is hop 1 (no router between) is this machine's own way out —
-// its uplink's queue — not the peer's. The added round trip is rounded to
-// 0.1 ms, as the result's figures are.
-func holdWhere(ph vocab.LoadPhase, link vocab.HopLink, ttl int, addedMS float64) *loadtest.WhereAt {
+// its uplink's queue — not the peer's. The added round trip is written in
+// ms rounded to 0.1, as the result's figures are.
+func holdWhere(ph vocab.LoadPhase, link vocab.HopLink, ttl int, added time.Duration) *loadtest.WhereAt {
 	if ph == vocab.LoadUpload && ttl == 1 && link == vocab.HopPeer {
 		link = vocab.HopUplink
 	}
-	return &loadtest.WhereAt{Link: link, TTL: ttl, AddedMS: math.Round(addedMS*10) / 10}
+	return &loadtest.WhereAt{Link: link, TTL: ttl, AddedMS: units.Millis(added.Round(100 * time.Microsecond))}
 }
 
 // finishWhere is the hold whose reading adds most, nil without one: a

@@ -273,12 +273,14 @@ func TestLoadTurnBytes(t *testing.T) {
 func fullResult() loadtest.Result {
 	f := func(v float64) *float64 { return &v }
 	return loadtest.Result{IdleRTTMS: f(12.1),
-		Upload:   &loadtest.DirResult{AddedMS: f(368), P90AddedMS: f(420.5), Mbps: f(9.6), Loss: f(0.0972), Grade: new("D")},
-		Download: &loadtest.DirResult{AddedMS: f(0), P90AddedMS: f(0.3), Mbps: f(49.2), Loss: f(0), Grade: new("A+"), Capped: true},
-		Both:     &loadtest.BothResult{AddedMS: f(371), P90AddedMS: f(430), Loss: f(0.003)},
-		Where:    &loadtest.WhereAt{Link: "uplink", TTL: 2, AddedMS: 360.5},
-		Cost:     &loadtest.GameCost{FramesLate: 38, MaxWaitMS: 1803.4, RungFrom: 1, RungTo: 4, ForMS: 9000},
-		Cap:      50e6}
+		Upload: &loadtest.DirResult{AddedMS: f(368), P90AddedMS: f(420.5), Mbps: f(9.6), Loss: f(0.0972), Grade: new("D"),
+			Added: 368 * time.Millisecond, HasAdded: true},
+		Download: &loadtest.DirResult{AddedMS: f(0), P90AddedMS: f(0.3), Mbps: f(49.2), Loss: f(0), Grade: new("A+"), Capped: true,
+			HasAdded: true},
+		Both:  &loadtest.BothResult{AddedMS: f(371), P90AddedMS: f(430), Loss: f(0.003)},
+		Where: &loadtest.WhereAt{Link: "uplink", TTL: 2, AddedMS: 360.5},
+		Cost:  &loadtest.GameCost{FramesLate: 38, MaxWaitMS: 1803.4, RungFrom: 1, RungTo: 4, ForMS: 9000},
+		Cap:   50e6}
 }
 
 // The notes, the waits and the result, byte by byte as docs/load-test.md

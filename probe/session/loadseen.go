@@ -161,7 +161,7 @@ func (s *Session) countWait(e *feed.StallEvent) {
 	if v == nil || e.Player != s.cfg.Name {
 		return
 	}
-	v.longest = max(v.longest, units.FromMillis(e.WaitMs))
+	v.longest = max(v.longest, e.Wait)
 	if len(v.frames) < maxWaitFrames { // a test spans fewer frames (waitsOf)
 		v.frames = append(v.frames, e.Frame)
 	}

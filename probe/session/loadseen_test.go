@@ -243,7 +243,7 @@ func TestHoldWhereUploadAtHopOne(t *testing.T) {
 		{vocab.LoadUpload, vocab.HopUplink, 2, vocab.HopUplink},
 		{vocab.LoadUpload, vocab.HopLAN, 1, vocab.HopLAN},
 	} {
-		w := holdWhere(c.ph, c.link, c.ttl, 191.26)
+		w := holdWhere(c.ph, c.link, c.ttl, 191260*time.Microsecond)
 		if w.Link != c.wantLink || w.TTL != c.ttl || w.AddedMS != 191.3 {
 			t.Errorf("%s, delay from hop %d (%s): where %+v, want %s at hop %d adding 191.3 ms", c.ph, c.ttl, c.link, *w, c.wantLink, c.ttl)
 		}

@@ -237,7 +237,7 @@ func (s *Session) emit(e feed.Event) { s.events = append(s.events, e) }
 // least one frame time (docs/live.md: shorter waits are the wall clock's
 // ordinary jitter, not lag).
 func (s *Session) peerEvent(from string, e feed.Event) {
-	if st, ok := e.(*feed.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.WaitMs < 1000/float64(s.peer.FPS()) {
+	if st, ok := e.(*feed.StallEvent); ok && !s.cfg.Virtual && s.peer != nil && st.Wait*time.Duration(s.peer.FPS()) < time.Second {
 		return
 	}
 	s.loadPeerEvent(e) // a load test's cost counts the stalls a player would see

@@ -52,6 +52,22 @@ func timingActiveKey(e *feed.TimingActiveEvent) string {
 	return fmt.Sprintf("f%d %d/%d %dfps", e.Frame, e.SendPeriod, e.LookAhead, e.FPS)
 }
 
+// reportKeys are a machine's report events from frame on, their figures
+// as JSON writes them.
+func reportKeys(m *machine, from int) []string {
+	var out []string
+	for _, e := range of[*feed.ReportEvent](m) {
+		if e.Frame >= from {
+			rtt := "null"
+			if e.RTTMs != nil {
+				rtt = fmt.Sprint(*e.RTTMs)
+			}
+			out = append(out, fmt.Sprintf("f%d %s rtt %s wait %v process %v", e.Frame, e.Player, rtt, e.WaitMs, e.ProcessMs))
+		}
+	}
+	return out
+}
+
 func timingFrom(m *machine, from int) []string {
 	var out []string
 	for i, k := range timingKeys(m) {
@@ -193,6 +209,11 @@ func TestLateWatcherFollowsRunningGame_S7_S12(t *testing.T) {
 	}
 	if ev := ep.View(w.now()); ev.FPS != 20 {
 		t.Errorf("eve shows %d fps after the change, want 20", ev.FPS)
+	}
+	// The reports executed since she attached: the host's, figure for
+	// figure.
+	if got, want := reportKeys(eve, attachFrame), reportKeys(host, attachFrame); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("eve's reports %q, host's %q", got, want)
 	}
 	for _, e := range of[*feed.StallEvent](eve) {
 		t.Errorf("eve (a spectator) stalled: %+v", e)
