@@ -52,10 +52,11 @@ func BenchmarkSessionSecond(b *testing.B) {
 // driver does on every datagram and timer, hundreds of times a second.
 func BenchmarkIdleWakeUp64(b *testing.B) {
 	w := newWorld(b, 9, impair.Profile{Delay: 500 * time.Microsecond})
-	host := w.tracingHost("p1", Config{Players: 64})
+	w.hops = true
+	host := w.host("p1", Config{Players: 64})
 	ms := []*machine{host}
 	for i := 2; i <= 64; i++ {
-		ms = append(ms, w.tracingJoin(fmt.Sprintf("p%d", i), host))
+		ms = append(ms, w.join(fmt.Sprintf("p%d", i), RolePlayer, host, Config{}))
 	}
 	if !w.runUntil(60*time.Second, started(ms...)) {
 		b.Fatal("no start")
@@ -74,15 +75,4 @@ func BenchmarkIdleWakeUp64(b *testing.B) {
 			b.Fatalf("deadline %v %v after an idle Tick, was %v %v", d, ok, d0, ok0)
 		}
 	}
-}
-
-// tracingJoin joins host as a player on a transport that traces.
-func (w *world) tracingJoin(name string, host *machine) *machine {
-	w.t.Helper()
-	m := w.attach(name)
-	s, err := NewJoiner(w.config(m, Config{}), RolePlayer, hopNode{m.tr}, host.addr)
-	if err != nil {
-		w.t.Fatalf("join: %v", err)
-	}
-	return w.start(m, s)
 }
