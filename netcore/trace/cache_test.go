@@ -24,17 +24,8 @@ func fresh(t *Tracer) {
 // with nothing kept: the scheduler's and the matcher's scans.
 func scratchDeadline(t *Tracer, now time.Duration) (time.Duration, bool) {
 	send, okS, _ := t.s.nextAt(max(now, t.now))
-	if okS && t.idle && send <= t.idleAt {
-		send = t.idleAt + rateInterval
-	}
 	lost, okL := t.m.nextTimeout()
-	switch {
-	case okS && okL:
-		return min(send, lost), true
-	case okS:
-		return send, true
-	}
-	return lost, okL
+	return t.earliest(send, okS, lost, okL)
 }
 
 // twins drives two Tracers of one seed through the same calls on a

@@ -248,10 +248,17 @@ func (t *Tracer) Tick(now time.Duration) {
 // asked on every wake-up, it looks at no link.
 func (t *Tracer) NextDeadline(now time.Duration) (time.Duration, bool) {
 	send, okS := t.s.NextAt(max(now, t.now))
+	lost, okL := t.m.NextTimeout()
+	return t.earliest(send, okS, lost, okL)
+}
+
+// earliest is the deadline of a next send and a next timeout (each with
+// whether there is one), the send put off by the spacing while Next finds
+// nothing.
+func (t *Tracer) earliest(send time.Duration, okS bool, lost time.Duration, okL bool) (time.Duration, bool) {
 	if okS && t.idle && send <= t.idleAt {
 		send = t.idleAt + rateInterval
 	}
-	lost, okL := t.m.NextTimeout()
 	switch {
 	case okS && okL:
 		return min(send, lost), true
