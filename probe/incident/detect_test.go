@@ -347,6 +347,70 @@ func TestPassedOnCountsKnockOnWaitsToTheRoot(t *testing.T) {
 	}
 }
 
+// A queue on bea's own line, the waits noisy from second to second as a
+// live session's are: cat stalls on bea; ana and dan wait about as long,
+// now for bea and now for cat (whichever's late commands came last); bea,
+// its commands late to all, waits in turn for whichever of them sends
+// last, sometimes longer than cat waited for it. Over many seeds no
+// incident names cat, ana or dan, and the waits their own delay made
+// (what the machines recorded for them plus PassedOn: what the waits rule
+// reads) stay below bea's.
+func TestNoisyKnockOnsFollowTheRoot(t *testing.T) {
+	ms := time.Millisecond
+	others := []string{"ana", "cat", "dan"}
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		w := newWorld(20*ms, "ana", "bea", "cat", "dan")
+		w.run(30*time.Second, nil)
+		for _, o := range others {
+			w.setRTT("bea", o, 20*ms+time.Duration(300+rng.IntN(200))*ms)
+		}
+		// The waits recorded for each player, its column of the matrix.
+		recorded := func(name string) time.Duration {
+			i := w.idx(name)
+			var c time.Duration
+			for j := range w.names {
+				c += w.caused[j][i]
+			}
+			return c
+		}
+		caused0 := map[string]time.Duration{}
+		for _, name := range w.names {
+			caused0[name] = recorded(name)
+		}
+		w.run(20*time.Second, func() {
+			cat := time.Duration(400+rng.IntN(400)) * ms
+			w.wait("cat", "bea", cat, 6+rng.IntN(4))
+			for _, m := range []string{"ana", "dan"} {
+				total := cat + time.Duration(rng.IntN(120)-60)*ms
+				f := rng.Float64()
+				onBea := time.Duration(f * float64(total))
+				if onBea > 0 {
+					w.wait(m, "bea", onBea, 1+int(f*6))
+				}
+				if total-onBea > 0 {
+					w.wait(m, "cat", total-onBea, 1+int((1-f)*6))
+				}
+			}
+			if rng.IntN(3) > 0 {
+				d := time.Duration(rng.IntN(int(cat/ms)+300)) * ms
+				w.wait("bea", others[rng.IntN(3)], d, 1+rng.IntN(6))
+			}
+		})
+		for _, l := range w.lines {
+			if l.Player == nil || *l.Player != "bea" {
+				t.Errorf("seed %d: an incident line names %s: %s", seed, who(l), l.Text)
+			}
+		}
+		own := func(name string) time.Duration { return recorded(name) - caused0[name] + w.d.PassedOn(name) }
+		for _, o := range others {
+			if own(o) >= own("bea") {
+				t.Errorf("seed %d: %s's own waits %v, bea's %v", seed, o, own(o), own("bea"))
+			}
+		}
+	}
+}
+
 // Three players, one slow path: ana and cat wait for each other, bea's
 // links to both are fast. The incident is the path's.
 func TestOneSlowPathIsThePathsIncident(t *testing.T) {

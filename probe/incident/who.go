@@ -169,6 +169,12 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 	}
 	mutual := func(i, j int) bool {
 		ab, ba := W[i*n+j], W[j*n+i]
+		// With three players or more, an end whose round trips rose to
+		// most others is slow on its own side: the other end, stalled on
+		// it, sends it late in turn.
+		if n >= 3 && (ownNow[i] || ownNow[j]) {
+			return false
+		}
 		if ab < waitOpen/2 || ba < waitOpen/2 ||
 			float64(ab) < chainShare*float64(out[i]) || float64(ba) < chainShare*float64(out[j]) {
 			return false
@@ -217,14 +223,15 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 	// machine stalled on another sends its own commands late by as much,
 	// and no more; a player that makes the others wait longer than it
 	// waited itself is slow on its own side. The root's own waits for it
-	// do not count there: a root whose side is slow gets everyone's
-	// commands late, its knock-on's too, and may wait for it longer than
+	// do not count there, nor those of any machine whose own round trips
+	// rose to most others: a machine whose side is slow gets everyone's
+	// commands late, a knock-on's too, and may wait for it longer than
 	// the knock-on waited (its own delay, come round). Chains follow to
 	// their end.
 	maxIn := func(y, root int) time.Duration {
 		var w time.Duration
 		for m := range n {
-			if m != y && m != root {
+			if m != y && m != root && !ownNow[m] {
 				w = max(w, W[m*n+y])
 			}
 		}
@@ -262,6 +269,38 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 			y = rootOf[y]
 		}
 		return y
+	}
+	// toChain is how long j waited for the machines whose chain ends at
+	// root, root included.
+	toChain := func(j, root int) time.Duration {
+		var w time.Duration
+		for m := range n {
+			if m != j && follow(m) == root {
+				w += W[j*n+m]
+			}
+		}
+		return w
+	}
+	// A player left a root may have waited for one chain through several
+	// of its machines — now for the root, now for a knock-on whose late
+	// commands came last — and for no one of them long enough alone: the
+	// same tests, on its waits for the whole chain.
+	for y := range n {
+		if follow(y) != y || ownNow[y] {
+			continue
+		}
+		best, bw := -1, time.Duration(0)
+		for r := range n {
+			if r != y && follow(r) == r {
+				if w := toChain(y, r); w > bw {
+					best, bw = r, w
+				}
+			}
+		}
+		if best >= 0 && bw >= waitOpen/2 && float64(bw) >= knockOn*float64(maxIn(y, best)) && float64(bw) >= chainShare*float64(out[y]) &&
+			(float64(W[best*n+y]) < chainWait*float64(bw) || ownNow[best]) {
+			rootOf[y] = best
+		}
 	}
 	for i := range n {
 		for j := range n {
