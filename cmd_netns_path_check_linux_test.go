@@ -30,7 +30,16 @@ const drainJitter = 250 * time.Millisecond
 // to drainJitter closer.
 func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration, drain time.Time) {
 	t.Helper()
-	byAddr := map[string][]time.Time{}
+	// A probe as the check keys it: when it left (shown from the tap's
+	// first probe), its hop limit and where it went (which link), for the
+	// message when two come close.
+	type sent struct {
+		at  time.Time
+		ttl int
+		dst netip.AddrPort
+	}
+	byAddr := map[string][]sent{}
+	var first time.Time
 	links := map[netip.Addr]int{}
 	var all []time.Time
 	for _, p := range tr.tap.packets() {
@@ -57,7 +66,10 @@ func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration, drain time.Tim
 				k = "the peer behind " + k
 			}
 		}
-		byAddr[k] = append(byAddr[k], p.at)
+		if first.IsZero() {
+			first = p.at
+		}
+		byAddr[k] = append(byAddr[k], sent{at: p.at, ttl: ttl, dst: p.dst})
 		links[p.dst.Addr()]++
 		all = append(all, p.at)
 	}
@@ -75,15 +87,16 @@ func probeCaps(t *testing.T, tr *pathTrace, jitter time.Duration, drain time.Tim
 	}
 	var b strings.Builder
 	for a, ts := range byAddr {
-		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
+		slices.SortFunc(ts, func(x, y sent) int { return x.at.Compare(y.at) })
 		gap := time.Duration(math.MaxInt64)
 		for i := 1; i < len(ts); i++ {
-			d, allow := ts[i].Sub(ts[i-1]), jitter
-			if !drain.IsZero() && ts[i-1].Before(drain.Add(time.Second)) && ts[i].After(drain.Add(-time.Second)) {
+			d, allow := ts[i].at.Sub(ts[i-1].at), jitter
+			if !drain.IsZero() && ts[i-1].at.Before(drain.Add(time.Second)) && ts[i].at.After(drain.Add(-time.Second)) {
 				allow = drainJitter
 			}
 			if d < time.Second-allow {
-				t.Errorf("%v: two probes to %s %v apart, want at most one a second", tr, a, d)
+				t.Errorf("%v: two probes to %s %v apart, want at most one a second: hop limit %d to %v at %v, hop limit %d to %v at %v",
+					tr, a, d, ts[i-1].ttl, ts[i-1].dst, ts[i-1].at.Sub(first).Round(time.Millisecond), ts[i].ttl, ts[i].dst, ts[i].at.Sub(first).Round(time.Millisecond))
 			}
 			gap = min(gap, d)
 		}
