@@ -41,17 +41,6 @@ func TestLoadKeyInTmux(t *testing.T) {
 	}
 	s := start("alice", "host", "--open", "--listen", addr, "--players", "2", "--name", "alice", "--duration", "90s", "--load-cap", "4mbit")
 	bob := start("bob", "join", addr, "--name", "bob", "--duration", "90s")
-	flat := func(scr string) string { return strings.Join(strings.Fields(scr), " ") }
-	// left is the screen's left column, where the Load section is drawn
-	// beside the ladder at 120 columns, flattened.
-	left := func(scr string) string {
-		var b strings.Builder
-		for _, l := range strings.Split(scr, "\n") {
-			r := []rune(l)
-			b.WriteString(string(r[:min(len(r), 72)]) + " ")
-		}
-		return flat(b.String())
-	}
 	footer := func(scr string) string {
 		lines := strings.Split(strings.TrimRight(scr, "\n"), "\n")
 		return lines[len(lines)-1]
@@ -59,7 +48,7 @@ func TestLoadKeyInTmux(t *testing.T) {
 	s.waitScreen(15*time.Second, "the game started", func(scr string) bool { return strings.Contains(scr, "The game starts: alice, bob") })
 	s.keys("L")
 	s.waitScreen(5*time.Second, "the confirmation", func(scr string) bool {
-		return strings.Contains(left(scr), "Load your upload and download to bob for about 25 s? It sends and receives up to 6.5 MB each way, at most 4 Mbit/s.")
+		return strings.Contains(loadColumn(scr), "Load your upload and download to bob for about 25 s? It sends and receives up to 6.5 MB each way, at most 4 Mbit/s.")
 	})
 	s.keys("y")
 	bob.waitScreen(10*time.Second, "the running test on bob's screen", func(scr string) bool {
@@ -71,7 +60,7 @@ func TestLoadKeyInTmux(t *testing.T) {
 	scr := s.waitScreen(45*time.Second, "the finished test", func(scr string) bool {
 		return strings.Contains(scr, "Load test · bob") && strings.Contains(scr, "finished")
 	})
-	f := left(scr)
+	f := loadColumn(scr)
 	for _, want := range []string{"upload", "download", "A+", "capped", "capped: your cap of 4 Mbit/s ended the ramp before the line did"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("the Load section lacks %q:\n%s", want, scr)
@@ -85,4 +74,15 @@ func TestLoadKeyInTmux(t *testing.T) {
 	if scr := s.waitScreen(10*time.Second, "EXIT= after q", func(scr string) bool { return strings.Contains(scr, "EXIT=") }); !strings.Contains(scr, "EXIT=0") {
 		t.Fatalf("the host did not exit 0:\n%s", scr)
 	}
+}
+
+// loadColumn is the screen's left column, where the Load section is drawn
+// beside the ladder at 120 columns, its runs of blanks one space.
+func loadColumn(scr string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(scr, "\n") {
+		r := []rune(l)
+		b.WriteString(string(r[:min(len(r), 72)]) + " ")
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }

@@ -260,9 +260,14 @@ func sink(t *testing.T, ns string, at netip.AddrPort) {
 // directory cfg) in namespace ns as nobody, without capabilities.
 func startUnpriv(t *testing.T, ns, bin, cfg, name string, args ...string) *proc {
 	t.Helper()
-	unpriv := []string{"netns", "exec", ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
-		"env", "XDG_CONFIG_HOME=" + cfg, bin}
-	return startProc(t, "ip", name, append(unpriv, args...)...)
+	return startProc(t, "ip", name, unprivArgs(ns, bin, cfg, args...)[1:]...)
+}
+
+// unprivArgs is the command line that runs bin with args in namespace ns
+// as nobody, without capabilities, its config directory cfg: "ip" first.
+func unprivArgs(ns, bin, cfg string, args ...string) []string {
+	return append([]string{"ip", "netns", "exec", ns, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		"env", "XDG_CONFIG_HOME=" + cfg, bin}, args...)
 }
 
 // buildLagscopeShared builds the command into a directory anyone may
