@@ -286,7 +286,8 @@ func (d *Detector) judge(in Input, names []string) map[subject]*evidence {
 	// commands came last — and for no one of them long enough alone: the
 	// same tests, on its waits for the whole chain.
 	for y := range n {
-		if follow(y) != y || ownNow[y] {
+		// A whole chain's waits are at most all of y's (out).
+		if out[y] < waitOpen/2 || follow(y) != y || ownNow[y] {
 			continue
 		}
 		best, bw := -1, time.Duration(0)
