@@ -81,12 +81,18 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 		return res.Data.Result
 	}
 	var dout, derr syncBuffer
-	waitFor := func(what string, limit time.Duration, cond func() bool) {
+	// waitFor polls cond until limit; seen, when given, says what the
+	// last poll found.
+	waitFor := func(what string, limit time.Duration, cond func() bool, seen ...*string) {
 		t.Helper()
 		deadline := time.Now().Add(limit)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("waited %v for %s; prometheus said:\n%s\nthe demo said:\n%s", limit, what, plog.String(), derr.String())
+				last := ""
+				if len(seen) > 0 {
+					last = "; the last look found " + *seen[0]
+				}
+				t.Fatalf("waited %v for %s%s; prometheus said:\n%s\nthe demo said:\n%s\nits NDJSON ends:\n%s", limit, what, last, plog.String(), derr.String(), tail(dout.String(), 40))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -121,17 +127,30 @@ func TestPrometheusScrapesLiveDemo_L5(t *testing.T) {
 	}
 	// After: bob's machine has gone (its gauges with it), and the links to
 	// him have ended on every other machine (their gauges too).
+	// seen says what the last look found, for the failure message.
+	seen := ""
+	linksOf := func(name string) []string {
+		var out []string
+		for _, s := range query(name) {
+			out = append(out, s.Metric["player"]+"→"+s.Metric["peer"])
+		}
+		slices.Sort(out)
+		return out
+	}
 	waitFor("bob to leave", leaveAt+20*time.Second, func() bool {
-		if !slices.Equal(playersOf("lagscope_rung"), []string{"ada", "cyd", "you"}) {
+		if got := playersOf("lagscope_rung"); !slices.Equal(got, []string{"ada", "cyd", "you"}) {
+			seen = fmt.Sprintf("lagscope_rung of %v", got)
 			return false
 		}
 		for _, name := range linkGauges {
-			if len(query(name)) != 6 {
+			if got := linksOf(name); len(got) != 6 {
+				seen = fmt.Sprintf("%s of %v", name, got)
 				return false
 			}
 		}
+		seen = fmt.Sprintf("lagscope_srtt_seconds to bob: %v", linksOf(`lagscope_srtt_seconds{peer="bob"}`))
 		return len(query(`lagscope_srtt_seconds{peer="bob"}`)) == 0
-	})
+	}, &seen)
 	// A few more scrapes of the session without him.
 	scrapes := func() float64 {
 		s := query(`count_over_time(up{job="lagscope"}[1h])`)
@@ -320,7 +339,7 @@ func incidentFiguresOf(t *testing.T, ndjson string) incidentFigures {
 // checkIncidentFamilies waits for the demo's incident lines, then for
 // Prometheus's latest scrape to hold what the lines seen by then carry: every incident cause has its three series, and their values are
 // the lines' to a millionth of a second.
-func checkIncidentFamilies(t *testing.T, query func(string) []promSample, waitFor func(string, time.Duration, func() bool), session string, dout *syncBuffer) {
+func checkIncidentFamilies(t *testing.T, query func(string) []promSample, waitFor func(string, time.Duration, func() bool, ...*string), session string, dout *syncBuffer) {
 	t.Helper()
 	// Five lines: the open line and updates whose wait has grown.
 	waitFor("five incident lines from the demo", 25*time.Second, func() bool { return incidentFiguresOf(t, dout.String()).lines >= 5 })
@@ -511,4 +530,10 @@ func dashboardQueries(t *testing.T) []string {
 		t.Fatalf("dashboard has %d queries", len(out))
 	}
 	return out
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

@@ -6,8 +6,11 @@
 //	go test -json ./... | go run ./scripts/slowest -n 20
 //
 // Subtests count on their own (a parent's time holds its subtests').
-// Last come the failed tests, each with the end of its own output, so that
-// a log cut to its tail still says what failed and why.
+// Last come the failed tests, each with the end of its own output, and
+// then what they said was wrong: the lines written from a source line that
+// is not a t.Log or t.Logf call (t.Error, t.Fatal and helpers that call
+// them), found by the file:line each line starts with, so that a log cut
+// to its tail still says what failed and why.
 // It exits 1 when the stream reports a failed test or package, or is
 // not `go test -json`, so that a pipeline under `set -o pipefail` fails
 // as `go test` does.
@@ -21,7 +24,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -45,11 +52,18 @@ type timing struct {
 type failure struct {
 	Package, Test string
 	Tail          []string
+	// Said is what the test said was wrong, as the complaints type keeps it.
+	Said []string
 }
 
 // tailLines is how many of a failed test's last output lines are printed
-// again at the end.
-const tailLines = 30
+// again at the end; saidLines how many of its complaint lines, and
+// continued how many continuation lines of each complaint.
+const (
+	tailLines = 15
+	saidLines = 40
+	continued = 4
+)
 
 // key names one test of one package.
 type key struct{ Package, Test string }
@@ -57,7 +71,7 @@ type key struct{ Package, Test string }
 func main() {
 	n := flag.Int("n", 10, "how many of the slowest tests to print")
 	flag.Parse()
-	slow, fails, failed, err := read(os.Stdin, os.Stdout, *n)
+	slow, fails, failed, err := read(os.Stdin, os.Stdout, *n, newSources("."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowest:", err)
 		os.Exit(2)
@@ -89,6 +103,15 @@ func printFailures(out io.Writer, fails []failure) {
 			io.WriteString(out, l)
 		}
 	}
+	for _, f := range fails {
+		if len(f.Said) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "== what %s %s said was wrong:\n", f.Package, f.Test)
+		for _, l := range f.Said {
+			io.WriteString(out, l)
+		}
+	}
 	fmt.Fprintf(out, "== %d failed\n", len(fails))
 	for _, f := range fails {
 		fmt.Fprintf(out, "FAILED %s %s\n", f.Package, f.Test)
@@ -98,13 +121,14 @@ func printFailures(out io.Writer, fails []failure) {
 // read copies the stream's output to out and returns its n slowest tests,
 // slowest first, the failed tests and packages with the end of their
 // output, and whether anything failed.
-func read(in io.Reader, out io.Writer, n int) (slow []timing, fails []failure, failed bool, err error) {
+func read(in io.Reader, out io.Writer, n int, src *sources) (slow []timing, fails []failure, failed bool, err error) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	var all []timing
 	// The last lines of each running test's output; a test's lines are
 	// dropped when it ends.
 	tails := map[key][]string{}
+	said := map[key]*complaints{}
 	lines := 0
 	for sc.Scan() {
 		var e event
@@ -125,6 +149,12 @@ func read(in io.Reader, out io.Writer, n int) (slow []timing, fails []failure, f
 					t = t[len(t)-tailLines:]
 				}
 				tails[k] = t
+				c := said[k]
+				if c == nil {
+					c = &complaints{}
+					said[k] = c
+				}
+				c.add(src, e.Package, e.Output)
 			}
 		case "build-fail":
 			failed = true
@@ -132,9 +162,14 @@ func read(in io.Reader, out io.Writer, n int) (slow []timing, fails []failure, f
 			k := key{e.Package, e.Test}
 			if e.Action == "fail" {
 				failed = true
-				fails = append(fails, failure{e.Package, e.Test, tails[k]})
+				f := failure{Package: e.Package, Test: e.Test, Tail: tails[k]}
+				if c := said[k]; c != nil {
+					f.Said = c.lines
+				}
+				fails = append(fails, f)
 			}
 			delete(tails, k)
+			delete(said, k)
 			if e.Action != "skip" && e.Test != "" {
 				all = append(all, timing{e.Package, e.Test, time.Duration(e.Elapsed * float64(time.Second))})
 			}
@@ -148,4 +183,81 @@ func read(in io.Reader, out io.Writer, n int) (slow []timing, fails []failure, f
 	}
 	slices.SortStableFunc(all, func(a, b timing) int { return cmp.Compare(b.Elapsed, a.Elapsed) })
 	return all[:min(n, len(all))], fails, failed, nil
+}
+
+// testLine is a line a test wrote through t.Log, t.Error and the like:
+// indented, then file.go:line: and the message.
+var testLine = regexp.MustCompile(`^\s+([\w.-]+\.go):(\d+): `)
+
+// complaints keeps a test's output lines written from a source line that
+// is not a t.Log or t.Logf call, each with its first continuation lines.
+type complaints struct {
+	lines []string
+	// more is how many continuation lines the current complaint may still
+	// keep; -1 while the current message is no complaint.
+	more int
+}
+
+// add takes one output line of a test of package pkg.
+func (c *complaints) add(src *sources, pkg, line string) {
+	if len(c.lines) >= saidLines {
+		return
+	}
+	m := testLine.FindStringSubmatch(line)
+	if m == nil {
+		// A continuation line, or the test framework's own.
+		if c.more > 0 && strings.HasPrefix(line, "    ") {
+			c.lines = append(c.lines, line)
+			c.more--
+		}
+		return
+	}
+	n, _ := strconv.Atoi(m[2])
+	code, ok := src.line(pkg, m[1], n)
+	if !ok || strings.Contains(code, ".Log(") || strings.Contains(code, ".Logf(") {
+		c.more = -1
+		return
+	}
+	c.lines = append(c.lines, line)
+	c.more = continued
+}
+
+// sources reads test files of the module rooted at root, for the source
+// line an output line names.
+type sources struct {
+	root, module string
+	files        map[string][]string
+}
+
+// newSources reads the module path from root's go.mod; without one no
+// source line is found and no line counts as a complaint.
+func newSources(root string) *sources {
+	s := &sources{root: root, files: map[string][]string{}}
+	if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+				s.module = f[1]
+			}
+		}
+	}
+	return s
+}
+
+// line returns line n of file in package pkg's directory.
+func (s *sources) line(pkg, file string, n int) (string, bool) {
+	if s == nil || s.module == "" || (pkg != s.module && !strings.HasPrefix(pkg, s.module+"/")) {
+		return "", false
+	}
+	path := filepath.Join(s.root, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(pkg, s.module), "/")), file)
+	lines, ok := s.files[path]
+	if !ok {
+		if b, err := os.ReadFile(path); err == nil {
+			lines = strings.Split(string(b), "\n")
+		}
+		s.files[path] = lines
+	}
+	if n < 1 || n > len(lines) {
+		return "", false
+	}
+	return lines[n-1], true
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +25,7 @@ const stream = `{"Action":"start","Package":"p"}
 
 func TestReadPrintsOutputAndRanksTests(t *testing.T) {
 	var out strings.Builder
-	slow, _, failed, err := read(strings.NewReader(stream), &out, 3)
+	slow, _, failed, err := read(strings.NewReader(stream), &out, 3, nil)
 	if err != nil || failed {
 		t.Fatalf("read: %v, failed %v", err, failed)
 	}
@@ -44,7 +48,7 @@ func TestReadSeesAFailure(t *testing.T) {
 {"Action":"fail","Package":"p","Elapsed":0.2}
 `
 	var out strings.Builder
-	if _, _, failed, err := read(strings.NewReader(in), &out, 10); err != nil || !failed {
+	if _, _, failed, err := read(strings.NewReader(in), &out, 10, nil); err != nil || !failed {
 		t.Fatalf("failed %v, err %v; want a failure", failed, err)
 	}
 }
@@ -54,14 +58,14 @@ func TestReadSeesABuildFailure(t *testing.T) {
 {"ImportPath":"p.test","Action":"build-fail"}
 `
 	var out strings.Builder
-	if _, _, failed, err := read(strings.NewReader(in), &out, 10); err != nil || !failed || out.String() != "# p\n./x.go:1: oops\n" {
+	if _, _, failed, err := read(strings.NewReader(in), &out, 10, nil); err != nil || !failed || out.String() != "# p\n./x.go:1: oops\n" {
 		t.Fatalf("failed %v, err %v, out %q; want the build's output and a failure", failed, err, out.String())
 	}
 }
 
 func TestReadRefusesAnEmptyStream(t *testing.T) {
 	var out strings.Builder
-	if _, _, failed, err := read(strings.NewReader(""), &out, 10); err == nil || !failed {
+	if _, _, failed, err := read(strings.NewReader(""), &out, 10, nil); err == nil || !failed {
 		t.Fatalf("failed %v, err %v; want an error", failed, err)
 	}
 }
@@ -69,7 +73,7 @@ func TestReadRefusesAnEmptyStream(t *testing.T) {
 func TestReadPassesOnWhatIsNotJSON(t *testing.T) {
 	var out strings.Builder
 	in := "# a build error\n" + `{"Action":"pass","Package":"p","Test":"TestA","Elapsed":1}` + "\n"
-	slow, _, _, err := read(strings.NewReader(in), &out, 10)
+	slow, _, _, err := read(strings.NewReader(in), &out, 10, nil)
 	if err != nil || out.String() != "# a build error\n" || len(slow) != 1 {
 		t.Fatalf("out %q, slow %v, err %v", out.String(), slow, err)
 	}
@@ -86,7 +90,7 @@ func TestFailuresKeepTheEndOfTheirOutput(t *testing.T) {
 	in.WriteString(`{"Action":"output","Package":"p","Output":"FAIL\tp\t3s\n"}` + "\n")
 	in.WriteString(`{"Action":"fail","Package":"p","Elapsed":3}` + "\n")
 	var out strings.Builder
-	_, fails, failed, err := read(strings.NewReader(in.String()), &out, 10)
+	_, fails, failed, err := read(strings.NewReader(in.String()), &out, 10, nil)
 	if err != nil || !failed {
 		t.Fatalf("failed %v, err %v", failed, err)
 	}
@@ -99,6 +103,48 @@ func TestFailuresKeepTheEndOfTheirOutput(t *testing.T) {
 	var end strings.Builder
 	printFailures(&end, fails)
 	if s := end.String(); !strings.HasSuffix(s, "== 2 failed\nFAILED p TestBad\nFAILED p (the package)\n") || strings.Contains(s, "fine") {
+		t.Errorf("printed %q", s)
+	}
+}
+
+// A failed test's complaints are its lines written from t.Error-like
+// calls, found by their file:line in the package's source, with their
+// continuation lines; its t.Log lines are left out.
+func TestFailuresSayWhatWasWrong(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n\ngo 1.26\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	src := "package sub\n\tt.Logf(\"a log\")\n\tt.Errorf(\"wrong\")\n\tcheckThing(t)\n"
+	os.WriteFile(filepath.Join(root, "sub", "x_test.go"), []byte(src), 0o644)
+	var in strings.Builder
+	out := func(s string) {
+		b, _ := json.Marshal(event{Action: "output", Package: "example.com/m/sub", Test: "TestX", Output: s})
+		in.Write(append(b, '\n'))
+	}
+	out("=== RUN   TestX\n")
+	out("    x_test.go:2: a log\n")
+	out("        its continuation\n")
+	out("    x_test.go:3: wrong\n")
+	out("        why 1\n")
+	for i := range continued + 2 {
+		out(fmt.Sprintf("        more %d\n", i))
+	}
+	out("    x_test.go:4: a helper's complaint\n")
+	out("    y_test.go:9: from a file not found\n")
+	out("--- FAIL: TestX (1.00s)\n")
+	in.WriteString(`{"Action":"fail","Package":"example.com/m/sub","Test":"TestX","Elapsed":1}` + "\n")
+	var w strings.Builder
+	_, fails, _, err := read(strings.NewReader(in.String()), &w, 10, newSources(root))
+	if err != nil || len(fails) != 1 {
+		t.Fatalf("fails %+v, err %v", fails, err)
+	}
+	want := []string{"    x_test.go:3: wrong\n", "        why 1\n", "        more 0\n", "        more 1\n", "        more 2\n", "    x_test.go:4: a helper's complaint\n"}
+	if !slices.Equal(fails[0].Said, want) {
+		t.Errorf("said %q, want %q", fails[0].Said, want)
+	}
+	var end strings.Builder
+	printFailures(&end, fails)
+	if s := end.String(); !strings.Contains(s, "== what example.com/m/sub TestX said was wrong:\n    x_test.go:3: wrong\n") {
 		t.Errorf("printed %q", s)
 	}
 }
