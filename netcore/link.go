@@ -26,6 +26,7 @@ const maxBacklog = 16 << 20
 type outPacket struct {
 	inUse     bool
 	packet    uint32
+	msg       uint32 // the message this packet carries (a piece of)
 	retries   uint32
 	epoch     uint32        // measurement epoch at first send (T5)
 	firstSent time.Duration // round trips are measured from here (T4)

@@ -101,6 +101,7 @@ func (e *Endpoint) enqueue(q *outQueue, id uint32, msg []byte, off int) {
 func (e *Endpoint) sendNewPiece(now time.Duration, l *link, q *outQueue, ch Channel, id uint32, msg []byte, off int) (int, bool) {
 	e.touch(l) // a new retry timer
 	p := q.claim()
+	p.msg = id
 	var done bool
 	p.body, off, done = appendPiece(p.body, id, msg, off)
 	p.firstSent, p.epoch = now, e.epoch

@@ -72,6 +72,7 @@ func (s *Session) Quit(now time.Duration) {
 		s.fail(errNotJoined)
 	case s.started && s.role != RoleObserver:
 		s.peer.Quit(now)
+		s.markQuit()
 	default:
 		for _, m := range s.members {
 			if m.ID != s.self && m.linked && !m.removed {
@@ -86,17 +87,56 @@ func (s *Session) Quit(now time.Duration) {
 	s.after(now)
 }
 
+// runsPeer: the lockstep peer takes the datagrams and the ticks. Once it is
+// done (its removal executed here), the endpoint takes them itself, so the
+// linger's acks arrive and its retransmissions go out.
+func (s *Session) runsPeer() bool { return s.peer != nil && !s.peer.Done() }
+
+// quitMark is where a peer's reliable stream stood right after this
+// machine's removal was sent to it.
+type quitMark struct {
+	peer netcore.PeerID
+	mark netcore.Mark
+}
+
+// markQuit marks, on every link, the reliable stream up to the removal
+// just sent, so the quit can wait for each peer to have it.
+func (s *Session) markQuit() {
+	s.quitMarks = s.quitMarks[:0]
+	for _, id := range s.ep.Peers(nil) {
+		if m, ok := s.ep.ReliableMark(id); ok {
+			s.quitMarks = append(s.quitMarks, quitMark{id, m})
+		}
+	}
+}
+
+// removalDelivered: every peer has acked the reliable stream up to this
+// machine's removal. A peer that never got it would wait for this
+// machine's commands of the removal's frame for ever: the others, having
+// executed the removal, no longer count this machine, and none of them
+// removes it again.
+func (s *Session) removalDelivered() bool {
+	for _, q := range s.quitMarks {
+		if !s.ep.Delivered(q.peer, q.mark) {
+			return false
+		}
+	}
+	return true
+}
+
 // linger waits for the last reliable datagrams (the removal, the leave) to
-// be acked, but no longer than one retransmission and its ack take on the
-// slowest link: RTO + SRTT, about three round trips. A machine
-// that executed our removal drops our link, and with it the ack of our
-// last frame packet, so waiting for every ack would hold a quit for the
-// whole quitLinger; what matters (the removal) is acked or resent and
-// acked within this bound.
+// be acked: at least one retransmission and its ack on the slowest link,
+// RTO + SRTT (about three round trips), and then for as long as a peer
+// has not acked the removal, up to quitLinger. A machine that executed
+// our removal drops our link, and with it the acks of our frame packets
+// sent after it, so waiting for every ack would hold every quit for the
+// whole quitLinger; what matters is the removal, and on a lossy link its
+// first retransmission may be lost too.
 func (s *Session) linger(now time.Duration) {
 	if !s.lingering {
 		s.lingering = true
 		s.lingerEnd = now + s.lingerFor()
+		s.lingerCap = now + quitLinger
 	}
 }
 
@@ -125,8 +165,17 @@ func (s *Session) checkQuit(now time.Duration) {
 		return
 	}
 	s.linger(now)
-	if now >= s.lingerEnd || s.settled() {
+	if s.settled() || now >= s.lingerCap {
 		s.finish(nil)
+		return
+	}
+	if now >= s.lingerEnd || s.awaitRemoval {
+		if s.removalDelivered() {
+			s.finish(nil)
+			return
+		}
+		// Each ack wakes the session; the deadline is the cap.
+		s.awaitRemoval, s.lingerEnd = true, s.lingerCap
 	}
 }
 

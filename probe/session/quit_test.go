@@ -47,3 +47,48 @@ func TestQuitEndsWithinRoundTrips_S7(t *testing.T) {
 		}
 	}
 }
+
+// A quitter's removal that one peer misses, its first send and first
+// retransmission lost on the way there, still reaches it: the quitter
+// keeps its link running (acks in, retransmissions out) after the removal
+// executed on its own frames, until every peer has acked the removal or
+// quitLinger passes. Otherwise that peer waits for the quitter's commands
+// of the removal's frame for ever, and the others, having executed the
+// removal, wait for it (S7).
+func TestQuitWaitsForEveryPeerToHaveTheRemoval_S7(t *testing.T) {
+	for _, block := range []time.Duration{250 * time.Millisecond, 600 * time.Millisecond} {
+		w := newWorld(t, 62, impair.Profile{Delay: 15 * time.Millisecond})
+		alice := w.host("alice", Config{Players: 3})
+		bob := w.join("bob", RolePlayer, alice, Config{})
+		carol := w.join("carol", RolePlayer, alice, Config{})
+		if !w.runUntil(5*time.Second, started(alice, bob, carol)) {
+			t.Fatal("no start")
+		}
+		w.runFor(10 * time.Second)
+		// Everything bob sends carol is lost for block from the quit on.
+		w.net.SetPath(bob.addr, carol.addr, impair.Profile{Delay: 15 * time.Millisecond, Loss: 1})
+		t0 := w.now()
+		w.at(t0+block, func() { w.net.SetPath(bob.addr, carol.addr, impair.Profile{Delay: 15 * time.Millisecond}) })
+		bob.quit()
+		if !w.runUntil(quitLimit, func() bool { return bob.s.Done() }) {
+			t.Fatalf("block %v: bob still quitting", block)
+		}
+		took := w.now() - t0
+		w.runFor(2 * time.Second)
+		fa, okA := removedAt(alice, "bob")
+		fc, okC := removedAt(carol, "bob")
+		if !okA || !okC || fa != fc {
+			t.Fatalf("block %v: bob's quit took %v; alice executed his removal %v at frame %d, carol %v at %d: want both, on one frame", block, took, okA, fa, okC, fc)
+		}
+		t.Logf("block %v: bob's quit took %v; his removal executed at frame %d", block, took, fa)
+		if took > quitLinger+block {
+			t.Errorf("block %v: bob's quit took %v, want within quitLinger", block, took)
+		}
+		// The game goes on without him on both.
+		a0, c0 := alice.s.Frame(), carol.s.Frame()
+		w.runFor(3 * time.Second)
+		if alice.s.Frame()-a0 < 80 || carol.s.Frame()-c0 < 80 {
+			t.Errorf("block %v: in 3 s after bob left alice ran %d frames, carol %d: want the game going on", block, alice.s.Frame()-a0, carol.s.Frame()-c0)
+		}
+	}
+}

@@ -169,7 +169,7 @@ func (s *Session) onRelayFrame(now time.Duration, from netip.AddrPort, p []byte)
 	b := s.nat.rxFrame[:len(p)]
 	copy(b, p)
 	fromRelayFrame(b)
-	if s.peer != nil {
+	if s.runsPeer() {
 		s.peer.Receive(now, relayAddr(sender), b)
 	} else {
 		s.ep.Receive(now, relayAddr(sender), b)

@@ -314,8 +314,14 @@ type Session struct {
 	quitAt    time.Duration
 	lingering bool
 	lingerEnd time.Duration
-	done      bool
-	err       error
+	// lingerCap bounds the wait for every peer to have the removal
+	// (quitMarks) once the short linger is over; awaitRemoval is that
+	// wait.
+	lingerCap    time.Duration
+	awaitRemoval bool
+	quitMarks    []quitMark
+	done         bool
+	err          error
 
 	nat natState // hole punching and relaying (punch.go, relay.go)
 

@@ -31,7 +31,7 @@ func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byt
 		s.after(now)
 		return
 	}
-	if s.peer != nil {
+	if s.runsPeer() {
 		s.peer.Receive(now, from, datagram)
 	} else {
 		s.ep.Receive(now, from, datagram)
@@ -51,7 +51,7 @@ func (s *Session) Tick(now time.Duration) {
 		s.nextCheck = now + time.Second
 	}
 	s.syncTrace() // before the endpoint's Tick, which sends the probes due
-	if s.peer != nil {
+	if s.runsPeer() {
 		s.peer.Tick(now)
 	} else {
 		s.ep.Tick(now)
