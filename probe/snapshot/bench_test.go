@@ -124,10 +124,13 @@ func BenchmarkDecode(b *testing.B) {
 			for i := range b.N {
 				k := i % len(msgs)
 				if k == 0 {
-					for seq := held + 1; seq <= held+uint32(len(msgs)); seq++ {
-						rcv.seq[seq%ringLen] = 0
+					for j, seq := range rcv.seq {
+						if seq > held {
+							rcv.seq[j] = 0
+						}
 					}
-					rcv.newest = held
+					rcv.newest, rcv.cur = held, rcv.find(held)
+					rcv.Ack()
 				}
 				if _, fresh, err := rcv.Decode(msgs[k]); err != nil || !fresh {
 					b.Fatalf("update %d: fresh %v err %v", k, fresh, err)

@@ -67,7 +67,7 @@ func checkCanonical[S any](t *testing.T, prev, r *Receiver[S], b []byte) {
 	back := uint32(b[4])
 	base := prev.zero
 	if back != 0 {
-		base = prev.slot(seq - back)
+		base = prev.get(prev.find(seq-back), prev.base)
 	}
 	out := make([]uint32, prev.table.numFields())
 	rd := bitReader{b: b[HeaderLen:]}
