@@ -621,14 +621,17 @@ func checkCap(t *testing.T, up []counterPoint) {
 
 // holdOf is the upload hold in a counter's burst of the upload ramp and
 // hold: the bytes between the reading that holds all of the burst and the
-// latest reading at least 5 s (the hold's length) before it, and the time
-// between the two readings.
+// latest reading at least 5 s (the hold's length) before it, and the
+// longest the time between the two readings can be — each reading's
+// counters were read somewhere within the time its nft took, seconds on
+// a machine busy enough to starve it, so a cap is checked against the
+// widest window the bytes can have crossed in.
 func holdOf(up []counterPoint, b burst) (uint64, time.Duration) {
 	a := b.last
 	for a > 0 && up[b.last].at.Sub(up[a].at) < 5*time.Second {
 		a--
 	}
-	return up[b.last].bytes - up[a].bytes, up[b.last].at.Sub(up[a].at)
+	return up[b.last].bytes - up[a].bytes, up[b.last].at.Add(up[b.last].took).Sub(up[a].at)
 }
 
 // logHoldRate logs what a tester's upload hold sent into its router: 10 %

@@ -53,6 +53,7 @@ type sampler struct {
 // counterReading is one namespace's counters at one time, bytes by name.
 type counterReading struct {
 	at    time.Time
+	took  time.Duration // the counters were read somewhere in [at, at+took]
 	bytes map[string]uint64
 }
 
@@ -104,12 +105,13 @@ func (s *sampler) sample(counters bool) {
 	for i := 0; counters && i < len(s.ns); i++ {
 		at := time.Now()
 		b, err := readLoadCounters(s.ns[i])
+		took := time.Since(at)
 		s.mu.Lock()
 		if err != nil && s.failed == nil {
 			s.failed = err
 		}
 		if err == nil {
-			s.counts[s.ns[i]] = append(s.counts[s.ns[i]], counterReading{at: at, bytes: b})
+			s.counts[s.ns[i]] = append(s.counts[s.ns[i]], counterReading{at: at, took: took, bytes: b})
 		}
 		s.mu.Unlock()
 	}
@@ -170,7 +172,7 @@ func (s *sampler) series(ns string, names ...string) []counterPoint {
 		for _, n := range names {
 			sum += r.bytes[n]
 		}
-		out = append(out, counterPoint{r.at, sum})
+		out = append(out, counterPoint{r.at, r.took, sum})
 	}
 	return out
 }
@@ -178,6 +180,7 @@ func (s *sampler) series(ns string, names ...string) []counterPoint {
 // counterPoint is a counter's bytes at a time.
 type counterPoint struct {
 	at    time.Time
+	took  time.Duration // read somewhere in [at, at+took] (a busy machine runs nft late)
 	bytes uint64
 }
 
