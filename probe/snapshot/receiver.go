@@ -15,7 +15,7 @@ import (
 // Not safe for concurrent use.
 type Receiver[S any] struct {
 	table *fieldTable[S]
-	zero  []uint32
+	zero  []uint32         // the table's, shared: never written
 	seq   [recvKeep]uint32 // the sequence each slot holds, 0 for none
 	slots                  // what it got, each as wide as it needs (sender.go)
 	// scratch is the update being decoded, base the snapshot it is
@@ -47,7 +47,7 @@ const recvKeep = 8
 // nothing yet.
 func newReceiver[S any](table *fieldTable[S]) *Receiver[S] {
 	n := table.numFields()
-	return &Receiver[S]{table: table, zero: make([]uint32, n), scratch: make([]uint32, n), base: make([]uint32, n),
+	return &Receiver[S]{table: table, zero: table.zero, scratch: make([]uint32, n), base: make([]uint32, n),
 		slots: slots{count: recvKeep}}
 }
 

@@ -60,6 +60,9 @@ type fieldTable[S any] struct {
 	ops     []op
 	maxBits int
 	depth   int // groups open while building
+	// zero is the all-zero baseline, read only: one for every receiver of
+	// the table (a 64-player machine has 63).
+	zero []uint32
 }
 
 // maxDepth bounds group nesting so the decoder needs no allocation.
@@ -85,6 +88,7 @@ func newTable[S any](entries ...entry[S]) (*fieldTable[S], error) {
 		}
 		seen[f.Name] = true
 	}
+	t.zero = make([]uint32, len(t.fields))
 	return t, nil
 }
 
