@@ -19,6 +19,10 @@ import (
 // but for those that depend on how a run ends or on its flags (the summary
 // at the end, a removal that only a --leave scripts, a load test's result).
 // The plan's spike opens an incident about 11 s in; 16 s leaves room for it.
+// An alert (a link gone bad, loss past its threshold, a worse tier) comes
+// in one run and not in another of the same plan — on the wall clock the
+// loss and the lateness are the run's own — so either run may have it
+// alone.
 func TestLiveAndVirtualDemoPublishTheSameEventTypes(t *testing.T) {
 	const length = 16 * time.Second
 	cfg := DemoConfig{Players: 4, Profile: "mix", Seed: 1, Spike: true}
@@ -59,6 +63,13 @@ func TestLiveAndVirtualDemoPublishTheSameEventTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	for _, maybe := range []vocab.EventType{vocab.EventAlert} {
+		if virtual[maybe] != live[maybe] {
+			t.Logf("%s: in the virtual run %v, in the live run %v", maybe, virtual[maybe], live[maybe])
+			delete(virtual, maybe)
+			delete(live, maybe)
+		}
+	}
 	v, l := slices.Sorted(maps.Keys(virtual)), slices.Sorted(maps.Keys(live))
 	if !slices.Equal(v, l) {
 		t.Errorf("event types differ:\nvirtual %v\nlive    %v", v, l)
