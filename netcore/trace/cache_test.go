@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"github.com/lagscope/lagscope/internal/longtest"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -268,9 +269,9 @@ func randomPaths(r *rand.Rand, n int) map[Link][]simHop {
 // bursts, answers (late, forged, header-only) and wake-ups — just before,
 // at and just after the deadline, or anywhere — it answers every call as
 // one that keeps nothing does, and its NextDeadline is the one worked out
-// from its state.
+// from its state. Twenty seeds under LAGSCOPE_LONG (CI), six otherwise.
 func TestTracerKeepsNothingStale(t *testing.T) {
-	for seed := range uint64(20) {
+	for seed := range uint64(longtest.Count(6, 20)) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		w := &twins{t: t, rng: rand.New(rand.NewPCG(seed, 8)), kept: newSeeded([32]byte{byte(seed)}), scratch: newSeeded([32]byte{byte(seed)}), paths: randomPaths(r, 1+r.IntN(8))}
 		wait := func(link Link, now time.Duration) time.Duration { return time.Duration(link) * 150 * time.Millisecond }

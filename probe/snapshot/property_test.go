@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	"github.com/lagscope/lagscope/internal/longtest"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -145,11 +146,15 @@ var lossyModels = map[string]netModel{
 	"loss+blackout": {loss: 0.4, maxDelay: 6, blackoutAt: 20, blackout: 25},
 }
 
+// Every network model, on both tables, over forty seeds under
+// LAGSCOPE_LONG (CI) and twelve otherwise: whatever arrives, the receiver
+// holds one of the sender's snapshots, never a mix, and catches up once
+// the network is clean.
 func TestLatestStateSurvivesLossDupReorder_Q4(t *testing.T) {
 	for name, nm := range lossyModels {
 		t.Run(name, func(t *testing.T) {
 			var fresh, noBase int
-			for seed := range uint64(40) {
+			for seed := range uint64(longtest.Count(12, 40)) {
 				f, nb := runLossy(t, seedTable(t), seed, 200, nm)
 				fresh, noBase = fresh+f, noBase+nb
 				f, nb = runLossy(t, telemetryTable, seed, 120, nm)
