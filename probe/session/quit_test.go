@@ -21,14 +21,7 @@ func TestQuitEndsWithinRoundTrips_S7(t *testing.T) {
 		{15 * time.Millisecond, 500 * time.Millisecond},
 		{100 * time.Millisecond, 300*time.Millisecond + 3*200*time.Millisecond},
 	} {
-		w := newWorld(t, 61, impair.Profile{Delay: c.oneWay})
-		alice := w.host("alice", Config{Players: 3})
-		bob := w.join("bob", RolePlayer, alice, Config{})
-		carol := w.join("carol", RolePlayer, alice, Config{})
-		if !w.runUntil(5*time.Second, started(alice, bob, carol)) {
-			t.Fatal("no start")
-		}
-		w.runFor(10 * time.Second)
+		w, alice, bob, carol := threePlaying(t, 61, c.oneWay)
 		for _, m := range []*machine{bob, alice} {
 			t0 := w.now()
 			m.quit()
@@ -57,14 +50,7 @@ func TestQuitEndsWithinRoundTrips_S7(t *testing.T) {
 // removal, wait for it (S7).
 func TestQuitWaitsForEveryPeerToHaveTheRemoval_S7(t *testing.T) {
 	for _, block := range []time.Duration{250 * time.Millisecond, 600 * time.Millisecond} {
-		w := newWorld(t, 62, impair.Profile{Delay: 15 * time.Millisecond})
-		alice := w.host("alice", Config{Players: 3})
-		bob := w.join("bob", RolePlayer, alice, Config{})
-		carol := w.join("carol", RolePlayer, alice, Config{})
-		if !w.runUntil(5*time.Second, started(alice, bob, carol)) {
-			t.Fatal("no start")
-		}
-		w.runFor(10 * time.Second)
+		w, alice, bob, carol := threePlaying(t, 62, 15*time.Millisecond)
 		// Everything bob sends carol is lost for block from the quit on.
 		w.net.SetPath(bob.addr, carol.addr, impair.Profile{Delay: 15 * time.Millisecond, Loss: 1})
 		t0 := w.now()
@@ -91,4 +77,19 @@ func TestQuitWaitsForEveryPeerToHaveTheRemoval_S7(t *testing.T) {
 			t.Errorf("block %v: in 3 s after bob left alice ran %d frames, carol %d: want the game going on", block, alice.s.Frame()-a0, carol.s.Frame()-c0)
 		}
 	}
+}
+
+// threePlaying starts alice's game of three with bob and carol, every
+// path oneWay long, and plays it for 10 s.
+func threePlaying(t *testing.T, seed uint64, oneWay time.Duration) (w *world, alice, bob, carol *machine) {
+	t.Helper()
+	w = newWorld(t, seed, impair.Profile{Delay: oneWay})
+	alice = w.host("alice", Config{Players: 3})
+	bob = w.join("bob", RolePlayer, alice, Config{})
+	carol = w.join("carol", RolePlayer, alice, Config{})
+	if !w.runUntil(5*time.Second, started(alice, bob, carol)) {
+		t.Fatal("no start")
+	}
+	w.runFor(10 * time.Second)
+	return w, alice, bob, carol
 }
