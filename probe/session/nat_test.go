@@ -159,11 +159,16 @@ func (w *world) forwarder(addr, up string, target netip.AddrPort) netip.AddrPort
 // joinAt joins an already attached machine through hostAddr.
 func (w *world) joinAt(m *machine, role Role, hostAddr netip.AddrPort, cfg Config) *machine {
 	w.t.Helper()
-	s, err := NewJoiner(w.config(m, cfg), role, w.transport(m), hostAddr)
+	s, err := NewJoiner(w.config(m, cfg), role, m.tr, hostAddr)
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}
-	return w.start(m, s)
+	m.s = s
+	w.machines = append(w.machines, m)
+	m.h.Drive(s)
+	s.flush()
+	m.h.Wake()
+	return m
 }
 
 func allStarted(ms ...*machine) func() bool {
