@@ -136,8 +136,8 @@ func (r *Receiver[S]) Apply(b []byte) (bool, error) {
 	if seq <= r.newest {
 		return false, nil
 	}
-	// Keep it, in place of a snapshot no base the sender may still use
-	// is (nextSlot).
+	// Keep it: over the newest if that was never acked, else over the
+	// oldest kept (nextSlot).
 	i := r.nextSlot()
 	r.put(i, r.scratch)
 	r.seq[i] = seq
