@@ -163,12 +163,7 @@ func (w *world) joinAt(m *machine, role Role, hostAddr netip.AddrPort, cfg Confi
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}
-	m.s = s
-	w.machines = append(w.machines, m)
-	m.h.Drive(s)
-	s.flush()
-	m.h.Wake()
-	return m
+	return w.start(m, s)
 }
 
 func allStarted(ms ...*machine) func() bool {

@@ -100,12 +100,7 @@ func (w *world) joinVia(m *machine, tr netcore.Transport, hostAddr netip.AddrPor
 		w.t.Fatalf("join: %v", err)
 	}
 	m.tr = &simworld.Recorder{Inner: tr}
-	m.s = s
-	w.machines = append(w.machines, m)
-	m.h.Drive(s)
-	s.flush()
-	m.h.Wake()
-	return m
+	return w.start(m, s)
 }
 
 // Each side of a pair primes the peer's address when the pair's link
