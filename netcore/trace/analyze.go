@@ -419,24 +419,27 @@ func (p lossPool) share() float64 {
 
 // excess: k of n lost is significantly more, by at least lossThreshold,
 // than the pool before (lossFloor when the pool is empty).
-func excess(k, n int, before lossPool) bool {
+func excess(k, n int, before lossPool) bool { return excessAt(k, n, before, significance) }
+
+// excessAt is excess at the p-value level.
+func excessAt(k, n int, before lossPool, level float64) bool {
 	if n == 0 {
 		return false
 	}
 	p := float64(k) / float64(n)
 	if before.n == 0 {
-		return p >= lossThreshold && binomTail(k, n, lossFloor) <= significance
+		return p >= lossThreshold && binomTail(k, n, lossFloor) <= level
 	}
-	return p-before.share() >= lossThreshold && moreLoss(k, n, before.k, before.n) <= significance
+	return p-before.share() >= lossThreshold && moreLoss(k, n, before.k, before.n) <= level
 }
 
 // judgeLoss marks the rate-limited hops and places the start of the loss,
-// each by a one-sided test at 95 %, and says what placing it waits for.
+// each by a one-sided test, and says what placing it waits for.
 // A hop that never answered in the window is silent: its silence is its
 // own, and it is no evidence either way.
 //
-//   - rate_limited: the hop loses significantly more than the hops after
-//     it, pooled;
+//   - rate_limited: the hop loses more than the hops after it, pooled,
+//     at limitSignificance;
 //   - loss_starts: of the hops neither silent nor rate-limited, the split
 //     into those before and those from a hop on that the counts favour
 //     most (the largest likelihood ratio of two loss rates against one),
@@ -473,7 +476,7 @@ func judgeLoss(cs []calc, r *Result) {
 				after.add(d)
 			}
 		}
-		if after.n > 0 && excess(c.k, c.n, after) {
+		if after.n > 0 && excessAt(c.k, c.n, after, limitSignificance) {
 			limited[i] = true
 			r.Hops[i].RateLimited = true
 		}

@@ -144,10 +144,18 @@ func TestAnalyze(t *testing.T) {
 			hs(1, "10.3.0.1", 1, 0.4, 24, 0), hs(2, "172.19.0.1", 1, 0.4, 24, 0), hs(3, "172.19.1.1", 1, 0.4, 24, 0),
 			hs(4, "172.19.2.1", 1, 0.4, 24, 0), hs(5, peer, 1, 0.4, 19, 5),
 		}, verdict{}},
-		{"the same, hop 4 losing more than hop 5 by chance: rate-limited by its counts, and hop 5's loss, past hop 4's link in, starts at hop 4", []hopSamples{
+		{"the same, hop 4 losing more than hop 5 by chance (p ≈ 0.002, not one in a thousand): not rate-limited, and the loss starts at hop 4", []hopSamples{
 			hs(1, "198.51.100.1", 1, 0.4, 256, 0), hs(2, "172.19.2.2", 1, 0.4, 256, 0), hs(3, "172.19.1.2", 1, 0.4, 256, 0),
 			hs(4, peer, 1, 0.4, 112, 23), hs(5, peer, 1, 0.4, 126, 8),
+		}, verdict{lossTTL: 4, lossAt: labelPeer}},
+		{"hop 4 limits its answers hard, hop 5 at its address loses 6 %: rate-limited, and hop 5's loss, past hop 4's link in, starts at hop 4", []hopSamples{
+			hs(1, "198.51.100.1", 1, 0.4, 256, 0), hs(2, "172.19.2.2", 1, 0.4, 256, 0), hs(3, "172.19.1.2", 1, 0.4, 256, 0),
+			hs(4, peer, 1, 0.4, 90, 45), hs(5, peer, 1, 0.4, 126, 8),
 		}, verdict{lossTTL: 4, lossAt: labelPeer, limited: []int{4}}},
+		{"a router past a 5 % lossy one loses a few more than the hops after it by chance (36, 22 and 16 of 256): not rate-limited, and the loss starts at it", []hopSamples{
+			hs(1, "10.3.0.1", 1, 0.4, 256, 0), hs(2, "172.19.0.1", 1, 0.4, 256, 0), hs(3, "172.19.1.1", 1, 0.4, 220, 36),
+			hs(4, "172.19.2.1", 1, 0.4, 234, 22), hs(5, peer, 1, 0.4, 240, 16),
+		}, verdict{lossTTL: 3, lossAt: labelISP}},
 		{"the peer's NAT router rate-limits its answers and nothing is lost: hop 4 is rate-limited, no loss starts", []hopSamples{
 			hs(1, "198.51.100.1", 1, 0.4, 256, 0), hs(2, "172.19.2.2", 1, 0.4, 256, 0), hs(3, "172.19.1.2", 1, 0.4, 256, 0),
 			hs(4, peer, 1, 0.4, 95, 40), hs(5, peer, 1, 0.4, 134, 0),

@@ -9,6 +9,15 @@ import "math"
 // significance is the largest p-value a judgement accepts.
 const significance = 0.05
 
+// limitSignificance is the largest p-value that marks a hop rate-limited.
+// That judgement is asked again every second over a window of minutes,
+// and it takes the hop out of where loss starts: at 95 %, a router past a
+// lossy link that lost a few more than the hops after it by chance is
+// marked now and then within a run, and the start moves a hop on. One
+// time in a thousand keeps that rare; a router that limits its answers
+// loses far more than chance explains, and is marked all the same.
+const limitSignificance = 0.001
+
 // lchoose is log C(n, k).
 func lchoose(n, k int) float64 {
 	a, _ := math.Lgamma(float64(n + 1))
