@@ -50,7 +50,7 @@ type script struct {
 	sized bool
 	got   string
 	// updates: the first step waits until the UI has taken this many of
-	// the feed's updates (the UI's own message type for one); several
+	// the feed's updates (ui.FeedUpdates counts them); several
 	// updates may show one second of session time.
 	updates, seen int
 }
@@ -61,9 +61,7 @@ func (c *script) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.WindowSizeMsg); ok {
 		c.sized = true
 	}
-	if fmt.Sprintf("%T", msg) == "ui.updateMsg" {
-		c.seen++
-	}
+	c.seen += ui.FeedUpdates(msg)
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
 	cmds := []tea.Cmd{cmd}

@@ -40,7 +40,7 @@ type viewShots struct {
 	m     tea.Model
 	ready func(string) bool
 	// updates: the picture must have taken in this many of the feed's
-	// updates first (the UI's own message type for one); 0 for any.
+	// updates first (ui.FeedUpdates counts them); 0 for any.
 	updates, seen int
 	steps         []shotStep
 	sized         bool
@@ -59,9 +59,7 @@ func (c *viewShots) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.WindowSizeMsg); ok {
 		c.sized = true
 	}
-	if fmt.Sprintf("%T", msg) == "ui.updateMsg" {
-		c.seen++
-	}
+	c.seen += ui.FeedUpdates(msg)
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
 	if c.done || !c.sized || c.seen < c.updates || !c.ready(c.m.View()) {

@@ -150,7 +150,7 @@ type capture struct {
 	sized bool
 	got   string
 	// updates is how many of the feed's updates the picture must have
-	// taken in; seen counts them (the UI's own message type for one).
+	// taken in; seen counts them (ui.FeedUpdates counts them).
 	updates, seen int
 }
 
@@ -160,9 +160,7 @@ func (c *capture) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.WindowSizeMsg); ok {
 		c.sized = true
 	}
-	if fmt.Sprintf("%T", msg) == "ui.updateMsg" {
-		c.seen++
-	}
+	c.seen += ui.FeedUpdates(msg)
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
 	if v := c.m.View(); c.sized && c.seen >= c.updates && strings.Contains(v, c.want) {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ func demoUpdates(t *testing.T, length time.Duration) []feed.Update {
 // real bubbletea program fed the updates.
 type frames struct {
 	m     tea.Model
+	fd    *steppedFeed
 	sized bool
 	last  string
 	shots []string
@@ -60,6 +62,9 @@ func (c *frames) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
+	if ui.FeedUpdates(msg) > 0 {
+		c.fd.next() // the next update only once this one is drawn
+	}
 	v := c.m.View()
 	if clock := clockIn(v); clock != "" && clock != c.last {
 		c.last = clock
@@ -84,16 +89,18 @@ func clockIn(screen string) string {
 }
 
 // screens renders every update at w×h and returns one picture a second.
+// The feed hands the UI one update at a time (a UI takes the updates
+// waiting together in one go, and draws once for them all).
 func screens(t *testing.T, updates []feed.Update, w, h int) []string {
 	t.Helper()
-	fd := newQueuedFeed(updates) // readme_test.go
+	fd := newSteppedFeed(updates)
 	defer fd.Close()
 	m, err := ui.NewModel(fd, ui.Options{NoColor: true, Output: io.Discard,
 		Clock: func() time.Time { return time.Date(2026, 1, 1, 18, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &frames{m: m, until: clockOf(updates[len(updates)-1].View.Game)}
+	c := &frames{m: m, fd: fd, until: clockOf(updates[len(updates)-1].View.Game)}
 	if !runHeadless(t, c, w, h, 2*time.Minute) {
 		t.Fatalf("the UI never reached %s", c.until)
 	}
@@ -290,5 +297,56 @@ func checkSpikeAndDescent(t *testing.T, updates []feed.Update) {
 	}
 	if descents == 0 {
 		t.Error("after the spike no verdict said the match steps back down")
+	}
+}
+
+// steppedFeed hands out its updates one at a time: the next only once
+// next is called, so no two ever wait together.
+type steppedFeed struct {
+	mu     sync.Mutex
+	us     []feed.Update
+	i      int
+	ch     chan feed.Update
+	closed bool
+}
+
+func newSteppedFeed(us []feed.Update) *steppedFeed {
+	f := &steppedFeed{us: us, ch: make(chan feed.Update, 1)}
+	f.next()
+	return f
+}
+
+// next puts the next update in the channel, or closes it after the last.
+func (f *steppedFeed) next() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	if f.i == len(f.us) {
+		f.closed = true
+		close(f.ch)
+		return
+	}
+	f.ch <- f.us[f.i]
+	f.i++
+}
+
+func (f *steppedFeed) Updates() <-chan feed.Update { return f.ch }
+
+// Control ends the feed on Quit.
+func (f *steppedFeed) Control(c feed.Control) {
+	if c.Quit {
+		f.Close()
+	}
+}
+
+// Close ends the feed; it is safe to call more than once.
+func (f *steppedFeed) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.closed = true
+		close(f.ch)
 	}
 }
