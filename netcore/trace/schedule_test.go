@@ -555,3 +555,41 @@ func TestScheduleVoid(t *testing.T) {
 		t.Fatalf("a void outcome at the end moved it to %d", l.end)
 	}
 }
+
+// A peer behind its NAT router, the router answering from the peer's
+// address at the hop before it. When the path's end is lost (an answer
+// from that address at a hop limit past the peer says the path grew) and
+// the rounds explore past the peer again, the probes that reach the peer
+// — at its hop limit and past it — stay a second apart: the router's
+// budget, under the same address, holds them.
+func TestSchedulePeerKeepsItsBudgetWhenTheEndIsLost(t *testing.T) {
+	routes := map[Link]simRoute{
+		linkA: {peer: peerA, routers: []netip.Addr{r1, r2, pub1, pub2, peerA}, peerAnswers: true, rtt: msec(20)},
+	}
+	s := newScheduler(routes, true)
+	runSchedule(s, routes, 10*time.Second, nil)
+	l := s.links[0]
+	if l.end != 6 {
+		t.Fatalf("the peer answered at hop limit %d, want 6", l.end)
+	}
+	lost := 10*time.Second + 5*time.Millisecond
+	s.Done(outcome{Link: linkA, TTL: 7, Sent: lost - msec(20), RTT: msec(20), Addr: peerA})
+	if l.end != 0 {
+		t.Fatalf("after a router's answer past the end, the end is %d", l.end)
+	}
+	log := runScheduleFrom(s, routes, lost, 20*time.Second, nil)
+	var peer []sent
+	for _, p := range log {
+		if p.ttl >= 6 {
+			peer = append(peer, p)
+		}
+	}
+	if len(peer) < 5 {
+		t.Fatalf("%d probes at or past the peer in 10 s", len(peer))
+	}
+	for i := 1; i < len(peer); i++ {
+		if d := peer[i].at - peer[i-1].at; d < time.Second {
+			t.Fatalf("the peer heard hop limits %d and %d %v apart, want a second", peer[i-1].ttl, peer[i].ttl, d)
+		}
+	}
+}
