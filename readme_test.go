@@ -150,7 +150,7 @@ type capture struct {
 	sized bool
 	got   string
 	// updates is how many of the feed's updates the picture must have
-	// taken in; seen counts them (ui.FeedUpdates counts them).
+	// taken in; seen counts them by ui.FeedUpdates.
 	updates, seen int
 }
 
