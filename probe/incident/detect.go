@@ -206,6 +206,7 @@ type scratch struct {
 	lossE      []uint64
 	lossM      []uint64
 	med        []int32
+	med16      []uint16
 }
 
 // grow returns s resized to n, zeroed.
@@ -503,7 +504,7 @@ func (d *Detector) keepBaselines(ev map[subject]*evidence, warm bool) {
 		if d.touches(k) {
 			continue
 		}
-		l.calm(&d.sc.med)
+		l.calm(&d.sc.med, &d.sc.med16)
 	}
 	if warm {
 		return // the game's first seconds are its start, not its normal

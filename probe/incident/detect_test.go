@@ -1,6 +1,7 @@
 package incident
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -600,4 +601,39 @@ func BenchmarkDetectorHeap64(b *testing.B) {
 	}
 	b.ReportMetric(held, "B/detector")
 	b.ReportMetric(held/float64(n*(n-1)), "B/link")
+}
+
+// A calm link's baseline variation is the median of its calm variations,
+// kept in varUnit steps (rounded to the nearest) and held at the most 16
+// bits hold; the round trip's median stays whole microseconds.
+func TestCalmBaselineKeepsVariationInSteps(t *testing.T) {
+	cases := []struct {
+		name    string
+		rttvar  time.Duration
+		wantVar time.Duration
+	}{
+		{"whole steps", 2 * time.Millisecond, 2 * time.Millisecond},
+		{"rounded down", 2*time.Millisecond + 3*time.Microsecond, 2 * time.Millisecond},
+		{"rounded up", 2*time.Millisecond + 5*time.Microsecond, 2*time.Millisecond + varUnit},
+		{"none", 0, 0},
+		{"held at the most", 2 * time.Second, math.MaxUint16 * varUnit},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var l link
+			var sc []int32
+			var sc16 []uint16
+			for range baselineMin + 3 {
+				l.known, l.rtt, l.rttvar = true, 30*time.Millisecond+7*time.Microsecond, c.rttvar
+				l.calm(&sc, &sc16)
+			}
+			rtt, v, ok := l.baseline()
+			if !ok {
+				t.Fatalf("no baseline after %d calm evaluations", baselineMin+3)
+			}
+			if rtt != 30*time.Millisecond+7*time.Microsecond || v != c.wantVar {
+				t.Errorf("baseline %v ± %v, want %v ± %v", rtt, v, 30*time.Millisecond+7*time.Microsecond, c.wantVar)
+			}
+		})
+	}
 }

@@ -166,7 +166,7 @@ func (l *link) srttRise() (time.Duration, bool) {
 // calm adds this evaluation's round trip to the baseline; called only
 // while no incident touches the link, so a long spike never becomes the
 // normal. scratch is working memory the detector's links share.
-func (l *link) calm(scratch *[]int32) {
+func (l *link) calm(scratch *[]int32, scratch16 *[]uint16) {
 	if !l.known {
 		return
 	}
@@ -176,21 +176,38 @@ func (l *link) calm(scratch *[]int32) {
 	if l.base == nil {
 		l.base = new(calmRing)
 	}
-	l.base.rtt[l.head], l.base.rttvar[l.head] = micros(l.rtt), micros(l.rttvar)
+	l.base.rtt[l.head], l.base.rttvar[l.head] = micros(l.rtt), varUnits(l.rttvar)
 	l.head = (l.head + 1) % baselineSpan
 	l.nbase = min(l.nbase+1, baselineSpan)
 	if l.added++; l.nbase <= baselineMin || l.added%rebase == 0 {
 		l.baseRTT = fromMicros(median(l.base.rtt[:l.nbase], scratch))
-		l.baseVar = fromMicros(median(l.base.rttvar[:l.nbase], scratch))
+		l.baseVar = fromVarUnits(median(l.base.rttvar[:l.nbase], scratch16))
 	}
 }
 
-// calmRing is a link's calm round trips and their variation, in whole
-// microseconds: half the room of durations, and finer than any baseline
-// needs (the rules' least rise is milliseconds).
+// calmRing is a link's calm round trips, in whole microseconds, and their
+// variation, in varUnit steps: a quarter and an eighth of the room of
+// durations, and finer than any baseline needs (the rules' least rise and
+// least variation are milliseconds). A machine judges every link of the
+// matrix (4 032 at 64 players), so the ring's size is most of a detector's.
 type calmRing struct {
-	rtt, rttvar [baselineSpan]int32
+	rtt    [baselineSpan]int32
+	rttvar [baselineSpan]uint16
 }
+
+// varUnit is the step a calm variation is kept in: 8 µs, so that 16 bits
+// hold up to some 524 ms. A variation beyond it is held at the most: a
+// baseline that varies that much is no baseline the jitter rule (twice the
+// baseline's variation) could use anyway.
+const varUnit = 8 * time.Microsecond
+
+// varUnits is d in varUnit steps, rounded to the nearest and held within
+// uint16.
+func varUnits(d time.Duration) uint16 {
+	return uint16(min(max((d+varUnit/2)/varUnit, 0), math.MaxUint16))
+}
+
+func fromVarUnits(u uint16) time.Duration { return time.Duration(u) * varUnit }
 
 // micros is d in whole microseconds, held within int32 (some 35 minutes).
 func micros(d time.Duration) int32 {
