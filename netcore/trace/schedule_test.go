@@ -593,3 +593,38 @@ func TestSchedulePeerKeepsItsBudgetWhenTheEndIsLost(t *testing.T) {
 		}
 	}
 }
+
+// The same peer, its end lost by an answer from past it, and a hop limit
+// at which only the peer ever answered: whichever of that hop limit and
+// the one past it goes first, the other waits a second, since both reach
+// the peer (the one past it answered from the peer's address, the other
+// by the peer's own answer).
+func TestScheduleHopThePeerAnsweredAtKeepsThePeersBudget(t *testing.T) {
+	for _, first := range []int{6, 7} {
+		t.Run(fmt.Sprintf("hop limit %d first", first), func(t *testing.T) {
+			routes := map[Link]simRoute{
+				linkA: {peer: peerA, routers: []netip.Addr{r1, r2, pub1, pub2, peerA}, peerAnswers: true, rtt: msec(20)},
+			}
+			s := newScheduler(routes, true)
+			runSchedule(s, routes, 10*time.Second, nil)
+			l := s.links[0]
+			if l.end != 6 || l.hops[6].addr.IsValid() {
+				t.Fatalf("the peer answered at hop limit %d (the router there %v), want 6 and none", l.end, l.hops[6].addr)
+			}
+			s.Done(outcome{Link: linkA, TTL: 7, Sent: 12 * time.Second, RTT: msec(20), Addr: peerA})
+			now := 13 * time.Second // every hop's budget free again
+			if l.end != 0 || l.reach < 7 {
+				t.Fatalf("after a router's answer past the end: end %d, reach %d", l.end, l.reach)
+			}
+			other := 13 - first
+			s.startRound(l, now)
+			if at, ok := s.dueAt(l, first, now, false); !ok || at != now {
+				t.Fatalf("hop limit %d due at %v (%v), want now, %v", first, at, ok, now)
+			}
+			s.commit(l, first, false, now)
+			if at, ok := s.dueAt(l, other, now, false); ok && at < now+perHopInterval {
+				t.Errorf("after hop limit %d at %v, hop limit %d is due at %v: the peer hears both within a second", first, now, other, at)
+			}
+		})
+	}
+}
