@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"math"
 	"net/netip"
 	"time"
 )
@@ -89,23 +88,6 @@ type scheduler struct {
 	basePeriod time.Duration
 	planned    bool
 	scratch    []netip.Addr // plan's, reused
-	// gen counts the changes to the state Next and NextAt read; time
-	// passing is none. The answers kept below stand while it stays.
-	gen uint64
-	// NextAt's answer (atNext, atOK), worked out at gen atGen: it holds
-	// for every now from atFrom until before atUntil.
-	atGen           uint64
-	atFrom, atUntil time.Duration
-	atNext          time.Duration
-	atOK            bool
-	// A Next that found nothing at quietFrom, at gen quietGen, leaves
-	// every round as it is: until before quietUntil, while gen stays,
-	// another finds nothing and changes nothing (quiet). quietMulti:
-	// some link has more than one hop, so that Next would plan the
-	// baseline round if it is not planned.
-	quietGen              uint64
-	quietFrom, quietUntil time.Duration
-	quietMulti            bool
 }
 
 type schedLink struct {
@@ -175,7 +157,7 @@ func (h *schedHop) silent() bool {
 
 // makeScheduler makes an empty scheduler.
 func makeScheduler() *scheduler {
-	return &scheduler{addrLast: map[netip.Addr]addrUse{}, basePeriod: baselineMin, gen: 1}
+	return &scheduler{addrLast: map[netip.Addr]addrUse{}, basePeriod: baselineMin}
 }
 
 // AddLink starts tracing link. Adding a link that is traced already keeps
@@ -186,7 +168,6 @@ func (s *scheduler) AddLink(link Link, peer netip.Addr) {
 	}
 	s.links = append(s.links, &schedLink{id: link, peer: peer.Unmap(), reach: 1})
 	s.planned = false
-	s.gen++
 }
 
 // RemoveLink stops tracing link. The addresses its probes went to keep
@@ -204,7 +185,6 @@ func (s *scheduler) RemoveLink(link Link) {
 		s.turn = 0
 	}
 	s.planned = false
-	s.gen++
 }
 
 func (s *scheduler) find(link Link) int {
@@ -232,7 +212,6 @@ func (s *scheduler) Pin(link Link, on bool) {
 		}
 		l.pinned = on
 		s.planned = false
-		s.gen++
 	}
 }
 
@@ -248,7 +227,6 @@ func (s *scheduler) Burst(link Link, now, until time.Duration) {
 		s.planned = false
 	}
 	l.burstUntil = until
-	s.gen++
 }
 
 func (l *schedLink) bursting(now time.Duration) bool { return l.pinned || now < l.burstUntil }
@@ -310,28 +288,21 @@ func (s *scheduler) plan(now time.Duration) {
 // links' candidates, a bursting link's go first; then the hop that has
 // waited longest since its own last probe, the link whose turn it is
 // first among equals: links that share a router's budget take turns in
-// it, instead of the first to ask taking it every time. While quiet, Next
-// finds what the last one found (nothing) without looking at the links.
+// it, instead of the first to ask taking it every time.
 func (s *scheduler) Next(now time.Duration) (link Link, ttl int, untold, ok bool) {
 	if s.sentAny && now-s.lastSend < rateInterval {
 		return 0, 0, false, false
 	}
-	if s.quiet(now) {
-		return 0, 0, false, false
-	}
 	var best *schedLink
 	bestTTL, bestOwn, bestAt, bestBurst := 0, time.Duration(0), 0, false
-	quiet, multi := time.Duration(math.MaxInt64), false
 	for k := range s.links {
 		i := (s.turn + k) % len(s.links)
 		l := s.links[i]
 		if l.oneHop() {
 			continue
 		}
-		multi = true
 		s.startRound(l, now)
-		ttl, own, later := s.pick(l, now, true)
-		quiet = min(quiet, later, l.roundAt+s.leastPeriod(l, now))
+		ttl, own := s.pick(l, now, true)
 		if ttl == 0 {
 			continue
 		}
@@ -341,10 +312,6 @@ func (s *scheduler) Next(now time.Duration) (link Link, ttl int, untold, ok bool
 		}
 	}
 	if best == nil {
-		// Every round has begun and marked the hops it leaves out: until
-		// a round ends or a hop's budget allows a probe, a Next finds
-		// nothing and changes nothing, unless the state changes first.
-		s.quietGen, s.quietFrom, s.quietUntil, s.quietMulti = s.gen, now, quiet, multi
 		return 0, 0, false, false
 	}
 	s.turn = (bestAt + 1) % len(s.links)
@@ -353,34 +320,12 @@ func (s *scheduler) Next(now time.Duration) (link Link, ttl int, untold, ok bool
 	return best.id, bestTTL, untold, true
 }
 
-// quiet: Next at now would find nothing and change nothing, by what the
-// last Next found (Next). A Next would plan the baseline round if it is
-// not planned (period), so the baseline round must be planned already.
-func (s *scheduler) quiet(now time.Duration) bool {
-	return s.quietGen == s.gen && now >= s.quietFrom && now < s.quietUntil && (s.planned || !s.quietMulti)
-}
-
-// leastPeriod is the shortest l's round can be from now on, the state
-// unchanged: a burst ends with time but begins only by a change, and a
-// planned baseline round stays as planned until a change (one not
-// planned yet is baselineMin at least).
-func (s *scheduler) leastPeriod(l *schedLink, now time.Duration) time.Duration {
-	switch {
-	case l.bursting(now):
-		return burstPeriod
-	case s.planned:
-		return s.basePeriod
-	}
-	return baselineMin
-}
-
 // startRound begins l's next round when its period has passed.
 func (s *scheduler) startRound(l *schedLink, now time.Duration) {
 	if l.roundOn && now-l.roundAt < s.period(l, now) {
 		return
 	}
 	l.roundAt, l.roundOn, l.done = now, true, 0
-	s.gen++
 }
 
 // pick is the hop limit link l probes at now, 0 for none, and when it
@@ -391,18 +336,12 @@ func (s *scheduler) startRound(l *schedLink, now time.Duration) {
 // link may share an address (the peer's NAT router answers from the peer's
 // public address, one hop before the peer), and by the address's budget
 // they would always tie, the nearer winning every time. With mark, the hop
-// limits the round leaves out are marked done. later is the earliest time
-// after now a hop of the round is due (math.MaxInt64: none is).
-func (s *scheduler) pick(l *schedLink, now time.Duration, mark bool) (ttl int, own, later time.Duration) {
+// limits the round leaves out are marked done.
+func (s *scheduler) pick(l *schedLink, now time.Duration, mark bool) (int, time.Duration) {
 	best, bestOwn := 0, time.Duration(0)
-	later = math.MaxInt64
 	for ttl := 1; ttl <= l.reach; ttl++ {
 		at, ok := s.dueAt(l, ttl, now, mark)
-		if !ok {
-			continue
-		}
-		if at > now {
-			later = min(later, at)
+		if !ok || at > now {
 			continue
 		}
 		own := time.Duration(-1)
@@ -413,7 +352,7 @@ func (s *scheduler) pick(l *schedLink, now time.Duration, mark bool) (ttl int, o
 			best, bestOwn = ttl, own
 		}
 	}
-	return best, bestOwn, later
+	return best, bestOwn
 }
 
 // dueAt is when the hop at ttl of l may be probed in l's current round,
@@ -435,7 +374,6 @@ func (s *scheduler) dueAt(l *schedLink, ttl int, now time.Duration, mark bool) (
 	if skip {
 		if mark {
 			l.done |= bit
-			s.gen++
 		}
 		return 0, false
 	}
@@ -516,7 +454,6 @@ func (s *scheduler) commit(l *schedLink, ttl int, untold bool, now time.Duration
 	}
 	s.lastSend, s.sentAny = now, true
 	s.prune(now)
-	s.gen++
 }
 
 // prune bounds the address table: entries whose interval has passed
@@ -543,7 +480,6 @@ func (s *scheduler) Done(o outcome) {
 		return
 	}
 	l := s.links[i]
-	s.gen++
 	l.flying &^= uint64(1) << o.TTL
 	if l.untold && l.untoldTTL == o.TTL {
 		l.untold = false
@@ -623,7 +559,6 @@ func (s *scheduler) Shared(link Link, o outcome) {
 	if l := s.link(link); l != nil && o.TTL >= 1 && o.TTL <= maxHops && !o.Reached && !o.Void {
 		o.Link = link
 		s.learn(l, o)
-		s.gen++
 	}
 }
 
@@ -635,37 +570,16 @@ func (s *scheduler) Cancel(link Link, ttl int) {
 		if l.untold && l.untoldTTL == ttl {
 			l.untold = false
 		}
-		s.gen++
 	}
 }
 
 // NextAt is the earliest time from now on at which Next may have a probe,
-// false when every link waits for an answer (or none is traced). A driver
-// asks on every wake-up, and the answer changes far less often: it is
-// kept, and worked out again only once the state changed or now reached
-// a moment at which time alone may change it.
+// false when every link waits for an answer (or none is traced).
 func (s *scheduler) NextAt(now time.Duration) (time.Duration, bool) {
-	if s.atGen == s.gen && now >= s.atFrom && now < s.atUntil {
-		return s.atNext, s.atOK
-	}
-	next, ok, until := s.nextAt(now)
-	s.atGen, s.atFrom, s.atUntil, s.atNext, s.atOK = s.gen, now, until, next, ok
-	return next, ok
-}
-
-// nextAt works NextAt out at now, and until: the answer holds for every
-// moment from now until before then, the state unchanged. Time alone
-// changes it where a burst ends (the round's period), a round ends (a new
-// one begins), a hop's skip ends (roundNext), and once now passes the
-// answer itself (a probe due is due at once).
-func (s *scheduler) nextAt(now time.Duration) (next time.Duration, ok bool, until time.Duration) {
-	until = math.MaxInt64
+	next, ok := time.Duration(0), false
 	for _, l := range s.links {
 		if l.oneHop() {
 			continue
-		}
-		if !l.pinned && now < l.burstUntil {
-			until = min(until, l.burstUntil)
 		}
 		period := s.period(l, now)
 		if !l.roundOn || now-l.roundAt >= period {
@@ -673,17 +587,14 @@ func (s *scheduler) nextAt(now time.Duration) (next time.Duration, ok bool, unti
 			// budget allows.
 			at0, on0, done0 := l.roundAt, l.roundOn, l.done
 			l.roundAt, l.roundOn, l.done = now, true, 0
-			at, found, u := s.roundNext(l, now)
+			at, found := s.roundNext(l, now)
 			l.roundAt, l.roundOn, l.done = at0, on0, done0
-			until = min(until, u)
 			if found && (!ok || at < next) {
 				next, ok = at, true
 			}
 			continue
 		}
-		until = min(until, l.roundAt+period)
-		at, found, u := s.roundNext(l, now)
-		until = min(until, u)
+		at, found := s.roundNext(l, now)
 		if !found {
 			at, found = l.roundAt+period, true
 		}
@@ -694,37 +605,20 @@ func (s *scheduler) nextAt(now time.Duration) (next time.Duration, ok bool, unti
 	if ok && s.sentAny {
 		next = max(next, s.lastSend+rateInterval)
 	}
-	if ok {
-		// Every time that made next is either a moment after now or now
-		// itself (max(now, …)): past next, now is the answer.
-		until = min(until, next+1)
-	}
-	return next, ok, until
+	return next, ok
 }
 
 // roundNext is the earliest time one of l's current round's hops is due,
-// false when none is, and until: the first moment after now at which time
-// alone may change which hops the round leaves out — a silent hop's
-// silentEvery ends, or a round that begins now outlives another link's
-// probe of a shared router (dueAt).
-func (s *scheduler) roundNext(l *schedLink, now time.Duration) (next time.Duration, ok bool, until time.Duration) {
-	until = math.MaxInt64
+// false when none is.
+func (s *scheduler) roundNext(l *schedLink, now time.Duration) (time.Duration, bool) {
+	next, ok := time.Duration(0), false
 	for ttl := 1; ttl <= l.reach; ttl++ {
 		at, due := s.dueAt(l, ttl, now, false)
 		if due && (!ok || at < next) {
 			next, ok = at, true
 		}
-		h := &l.hops[ttl]
-		if h.silent() && h.probed && now-h.last < silentEvery {
-			until = min(until, h.last+silentEvery)
-		}
-		if a := s.addrOf(l, ttl); a.IsValid() && h.tell {
-			if u, used := s.addrLast[a]; used && u.at >= now {
-				until = min(until, u.at+1)
-			}
-		}
 	}
-	return next, ok, until
+	return next, ok
 }
 
 // endAfter is the hop limit the path ends at after outcome o, given end

@@ -246,7 +246,6 @@ func (s *Session) peerEvent(from string, e feed.Event) {
 			if m.Name == r.Player && !m.Observer {
 				m.removed = true
 				m.linked = false
-				s.membersChanged()
 			}
 		}
 	}
