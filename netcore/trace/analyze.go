@@ -439,18 +439,18 @@ func excessAt(k, n int, before lossPool, level float64) bool {
 // own, and it is no evidence either way.
 //
 //   - rate_limited: the hop loses more than the hops after it, pooled,
-//     at limitSignificance;
+//     at limitSignificance, and limitRatio times their share at least;
 //   - loss_starts: of the hops neither silent nor rate-limited, the split
 //     into those before and those from a hop on that the counts favour
 //     most (the largest likelihood ratio of two loss rates against one),
 //     when the hops from it on, pooled, lose significantly more than
 //     those before it, pooled — by at least lossThreshold — and than the
-//     hop just before it alone. Pooling the hops past the start gives the
-//     test the probes of all of them; the split, rather than the first hop
-//     that passes alone, keeps a later hop that lost a few more by chance
-//     from being named before the one the loss begins at, and the hop
-//     before it, held alone, keeps a hop that lost a few less by chance
-//     from being passed over.
+//     hop just before it alone (at prevSignificance). Pooling the hops
+//     past the start gives the test the probes of all of them; the split,
+//     rather than the first hop that passes alone, keeps a later hop that
+//     lost a few more by chance from being named before the one the loss
+//     begins at, and the hop before it, held alone, keeps a hop that lost
+//     a few less by chance from being passed over.
 func judgeLoss(cs []calc, r *Result) {
 	// A hop answering from the address of the hop before it is, as far as
 	// probes tell, the same machine reached at two hop limits (a peer
@@ -476,7 +476,7 @@ func judgeLoss(cs []calc, r *Result) {
 				after.add(d)
 			}
 		}
-		if after.n > 0 && excessAt(c.k, c.n, after, limitSignificance) {
+		if after.n > 0 && excessAt(c.k, c.n, after, limitSignificance) && float64(c.k)/float64(c.n) >= limitRatio*after.share() {
 			limited[i] = true
 			r.Hops[i].RateLimited = true
 		}
@@ -515,7 +515,7 @@ func placeable(before, after, prev lossPool, start lossPool) bool {
 	if start.n < minPlaceProbes || (prev.n > 0 && prev.n < minPlaceProbes) {
 		return false
 	}
-	return excess(after.k, after.n, before) && (prev.n == 0 || moreLoss(after.k, after.n, prev.k, prev.n) <= significance)
+	return excess(after.k, after.n, before) && (prev.n == 0 || moreLoss(after.k, after.n, prev.k, prev.n) <= prevSignificance)
 }
 
 // lossSplit is the hop the counts of the hops that count (neither silent
