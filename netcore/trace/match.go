@@ -94,6 +94,10 @@ type matcher struct {
 	unmatched uint64
 	// voided counts held answers dropped by a surplus after them.
 	voided uint64
+	// NextTimeout's answer, kept while known: every change to the
+	// probes in flight or the held answers forgets it.
+	next          time.Duration
+	nextOK, known bool
 }
 
 // flight is one probe in flight.
@@ -153,7 +157,10 @@ func (m *matcher) AddLink(link Link, peer netip.Addr) {
 }
 
 // RemoveLink forgets link; its probes in flight are dropped uncounted.
-func (m *matcher) RemoveLink(link Link) { delete(m.links, link) }
+func (m *matcher) RemoveLink(link Link) {
+	delete(m.links, link)
+	m.known = false
+}
 
 // Sent records a probe sent on link at hop limit ttl, lost after wait;
 // untold says its answer cannot be told apart by address or number. It is
@@ -172,6 +179,7 @@ func (m *matcher) Sent(link Link, num uint32, ttl int, at, wait time.Duration, u
 	}
 	l.fl[l.n] = flight{num: num, ttl: ttl, sent: at, wait: wait, untold: untold}
 	l.n++
+	m.known = false
 	return true
 }
 
@@ -189,6 +197,7 @@ func (m *matcher) Unmatched() uint64 { return m.unmatched }
 // Answer matches an error-queue answer that arrived at at for a datagram
 // sent to link's peer.
 func (m *matcher) Answer(link Link, a Answer, at time.Duration) (outcome, bool) {
+	m.known = false // it may land a probe, hold an answer or drop those held
 	l := m.links[link]
 	var o outcome
 	ok := false
@@ -359,6 +368,7 @@ func (m *matcher) Released(now time.Duration, dst []outcome) []outcome {
 		for _, o := range l.held {
 			if now-o.Sent >= o.Wait {
 				dst = append(dst, o)
+				m.known = false
 				continue
 			}
 			l.held[k] = o
@@ -385,6 +395,7 @@ func (m *matcher) Reply(link Link, p Probe, at time.Duration) (outcome, bool) {
 	}
 	o := l.land(link, i, at, l.peer)
 	o.Reached = true
+	m.known = false
 	return o, true
 }
 
@@ -401,14 +412,25 @@ func (m *matcher) Timeout(now time.Duration, dst []outcome) []outcome {
 			}
 			dst = append(dst, outcome{Link: id, Num: f.num, TTL: f.ttl, Sent: f.sent, Wait: f.wait, Lost: !f.heard, Void: f.heard})
 			l.drop(i)
+			m.known = false
 		}
 	}
 	return dst
 }
 
 // NextTimeout is when the earliest probe in flight times out, or a held
-// answer's probe's time ends.
+// answer's probe's time ends: before then, Timeout and Released find
+// nothing. The answer is kept until the probes or the held answers change.
 func (m *matcher) NextTimeout() (time.Duration, bool) {
+	if !m.known {
+		m.next, m.nextOK = m.nextTimeout()
+		m.known = true
+	}
+	return m.next, m.nextOK
+}
+
+// nextTimeout works NextTimeout out.
+func (m *matcher) nextTimeout() (time.Duration, bool) {
 	var next time.Duration
 	ok := false
 	for _, l := range m.links {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"net/netip"
 	"time"
 )
@@ -88,6 +89,23 @@ type scheduler struct {
 	basePeriod time.Duration
 	planned    bool
 	scratch    []netip.Addr // plan's, reused
+	// gen counts the changes to the state Next and NextAt read; time
+	// passing is none. The answers kept below stand while it stays.
+	gen uint64
+	// NextAt's answer (atNext, atOK), worked out at gen atGen: it holds
+	// for every now from atFrom until before atUntil.
+	atGen           uint64
+	atFrom, atUntil time.Duration
+	atNext          time.Duration
+	atOK            bool
+	// A Next that found nothing at quietFrom, at gen quietGen, leaves
+	// every round as it is: until before quietUntil, while gen stays,
+	// another finds nothing and changes nothing (quiet). quietMulti:
+	// some link has more than one hop, so that Next would plan the
+	// baseline round if it is not planned.
+	quietGen              uint64
+	quietFrom, quietUntil time.Duration
+	quietMulti            bool
 }
 
 type schedLink struct {
@@ -157,7 +175,7 @@ func (h *schedHop) silent() bool {
 
 // makeScheduler makes an empty scheduler.
 func makeScheduler() *scheduler {
-	return &scheduler{addrLast: map[netip.Addr]addrUse{}, basePeriod: baselineMin}
+	return &scheduler{addrLast: map[netip.Addr]addrUse{}, basePeriod: baselineMin, gen: 1}
 }
 
 // AddLink starts tracing link. Adding a link that is traced already keeps
@@ -168,6 +186,7 @@ func (s *scheduler) AddLink(link Link, peer netip.Addr) {
 	}
 	s.links = append(s.links, &schedLink{id: link, peer: peer.Unmap(), reach: 1})
 	s.planned = false
+	s.gen++
 }
 
 // RemoveLink stops tracing link. The addresses its probes went to keep
@@ -185,6 +204,7 @@ func (s *scheduler) RemoveLink(link Link) {
 		s.turn = 0
 	}
 	s.planned = false
+	s.gen++
 }
 
 func (s *scheduler) find(link Link) int {
@@ -212,6 +232,7 @@ func (s *scheduler) Pin(link Link, on bool) {
 		}
 		l.pinned = on
 		s.planned = false
+		s.gen++
 	}
 }
 
@@ -227,6 +248,7 @@ func (s *scheduler) Burst(link Link, now, until time.Duration) {
 		s.planned = false
 	}
 	l.burstUntil = until
+	s.gen++
 }
 
 func (l *schedLink) bursting(now time.Duration) bool { return l.pinned || now < l.burstUntil }
@@ -288,21 +310,28 @@ func (s *scheduler) plan(now time.Duration) {
 // links' candidates, a bursting link's go first; then the hop that has
 // waited longest since its own last probe, the link whose turn it is
 // first among equals: links that share a router's budget take turns in
-// it, instead of the first to ask taking it every time.
+// it, instead of the first to ask taking it every time. While quiet, Next
+// finds what the last one found (nothing) without looking at the links.
 func (s *scheduler) Next(now time.Duration) (link Link, ttl int, untold, ok bool) {
 	if s.sentAny && now-s.lastSend < rateInterval {
 		return 0, 0, false, false
 	}
+	if s.quiet(now) {
+		return 0, 0, false, false
+	}
 	var best *schedLink
 	bestTTL, bestOwn, bestAt, bestBurst := 0, time.Duration(0), 0, false
+	quiet, multi := time.Duration(math.MaxInt64), false
 	for k := range s.links {
 		i := (s.turn + k) % len(s.links)
 		l := s.links[i]
 		if l.oneHop() {
 			continue
 		}
+		multi = true
 		s.startRound(l, now)
-		ttl, own := s.pick(l, now, true)
+		ttl, own, later := s.pick(l, now, true)
+		quiet = min(quiet, later, l.roundAt+s.leastPeriod(l, now))
 		if ttl == 0 {
 			continue
 		}
@@ -312,6 +341,10 @@ func (s *scheduler) Next(now time.Duration) (link Link, ttl int, untold, ok bool
 		}
 	}
 	if best == nil {
+		// Every round has begun and marked the hops it leaves out: until
+		// a round ends or a hop's budget allows a probe, a Next finds
+		// nothing and changes nothing, unless the state changes first.
+		s.quietGen, s.quietFrom, s.quietUntil, s.quietMulti = s.gen, now, quiet, multi
 		return 0, 0, false, false
 	}
 	s.turn = (bestAt + 1) % len(s.links)
@@ -320,12 +353,34 @@ func (s *scheduler) Next(now time.Duration) (link Link, ttl int, untold, ok bool
 	return best.id, bestTTL, untold, true
 }
 
+// quiet: Next at now would find nothing and change nothing, by what the
+// last Next found (Next). A Next would plan the baseline round if it is
+// not planned (period), so the baseline round must be planned already.
+func (s *scheduler) quiet(now time.Duration) bool {
+	return s.quietGen == s.gen && now >= s.quietFrom && now < s.quietUntil && (s.planned || !s.quietMulti)
+}
+
+// leastPeriod is the shortest l's round can be from now on, the state
+// unchanged: a burst ends with time but begins only by a change, and a
+// planned baseline round stays as planned until a change (one not
+// planned yet is baselineMin at least).
+func (s *scheduler) leastPeriod(l *schedLink, now time.Duration) time.Duration {
+	switch {
+	case l.bursting(now):
+		return burstPeriod
+	case s.planned:
+		return s.basePeriod
+	}
+	return baselineMin
+}
+
 // startRound begins l's next round when its period has passed.
 func (s *scheduler) startRound(l *schedLink, now time.Duration) {
 	if l.roundOn && now-l.roundAt < s.period(l, now) {
 		return
 	}
 	l.roundAt, l.roundOn, l.done = now, true, 0
+	s.gen++
 }
 
 // pick is the hop limit link l probes at now, 0 for none, and when it
@@ -336,12 +391,18 @@ func (s *scheduler) startRound(l *schedLink, now time.Duration) {
 // link may share an address (the peer's NAT router answers from the peer's
 // public address, one hop before the peer), and by the address's budget
 // they would always tie, the nearer winning every time. With mark, the hop
-// limits the round leaves out are marked done.
-func (s *scheduler) pick(l *schedLink, now time.Duration, mark bool) (int, time.Duration) {
+// limits the round leaves out are marked done. later is the earliest time
+// after now a hop of the round is due (math.MaxInt64: none is).
+func (s *scheduler) pick(l *schedLink, now time.Duration, mark bool) (ttl int, own, later time.Duration) {
 	best, bestOwn := 0, time.Duration(0)
+	later = math.MaxInt64
 	for ttl := 1; ttl <= l.reach; ttl++ {
 		at, ok := s.dueAt(l, ttl, now, mark)
-		if !ok || at > now {
+		if !ok {
+			continue
+		}
+		if at > now {
+			later = min(later, at)
 			continue
 		}
 		own := time.Duration(-1)
@@ -352,7 +413,7 @@ func (s *scheduler) pick(l *schedLink, now time.Duration, mark bool) (int, time.
 			best, bestOwn = ttl, own
 		}
 	}
-	return best, bestOwn
+	return best, bestOwn, later
 }
 
 // dueAt is when the hop at ttl of l may be probed in l's current round,
@@ -374,6 +435,7 @@ func (s *scheduler) dueAt(l *schedLink, ttl int, now time.Duration, mark bool) (
 	if skip {
 		if mark {
 			l.done |= bit
+			s.gen++
 		}
 		return 0, false
 	}
@@ -443,10 +505,12 @@ func (s *scheduler) commit(l *schedLink, ttl int, untold bool, now time.Duration
 		s.knownLast[ttl], s.knownAny[ttl] = now, true
 	} else {
 		s.unknownLast[ttl], s.unknownAny[ttl] = now, true
-		if ttl > l.answered {
-			// Past every hop that answered, the probe may reach the
-			// peer itself: it spends the peer's budget too, until a
-			// router's answer shows it did not.
+		if !l.routerPast(ttl) {
+			// Past every hop a router answered at, the probe may
+			// reach the peer itself — before a hop limit the peer
+			// answered at too, the peer's answer to it lost: it
+			// spends the peer's budget too, until a router's answer
+			// shows it did not.
 			prev, had := s.addrLast[l.peer]
 			l.spent = spentPeer{ttl: ttl, at: now, prev: prev, hadPrev: had}
 			s.addrLast[l.peer] = addrUse{at: now, by: l.id}
@@ -454,6 +518,19 @@ func (s *scheduler) commit(l *schedLink, ttl int, untold bool, now time.Duration
 	}
 	s.lastSend, s.sentAny = now, true
 	s.prune(now)
+	s.gen++
+}
+
+// routerPast: a router answered past ttl, from an address not the
+// peer's, so a probe at ttl stops before the peer. An answer of the
+// peer's own, or from its address (its NAT router's), shows no such thing.
+func (l *schedLink) routerPast(ttl int) bool {
+	for t := ttl + 1; t <= maxHops; t++ {
+		if a := l.hops[t].addr; a.IsValid() && a != l.peer {
+			return true
+		}
+	}
+	return false
 }
 
 // prune bounds the address table: entries whose interval has passed
@@ -480,6 +557,7 @@ func (s *scheduler) Done(o outcome) {
 		return
 	}
 	l := s.links[i]
+	s.gen++
 	l.flying &^= uint64(1) << o.TTL
 	if l.untold && l.untoldTTL == o.TTL {
 		l.untold = false
@@ -559,6 +637,7 @@ func (s *scheduler) Shared(link Link, o outcome) {
 	if l := s.link(link); l != nil && o.TTL >= 1 && o.TTL <= maxHops && !o.Reached && !o.Void {
 		o.Link = link
 		s.learn(l, o)
+		s.gen++
 	}
 }
 
@@ -570,16 +649,37 @@ func (s *scheduler) Cancel(link Link, ttl int) {
 		if l.untold && l.untoldTTL == ttl {
 			l.untold = false
 		}
+		s.gen++
 	}
 }
 
 // NextAt is the earliest time from now on at which Next may have a probe,
-// false when every link waits for an answer (or none is traced).
+// false when every link waits for an answer (or none is traced). A driver
+// asks on every wake-up, and the answer changes far less often: it is
+// kept, and worked out again only once the state changed or now reached
+// a moment at which time alone may change it.
 func (s *scheduler) NextAt(now time.Duration) (time.Duration, bool) {
-	next, ok := time.Duration(0), false
+	if s.atGen == s.gen && now >= s.atFrom && now < s.atUntil {
+		return s.atNext, s.atOK
+	}
+	next, ok, until := s.nextAt(now)
+	s.atGen, s.atFrom, s.atUntil, s.atNext, s.atOK = s.gen, now, until, next, ok
+	return next, ok
+}
+
+// nextAt works NextAt out at now, and until: the answer holds for every
+// moment from now until before then, the state unchanged. Time alone
+// changes it where a burst ends (the round's period), a round ends (a new
+// one begins), a hop's skip ends (roundNext), and once now passes the
+// answer itself (a probe due is due at once).
+func (s *scheduler) nextAt(now time.Duration) (next time.Duration, ok bool, until time.Duration) {
+	until = math.MaxInt64
 	for _, l := range s.links {
 		if l.oneHop() {
 			continue
+		}
+		if !l.pinned && now < l.burstUntil {
+			until = min(until, l.burstUntil)
 		}
 		period := s.period(l, now)
 		if !l.roundOn || now-l.roundAt >= period {
@@ -587,14 +687,17 @@ func (s *scheduler) NextAt(now time.Duration) (time.Duration, bool) {
 			// budget allows.
 			at0, on0, done0 := l.roundAt, l.roundOn, l.done
 			l.roundAt, l.roundOn, l.done = now, true, 0
-			at, found := s.roundNext(l, now)
+			at, found, u := s.roundNext(l, now)
 			l.roundAt, l.roundOn, l.done = at0, on0, done0
+			until = min(until, u)
 			if found && (!ok || at < next) {
 				next, ok = at, true
 			}
 			continue
 		}
-		at, found := s.roundNext(l, now)
+		until = min(until, l.roundAt+period)
+		at, found, u := s.roundNext(l, now)
+		until = min(until, u)
 		if !found {
 			at, found = l.roundAt+period, true
 		}
@@ -605,20 +708,37 @@ func (s *scheduler) NextAt(now time.Duration) (time.Duration, bool) {
 	if ok && s.sentAny {
 		next = max(next, s.lastSend+rateInterval)
 	}
-	return next, ok
+	if ok {
+		// Every time that made next is either a moment after now or now
+		// itself (max(now, …)): past next, now is the answer.
+		until = min(until, next+1)
+	}
+	return next, ok, until
 }
 
 // roundNext is the earliest time one of l's current round's hops is due,
-// false when none is.
-func (s *scheduler) roundNext(l *schedLink, now time.Duration) (time.Duration, bool) {
-	next, ok := time.Duration(0), false
+// false when none is, and until: the first moment after now at which time
+// alone may change which hops the round leaves out — a silent hop's
+// silentEvery ends, or a round that begins now outlives another link's
+// probe of a shared router (dueAt).
+func (s *scheduler) roundNext(l *schedLink, now time.Duration) (next time.Duration, ok bool, until time.Duration) {
+	until = math.MaxInt64
 	for ttl := 1; ttl <= l.reach; ttl++ {
 		at, due := s.dueAt(l, ttl, now, false)
 		if due && (!ok || at < next) {
 			next, ok = at, true
 		}
+		h := &l.hops[ttl]
+		if h.silent() && h.probed && now-h.last < silentEvery {
+			until = min(until, h.last+silentEvery)
+		}
+		if a := s.addrOf(l, ttl); a.IsValid() && h.tell {
+			if u, used := s.addrLast[a]; used && u.at >= now {
+				until = min(until, u.at+1)
+			}
+		}
 	}
-	return next, ok
+	return next, ok, until
 }
 
 // endAfter is the hop limit the path ends at after outcome o, given end

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"crypto/rand"
+	"math"
 	mrand "math/rand/v2"
 	"net/netip"
 	"time"
@@ -41,6 +42,10 @@ type Tracer struct {
 	// idleAt is when Next last found no probe to send (idle: ever).
 	idleAt time.Duration
 	idle   bool
+	// baseDue is the earliest time a link's baselines are due to be
+	// worked out again (refreshBase); before it, and before a probe
+	// times out, a Tick has nothing to do.
+	baseDue time.Duration
 }
 
 // tlink is one traced link's path and what holds it.
@@ -95,6 +100,7 @@ func (t *Tracer) AddLink(link Link, peer netip.Addr) {
 	t.s.AddLink(link, peer)
 	if t.links[link] == nil {
 		t.links[link] = &tlink{}
+		t.baseDue = math.MinInt64 // a new path's baselines are due at once
 	}
 	t.links[link].path.peer = peer.Unmap()
 }
@@ -122,6 +128,7 @@ func (t *Tracer) Burst(link Link, now, until time.Duration, hold bool) {
 		if now >= l.holdUntil {
 			l.path.based = false // fresh when the hold begins
 			l.path.refreshBase(now, false)
+			t.baseDue = min(t.baseDue, l.path.baseAt+baseEvery)
 		}
 		l.holdUntil = max(l.holdUntil, until)
 	}
@@ -209,9 +216,13 @@ func (t *Tracer) Reply(link Link, p Probe, at time.Duration) bool {
 
 // Tick counts the probes overdue at now as lost, adds to the paths the
 // header-only answers whose probe's time has passed clean, and works the
-// baselines out anew where due.
+// baselines out anew where due. Most Ticks come before any of that: they
+// return at once.
 func (t *Tracer) Tick(now time.Duration) {
 	t.now = max(t.now, now)
+	if lost, ok := t.m.NextTimeout(); (!ok || now < lost) && now < t.baseDue {
+		return
+	}
 	t.expired = t.m.Timeout(now, t.expired[:0])
 	for _, o := range t.expired {
 		t.land(o)
@@ -220,8 +231,10 @@ func (t *Tracer) Tick(now time.Duration) {
 	for _, o := range t.expired {
 		t.add(o)
 	}
+	t.baseDue = math.MaxInt64
 	for _, l := range t.links {
 		l.path.refreshBase(now, now < l.holdUntil)
+		t.baseDue = min(t.baseDue, l.path.baseAt+baseEvery)
 	}
 }
 
@@ -230,13 +243,22 @@ func (t *Tracer) Tick(now time.Duration) {
 // time the Tracer was given (now may be earlier: a caller that asks from 0
 // gets a due probe's time as it is). A send time at or before the moment
 // Next last found nothing to send is put off by the machine's spacing, so
-// that no driver can spin on it.
+// that no driver can spin on it. The scheduler and the matcher keep their
+// answers until they may change (scheduler.NextAt, matcher.NextTimeout):
+// asked on every wake-up, it looks at no link.
 func (t *Tracer) NextDeadline(now time.Duration) (time.Duration, bool) {
 	send, okS := t.s.NextAt(max(now, t.now))
+	lost, okL := t.m.NextTimeout()
+	return t.earliest(send, okS, lost, okL)
+}
+
+// earliest is the deadline of a next send and a next timeout (each with
+// whether there is one), the send put off by the spacing while Next finds
+// nothing.
+func (t *Tracer) earliest(send time.Duration, okS bool, lost time.Duration, okL bool) (time.Duration, bool) {
 	if okS && t.idle && send <= t.idleAt {
 		send = t.idleAt + rateInterval
 	}
-	lost, okL := t.m.NextTimeout()
 	switch {
 	case okS && okL:
 		return min(send, lost), true

@@ -324,6 +324,7 @@ func (s *Session) welcomed(now time.Duration, w netcore.Welcome) {
 		return
 	}
 	host.linked = true
+	s.membersChanged()
 	s.nextPing = now
 	s.log.Info("welcomed", "id", w.Peer, "session", s.SessionName())
 	s.message(fmt.Sprintf("Joined session %s as %s", s.SessionName(), s.cfg.Name))

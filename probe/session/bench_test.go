@@ -45,3 +45,34 @@ func BenchmarkSessionSecond(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdleWakeUp64 is one wake-up of a session with nothing due: the
+// host of 64 players, every machine tracing its links, Ticked again at the
+// time its driver last woke it, then asked its NextDeadline — what a
+// driver does on every datagram and timer, hundreds of times a second.
+func BenchmarkIdleWakeUp64(b *testing.B) {
+	w := newWorld(b, 9, impair.Profile{Delay: 500 * time.Microsecond})
+	w.hops = true
+	host := w.host("p1", Config{Players: 64})
+	ms := []*machine{host}
+	for i := 2; i <= 64; i++ {
+		ms = append(ms, w.join(fmt.Sprintf("p%d", i), RolePlayer, host, Config{}))
+	}
+	if !w.runUntil(60*time.Second, started(ms...)) {
+		b.Fatal("no start")
+	}
+	w.runFor(15 * time.Second)
+	s, now := host.s, w.now()
+	if s.ep.Probes() == 0 {
+		b.Fatal("the host sent no probe")
+	}
+	s.Tick(now)
+	d0, ok0 := s.NextDeadline()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Tick(now)
+		if d, ok := s.NextDeadline(); d != d0 || ok != ok0 {
+			b.Fatalf("deadline %v %v after an idle Tick, was %v %v", d, ok, d0, ok0)
+		}
+	}
+}

@@ -33,6 +33,7 @@ func (s *Session) dropMember(now time.Duration, m *member, why string) {
 	}
 	s.members = slices.DeleteFunc(s.members, func(x *member) bool { return x == m })
 	delete(s.byID, m.ID)
+	s.membersChanged()
 	s.message(fmt.Sprintf("%s %s (%d of %d players seated)", m.Name, why, s.seated(), s.need))
 	s.log.Info("left the lobby", "player", m.Name, "why", why)
 	s.rosterChanged(now)
@@ -49,6 +50,7 @@ func (s *Session) forgetObserver(m *member, why string) {
 		s.ep.RemoveLink(m.ID)
 	}
 	m.linked = false
+	s.membersChanged()
 	delete(s.wb.shares, m.ID) // its share of the watchers' budget (watchbudget.go)
 	s.message(m.Name + " " + why)
 }

@@ -159,7 +159,7 @@ func (w *world) forwarder(addr, up string, target netip.AddrPort) netip.AddrPort
 // joinAt joins an already attached machine through hostAddr.
 func (w *world) joinAt(m *machine, role Role, hostAddr netip.AddrPort, cfg Config) *machine {
 	w.t.Helper()
-	s, err := NewJoiner(w.config(m, cfg), role, m.tr, hostAddr)
+	s, err := NewJoiner(w.config(m, cfg), role, w.transport(m), hostAddr)
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}

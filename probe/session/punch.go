@@ -475,6 +475,7 @@ func (s *Session) usePath(now time.Duration, m *member, p path, addr netip.AddrP
 		m.path.took = now - m.path.since
 	}
 	m.Addr = addr
+	s.membersChanged()
 	if m.linked {
 		_ = s.ep.MoveLink(m.ID, addr)
 	}

@@ -100,6 +100,7 @@ func (s *Session) applyRoster(now time.Duration, r roster) {
 	for _, m := range list {
 		s.byID[m.ID] = m
 	}
+	s.membersChanged()
 	s.version = r.Version
 	s.lateSelf = self.Late
 	s.need = int(r.Need)
@@ -153,6 +154,7 @@ func (s *Session) takeEntry(now time.Duration, e rosterEntry) *member {
 		e.Key = m.Key
 	}
 	m.Member = probe.Member{ID: e.ID, Name: e.Name, Addr: addr, Observer: e.Observer, Key: e.Key}
+	s.membersChanged() // its link may change too, below
 	if moved.IsValid() {
 		s.probePath(now, m, moved)
 	}

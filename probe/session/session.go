@@ -483,4 +483,5 @@ func (s *Session) newEndpoint(self netcore.PeerID, token uint64) error {
 func (s *Session) addMember(m *member) {
 	s.members = append(s.members, m)
 	s.byID[m.ID] = m
+	s.membersChanged()
 }

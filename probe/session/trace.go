@@ -58,10 +58,27 @@ type traceState struct {
 	viewed string                  // the link the Path view shows; "" while it is closed
 	on     map[netcore.PeerID]bool // links Endpoint.SetTraced turned on
 	pinned map[netcore.PeerID]bool // links Endpoint.PinTrace pins
-	names  [maxTraced + 1]string   // tracedNames's scratch, and the load test's peer
+	names  [maxTraced + 1]string   // wantedNames's: tracedNames's, and the load test's peer
+	// tracedNames's answer for the latest diagnosis d and viewed link:
+	// a diagnosis is never changed once made (a new one is a new
+	// value), so the same pointer names the same links.
+	policy       [maxTraced]string
+	policyN      int
+	policyD      *diagnosis.Diagnosis
+	policyViewed string
+	policyOK     bool
 	// printed is, by link, when its last `path` line went out and the
 	// judgement it said.
 	printed map[netcore.PeerID]printedPath
+	// What syncTrace's last look at the members went by: the policy's
+	// names, whether the endpoint traces, this machine's ID. stale says
+	// a member joined, left or changed since (membersChanged), or one the
+	// policy traces was still waiting for its endpoint link.
+	synced     [maxTraced + 1]string
+	syncedN    int
+	syncedCan  bool
+	syncedSelf netcore.PeerID
+	stale      bool
 }
 
 // printedPath is a link's last `path` line: when, and what it judged.
@@ -169,7 +186,12 @@ func (s *Session) wantedNames() []string {
 	if s.peer != nil {
 		d = s.peer.LastDiagnosis()
 	}
-	names := tracedNames(s.trace.names[:0], s.cfg.Name, s.cfg.Trace, s.trace.viewed, d)
+	t := &s.trace
+	if !t.policyOK || t.policyD != d || t.policyViewed != t.viewed {
+		t.policyN = len(tracedNames(t.policy[:0], s.cfg.Name, s.cfg.Trace, t.viewed, d))
+		t.policyD, t.policyViewed, t.policyOK = d, t.viewed, true
+	}
+	names := append(t.names[:0], t.policy[:t.policyN]...)
 	// A load test's tester traces the pair's link while the test runs:
 	// the result's where (load.go).
 	if r := s.load.run; r != nil && r.tester && !slices.Contains(names, r.m.Name) {
@@ -198,32 +220,72 @@ func (s *Session) traceWanted(m *member, names []string) bool {
 // syncTrace turns tracing on and off, and pins links, where the policy
 // changed its mind: Endpoint.SetTraced and PinTrace are called on changes
 // only. A link that has no endpoint link yet (a peer still joining) is
-// turned on once it has one.
+// turned on once it has one. It runs on every Tick, and looks at the
+// members only when something it reads changed since it last did: the
+// policy's names, whether the endpoint traces, or a member
+// (membersChanged); until a link the policy traces has its endpoint link,
+// it looks every time.
 func (s *Session) syncTrace() {
 	names := s.wantedNames()
 	can, _ := s.ep.TraceAvailable()
+	if s.traceSynced(names, can) {
+		return
+	}
+	s.trace.syncedN = copy(s.trace.synced[:], names)
+	s.trace.syncedCan, s.trace.syncedSelf = can, s.self
+	_, s.trace.stale = s.scanTrace(names, can, true)
+}
+
+// traceSynced: nothing syncTrace reads changed since its last look at the
+// members, the policy naming names and the endpoint tracing when can.
+func (s *Session) traceSynced(names []string, can bool) bool {
+	return !s.trace.stale && can == s.trace.syncedCan && s.self == s.trace.syncedSelf && slices.Equal(names, s.trace.synced[:s.trace.syncedN])
+}
+
+// membersChanged says a member joined or left, or its link, name, address
+// or role changed: syncTrace looks at the members again.
+func (s *Session) membersChanged() { s.trace.stale = true }
+
+// scanTrace is syncTrace's look at every member, the policy naming names
+// and the endpoint tracing when can: with apply, it makes the changes;
+// without, it only counts them. waiting: a link the policy traces has no
+// endpoint link yet.
+func (s *Session) scanTrace(names []string, can, apply bool) (changes int, waiting bool) {
 	for _, m := range s.members {
 		want := can && s.traceable(m, names)
 		if want && !s.trace.on[m.ID] {
 			if _, ok := s.ep.Stats(m.ID); !ok {
+				waiting = true
 				continue
 			}
 		}
+		pin := want && s.traceWanted(m, names)
+		if !apply {
+			if want != s.trace.on[m.ID] || pin != s.trace.pinned[m.ID] {
+				changes++
+			}
+			continue
+		}
 		if setMark(&s.trace.on, m.ID, want) {
 			s.ep.SetTraced(m.ID, want)
+			changes++
 		}
-		pin := want && s.traceWanted(m, names)
 		if setMark(&s.trace.pinned, m.ID, pin) {
 			s.ep.PinTrace(m.ID, pin)
+			changes++
 		}
 	}
 	for id := range s.trace.on {
 		if s.byID[id] == nil { // forgotten: its link and its trace went with it
-			delete(s.trace.on, id)
-			delete(s.trace.pinned, id)
-			delete(s.trace.printed, id)
+			changes++
+			if apply {
+				delete(s.trace.on, id)
+				delete(s.trace.pinned, id)
+				delete(s.trace.printed, id)
+			}
 		}
 	}
+	return changes, waiting
 }
 
 // setMark marks id in *set when on and unmarks it when not (the map is

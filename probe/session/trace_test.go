@@ -10,6 +10,7 @@ import (
 	"github.com/lagscope/lagscope/vocab"
 
 	"github.com/lagscope/lagscope/netcore"
+	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/probe/feed"
 )
@@ -227,4 +228,100 @@ func TestDuePathsCadence(t *testing.T) {
 	if due != 4 {
 		t.Fatalf("%d lines in 30 s at the baseline's pace with one change, want 4 (at 1, 11, 15 and 25 s)", due)
 	}
+}
+
+// The policy follows the members as they come and go, every machine on a
+// transport that traces: a player's link is traced once it is linked, one
+// that leaves the lobby or falls silent is forgotten, a watcher's is
+// traced by the players only while the Path view shows it (the watcher
+// traces its own links to them) and it watches, one the game removes is
+// traced no more, and a pair that ends relayed is not traced. Every step of the world also checks that syncTrace,
+// which looks at the members only when something it reads changed, never
+// passes over a change (checkTraceSynced).
+func TestTraceFollowsMembersComingAndGoing(t *testing.T) {
+	traced := func(m *machine) (on, pinned []string) {
+		for _, x := range m.s.members {
+			if m.s.trace.on[x.ID] {
+				on = append(on, x.Name)
+			}
+			if m.s.trace.pinned[x.ID] {
+				pinned = append(pinned, x.Name)
+			}
+		}
+		return on, pinned
+	}
+	check := func(w *world, m *machine, on, pinned []string) {
+		t.Helper()
+		gotOn, gotPinned := traced(m)
+		if !slices.Equal(gotOn, on) || !slices.Equal(gotPinned, pinned) {
+			t.Fatalf("at %v %s traces %v, pinned %v; want %v, pinned %v", w.now(), m.name, gotOn, gotPinned, on, pinned)
+		}
+	}
+
+	w := newWorld(t, 15, lan30)
+	w.hops = true
+	alice := w.host("alice", Config{Players: 4})
+	bob := w.join("bob", RolePlayer, alice, Config{})
+	carol := w.join("carol", RolePlayer, alice, Config{})
+	w.runFor(2 * time.Second)
+	check(w, alice, []string{"bob", "carol"}, nil)
+	check(w, bob, []string{"alice", "carol"}, nil)
+	bob.quit()
+	w.runUntil(3*time.Second, func() bool { return bob.s.Done() })
+	w.runFor(2 * time.Second)
+	check(w, alice, []string{"carol"}, nil)
+	carol.vanish()
+	w.runFor(maxLobbySilence + 2*time.Second)
+	check(w, alice, nil, nil)
+	w.join("dave", RolePlayer, alice, Config{})
+	w.runFor(2 * time.Second)
+	check(w, alice, []string{"dave"}, nil)
+
+	const drop = 6 * time.Second
+	w = newWorld(t, 11, lan30)
+	w.hops = true
+	alice = w.host("alice", Config{Players: 3, DropTimeout: drop})
+	eve := w.join("eve", RoleObserver, alice, Config{})
+	bob = w.join("bob", RolePlayer, alice, Config{})
+	carol = w.join("carol", RolePlayer, alice, Config{})
+	if !w.runUntil(10*time.Second, started(alice, bob, carol, eve)) {
+		t.Fatal("session did not start")
+	}
+	w.runFor(5 * time.Second)
+	check(w, alice, []string{"bob", "carol"}, nil)
+	check(w, eve, []string{"alice", "bob", "carol"}, nil)
+	alice.s.ShowPath("eve")
+	w.after(alice)
+	w.runFor(time.Second)
+	check(w, alice, []string{"eve", "bob", "carol"}, []string{"eve"})
+	eve.quit()
+	w.runFor(time.Second)
+	check(w, alice, []string{"bob", "carol"}, nil)
+	alice.s.ShowPath("")
+	w.after(alice)
+	carol.vanish()
+	if !w.runUntil(drop+5*time.Second, func() bool { _, ok := removedAt(alice, "carol"); return ok }) {
+		t.Fatal("carol was not removed")
+	}
+	w.runFor(time.Second)
+	check(w, alice, []string{"bob"}, nil)
+	check(w, bob, []string{"alice"}, nil)
+
+	// bob and dan behind NATs: their pair tries the address the host
+	// saw, punches, and ends relayed, a link that is not traced.
+	w = newWorld(t, 5, impair.Profile{Delay: 5 * time.Millisecond})
+	w.hops = true
+	ada := w.host("ada", Config{Players: 3})
+	bob = w.joinAt(w.behind("bob", w.nat("10.0.1.1", false), "192.168.1.2:7373"), RolePlayer, ada.addr, Config{})
+	dan := w.joinAt(w.behind("dan", w.nat("10.0.3.1", true), "192.168.3.2:7373"), RolePlayer, ada.addr, Config{})
+	if !w.runUntil(10*time.Second, allStarted(ada, bob, dan)) {
+		t.Fatal("game did not start")
+	}
+	if bob.s.pathTo("dan") != pathRelayed {
+		t.Fatalf("bob → dan %v, want relayed", bob.s.pathTo("dan"))
+	}
+	w.runFor(2 * time.Second)
+	check(w, ada, []string{"bob", "dan"}, nil)
+	check(w, bob, []string{"ada"}, nil)
+	check(w, dan, []string{"ada"}, nil)
 }

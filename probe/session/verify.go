@@ -202,6 +202,7 @@ func (s *Session) checkSize() int {
 func (s *Session) movePath(now time.Duration, m *member, addr netip.AddrPort) {
 	old := m.Addr
 	m.Addr = addr
+	s.membersChanged()
 	if m.path.state == pathRelayed {
 		m.path.state = pathDirect
 	}

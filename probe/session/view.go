@@ -246,6 +246,7 @@ func (s *Session) peerEvent(from string, e feed.Event) {
 			if m.Name == r.Player && !m.Observer {
 				m.removed = true
 				m.linked = false
+				s.membersChanged()
 			}
 		}
 	}

@@ -413,6 +413,7 @@ func (s *Session) rosterWhileRunning(now time.Duration, r roster) {
 			continue
 		}
 		m.linked, m.heard = true, false
+		s.membersChanged()
 		s.openPair(now, m)
 		s.message(e.Name + " is watching")
 	}

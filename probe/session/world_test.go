@@ -2,6 +2,7 @@ package session
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/lagscope/lagscope/netcore"
 	"github.com/lagscope/lagscope/netcore/impair"
 	"github.com/lagscope/lagscope/netcore/simnet"
+	"github.com/lagscope/lagscope/probe/diagnosis"
 	"github.com/lagscope/lagscope/probe/feed"
 )
 
@@ -24,6 +26,9 @@ type world struct {
 	d        *simnet.Driver
 	machines []*machine
 	nextIP   byte // the last byte of the next attached machine's address
+	// hops: host and join give every machine a transport that traces
+	// (hopNode).
+	hops bool
 }
 
 type machine struct {
@@ -77,6 +82,7 @@ func (w *world) start(m *machine, s *Session) *machine {
 	// The driver delivers s's datagrams and wakes it at its deadlines from
 	// now on; what its constructor queued goes out now.
 	m.h.Drive(s)
+	m.h.OnStep(func() { checkTraceSynced(w.t, s) })
 	s.Flush()
 	m.h.Wake()
 	return m
@@ -85,7 +91,7 @@ func (w *world) start(m *machine, s *Session) *machine {
 func (w *world) host(name string, cfg Config) *machine {
 	w.t.Helper()
 	m := w.attach(name)
-	s, err := NewHost(w.config(m, cfg), m.tr)
+	s, err := NewHost(w.config(m, cfg), w.transport(m))
 	if err != nil {
 		w.t.Fatalf("host: %v", err)
 	}
@@ -95,11 +101,20 @@ func (w *world) host(name string, cfg Config) *machine {
 func (w *world) join(name string, role Role, host *machine, cfg Config) *machine {
 	w.t.Helper()
 	m := w.attach(name)
-	s, err := NewJoiner(w.config(m, cfg), role, m.tr, host.addr)
+	s, err := NewJoiner(w.config(m, cfg), role, w.transport(m), host.addr)
 	if err != nil {
 		w.t.Fatalf("join: %v", err)
 	}
 	return w.start(m, s)
+}
+
+// transport is what m's session sends through: its recorder, tracing
+// when the world's machines trace.
+func (w *world) transport(m *machine) netcore.Transport {
+	if w.hops {
+		return hopNode{m.tr}
+	}
+	return m.tr
 }
 
 // after re-arms m's wake-up after a call the test made itself (a
@@ -148,3 +163,33 @@ func (m *machine) messages() []string {
 }
 
 func (m *machine) linkPeers() []netcore.PeerID { return m.s.endpoint().Peers(nil) }
+
+// checkTraceSynced fails the test when s's policy names other links than
+// tracedNames says from the latest diagnosis (wantedNames keeps its
+// answer), or when syncTrace would miss a change: nothing it reads
+// changed since it last looked at the members, so its next Tick will not
+// look, yet a look would turn a trace on or off, pin or unpin one, or
+// forget one. Every machine of the world is checked after each Receive
+// and Tick.
+func checkTraceSynced(tb testing.TB, s *Session) {
+	tb.Helper()
+	var d *diagnosis.Diagnosis
+	if s.peer != nil {
+		d = s.peer.LastDiagnosis()
+	}
+	want := tracedNames(nil, s.cfg.Name, s.cfg.Trace, s.trace.viewed, d)
+	if r := s.load.run; r != nil && r.tester && !slices.Contains(want, r.m.Name) {
+		want = append(want, r.m.Name)
+	}
+	names := s.wantedNames()
+	if !slices.Equal(names, want) {
+		tb.Fatalf("%s: the policy names %v, tracedNames %v", s.cfg.Name, names, want)
+	}
+	can, _ := s.ep.TraceAvailable()
+	if !s.traceSynced(names, can) {
+		return
+	}
+	if n, _ := s.scanTrace(names, can, false); n > 0 {
+		tb.Fatalf("%s: %d trace changes no Tick will make (names %v, traced %v, pinned %v)", s.cfg.Name, n, names, s.trace.on, s.trace.pinned)
+	}
+}
