@@ -445,7 +445,7 @@ func excessAt(k, n int, before lossPool, level float64) bool {
 //     most (the largest likelihood ratio of two loss rates against one),
 //     when the hops from it on, pooled, lose significantly more than
 //     those before it, pooled — by at least lossThreshold — and than the
-//     hop just before it alone (at prevSignificance). Pooling the hops
+//     hop just before it alone (at prevLevel). Pooling the hops
 //     past the start gives the test the probes of all of them; the split,
 //     rather than the first hop that passes alone, keeps a later hop that
 //     lost a few more by chance from being named before the one the loss
@@ -515,7 +515,7 @@ func placeable(before, after, prev lossPool, start lossPool) bool {
 	if start.n < minPlaceProbes || (prev.n > 0 && prev.n < minPlaceProbes) {
 		return false
 	}
-	return excess(after.k, after.n, before) && (prev.n == 0 || moreLoss(after.k, after.n, prev.k, prev.n) <= prevSignificance)
+	return excess(after.k, after.n, before) && (prev.n == 0 || moreLoss(after.k, after.n, prev.k, prev.n) <= prevLevel(start.n))
 }
 
 // lossSplit is the hop the counts of the hops that count (neither silent

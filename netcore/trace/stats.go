@@ -27,12 +27,15 @@ const limitSignificance = 0.001
 const limitRatio = 2.5
 
 // prevSignificance is the largest p-value at which the hops from a loss's
-// start on lose more than the hop just before it. It guards against a
-// start a hop late — the hop before it losing as much, by chance a little
-// less so far — and the trace asks it every second: at 95 % a start a hop
-// late came up in 10 of 150 simulated traces of a 10 % lossy path, at 99 %
-// in 3 (TestLossStartOverRepeatedLooks), for some ten seconds more before
-// a start past a clean hop is placed.
+// start on lose more than the hop just before it, while the start has
+// fewer than prevStrictUntil probes; from then on, significance. It
+// guards against a start a hop late — the hop before it losing as much,
+// by chance a little less so far — and the trace asks it every second,
+// most riskily on its first few dozen probes: at 95 % throughout, a start
+// a hop late came up in 10 of 150 simulated traces of a 10 % lossy path,
+// with 99 % below a hundred probes in 3 (TestLossStartOverRepeatedLooks).
+// A weak loss past a clean hop is placed at a hundred probes at the
+// latest, as it is at 95 % throughout.
 const prevSignificance = 0.01
 
 // lchoose is log C(n, k).
@@ -92,4 +95,17 @@ func wilson(k, n int) (lo, hi float64) {
 	c := (p + z*z/(2*nf)) / d
 	h := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / d
 	return max(0, c-h), min(1, c+h)
+}
+
+// prevStrictUntil is the probes at the start from which the test against
+// the hop before it is at significance.
+const prevStrictUntil = 100
+
+// prevLevel is the level of the test against the hop before a start that
+// has n probes.
+func prevLevel(n int) float64 {
+	if n < prevStrictUntil {
+		return prevSignificance
+	}
+	return significance
 }
