@@ -20,7 +20,6 @@ func (p *Peer) framePeriod() time.Duration {
 
 // run executes every frame that is due and whose commands are all held.
 func (p *Peer) run(now time.Duration) {
-	p.runOwed = false
 	if !p.started || p.done {
 		return
 	}

@@ -160,19 +160,16 @@ type Peer struct {
 	ids     playerIndex // byID as a slice, for the per-datagram lookups (packets.go)
 	rng     *rand.Rand
 
-	started   bool
-	done      bool
-	quitting  bool
-	startAt   time.Duration
-	frame     int       // next frame to execute
-	game      gameClock // the session's time of each frame (gameclock.go)
-	nextDue   time.Duration
-	stallFrom time.Duration
-	dropAt    time.Duration // checkDrops has nothing to do before this
-	stalled   bool
-	// runOwed: a datagram handed in by ReceiveHeld may have made frames
-	// due that no run has executed yet.
-	runOwed    bool
+	started    bool
+	done       bool
+	quitting   bool
+	startAt    time.Duration
+	frame      int       // next frame to execute
+	game       gameClock // the session's time of each frame (gameclock.go)
+	nextDue    time.Duration
+	stallFrom  time.Duration
+	dropAt     time.Duration // checkDrops has nothing to do before this
+	stalled    bool
 	lastCause  *player // the player this machine waited for last
 	lastStatus time.Duration
 
@@ -439,22 +436,6 @@ func (p *Peer) Receive(now time.Duration, from netip.AddrPort, datagram []byte) 
 	p.run(now)
 }
 
-// ReceiveHeld is Receive for a datagram read together with others that
-// follow it: the frames it makes due run with the last one's Receive, or
-// at the next Tick when that one does not reach the peer (NextDeadline
-// says at once). A
-// frame's work (every peer's frame packet, the telemetry) then never comes
-// between a datagram read in the same batch and its ack (T2: the peer's
-// turnaround is in every round trip): a host whose players' frame packets
-// arrive together acks them all before it runs the frame they complete.
-func (p *Peer) ReceiveHeld(now time.Duration, from netip.AddrPort, datagram []byte) {
-	if p.done {
-		return
-	}
-	p.ep.Receive(now, from, datagram)
-	p.runOwed = p.started
-}
-
 // Tick runs whatever is due at now: frames, retries, link reports.
 func (p *Peer) Tick(now time.Duration) {
 	if p.done {
@@ -482,9 +463,6 @@ func (p *Peer) FrameDue() (time.Duration, bool) {
 func (p *Peer) NextDeadline() (time.Duration, bool) {
 	if p.done {
 		return 0, false
-	}
-	if p.runOwed {
-		return 0, true // a held datagram's frames run at once (ReceiveHeld)
 	}
 	d, ok := p.ep.NextDeadline()
 	if p.started {

@@ -102,9 +102,6 @@ type truthWorld struct {
 	// filter, when set, may rewrite or drop (nil) a datagram machine to
 	// receives from machine from (house indexes).
 	filter func(from, to int, p []byte) []byte
-	// held, when set, receives for machine to as a datagram read with
-	// others after it (ReceiveHeld), instead of Receive.
-	held func(to int, p *Peer, now time.Duration, from netip.AddrPort, d []byte)
 }
 
 func newTruthWorld(tb testing.TB, players int, prof impair.Profile, tweak func(i int, c *Config)) *truthWorld {
@@ -165,10 +162,6 @@ func (f filtered) Receive(now time.Duration, from netip.AddrPort, p []byte) {
 		if p = f.w.filter(f.index[from], f.i, p); p == nil {
 			return
 		}
-	}
-	if f.w.held != nil {
-		f.w.held(f.i, f.Peer, now, from, p)
-		return
 	}
 	f.Peer.Receive(now, from, p)
 }

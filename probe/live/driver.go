@@ -412,13 +412,7 @@ func (r *Runner) waitDirect(sock directSocket, deadline time.Duration, stop, abo
 	for i, d := range ds {
 		if !s.Done() {
 			r.now = max(r.now, d.Arrival(r.start))
-			// The frames the batch makes due run with its last datagram,
-			// after every datagram of it was acked (Session.ReceiveHeld).
-			if i < len(ds)-1 {
-				s.ReceiveHeld(r.now, d.From, d.Bytes())
-			} else {
-				s.Receive(r.now, d.From, d.Bytes())
-			}
+			s.Receive(r.now, d.From, d.Bytes())
 			r.stats.Received++
 		}
 		d.Release()

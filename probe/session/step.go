@@ -14,18 +14,6 @@ var _ netcore.Machine = (*Session)(nil)
 
 // Receive hands the session one datagram from the network.
 func (s *Session) Receive(now time.Duration, from netip.AddrPort, datagram []byte) {
-	s.receive(now, from, datagram, false)
-}
-
-// ReceiveHeld hands the session one datagram of several read together,
-// every one but the last: the game's frames it makes due wait for the
-// last one's Receive (probe.Peer.ReceiveHeld), so the acks of the
-// datagrams read with it leave before any frame's work.
-func (s *Session) ReceiveHeld(now time.Duration, from netip.AddrPort, datagram []byte) {
-	s.receive(now, from, datagram, true)
-}
-
-func (s *Session) receive(now time.Duration, from netip.AddrPort, datagram []byte, held bool) {
 	if s.done {
 		return
 	}
@@ -43,12 +31,9 @@ func (s *Session) receive(now time.Duration, from netip.AddrPort, datagram []byt
 		s.after(now)
 		return
 	}
-	switch {
-	case s.runsPeer() && held:
-		s.peer.ReceiveHeld(now, from, datagram)
-	case s.runsPeer():
+	if s.runsPeer() {
 		s.peer.Receive(now, from, datagram)
-	default:
+	} else {
 		s.ep.Receive(now, from, datagram)
 	}
 	s.after(now)
