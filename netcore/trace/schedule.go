@@ -128,9 +128,10 @@ type schedLink struct {
 	// The burst: pinned (the Path view, --trace) or until burstUntil.
 	pinned     bool
 	burstUntil time.Duration
-	// spent is the probe past every hop that answered, which spent the
-	// peer's budget (it may have reached the peer), and the budget before
-	// it: a router's answer to it gives it back.
+	// spent is the probe to a hop not known yet with no router answering
+	// past it, which spent the peer's budget (it may have reached the
+	// peer), and the budget before it: a router's answer to it gives it
+	// back.
 	spent spentPeer
 }
 
