@@ -163,10 +163,6 @@ type schedHop struct {
 	// heard says it ever answered.
 	missed int
 	heard  bool
-	// peer: the last answer at this hop limit was the peer's own. Its
-	// probes reach the peer while no router answers there, the path's
-	// end known or not (an answer from past the end forgets the end).
-	peer bool
 }
 
 // silent: the hop missed enough rounds in a row to be left out of most.
@@ -463,10 +459,9 @@ func (s *scheduler) lastOf(l *schedLink, ttl int) (time.Duration, bool) {
 }
 
 // addrOf is the known address of the hop at ttl: the peer at and past the
-// end, and where the peer answered last, else the last router that
-// answered there.
+// end, else the last router that answered there.
 func (s *scheduler) addrOf(l *schedLink, ttl int) netip.Addr {
-	if (l.end > 0 && ttl >= l.end) || l.hops[ttl].peer {
+	if l.end > 0 && ttl >= l.end {
 		return l.peer
 	}
 	return l.hops[ttl].addr
@@ -585,20 +580,13 @@ func (s *scheduler) learn(l *schedLink, o outcome) {
 	case !o.Void:
 		h.missed, h.heard = 0, true
 		l.answered = max(l.answered, o.TTL)
-		if o.Reached {
-			if !h.peer {
-				s.planned = false
-			}
-			h.peer = true
-		}
 		if o.Addr.IsValid() {
 			if !o.Reached {
-				if h.addr != o.Addr || h.peer {
+				if h.addr != o.Addr {
 					s.planned = false
 				}
 				h.addr = o.Addr
 				h.tell = true
-				h.peer = false
 			}
 			if u, ok := s.addrLast[o.Addr]; !ok || o.Sent > u.at {
 				s.addrLast[o.Addr] = addrUse{at: o.Sent, by: l.id, ttl: o.TTL}
