@@ -60,6 +60,7 @@ func TestNetnsLANSRTTAgainstBareEcho_T2(t *testing.T) {
 		procs[who] = nsProc(t, bin, cfg, ns[who], who, "join", at, "--name", who, "--json", "--duration", dur(session))
 	}
 	eve := nsProc(t, bin, cfg, ns["eve"], "eve", "watch", at, "--name", "eve", "--json", "--duration", dur(session))
+	procs["eve"] = eve
 
 	// The echoes run once the game has run a while, while it goes on.
 	host.waitFor("frame 300", 30*time.Second, func(es []ndjson) bool {
@@ -112,6 +113,22 @@ func TestNetnsLANSRTTAgainstBareEcho_T2(t *testing.T) {
 		if srtt > 10*bare+1 {
 			t.Errorf("%s → %s: SRTT %.3f ms is over 10× the bare echo's %.3f ms + 1 ms: the peer's turnaround, not the wire", from, to, srtt, bare)
 		}
+	}
+	// Each process's own share of the round trips its peers measure: how
+	// long datagrams waited in its socket before it read them (the
+	// summary's read delay, from the kernel's arrival stamp to the read).
+	for _, who := range []string{"ada", "bob", "cyd", "eve"} {
+		var proc map[string]any
+		for _, e := range procs[who].of("summary") {
+			proc, _ = e["process"].(map[string]any)
+		}
+		p50, ok50 := proc["read_delay_p50_ms"].(float64)
+		p99, ok99 := proc["read_delay_p99_ms"].(float64)
+		if !ok50 || !ok99 || p50 <= 0 || p99 < p50 {
+			t.Errorf("%s: the summary's read delay is %v / %v, want a median above 0 and a p99 not below it (the kernel stamps every arrival here)", who, proc["read_delay_p50_ms"], proc["read_delay_p99_ms"])
+			continue
+		}
+		t.Logf("%s read its datagrams %.3f ms after the kernel's stamp at the median, %.3f ms at p99", who, p50, p99)
 	}
 	if len(ratios) > 0 {
 		slices.Sort(ratios)

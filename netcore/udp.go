@@ -148,6 +148,9 @@ type UDPTransport struct {
 	woken atomic.Bool // Wake was called since ReadUntil last looked
 
 	sent, sendErrors, dropped, received, oversize, readErrors, kernelStamped, reads, batches, resent atomic.Uint64
+	// readDelay counts, for each kernel-stamped datagram, its wait in the
+	// socket from the stamp to the read (UDPStats.ReadDelay).
+	readDelay Delays
 }
 
 var _ Transport = (*UDPTransport)(nil)
@@ -324,6 +327,12 @@ type UDPStats struct {
 	// the drains that read them; ErrQueueForged the answers dropped for
 	// quoting a probe number none of the socket's probes had.
 	ErrQueueRead, ErrQueueDrains, ErrQueueForged uint64
+	// ReadDelay counts how long each kernel-stamped datagram waited in
+	// the socket, from the kernel's arrival stamp to the read that took
+	// it: the process's own share of every round trip it answers, which
+	// grows while the process is busy (its own frame's work and sends)
+	// or waits for a CPU.
+	ReadDelay DelayCounts
 }
 
 // Stats reads the counters; safe from any goroutine.
@@ -340,6 +349,7 @@ func (t *UDPTransport) Stats() UDPStats {
 		Reads:         t.reads.Load(),
 		Batches:       t.batches.Load(),
 		Resent:        t.resent.Load(),
+		ReadDelay:     t.readDelay.Counts(),
 	}
 	if d := t.errq; d != nil {
 		s.ErrQueueRead, s.ErrQueueDrains, s.ErrQueueForged = d.read.Load(), d.drains.Load(), d.forged.Load()
@@ -415,6 +425,9 @@ func (t *UDPTransport) accept(r *batchReader, i int, read time.Time) bool {
 	if k, ok := kernelStamp(r.oob(i)); ok && t.stamped {
 		d.At = arrivedAt(read, k)
 		t.kernelStamped.Add(1)
+		if w := read.Sub(d.At); w > 0 { // 0: a stamp arrivedAt did not trust
+			t.readDelay.Add(w)
+		}
 	}
 	if t.from != nil {
 		if local, ok := arrivedTo(r.oob(i)); ok {

@@ -194,3 +194,43 @@ func TestWakeLeavesTheReaderAlone(t *testing.T) {
 		t.Fatalf("got %q", got[0])
 	}
 }
+
+// TestReadDelayCountsTheWaitInTheSocket: every kernel-stamped datagram's
+// wait in the socket, from the stamp to the read, is counted, and a
+// datagram left unread for a while reads as having waited at least that
+// long (UDPStats.ReadDelay).
+func TestReadDelayCountsTheWaitInTheSocket(t *testing.T) {
+	a, b := listenLoopback(t), listenLoopback(t)
+	const n, held = 5, 30 * time.Millisecond
+	for range n {
+		if err := b.Send(a.LocalAddr(), []byte("late")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(held) // the datagrams wait in a's socket at least this long
+	var got int
+	for end := time.Now().Add(udpBound); got < n && time.Now().Before(end); {
+		ds, err := a.ReadUntil(end, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			d.Release()
+		}
+		got += len(ds)
+	}
+	if got != n {
+		t.Fatalf("read %d datagrams, want %d", got, n)
+	}
+	st := a.Stats()
+	if st.KernelStamped == 0 {
+		t.Skip("this kernel stamps no arrivals: no read delay to count")
+	}
+	if c := st.ReadDelay.Count(); c != st.KernelStamped {
+		t.Fatalf("%d read delays counted for %d kernel-stamped datagrams", c, st.KernelStamped)
+	}
+	// Half a bucket under the true value at most (about 6 %).
+	if p50, _ := st.ReadDelay.Quantile(0.5); p50 < held*94/100 {
+		t.Errorf("datagrams held %v in the socket read as waiting %v at the median", held, p50)
+	}
+}

@@ -272,8 +272,9 @@ func (r *RejectedCounts) Sum() {
 }
 
 // ProcessStats is what a live process spent: CPU time against wall time,
-// datagrams through its sockets, and the longest it woke up late for a
-// deadline of its own (a wait the process caused itself, not the network).
+// datagrams through its sockets, the longest it woke up late for a
+// deadline of its own (a wait the process caused itself, not the network),
+// and how long datagrams waited in its sockets before it read them.
 type ProcessStats struct {
 	WallMs            float64 `json:"wall_ms"`
 	CPUMs             float64 `json:"cpu_ms"`
@@ -281,6 +282,13 @@ type ProcessStats struct {
 	DatagramsSent     uint64  `json:"datagrams_sent"`
 	DatagramsReceived uint64  `json:"datagrams_received"`
 	MaxLateMs         float64 `json:"max_late_ms"`
+	// ReadDelayP50Ms and ReadDelayP99Ms are the median and the 99th
+	// percentile of how long a datagram waited in the process's sockets,
+	// from the kernel's arrival stamp to the read that took it: this
+	// process's own share of every round trip a peer measures to it.
+	// Absent where the kernel stamps no arrivals (unknown, not 0).
+	ReadDelayP50Ms *float64 `json:"read_delay_p50_ms,omitempty"`
+	ReadDelayP99Ms *float64 `json:"read_delay_p99_ms,omitempty"`
 }
 
 // SessionEvent (live): the first line of a live machine: what it is, its

@@ -157,7 +157,8 @@ const liveCommandsPerMinute = 60
 
 // processStats makes the summary's process line from the sockets a command
 // runs: CPU time against wall time (getrusage), datagrams through the
-// sockets, and the latest the driver woke for a deadline.
+// sockets and how long they waited there before a read, and the latest
+// the driver woke for a deadline.
 func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func(driverStats) time.Duration) func(driverStats) *feed.ProcessStats {
 	return func(own driverStats) *feed.ProcessStats {
 		wall := time.Since(out.started)
@@ -168,10 +169,17 @@ func (out *outputs) processStats(socks func() []*netcore.UDPTransport, late func
 				ps.CPUShare = float64(cpu) / float64(wall)
 			}
 		}
+		var delays netcore.DelayCounts
 		for _, s := range socks() {
 			st := s.Stats()
 			ps.DatagramsSent += st.Sent
 			ps.DatagramsReceived += st.Received
+			delays.Merge(st.ReadDelay)
+		}
+		if p50, ok := delays.Quantile(0.5); ok {
+			p99, _ := delays.Quantile(0.99)
+			ms50, ms99 := units.Millis(p50), units.Millis(p99)
+			ps.ReadDelayP50Ms, ps.ReadDelayP99Ms = &ms50, &ms99
 		}
 		return ps
 	}
